@@ -1,0 +1,205 @@
+"""Django settings, read from the environment (see ../shared/API.md §1 and README.md).
+
+Embedded defaults need no server: SQLite and a file-system Celery broker, both under
+``TESSERA_DATA_DIR``. ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL/Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+import django_stubs_ext
+
+# Lets admin.ModelAdmin[Model] and friends be subscripted at run time, as the type stubs expect.
+django_stubs_ext.monkeypatch()
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _env_list(name: str, default: str, sep: str = ",") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(sep) if item.strip()]
+
+
+DATA_DIR = Path(os.environ.get("TESSERA_DATA_DIR", BASE_DIR / "var")).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+# Managed tables live here, one directory per table; DROP deletes it.
+WAREHOUSE_DIR = DATA_DIR / "warehouse"
+# External tables must point under one of these directories (colon-separated).
+TESSERA_STORAGE_ROOTS = [
+    Path(p).resolve()
+    for p in _env_list("TESSERA_STORAGE_ROOTS", str(DATA_DIR / "external"), sep=os.pathsep)
+]
+
+
+def _secret_key() -> str:
+    key = os.environ.get("DJANGO_SECRET_KEY")
+    if key:
+        return key
+    # Embedded default: one random key per data dir, kept so sessions survive restarts.
+    path = DATA_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = _env_bool("DJANGO_DEBUG")
+ALLOWED_HOSTS = _env_list("TESSERA_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = _env_list("TESSERA_CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "accounts",
+    "catalog",
+    "jobs",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+WSGI_APPLICATION = "webapp.wsgi.application"
+ASGI_APPLICATION = "webapp.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database() -> dict[str, Any]:
+    url = os.environ.get("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'tessera.sqlite3'}"
+    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=60))
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        # The web server and the worker share the file: wait for locks instead of failing.
+        config["OPTIONS"] = {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+        config["CONN_MAX_AGE"] = 0
+    return config
+
+
+DATABASES = {"default": _database()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+
+# --- Celery -------------------------------------------------------------------------------
+BROKER_DIR = DATA_DIR / "broker"
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # The embedded broker: messages are files in one folder shared by web and worker.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        # Kombu would otherwise put its broadcast (pidbox) files in the working directory.
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+    for _folder in ("queue", "processed", "control"):
+        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+# Job state lives in our own tables, never in a Celery result backend.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker that has not written its heartbeat for this long counts as gone.
+TESSERA_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("TESSERA_WORKER_HEARTBEAT_SECONDS", "5"))
+TESSERA_WORKER_TIMEOUT_SECONDS = float(os.environ.get("TESSERA_WORKER_TIMEOUT_SECONDS", "30"))
+
+# --- REST API -----------------------------------------------------------------------------
+REST_FRAMEWORK: dict[str, Any] = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "webapp.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "webapp.openapi.TesseraAutoSchema",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+if DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ]
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Tessera API",
+    "DESCRIPTION": "Catalogs of tables, views and functions for Apache Spark, and SQL on Spark.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["webapp.openapi.contract_paths"],
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("TESSERA_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}
+CSRF_FAILURE_VIEW = "webapp.errors.json_csrf_failure"
