@@ -1,0 +1,67 @@
+"""Error classes raised by the pure core.
+
+Every error carries a ``code`` (all of them ``VALIDATION_ERROR``, which the web layer
+maps to HTTP 400), a one-sentence human ``message`` and machine-readable ``details``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class CoreError(Exception):
+    """Base class of all core errors."""
+
+    code: ClassVar[str] = "VALIDATION_ERROR"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message: str = message
+        self.details: dict[str, Any] = dict(details) if details else {}
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class IdentifierError(CoreError):
+    """Invalid identifier or path; details: ``{"text": ..., "position": ...}``."""
+
+
+class DataTypeError(CoreError):
+    """Invalid data type text or parameters; details: ``{"text": ..., "position": ...}``."""
+
+
+class SchemaError(CoreError):
+    """Invalid schema; details: ``{"field": "columns[2].data_type", "column": "x"}``."""
+
+
+class PropertiesError(CoreError):
+    """Invalid catalog properties; details: ``{"key": "schema.3.name"}``."""
+
+
+# Domain errors shared by the catalog services, the planner and the job pipeline.
+# Each has its own code; the web layer maps codes to HTTP statuses in one place.
+
+
+class NotFound(CoreError):
+    """An object, session or job that does not exist (or that the caller may not see)."""
+
+    code: ClassVar[str] = "NOT_FOUND"
+
+
+class AlreadyExists(CoreError):
+    """Creating an object under a name that is taken."""
+
+    code: ClassVar[str] = "ALREADY_EXISTS"
+
+
+class NotEmpty(CoreError):
+    """Dropping a catalog or database that still holds objects, without cascade."""
+
+    code: ClassVar[str] = "NOT_EMPTY"
+
+
+class PermissionDenied(CoreError):
+    """The caller may see the object but not change it."""
+
+    code: ClassVar[str] = "PERMISSION_DENIED"

@@ -1,0 +1,327 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+
+from core.datatypes import (
+    ArrayType,
+    AtomicType,
+    CharType,
+    DataType,
+    DayTimeIntervalType,
+    DecimalType,
+    MapType,
+    StructField,
+    StructType,
+    VarcharType,
+    YearMonthIntervalType,
+    parse_data_type,
+)
+from core.errors import DataTypeError
+
+from .strategies import ATOMIC_NAMES, data_types
+
+INT = AtomicType("INT")
+STRING = AtomicType("STRING")
+
+
+def parse_error(text: str) -> DataTypeError:
+    with pytest.raises(DataTypeError) as info:
+        parse_data_type(text)
+    return info.value
+
+
+# --- canonical printing -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data_type", "sql", "family"),
+    [
+        (AtomicType("BOOLEAN"), "BOOLEAN", "BOOLEAN"),
+        (AtomicType("TINYINT"), "TINYINT", "INTEGRAL"),
+        (AtomicType("SMALLINT"), "SMALLINT", "INTEGRAL"),
+        (INT, "INT", "INTEGRAL"),
+        (AtomicType("BIGINT"), "BIGINT", "INTEGRAL"),
+        (AtomicType("FLOAT"), "FLOAT", "FRACTIONAL"),
+        (AtomicType("DOUBLE"), "DOUBLE", "FRACTIONAL"),
+        (STRING, "STRING", "STRING"),
+        (AtomicType("BINARY"), "BINARY", "BINARY"),
+        (AtomicType("DATE"), "DATE", "DATE"),
+        (AtomicType("TIMESTAMP"), "TIMESTAMP", "TIMESTAMP"),
+        (AtomicType("TIMESTAMP_NTZ"), "TIMESTAMP_NTZ", "TIMESTAMP"),
+        (DecimalType(), "DECIMAL(10, 0)", "DECIMAL"),
+        (DecimalType(10, 2), "DECIMAL(10, 2)", "DECIMAL"),
+        (VarcharType(20), "VARCHAR(20)", "STRING"),
+        (CharType(3), "CHAR(3)", "STRING"),
+        (DayTimeIntervalType("DAY", "SECOND"), "INTERVAL DAY TO SECOND", "INTERVAL"),
+        (DayTimeIntervalType("HOUR", "HOUR"), "INTERVAL HOUR", "INTERVAL"),
+        (YearMonthIntervalType("YEAR", "MONTH"), "INTERVAL YEAR TO MONTH", "INTERVAL"),
+        (YearMonthIntervalType("MONTH", "MONTH"), "INTERVAL MONTH", "INTERVAL"),
+        (ArrayType(INT.with_nullable(False)), "ARRAY<INT NOT NULL>", "ARRAY"),
+        (MapType(STRING, ArrayType(INT)), "MAP<STRING, ARRAY<INT>>", "MAP"),
+        (StructType(()), "STRUCT<>", "STRUCT"),
+        (
+            StructType(
+                (
+                    StructField("a", INT),
+                    StructField("b c", STRING.with_nullable(False), "x"),
+                )
+            ),
+            "STRUCT<a: INT, `b c`: STRING NOT NULL COMMENT 'x'>",
+            "STRUCT",
+        ),
+        (INT.with_nullable(False), "INT NOT NULL", "INTEGRAL"),
+        (DecimalType(38, 38, nullable=False), "DECIMAL(38, 38) NOT NULL", "DECIMAL"),
+    ],
+)
+def test_canonical_sql(data_type: DataType, sql: str, family: str) -> None:
+    assert data_type.sql() == sql
+    assert str(data_type) == sql
+    assert data_type.family == family
+    assert parse_data_type(sql) == data_type
+
+
+def test_type_sql_omits_nullability() -> None:
+    assert ArrayType(INT, nullable=False).type_sql() == "ARRAY<INT>"
+    assert ArrayType(INT, nullable=False).sql() == "ARRAY<INT> NOT NULL"
+
+
+def test_with_nullable() -> None:
+    not_null = INT.with_nullable(False)
+    assert not_null == AtomicType("INT", nullable=False)
+    assert not_null.with_nullable(True) == INT
+    assert INT.nullable is True
+
+
+def test_types_are_hashable_values() -> None:
+    assert {parse_data_type("MAP<INT, STRUCT<a: INT>>"), parse_data_type("map<int,struct<a int>>")}
+    assert len({INT, AtomicType("INT"), INT.with_nullable(False)}) == 2
+
+
+def test_struct_field_names_quoted_only_when_needed() -> None:
+    struct = StructType(
+        (
+            StructField("_ok1", INT),
+            StructField("1st", INT),
+            StructField("a`b", INT),
+            StructField("é", INT),
+            StructField("NOT", INT),
+        )
+    )
+    assert struct.sql() == "STRUCT<_ok1: INT, `1st`: INT, `a``b`: INT, `é`: INT, NOT: INT>"
+    assert parse_data_type(struct.sql()) == struct
+
+
+def test_comments_are_escaped() -> None:
+    struct = StructType((StructField("a", INT, "it's a \\ path\nnext"),))
+    assert struct.sql() == "STRUCT<a: INT COMMENT 'it\\'s a \\\\ path\nnext'>"
+    assert parse_data_type(struct.sql()) == struct
+
+
+# --- parsing ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "sql"),
+    [
+        ("INTEGER", "INT"),
+        ("long", "BIGINT"),
+        ("Short", "SMALLINT"),
+        ("BYTE", "TINYINT"),
+        ("real", "FLOAT"),
+        ("bool", "BOOLEAN"),
+        ("DEC", "DECIMAL(10, 0)"),
+        ("NUMERIC(5,2)", "DECIMAL(5, 2)"),
+        ("decimal", "DECIMAL(10, 0)"),
+        ("DECIMAL(7)", "DECIMAL(7, 0)"),
+        ("timestamp_ltz", "TIMESTAMP"),
+        ("timestamp_ntz", "TIMESTAMP_NTZ"),
+        ("string", "STRING"),
+        ("varchar( 20 )", "VARCHAR(20)"),
+        ("char(1)", "CHAR(1)"),
+        ("interval day to second", "INTERVAL DAY TO SECOND"),
+        ("INTERVAL minute TO second", "INTERVAL MINUTE TO SECOND"),
+        ("interval hour to hour", "INTERVAL HOUR"),
+        ("interval year", "INTERVAL YEAR"),
+        ("STRUCT<a INT>", "STRUCT<a: INT>"),
+        ("struct < a : int , b string not null >", "STRUCT<a: INT, b: STRING NOT NULL>"),
+        ("int null", "INT"),
+        ("  int   NOT   NULL  ", "INT NOT NULL"),
+        ("array<integer not null> not null", "ARRAY<INT NOT NULL> NOT NULL"),
+        (
+            "map<string not null, array<struct<x: long not null>>>",
+            "MAP<STRING NOT NULL, ARRAY<STRUCT<x: BIGINT NOT NULL>>>",
+        ),
+        ("array<array<array<int>>>", "ARRAY<ARRAY<ARRAY<INT>>>"),
+        ('struct<`a``b`: int comment "say \\"hi\\"">', "STRUCT<`a``b`: INT COMMENT 'say \"hi\"'>"),
+        (
+            "struct<`tab.1`: int, `with space`: date null comment ''>",
+            "STRUCT<`tab.1`: INT, `with space`: DATE COMMENT ''>",
+        ),
+        (
+            "struct<a: struct<b: map<int, string> not null> not null comment 'n'>",
+            "STRUCT<a: STRUCT<b: MAP<INT, STRING> NOT NULL> NOT NULL COMMENT 'n'>",
+        ),
+        ("struct<a: int comment 'tab\\there'>", "STRUCT<a: INT COMMENT 'tab\there'>"),
+    ],
+)
+def test_parse_aliases_and_syntax(text: str, sql: str) -> None:
+    assert parse_data_type(text).sql() == sql
+
+
+def test_nested_nullability_is_kept_at_every_level() -> None:
+    parsed = parse_data_type("ARRAY<MAP<STRING NOT NULL, STRUCT<a: INT NOT NULL>> NOT NULL>")
+    assert isinstance(parsed, ArrayType) and parsed.nullable
+    value = parsed.element
+    assert isinstance(value, MapType) and not value.nullable
+    assert not value.key.nullable
+    assert isinstance(value.value, StructType) and value.value.nullable
+    assert not value.value.fields[0].data_type.nullable
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "position"),
+    [
+        ("INTEGR", "Unknown data type 'INTEGR' at position 0 in 'INTEGR'.", 0),
+        ("ARRAY<INTEGR>", "Unknown data type 'INTEGR' at position 6 in 'ARRAY<INTEGR>'.", 6),
+        ("ARRAY<INT", "Expected '>' at position 9 in 'ARRAY<INT'.", 9),
+        ("ARRAY", "Expected '<' at position 5 in 'ARRAY'.", 5),
+        ("ARRAY<>", "Expected a data type at position 6 in 'ARRAY<>'.", 6),
+        ("MAP<INT>", "Expected ',' at position 7 in 'MAP<INT>'.", 7),
+        ("STRUCT<a INT b INT>", "Expected ',' or '>' at position 13 in 'STRUCT<a INT b INT>'.", 13),
+        ("STRUCT<,>", "Expected a struct field name at position 7 in 'STRUCT<,>'.", 7),
+        ("STRUCT<``: INT>", "Empty struct field name at position 7 in 'STRUCT<``: INT>'.", 7),
+        (
+            "STRUCT<a: INT COMMENT 5>",
+            "Expected a string literal at position 22 in 'STRUCT<a: INT COMMENT 5>'.",
+            22,
+        ),
+        ("", "Expected a data type at position 0 in ''.", 0),
+        ("   ", "Expected a data type at position 3 in '   '.", 3),
+        ("INT foo", "Unexpected 'foo' at position 4 in 'INT foo'.", 4),
+        ("INT>", "Unexpected '>' at position 3 in 'INT>'.", 3),
+        (
+            "INT NOT NULL NOT NULL",
+            "Unexpected 'NOT' at position 13 in 'INT NOT NULL NOT NULL'.",
+            13,
+        ),
+        ("INT NOT", "Expected 'NULL' at position 7 in 'INT NOT'.", 7),
+        ("VARCHAR", "VARCHAR requires a length at position 7 in 'VARCHAR'.", 7),
+        ("CHAR", "CHAR requires a length at position 4 in 'CHAR'.", 4),
+        ("VARCHAR(x)", "Expected a number at position 8 in 'VARCHAR(x)'.", 8),
+        ("DECIMAL(10,", "Expected a number at position 11 in 'DECIMAL(10,'.", 11),
+        ("DECIMAL(10 2)", "Expected ')' at position 11 in 'DECIMAL(10 2)'.", 11),
+        ("DECIMAL(-1)", "Unexpected character '-' at position 8 in 'DECIMAL(-1)'.", 8),
+        (
+            "INTERVAL",
+            "Expected an interval field (YEAR, MONTH, DAY, HOUR, MINUTE or SECOND) "
+            "at position 8 in 'INTERVAL'.",
+            8,
+        ),
+        (
+            "INTERVAL YEAR TO SECOND",
+            "INTERVAL YEAR TO SECOND mixes year-month and day-time fields at position 0 "
+            "in 'INTERVAL YEAR TO SECOND'.",
+            0,
+        ),
+        ("`abc", "Unclosed backtick at position 0 in '`abc'.", 0),
+        (
+            "STRUCT<a: INT COMMENT 'x>",
+            "Unclosed string literal at position 22 in 'STRUCT<a: INT COMMENT 'x>'.",
+            22,
+        ),
+        ("INT @", "Unexpected character '@' at position 4 in 'INT @'.", 4),
+    ],
+)
+def test_syntax_errors(text: str, message: str, position: int) -> None:
+    error = parse_error(text)
+    assert error.message == message
+    assert error.details == {"text": text, "position": position}
+    assert error.code == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "position"),
+    [
+        ("DECIMAL(40, 2)", "DECIMAL precision must be between 1 and 38, got 40.", 0),
+        ("DECIMAL(0)", "DECIMAL precision must be between 1 and 38, got 0.", 0),
+        ("array<DEC(5, 6)>", "DECIMAL scale must be between 0 and the precision 5, got 6.", 6),
+        ("VARCHAR(0)", "VARCHAR length must be at least 1, got 0.", 0),
+        ("CHAR(0)", "CHAR length must be at least 1, got 0.", 0),
+        (
+            "INTERVAL SECOND TO DAY",
+            "INTERVAL start field SECOND must not come after end field DAY.",
+            0,
+        ),
+        (
+            "INTERVAL MONTH TO YEAR",
+            "INTERVAL start field MONTH must not come after end field YEAR.",
+            0,
+        ),
+        ("STRUCT<a: INT, A: STRING>", "Struct field `a` is declared twice (as `a` and `A`).", 15),
+    ],
+)
+def test_parameter_errors(text: str, message: str, position: int) -> None:
+    error = parse_error(text)
+    assert error.message == message
+    assert error.details == {"text": text, "position": position}
+
+
+def test_nesting_depth_is_limited() -> None:
+    deep = "ARRAY<" * 200 + "INT" + ">" * 200
+    assert "nested deeper than" in parse_error(deep).message
+    fine = "ARRAY<" * 30 + "INT" + ">" * 30
+    assert parse_data_type(fine).sql() == fine
+
+
+def test_parse_rejects_non_strings() -> None:
+    with pytest.raises(DataTypeError, match="must be given as a string"):
+        parse_data_type(None)  # type: ignore[arg-type]
+
+
+# --- constructors -------------------------------------------------------------------------
+
+
+def test_constructor_validation() -> None:
+    with pytest.raises(DataTypeError, match="Unknown atomic data type 'INTEGER'"):
+        AtomicType("INTEGER")
+    with pytest.raises(DataTypeError, match="DECIMAL precision"):
+        DecimalType(39)
+    with pytest.raises(DataTypeError, match="DECIMAL scale"):
+        DecimalType(5, -1)
+    with pytest.raises(DataTypeError, match="VARCHAR length"):
+        VarcharType(0)
+    with pytest.raises(DataTypeError, match="Unknown day-time interval field 'YEAR'"):
+        DayTimeIntervalType("YEAR", "DAY")
+    with pytest.raises(DataTypeError, match="Unknown year-month interval field 'DAY'"):
+        YearMonthIntervalType("YEAR", "DAY")
+    with pytest.raises(DataTypeError, match="declared twice"):
+        StructType((StructField("x", INT), StructField("X", INT)))
+    with pytest.raises(DataTypeError, match="non-empty string"):
+        StructField("", INT)
+
+
+def test_struct_accepts_a_list_of_fields() -> None:
+    struct = StructType([StructField("a", INT)])  # type: ignore[arg-type]
+    assert struct.fields == (StructField("a", INT),)
+    assert hash(struct) == hash(StructType((StructField("a", INT),)))
+
+
+def test_nullable_is_keyword_only_and_last() -> None:
+    with pytest.raises(TypeError):
+        ArrayType(INT, False)  # type: ignore[misc]
+    assert ArrayType(INT, nullable=False).nullable is False
+
+
+@pytest.mark.parametrize("name", ATOMIC_NAMES)
+def test_every_atomic_type_round_trips(name: str) -> None:
+    for nullable in (True, False):
+        data_type = AtomicType(name, nullable=nullable)
+        assert parse_data_type(data_type.sql()) == data_type
+        assert parse_data_type(data_type.sql().lower()) == data_type
+
+
+@settings(max_examples=200, deadline=None)
+@given(data_types)
+def test_parse_inverts_sql(data_type: DataType) -> None:
+    assert parse_data_type(data_type.sql()) == data_type
