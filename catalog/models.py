@@ -1,0 +1,174 @@
+"""Persistent catalog objects: catalogs → databases → tables, views and functions.
+
+Names are case-preserving; ``name_key`` (the lower-cased name) carries the
+case-insensitive uniqueness and is what lookups and ordering use. Tables and views
+share one model (and so one namespace per database, as in Spark); functions have
+their own namespace. ``Column`` is a denormalised copy of each table's resolved
+columns, kept by the services, so that column search is an indexed query.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from django.conf import settings
+from django.db import models
+
+
+class Named(models.Model):
+    name = models.CharField(max_length=255)
+    name_key = models.CharField(max_length=255, editable=False)
+    comment = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        self.name_key = self.name.lower()
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class Catalog(Named):
+    properties = models.JSONField(default=dict, blank=True)
+    default_database = models.CharField(max_length=255, default="default")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["name_key"], name="catalog_unique_name"),
+        ]
+        ordering: ClassVar = ["name_key"]
+
+
+class Database(Named):
+    catalog = models.ForeignKey(Catalog, on_delete=models.CASCADE, related_name="databases")
+    properties = models.JSONField(default=dict, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["catalog", "name_key"], name="database_unique_name"),
+        ]
+        ordering: ClassVar = ["name_key"]
+
+    def __str__(self) -> str:
+        return f"{self.catalog.name}.{self.name}"
+
+
+class Table(Named):
+    """A table or a view (``kind``); both live in one namespace per database."""
+
+    KIND_TABLE = "table"
+    KIND_VIEW = "view"
+    KIND_CHOICES: ClassVar = [(KIND_TABLE, "Table"), (KIND_VIEW, "View")]
+    STATUS_ACTIVE = "active"
+    STATUS_STAGED = "staged"
+    STATUS_CHOICES: ClassVar = [(STATUS_ACTIVE, "Active"), (STATUS_STAGED, "Staged")]
+
+    database = models.ForeignKey(Database, on_delete=models.CASCADE, related_name="tables")
+    kind = models.CharField(max_length=8, choices=KIND_CHOICES, default=KIND_TABLE)
+    # Tables: options as given ({"format": ...} or {"connector", "path", ...}).
+    options = models.JSONField(default=dict, blank=True)
+    # The schema as declared (FLIP-164 Schema) and as validated (ResolvedSchema), API JSON form.
+    schema = models.JSONField(default=dict, blank=True)
+    resolved_schema = models.JSONField(null=True, blank=True)
+    partition_by = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=STATUS_ACTIVE)
+    # Managed tables: the warehouse directory this table owns ("" for external tables and views).
+    location = models.CharField(max_length=4096, blank=True, default="")
+    # Views: the query as written, and expanded to fully qualified names (by the planner).
+    query = models.TextField(blank=True, default="")
+    expanded_query = models.TextField(null=True, blank=True)  # noqa: DJ001  (None: not expanded yet)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["database", "name_key"], name="table_unique_name"),
+        ]
+        indexes: ClassVar = [
+            models.Index(fields=["database", "kind", "name_key"], name="table_list_idx"),
+            models.Index(fields=["name_key", "id"], name="table_search_order_idx"),
+        ]
+        ordering: ClassVar = ["name_key"]
+
+    @property
+    def managed(self) -> bool:
+        return self.kind == self.KIND_TABLE and not (
+            "connector" in self.options or "path" in self.options
+        )
+
+
+class Column(models.Model):
+    """A column of a table or view, copied from its resolved schema for search."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="columns")
+    position = models.PositiveIntegerField()
+    name = models.CharField(max_length=255)
+    name_key = models.CharField(max_length=255)
+    kind = models.CharField(max_length=10)
+    data_type = models.TextField(null=True, blank=True)  # noqa: DJ001  (None: not typed yet)
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["table", "position"], name="column_unique_position"),
+        ]
+        indexes: ClassVar = [
+            models.Index(fields=["name_key", "id"], name="column_search_order_idx"),
+        ]
+        ordering: ClassVar = ["table", "position"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Function(Named):
+    LANGUAGE_PYTHON = "python"
+    LANGUAGE_SQL = "sql"
+    LANGUAGE_CHOICES: ClassVar = [(LANGUAGE_PYTHON, "Python"), (LANGUAGE_SQL, "SQL")]
+
+    database = models.ForeignKey(Database, on_delete=models.CASCADE, related_name="functions")
+    language = models.CharField(max_length=8, choices=LANGUAGE_CHOICES)
+    # Python: a dotted name ("package.module.function"); SQL: the body expression.
+    implementation = models.TextField()
+    # SQL functions: [{"name", "data_type"}] and the return type.
+    parameters = models.JSONField(default=list, blank=True)
+    return_type = models.CharField(max_length=1024, blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["database", "name_key"], name="function_unique_name"),
+        ]
+        indexes: ClassVar = [
+            models.Index(fields=["name_key", "id"], name="function_search_order_idx"),
+        ]
+        ordering: ClassVar = ["name_key"]

@@ -1,0 +1,210 @@
+"""Reads from the catalog: lookups that raise NOT_FOUND with the full path, and keyset
+pages whose cost does not depend on their depth or size (a constant number of queries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from catalog.models import Catalog, Column, Database, Function, Table
+from core.errors import CoreError, NotFound
+from core.identifiers import quote_path
+
+SEARCH_KINDS = ("table", "view", "function", "column")
+
+
+def _can_exist(*names: str) -> bool:
+    """False for names no object can have: PostgreSQL text cannot hold NUL (and names
+    never contain control characters), so such a lookup is a miss, not a database error."""
+    return not any("\x00" in name for name in names)
+
+
+def get_catalog(name: str) -> Catalog:
+    catalog = (
+        Catalog.objects.select_related("owner").filter(name_key=name.lower()).first()
+        if _can_exist(name)
+        else None
+    )
+    if catalog is None:
+        raise NotFound(f"A catalog with name [{name}] does not exist.")
+    return catalog
+
+
+def get_database(catalog: str, database: str) -> Database:
+    found = (
+        Database.objects.select_related("catalog", "owner")
+        .filter(catalog__name_key=catalog.lower(), name_key=database.lower())
+        .first()
+        if _can_exist(catalog, database)
+        else None
+    )
+    if found is None:
+        get_catalog(catalog)  # names the catalog when that is what is missing
+        raise NotFound(f"Database {quote_path([catalog, database])} does not exist.")
+    return found
+
+
+def get_table(catalog: str, database: str, name: str, kind: str = Table.KIND_TABLE) -> Table:
+    """A table (or view, with ``kind="view"``) by its three-part name."""
+    found = (
+        Table.objects.select_related("database__catalog", "created_by")
+        .filter(
+            database__catalog__name_key=catalog.lower(),
+            database__name_key=database.lower(),
+            name_key=name.lower(),
+        )
+        .first()
+        if _can_exist(catalog, database, name)
+        else None
+    )
+    path = quote_path([catalog, database, name])
+    if found is None:
+        get_database(catalog, database)
+        raise NotFound(f"{kind.capitalize()} {path} does not exist.")
+    if found.kind != kind:
+        raise NotFound(f"{kind.capitalize()} {path} does not exist; {path} is a {found.kind}.")
+    return found
+
+
+def get_function(catalog: str, database: str, name: str) -> Function:
+    found = (
+        Function.objects.select_related("database__catalog", "created_by")
+        .filter(
+            database__catalog__name_key=catalog.lower(),
+            database__name_key=database.lower(),
+            name_key=name.lower(),
+        )
+        .first()
+        if _can_exist(catalog, database, name)
+        else None
+    )
+    if found is None:
+        get_database(catalog, database)
+        raise NotFound(f"Function {quote_path([catalog, database, name])} does not exist.")
+    return found
+
+
+def _after_name(qs: QuerySet[Any], after: Any) -> QuerySet[Any]:
+    if after is None:
+        return qs
+    if not isinstance(after, str) or not _can_exist(after):
+        raise CoreError(
+            "The page_token is not one this server issued; start again without it.",
+            details={"field": "page_token"},
+        )
+    return qs.filter(name_key__gt=after)
+
+
+def list_catalogs(*, after: Any, limit: int) -> list[Catalog]:
+    qs = Catalog.objects.select_related("owner").order_by("name_key")
+    return list(_after_name(qs, after)[:limit])
+
+
+def list_databases(catalog: Catalog, *, after: Any, limit: int) -> list[Database]:
+    qs = Database.objects.select_related("catalog", "owner").filter(catalog=catalog)
+    return list(_after_name(qs.order_by("name_key"), after)[:limit])
+
+
+def list_tables(database: Database, kind: str, *, after: Any, limit: int) -> list[Table]:
+    qs = Table.objects.filter(database=database, kind=kind).select_related("created_by")
+    rows = list(_after_name(qs.order_by("name_key"), after)[:limit])
+    for row in rows:  # the parent is known: spare a join per row
+        row.database = database
+    return rows
+
+
+def list_functions(database: Database, *, after: Any, limit: int) -> list[Function]:
+    qs = Function.objects.filter(database=database).select_related("created_by")
+    rows = list(_after_name(qs.order_by("name_key"), after)[:limit])
+    for row in rows:
+        row.database = database
+    return rows
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    kind: str  # table | view | function | column
+    catalog: str
+    database: str
+    name: str  # the object's name (for a column: its table's or view's)
+    column: str | None = None
+    data_type: str | None = None
+    object_kind: str | None = None  # for a column: table | view
+    comment: str = ""
+    key: tuple[int, str, int] = (0, "", 0)  # the page-token sort key
+
+
+def _kind_query(kind: str, needle: str) -> QuerySet[Any]:
+    if kind in ("table", "view"):
+        return Table.objects.filter(kind=kind, name_key__contains=needle).select_related(
+            "database__catalog"
+        )
+    if kind == "function":
+        return Function.objects.filter(name_key__contains=needle).select_related(
+            "database__catalog"
+        )
+    return Column.objects.filter(name_key__contains=needle).select_related(
+        "table__database__catalog"
+    )
+
+
+def _hit(kind: str, kind_index: int, row: Any) -> SearchHit:
+    key = (kind_index, row.name_key, row.pk)
+    if kind == "column":
+        table = row.table
+        return SearchHit(
+            kind=kind,
+            catalog=table.database.catalog.name,
+            database=table.database.name,
+            name=table.name,
+            column=row.name,
+            data_type=row.data_type,
+            object_kind=table.kind,
+            key=key,
+        )
+    return SearchHit(
+        kind=kind,
+        catalog=row.database.catalog.name,
+        database=row.database.name,
+        name=row.name,
+        comment=row.comment,
+        key=key,
+    )
+
+
+def search(q: str, *, kinds: tuple[str, ...], after: Any, limit: int) -> list[SearchHit]:
+    """Objects and columns whose name contains ``q`` (case-insensitive), kind by kind,
+    each ordered by name; at most one query per kind whatever ``limit`` is."""
+    needle = q.lower()
+    if not _can_exist(needle):
+        return []  # no name contains NUL
+    start: tuple[int, str | None, int | None] = (0, None, None)
+    if after is not None:
+        if not (
+            isinstance(after, list)
+            and len(after) == 3
+            and type(after[0]) is int
+            and isinstance(after[1], str)
+            and _can_exist(after[1])
+            and type(after[2]) is int
+        ):
+            raise CoreError(
+                "The page_token is not one this server issued; start again without it.",
+                details={"field": "page_token"},
+            )
+        start = (after[0], after[1], after[2])
+    hits: list[SearchHit] = []
+    for kind_index, kind in enumerate(SEARCH_KINDS):
+        if kind not in kinds or kind_index < start[0]:
+            continue
+        qs = _kind_query(kind, needle)
+        if kind_index == start[0] and start[1] is not None:
+            qs = qs.filter(Q(name_key__gt=start[1]) | Q(name_key=start[1], pk__gt=start[2]))
+        rows = list(qs.order_by("name_key", "pk")[: limit - len(hits)])
+        hits.extend(_hit(kind, kind_index, row) for row in rows)
+        if len(hits) >= limit:
+            break
+    return hits

@@ -1,0 +1,670 @@
+"""Writes to the catalog. Views call exactly one of these; each validates fully before
+it writes anything, runs in one transaction, and touches the file system only after commit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError, transaction
+
+from catalog import storage
+from catalog.models import Catalog, Column, Database, Function, Table
+from core.datatypes import DataType, parse_data_type
+from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
+from core.identifiers import quote_path, validate_name
+from core.properties import RESERVED_PREFIXES, decode_table
+from core.schema import PhysicalColumn, ResolvedSchema, Schema, SchemaResolver
+
+User = AbstractBaseUser | AnonymousUser
+
+FILE_FORMATS = ("parquet", "csv", "json", "orc", "text")
+_PYTHON_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+
+
+# --- permissions -----------------------------------------------------------------------------
+
+
+def is_admin(user: User) -> bool:
+    return bool(getattr(user, "is_superuser", False) or getattr(user, "is_staff", False))
+
+
+def _ensure_can_modify(user: User, what: str, *owners: Any) -> None:
+    """Admins, the object's owner and the owner of its catalog may change or drop it."""
+    if is_admin(user):
+        return
+    if any(owner is not None and owner == user.pk for owner in owners):
+        return
+    raise PermissionDenied(f"Only its owner, the catalog's owner or an admin may change {what}.")
+
+
+def _user_or_none(user: User) -> Any:
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+# --- input checks shared by the services ------------------------------------------------------
+
+
+def _check_string_map(value: Mapping[str, Any], field: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not key.strip():
+            raise CoreError(
+                f"Keys of '{field}' must be non-empty strings.", details={"field": field}
+            )
+        if not isinstance(item, str):
+            raise CoreError(
+                f"The value of '{field}.{key}' must be a string, e.g. \"{item}\".",
+                details={"field": f"{field}.{key}"},
+            )
+        result[key] = item
+    return result
+
+
+def _check_options(options: Mapping[str, Any]) -> dict[str, str]:
+    """Table options: managed ({"format"}) or external ({"connector", "path"})."""
+    checked = _check_string_map(options, "options")
+    for key in checked:
+        if key.startswith(RESERVED_PREFIXES):
+            raise CoreError(
+                f"The option '{key}' uses a prefix reserved for the schema encoding "
+                f"({', '.join(RESERVED_PREFIXES)}).",
+                details={"field": f"options.{key}"},
+            )
+    connector, path = checked.get("connector"), checked.get("path")
+    if connector is None and path is None:
+        fmt = checked.setdefault("format", "parquet").lower()
+        if fmt not in FILE_FORMATS:
+            raise CoreError(
+                f"Unknown format '{checked['format']}'. Supported: {', '.join(FILE_FORMATS)}.",
+                details={"field": "options.format"},
+            )
+        checked["format"] = fmt
+        return checked
+    if connector is None or path is None:
+        missing = "connector" if connector is None else "path"
+        raise CoreError(
+            f"An external table needs both 'connector' and 'path'; '{missing}' is missing.",
+            details={"field": f"options.{missing}"},
+        )
+    if connector.lower() not in FILE_FORMATS:
+        raise CoreError(
+            f"Unknown connector '{connector}'. Supported: {', '.join(FILE_FORMATS)}.",
+            details={"field": "options.connector"},
+        )
+    if "format" in checked and checked["format"].lower() != connector.lower():
+        raise CoreError(
+            "An external table's format is its 'connector'; drop the 'format' option.",
+            details={"field": "options.format"},
+        )
+    checked["connector"] = connector.lower()
+    checked["path"] = storage.normalize_external_path(path)
+    return checked
+
+
+def _check_partitioning(partition_by: Sequence[Any], resolved: ResolvedSchema) -> list[str]:
+    names: list[str] = []
+    seen: set[str] = set()
+    for index, name in enumerate(partition_by):
+        field = f"partition_by[{index}]"
+        if not isinstance(name, str):
+            raise CoreError("Partition columns must be column names.", details={"field": field})
+        column = resolved.column(name)
+        if column is None:
+            available = ", ".join(c.name for c in resolved.columns) or "none"
+            raise CoreError(
+                f"Partition column `{name}` does not exist. Available columns: {available}.",
+                details={"field": field, "column": name},
+            )
+        if column.kind != "physical":
+            raise CoreError(
+                f"Partition column `{name}` must be a physical column, not a {column.kind} column.",
+                details={"field": field, "column": name},
+            )
+        if column.name.lower() in seen:
+            raise CoreError(f"Partition column `{name}` is listed twice.", details={"field": field})
+        if column.data_type is not None and column.data_type.family in {"ARRAY", "MAP", "STRUCT"}:
+            raise CoreError(
+                f"Partition column `{name}` has type {column.data_type.type_sql()}; Spark "
+                "partitions only by atomic types.",
+                details={"field": field, "column": name},
+            )
+        seen.add(column.name.lower())
+        names.append(column.name)
+    return names
+
+
+def resolve_schema(schema: Schema) -> ResolvedSchema:
+    """Validate a declared schema. Expression typing plugs in with the Spark workers.
+
+    The resolver names fields within the schema (``columns[2].name``); requests carry the
+    schema under ``schema``, so the path is prefixed, as for shape errors in the views.
+    """
+    try:
+        return SchemaResolver().resolve(schema)
+    except CoreError as exc:
+        inner = exc.details.get("field")
+        exc.details = {**exc.details, "field": f"schema.{inner}" if inner else "schema"}
+        raise
+
+
+def _replace_columns(table: Table, resolved: ResolvedSchema | None) -> None:
+    Column.objects.filter(table=table).delete()
+    if resolved is None:
+        return
+    Column.objects.bulk_create(
+        Column(
+            table=table,
+            position=index,
+            name=column.name,
+            name_key=column.name.lower(),
+            kind=column.kind,
+            data_type=column.data_type.sql() if column.data_type is not None else None,
+        )
+        for index, column in enumerate(resolved.columns)
+    )
+
+
+def _object_path(database: Database, name: str) -> str:
+    return quote_path([database.catalog.name, database.name, name])
+
+
+def _ensure_name_free(database: Database, name: str) -> None:
+    existing = Table.objects.filter(database=database, name_key=name.lower()).first()
+    if existing is not None:
+        raise AlreadyExists(
+            f"{existing.kind.capitalize()} {_object_path(database, existing.name)} already exists."
+        )
+
+
+# --- catalogs --------------------------------------------------------------------------------
+
+
+def catalog_create(
+    *,
+    user: User,
+    name: str,
+    comment: str = "",
+    properties: Mapping[str, Any] | None = None,
+    default_database: str = "default",
+) -> Catalog:
+    """Create a catalog together with its default database."""
+    validate_name(name, "catalog name")
+    validate_name(default_database, "database name")
+    props = _check_string_map(properties or {}, "properties")
+    if Catalog.objects.filter(name_key=name.lower()).exists():
+        raise AlreadyExists(f"A catalog with name [{name}] already exists.")
+    owner = _user_or_none(user)
+    try:
+        with transaction.atomic():
+            catalog = Catalog(
+                name=name,
+                comment=comment,
+                properties=props,
+                default_database=default_database,
+                owner=owner,
+            )
+            catalog.save()
+            Database(catalog=catalog, name=default_database, owner=owner).save()
+    except IntegrityError as exc:
+        raise AlreadyExists(f"A catalog with name [{name}] already exists.") from exc
+    return catalog
+
+
+def catalog_update(
+    *,
+    user: User,
+    catalog: Catalog,
+    comment: str | None = None,
+    properties: Mapping[str, Any] | None = None,
+    default_database: str | None = None,
+) -> Catalog:
+    _ensure_can_modify(user, f"catalog [{catalog.name}]", catalog.owner_id)
+    if properties is not None:
+        catalog.properties = _check_string_map(properties, "properties")
+    if comment is not None:
+        catalog.comment = comment
+    if default_database is not None:
+        database = catalog.databases.filter(name_key=default_database.lower()).first()
+        if database is None:
+            raise CoreError(
+                f"Database {quote_path([catalog.name, default_database])} does not exist; "
+                "create it before making it the default.",
+                details={"field": "default_database"},
+            )
+        catalog.default_database = database.name
+    catalog.save()
+    return catalog
+
+
+def _managed_locations(tables: Any) -> list[str]:
+    return [loc for loc in tables.exclude(location="").values_list("location", flat=True)]
+
+
+def _delete_locations_on_commit(locations: list[str]) -> None:
+    def cleanup() -> None:
+        for location in locations:
+            storage.delete_location(location)
+
+    if locations:
+        transaction.on_commit(cleanup)
+
+
+def catalog_delete(*, user: User, catalog: Catalog, cascade: bool = False) -> None:
+    """Drop a catalog. Without ``cascade`` it must hold nothing but an empty default database."""
+    _ensure_can_modify(user, f"catalog [{catalog.name}]", catalog.owner_id)
+    with transaction.atomic():
+        tables = Table.objects.filter(database__catalog=catalog)
+        if not cascade:
+            others = catalog.databases.exclude(name_key=catalog.default_database.lower())
+            if (
+                others.exists()
+                or tables.exists()
+                or Function.objects.filter(database__catalog=catalog).exists()
+            ):
+                raise NotEmpty(
+                    f"Catalog [{catalog.name}] is not empty; drop it with cascade=true to drop "
+                    "its databases, tables, views and functions too."
+                )
+        locations = _managed_locations(tables)
+        catalog.delete()
+        _delete_locations_on_commit(locations)
+
+
+# --- databases -------------------------------------------------------------------------------
+
+
+def database_create(
+    *,
+    user: User,
+    catalog: Catalog,
+    name: str,
+    comment: str = "",
+    properties: Mapping[str, Any] | None = None,
+) -> Database:
+    validate_name(name, "database name")
+    props = _check_string_map(properties or {}, "properties")
+    path = quote_path([catalog.name, name])
+    if catalog.databases.filter(name_key=name.lower()).exists():
+        raise AlreadyExists(f"Database {path} already exists.")
+    try:
+        with transaction.atomic():
+            database = Database(
+                catalog=catalog,
+                name=name,
+                comment=comment,
+                properties=props,
+                owner=_user_or_none(user),
+            )
+            database.save()
+    except IntegrityError as exc:
+        raise AlreadyExists(f"Database {path} already exists.") from exc
+    return database
+
+
+def database_update(
+    *,
+    user: User,
+    database: Database,
+    comment: str | None = None,
+    properties: Mapping[str, Any] | None = None,
+) -> Database:
+    _ensure_can_modify(
+        user,
+        f"database {quote_path([database.catalog.name, database.name])}",
+        database.owner_id,
+        database.catalog.owner_id,
+    )
+    if properties is not None:
+        database.properties = _check_string_map(properties, "properties")
+    if comment is not None:
+        database.comment = comment
+    database.save()
+    return database
+
+
+def database_delete(*, user: User, database: Database, cascade: bool = False) -> None:
+    path = quote_path([database.catalog.name, database.name])
+    _ensure_can_modify(user, f"database {path}", database.owner_id, database.catalog.owner_id)
+    if database.name_key == database.catalog.default_database.lower():
+        raise CoreError(
+            f"Database {path} is the default database of catalog [{database.catalog.name}]; "
+            "make another database the default first, or drop the catalog."
+        )
+    with transaction.atomic():
+        tables = Table.objects.filter(database=database)
+        if not cascade and (tables.exists() or database.functions.exists()):
+            raise NotEmpty(
+                f"Database {path} is not empty; drop it with cascade=true to drop its tables, "
+                "views and functions too."
+            )
+        locations = _managed_locations(tables)
+        database.delete()
+        _delete_locations_on_commit(locations)
+
+
+# --- tables ----------------------------------------------------------------------------------
+
+
+def table_create(
+    *,
+    user: User,
+    database: Database,
+    name: str,
+    schema: Schema,
+    options: Mapping[str, Any] | None = None,
+    partition_by: Sequence[Any] = (),
+    comment: str = "",
+    status: str = Table.STATUS_ACTIVE,
+) -> Table:
+    """Create a table from a declared schema; managed tables get a warehouse directory."""
+    validate_name(name, "table name")
+    resolved = resolve_schema(schema)
+    if not resolved.columns:
+        raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
+    checked_options = _check_options(options or {})
+    partitions = _check_partitioning(partition_by, resolved)
+    _ensure_name_free(database, name)
+    managed = "connector" not in checked_options
+    location = (
+        str(storage.warehouse_location(database.catalog.name, database.name, name))
+        if managed
+        else ""
+    )
+    try:
+        with transaction.atomic():
+            table = Table(
+                database=database,
+                name=name,
+                kind=Table.KIND_TABLE,
+                comment=comment,
+                options=checked_options,
+                schema=schema.to_dict(),
+                resolved_schema=resolved.to_dict(),
+                partition_by=partitions,
+                status=status,
+                location=location,
+                created_by=_user_or_none(user),
+            )
+            table.save()
+            _replace_columns(table, resolved)
+            if location:
+                transaction.on_commit(lambda: storage.create_location(location))
+    except IntegrityError:
+        _ensure_name_free(database, name)
+        raise
+    return table
+
+
+def table_create_from_properties(
+    *, user: User, database: Database, name: str, properties: Mapping[str, Any], comment: str = ""
+) -> Table:
+    """Create a table from its FLIP-164 catalog-properties encoding."""
+    schema, options, partition_by = decode_table(_check_string_map(properties, "properties"))
+    return table_create(
+        user=user,
+        database=database,
+        name=name,
+        schema=schema,
+        options=options,
+        partition_by=partition_by,
+        comment=comment,
+    )
+
+
+def _ensure_can_modify_object(user: User, obj: Table | Function) -> None:
+    path = _object_path(obj.database, obj.name)
+    _ensure_can_modify(user, path, obj.created_by_id, obj.database.catalog.owner_id)
+
+
+def table_update(
+    *,
+    user: User,
+    table: Table,
+    comment: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    schema: Schema | None = None,
+    partition_by: Sequence[Any] | None = None,
+) -> Table:
+    """Change a table's metadata. Its data stays where it is: managed stays managed."""
+    _ensure_can_modify_object(user, table)
+    resolved = (
+        resolve_schema(schema)
+        if schema is not None
+        else ResolvedSchema.from_dict(table.resolved_schema or {"columns": []})
+    )
+    if schema is not None and not resolved.columns:
+        raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
+    if options is not None:
+        checked = _check_options(options)
+        if ("connector" in checked) != (not table.managed):
+            raise CoreError(
+                "Options cannot turn a managed table into an external one or back, because "
+                "that would move its data; create a new table instead.",
+                details={"field": "options"},
+            )
+        table.options = checked
+    partitions = _check_partitioning(
+        partition_by if partition_by is not None else table.partition_by, resolved
+    )
+    with transaction.atomic():
+        if comment is not None:
+            table.comment = comment
+        if schema is not None:
+            table.schema = schema.to_dict()
+            table.resolved_schema = resolved.to_dict()
+            _replace_columns(table, resolved)
+        table.partition_by = partitions
+        table.save()
+    return table
+
+
+def table_delete(*, user: User, table: Table) -> None:
+    """Drop a table or view. A managed table's directory goes too; external files stay."""
+    _ensure_can_modify_object(user, table)
+    with transaction.atomic():
+        location = table.location
+        table.delete()
+        _delete_locations_on_commit([location] if location else [])
+
+
+# --- views -----------------------------------------------------------------------------------
+
+
+def _view_schema(schema: Schema | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    if schema is None or not schema.columns:
+        # Derived from the query by Spark's analyzer once workers exist; never invented here.
+        return {"columns": [], "watermarks": [], "primary_key": None}, None
+    for index, column in enumerate(schema.columns):
+        if not isinstance(column, PhysicalColumn):
+            raise CoreError(
+                f"View column `{column.name}` must be a plain column with a data type.",
+                details={"field": f"schema.columns[{index}]"},
+            )
+    return schema.to_dict(), resolve_schema(schema).to_dict()
+
+
+def _check_query(query: str) -> str:
+    if not query.strip():
+        raise CoreError("A view needs a query.", details={"field": "query"})
+    return query
+
+
+def view_create(
+    *,
+    user: User,
+    database: Database,
+    name: str,
+    query: str,
+    schema: Schema | None = None,
+    comment: str = "",
+) -> Table:
+    validate_name(name, "view name")
+    _check_query(query)
+    schema_json, resolved_json = _view_schema(schema)
+    _ensure_name_free(database, name)
+    try:
+        with transaction.atomic():
+            view = Table(
+                database=database,
+                name=name,
+                kind=Table.KIND_VIEW,
+                comment=comment,
+                query=query,
+                schema=schema_json,
+                resolved_schema=resolved_json,
+                created_by=_user_or_none(user),
+            )
+            view.save()
+            _replace_columns(
+                view, ResolvedSchema.from_dict(resolved_json) if resolved_json else None
+            )
+    except IntegrityError:
+        _ensure_name_free(database, name)
+        raise
+    return view
+
+
+def view_update(
+    *,
+    user: User,
+    view: Table,
+    comment: str | None = None,
+    query: str | None = None,
+    schema: Schema | None = None,
+) -> Table:
+    _ensure_can_modify_object(user, view)
+    with transaction.atomic():
+        if comment is not None:
+            view.comment = comment
+        if query is not None:
+            view.query = _check_query(query)
+            view.expanded_query = None
+        if schema is not None:
+            view.schema, view.resolved_schema = _view_schema(schema)
+            _replace_columns(
+                view,
+                ResolvedSchema.from_dict(view.resolved_schema) if view.resolved_schema else None,
+            )
+        view.save()
+    return view
+
+
+# --- functions -------------------------------------------------------------------------------
+
+
+def _parse_type(text: Any, field: str) -> DataType:
+    if not isinstance(text, str):
+        raise CoreError(f"'{field}' must be a data type such as INT.", details={"field": field})
+    try:
+        return parse_data_type(text)
+    except CoreError as exc:
+        exc.details = {**exc.details, "field": field}
+        raise
+
+
+def _check_function(
+    language: str, implementation: str, parameters: Sequence[Any], return_type: str
+) -> tuple[list[dict[str, str]], str]:
+    if language == Function.LANGUAGE_PYTHON:
+        if not _PYTHON_DOTTED_NAME.match(implementation.strip()):
+            raise CoreError(
+                f"A Python function is named by its dotted path, like 'package.module.func'; "
+                f"got '{implementation}'.",
+                details={"field": "implementation"},
+            )
+    elif language == Function.LANGUAGE_SQL:
+        if not implementation.strip():
+            raise CoreError(
+                "A SQL function needs a body expression.", details={"field": "implementation"}
+            )
+        if not return_type:
+            raise CoreError("A SQL function needs a return type.", details={"field": "return_type"})
+    else:
+        raise CoreError(
+            f"Unknown function language '{language}'. Supported: python, sql.",
+            details={"field": "language"},
+        )
+    checked: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for index, param in enumerate(parameters):
+        field = f"parameters[{index}]"
+        if not isinstance(param, dict) or not isinstance(param.get("name"), str):
+            raise CoreError('Each parameter is {"name", "data_type"}.', details={"field": field})
+        pname = validate_name(param["name"], "parameter name")
+        if pname.lower() in seen:
+            raise CoreError(f"Parameter `{pname}` is declared twice.", details={"field": field})
+        seen.add(pname.lower())
+        ptype = _parse_type(param.get("data_type"), f"{field}.data_type")
+        checked.append({"name": pname, "data_type": ptype.sql()})
+    returns = _parse_type(return_type, "return_type").sql() if return_type else ""
+    return checked, returns
+
+
+def function_create(
+    *,
+    user: User,
+    database: Database,
+    name: str,
+    language: str,
+    implementation: str,
+    parameters: Sequence[Any] = (),
+    return_type: str = "",
+    comment: str = "",
+) -> Function:
+    validate_name(name, "function name")
+    params, returns = _check_function(language, implementation, parameters, return_type)
+    path = _object_path(database, name)
+    if database.functions.filter(name_key=name.lower()).exists():
+        raise AlreadyExists(f"Function {path} already exists.")
+    try:
+        with transaction.atomic():
+            function = Function(
+                database=database,
+                name=name,
+                language=language,
+                implementation=implementation.strip() if language == "python" else implementation,
+                parameters=params,
+                return_type=returns,
+                comment=comment,
+                created_by=_user_or_none(user),
+            )
+            function.save()
+    except IntegrityError as exc:
+        raise AlreadyExists(f"Function {path} already exists.") from exc
+    return function
+
+
+def function_update(
+    *,
+    user: User,
+    function: Function,
+    comment: str | None = None,
+    implementation: str | None = None,
+    parameters: Sequence[Any] | None = None,
+    return_type: str | None = None,
+) -> Function:
+    _ensure_can_modify_object(user, function)
+    params, returns = _check_function(
+        function.language,
+        implementation if implementation is not None else function.implementation,
+        parameters if parameters is not None else function.parameters,
+        return_type if return_type is not None else function.return_type,
+    )
+    if implementation is not None:
+        # As on create: a Python function's dotted name is kept without surrounding space.
+        python = function.language == Function.LANGUAGE_PYTHON
+        function.implementation = implementation.strip() if python else implementation
+    function.parameters, function.return_type = params, returns
+    if comment is not None:
+        function.comment = comment
+    function.save()
+    return function
+
+
+def function_delete(*, user: User, function: Function) -> None:
+    _ensure_can_modify_object(user, function)
+    function.delete()
