@@ -1,0 +1,206 @@
+"""Request and response shapes of the catalog API (../shared/API.md §2 "Catalog").
+
+Input serializers check only the JSON shape; meaning is checked by the services.
+Names are taken as given (no trimming) so that the services can say what is wrong with them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from catalog.models import Catalog, Database, Function, Table
+
+
+def _name_field() -> serializers.CharField:
+    return serializers.CharField(max_length=255, trim_whitespace=False, allow_blank=True)
+
+
+def _string_map(**kwargs: Any) -> serializers.DictField:
+    return serializers.DictField(child=serializers.CharField(allow_blank=True), **kwargs)
+
+
+class _OwnerMixin(serializers.Serializer[Any]):
+    def _username(self, user: Any) -> str | None:
+        return user.get_username() if user is not None else None
+
+
+# --- responses -------------------------------------------------------------------------------
+
+
+class CatalogOut(serializers.Serializer[Catalog]):
+    name = serializers.CharField()
+    comment = serializers.CharField()
+    owner = serializers.SerializerMethodField()
+    properties = _string_map()
+    default_database = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_owner(self, obj: Catalog) -> str | None:
+        return obj.owner.get_username() if obj.owner else None
+
+
+class DatabaseOut(serializers.Serializer[Database]):
+    catalog = serializers.CharField(source="catalog.name")
+    name = serializers.CharField()
+    comment = serializers.CharField()
+    owner = serializers.SerializerMethodField()
+    properties = _string_map()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_owner(self, obj: Database) -> str | None:
+        return obj.owner.get_username() if obj.owner else None
+
+
+class _ObjectOut(serializers.Serializer[Any]):
+    catalog = serializers.CharField(source="database.catalog.name")
+    database = serializers.CharField(source="database.name")
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    comment = serializers.CharField()
+    created_by = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    def get_created_by(self, obj: Any) -> str | None:
+        return obj.created_by.get_username() if obj.created_by else None
+
+
+class TableOut(_ObjectOut):
+    managed = serializers.BooleanField()
+    options = _string_map()
+    schema = serializers.JSONField()
+    resolved_schema = serializers.JSONField()
+    partition_by = serializers.ListField(child=serializers.CharField())
+    status = serializers.CharField()
+    location = serializers.CharField(help_text="The warehouse directory of a managed table.")
+
+
+class ViewOut(_ObjectOut):
+    query = serializers.CharField()
+    expanded_query = serializers.CharField(allow_null=True)
+    schema = serializers.JSONField()
+    resolved_schema = serializers.JSONField()
+
+
+class FunctionOut(_ObjectOut):
+    kind = serializers.SerializerMethodField()  # type: ignore[assignment]
+    language = serializers.CharField()
+    implementation = serializers.CharField()
+    parameters = serializers.ListField(child=serializers.DictField())
+    return_type = serializers.CharField()
+
+    def get_kind(self, obj: Function) -> str:
+        return "function"
+
+
+class SearchHitOut(serializers.Serializer[Any]):
+    kind = serializers.CharField()
+    catalog = serializers.CharField()
+    database = serializers.CharField()
+    name = serializers.CharField()
+    column = serializers.CharField(required=False)
+    data_type = serializers.CharField(required=False, allow_null=True)
+    object_kind = serializers.CharField(required=False)
+    comment = serializers.CharField(required=False)
+
+
+def table_out(table: Table) -> dict[str, Any]:
+    return dict((ViewOut if table.kind == Table.KIND_VIEW else TableOut)(table).data)
+
+
+# --- requests --------------------------------------------------------------------------------
+
+
+class CatalogIn(serializers.Serializer[Any]):
+    name = _name_field()
+    comment = serializers.CharField(allow_blank=True, required=False, default="")
+    properties = serializers.DictField(required=False, default=dict)
+    default_database = serializers.CharField(
+        max_length=255,
+        trim_whitespace=False,
+        allow_blank=True,
+        required=False,
+        default="default",
+    )
+
+
+class CatalogPatch(serializers.Serializer[Any]):
+    comment = serializers.CharField(allow_blank=True, required=False)
+    properties = serializers.DictField(required=False)
+    default_database = serializers.CharField(max_length=255, required=False)
+
+
+class DatabaseIn(serializers.Serializer[Any]):
+    name = _name_field()
+    comment = serializers.CharField(allow_blank=True, required=False, default="")
+    properties = serializers.DictField(required=False, default=dict)
+
+
+class DatabasePatch(serializers.Serializer[Any]):
+    comment = serializers.CharField(allow_blank=True, required=False)
+    properties = serializers.DictField(required=False)
+
+
+class TableIn(serializers.Serializer[Any]):
+    name = _name_field()
+    comment = serializers.CharField(allow_blank=True, required=False, default="")
+    schema = serializers.JSONField(required=False, help_text="FLIP-164 schema, API.md form.")
+    options = serializers.DictField(required=False, default=dict)
+    partition_by = serializers.ListField(
+        child=serializers.CharField(), required=False, default=list
+    )
+    properties = serializers.DictField(
+        required=False,
+        help_text="Alternative to schema/options/partition_by: the catalog-properties encoding.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "properties" in attrs:
+            if "schema" in attrs or attrs.get("options") or attrs.get("partition_by"):
+                raise serializers.ValidationError(
+                    "Give either 'properties' or 'schema' (with 'options', 'partition_by'), "
+                    "not both."
+                )
+        elif "schema" not in attrs:
+            raise serializers.ValidationError({"schema": ["A table needs a schema."]})
+        return attrs
+
+
+class TablePatch(serializers.Serializer[Any]):
+    comment = serializers.CharField(allow_blank=True, required=False)
+    schema = serializers.JSONField(required=False)
+    options = serializers.DictField(required=False)
+    partition_by = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class ViewIn(serializers.Serializer[Any]):
+    name = _name_field()
+    query = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    schema = serializers.JSONField(required=False)
+    comment = serializers.CharField(allow_blank=True, required=False, default="")
+
+
+class ViewPatch(serializers.Serializer[Any]):
+    query = serializers.CharField(allow_blank=True, trim_whitespace=False, required=False)
+    schema = serializers.JSONField(required=False)
+    comment = serializers.CharField(allow_blank=True, required=False)
+
+
+class FunctionIn(serializers.Serializer[Any]):
+    name = _name_field()
+    language = serializers.CharField()
+    implementation = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    parameters = serializers.ListField(child=serializers.JSONField(), required=False, default=list)
+    return_type = serializers.CharField(allow_blank=True, required=False, default="")
+    comment = serializers.CharField(allow_blank=True, required=False, default="")
+
+
+class FunctionPatch(serializers.Serializer[Any]):
+    implementation = serializers.CharField(allow_blank=True, trim_whitespace=False, required=False)
+    parameters = serializers.ListField(child=serializers.JSONField(), required=False)
+    return_type = serializers.CharField(allow_blank=True, required=False)
+    comment = serializers.CharField(allow_blank=True, required=False)

@@ -1,0 +1,326 @@
+"""Catalog REST endpoints. Thin: parse the request, call one service or selector, serialize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog import selectors, services
+from catalog import serializers as s
+from catalog.models import Table
+from core.errors import CoreError
+from core.schema import Schema
+from webapp.pagination import page_body, page_request
+
+PAGE_PARAMS = [
+    OpenApiParameter("page_size", int, description="1..1000, default 50"),
+    OpenApiParameter("page_token", str, description="next_page_token of the previous page"),
+]
+CASCADE_PARAM = [OpenApiParameter("cascade", bool, description="drop contents too")]
+
+
+def _page_of(serializer: type[serializers.Serializer[Any]]) -> serializers.Serializer[Any]:
+    return inline_serializer(
+        name=f"{serializer.__name__}Page",
+        fields={
+            "items": serializer(many=True),
+            "next_page_token": serializers.CharField(allow_null=True),
+        },
+    )
+
+
+def _valid(serializer: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise CoreError("The request body must be a JSON object.")
+    checked = serializer(data=request.data)
+    checked.is_valid(raise_exception=True)
+    return dict(checked.validated_data)
+
+
+def _schema(data: Any, field: str = "schema") -> Schema:
+    try:
+        return Schema.from_dict(data)
+    except CoreError as exc:
+        inner = exc.details.get("field")
+        exc.details = {**exc.details, "field": f"{field}.{inner}" if inner else field}
+        raise
+
+
+def _cascade(request: Request) -> bool:
+    return request.query_params.get("cascade", "").lower() in {"1", "true", "yes"}
+
+
+def _by_name(row: Any) -> str:
+    return str(row.name_key)
+
+
+class CatalogListView(APIView):
+    @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.CatalogOut))
+    def get(self, request: Request) -> Response:
+        page = page_request(request)
+        rows = selectors.list_catalogs(after=page.after, limit=page.size + 1)
+        return Response(page_body(rows, page, _by_name, lambda c: s.CatalogOut(c).data))
+
+    @extend_schema(request=s.CatalogIn, responses={201: s.CatalogOut})
+    def post(self, request: Request) -> Response:
+        catalog = services.catalog_create(user=request.user, **_valid(s.CatalogIn, request))
+        return Response(s.CatalogOut(catalog).data, status=201)
+
+
+class CatalogDetailView(APIView):
+    @extend_schema(responses=s.CatalogOut)
+    def get(self, request: Request, catalog: str) -> Response:
+        return Response(s.CatalogOut(selectors.get_catalog(catalog)).data)
+
+    @extend_schema(request=s.CatalogPatch, responses=s.CatalogOut)
+    def patch(self, request: Request, catalog: str) -> Response:
+        found = selectors.get_catalog(catalog)
+        updated = services.catalog_update(
+            user=request.user, catalog=found, **_valid(s.CatalogPatch, request)
+        )
+        return Response(s.CatalogOut(updated).data)
+
+    @extend_schema(parameters=CASCADE_PARAM, responses={204: None})
+    def delete(self, request: Request, catalog: str) -> Response:
+        services.catalog_delete(
+            user=request.user, catalog=selectors.get_catalog(catalog), cascade=_cascade(request)
+        )
+        return Response(status=204)
+
+
+class DatabaseListView(APIView):
+    @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.DatabaseOut))
+    def get(self, request: Request, catalog: str) -> Response:
+        page = page_request(request)
+        found = selectors.get_catalog(catalog)
+        rows = selectors.list_databases(found, after=page.after, limit=page.size + 1)
+        return Response(page_body(rows, page, _by_name, lambda d: s.DatabaseOut(d).data))
+
+    @extend_schema(request=s.DatabaseIn, responses={201: s.DatabaseOut})
+    def post(self, request: Request, catalog: str) -> Response:
+        database = services.database_create(
+            user=request.user,
+            catalog=selectors.get_catalog(catalog),
+            **_valid(s.DatabaseIn, request),
+        )
+        return Response(s.DatabaseOut(database).data, status=201)
+
+
+class DatabaseDetailView(APIView):
+    @extend_schema(responses=s.DatabaseOut)
+    def get(self, request: Request, catalog: str, database: str) -> Response:
+        return Response(s.DatabaseOut(selectors.get_database(catalog, database)).data)
+
+    @extend_schema(request=s.DatabasePatch, responses=s.DatabaseOut)
+    def patch(self, request: Request, catalog: str, database: str) -> Response:
+        updated = services.database_update(
+            user=request.user,
+            database=selectors.get_database(catalog, database),
+            **_valid(s.DatabasePatch, request),
+        )
+        return Response(s.DatabaseOut(updated).data)
+
+    @extend_schema(parameters=CASCADE_PARAM, responses={204: None})
+    def delete(self, request: Request, catalog: str, database: str) -> Response:
+        services.database_delete(
+            user=request.user,
+            database=selectors.get_database(catalog, database),
+            cascade=_cascade(request),
+        )
+        return Response(status=204)
+
+
+class TableListView(APIView):
+    @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.TableOut))
+    def get(self, request: Request, catalog: str, database: str) -> Response:
+        page = page_request(request)
+        found = selectors.get_database(catalog, database)
+        rows = selectors.list_tables(found, Table.KIND_TABLE, after=page.after, limit=page.size + 1)
+        return Response(page_body(rows, page, _by_name, s.table_out))
+
+    @extend_schema(request=s.TableIn, responses={201: s.TableOut})
+    def post(self, request: Request, catalog: str, database: str) -> Response:
+        data = _valid(s.TableIn, request)
+        found = selectors.get_database(catalog, database)
+        if "properties" in data:
+            table = services.table_create_from_properties(
+                user=request.user,
+                database=found,
+                name=data["name"],
+                properties=data["properties"],
+                comment=data["comment"],
+            )
+        else:
+            table = services.table_create(
+                user=request.user,
+                database=found,
+                name=data["name"],
+                schema=_schema(data["schema"]),
+                options=data["options"],
+                partition_by=data["partition_by"],
+                comment=data["comment"],
+            )
+        return Response(s.table_out(table), status=201)
+
+
+class TableDetailView(APIView):
+    @extend_schema(responses=s.TableOut)
+    def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        return Response(s.table_out(selectors.get_table(catalog, database, name)))
+
+    @extend_schema(request=s.TablePatch, responses=s.TableOut)
+    def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        data = _valid(s.TablePatch, request)
+        if "schema" in data:
+            data["schema"] = _schema(data["schema"])
+        table = services.table_update(
+            user=request.user, table=selectors.get_table(catalog, database, name), **data
+        )
+        return Response(s.table_out(table))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        services.table_delete(user=request.user, table=selectors.get_table(catalog, database, name))
+        return Response(status=204)
+
+
+class TablePropertiesView(APIView):
+    @extend_schema(responses=inline_serializer("TableProperties", {"properties": s._string_map()}))
+    def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        from core.properties import encode_table
+
+        table = selectors.get_table(catalog, database, name)
+        properties = encode_table(Schema.from_dict(table.schema), table.options, table.partition_by)
+        return Response({"properties": properties})
+
+
+class ViewListView(APIView):
+    @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.ViewOut))
+    def get(self, request: Request, catalog: str, database: str) -> Response:
+        page = page_request(request)
+        found = selectors.get_database(catalog, database)
+        rows = selectors.list_tables(found, Table.KIND_VIEW, after=page.after, limit=page.size + 1)
+        return Response(page_body(rows, page, _by_name, s.table_out))
+
+    @extend_schema(request=s.ViewIn, responses={201: s.ViewOut})
+    def post(self, request: Request, catalog: str, database: str) -> Response:
+        data = _valid(s.ViewIn, request)
+        view = services.view_create(
+            user=request.user,
+            database=selectors.get_database(catalog, database),
+            name=data["name"],
+            query=data["query"],
+            comment=data["comment"],
+            schema=_schema(data["schema"]) if data.get("schema") is not None else None,
+        )
+        return Response(s.table_out(view), status=201)
+
+
+class ViewDetailView(APIView):
+    @extend_schema(responses=s.ViewOut)
+    def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        return Response(s.table_out(selectors.get_table(catalog, database, name, "view")))
+
+    @extend_schema(request=s.ViewPatch, responses=s.ViewOut)
+    def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        data = _valid(s.ViewPatch, request)
+        if data.get("schema") is not None:
+            data["schema"] = _schema(data["schema"])
+        view = services.view_update(
+            user=request.user, view=selectors.get_table(catalog, database, name, "view"), **data
+        )
+        return Response(s.table_out(view))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        view = selectors.get_table(catalog, database, name, "view")
+        services.table_delete(user=request.user, table=view)
+        return Response(status=204)
+
+
+class FunctionListView(APIView):
+    @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.FunctionOut))
+    def get(self, request: Request, catalog: str, database: str) -> Response:
+        page = page_request(request)
+        found = selectors.get_database(catalog, database)
+        rows = selectors.list_functions(found, after=page.after, limit=page.size + 1)
+        return Response(page_body(rows, page, _by_name, lambda f: s.FunctionOut(f).data))
+
+    @extend_schema(request=s.FunctionIn, responses={201: s.FunctionOut})
+    def post(self, request: Request, catalog: str, database: str) -> Response:
+        function = services.function_create(
+            user=request.user,
+            database=selectors.get_database(catalog, database),
+            **_valid(s.FunctionIn, request),
+        )
+        return Response(s.FunctionOut(function).data, status=201)
+
+
+class FunctionDetailView(APIView):
+    @extend_schema(responses=s.FunctionOut)
+    def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        return Response(s.FunctionOut(selectors.get_function(catalog, database, name)).data)
+
+    @extend_schema(request=s.FunctionPatch, responses=s.FunctionOut)
+    def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        function = services.function_update(
+            user=request.user,
+            function=selectors.get_function(catalog, database, name),
+            **_valid(s.FunctionPatch, request),
+        )
+        return Response(s.FunctionOut(function).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        services.function_delete(
+            user=request.user, function=selectors.get_function(catalog, database, name)
+        )
+        return Response(status=204)
+
+
+class SearchView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("q", str, required=True, description="text in the name"),
+            OpenApiParameter("kind", str, enum=list(selectors.SEARCH_KINDS)),
+            *PAGE_PARAMS,
+        ],
+        responses=_page_of(s.SearchHitOut),
+    )
+    def get(self, request: Request) -> Response:
+        q = request.query_params.get("q", "")
+        if not q.strip():
+            raise CoreError("Search needs some text: ?q=…", details={"field": "q"})
+        kind = request.query_params.get("kind")
+        if kind and kind not in selectors.SEARCH_KINDS:
+            raise CoreError(
+                f"Unknown kind '{kind}'. Use one of: {', '.join(selectors.SEARCH_KINDS)}.",
+                details={"field": "kind"},
+            )
+        page = page_request(request)
+        hits = selectors.search(
+            q.strip(),
+            kinds=(kind,) if kind else selectors.SEARCH_KINDS,
+            after=page.after,
+            limit=page.size + 1,
+        )
+        return Response(page_body(hits, page, lambda h: list(h.key), lambda h: _hit_out(h)))
+
+
+def _hit_out(hit: selectors.SearchHit) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "kind": hit.kind,
+        "catalog": hit.catalog,
+        "database": hit.database,
+        "name": hit.name,
+    }
+    if hit.kind == "column":
+        out.update(column=hit.column, data_type=hit.data_type, object_kind=hit.object_kind)
+    else:
+        out["comment"] = hit.comment
+    return out

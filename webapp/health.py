@@ -1,0 +1,84 @@
+"""GET /api/v1/health: readiness of the database and the broker, and live workers."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from webapp.errors import error_body
+
+log = logging.getLogger(__name__)
+
+
+def check_database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+
+
+def check_broker() -> None:
+    url = settings.CELERY_BROKER_URL
+    if url.startswith("filesystem://"):
+        folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".health"
+        probe.write_text("ok")
+        probe.unlink()
+        return
+    from kombu.connection import Connection
+
+    with Connection(url, connect_timeout=2) as conn:  # type: ignore[no-untyped-call]
+        conn.ensure_connection(max_retries=1, timeout=2)
+
+
+class HealthView(APIView):
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
+
+    @extend_schema(
+        auth=[],
+        responses=inline_serializer(
+            "Health",
+            {
+                "status": serializers.CharField(),
+                "database": serializers.CharField(),
+                "broker": serializers.CharField(),
+                "workers": serializers.IntegerField(),
+            },
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        parts: dict[str, Any] = {}
+        failing: list[str] = []
+        for name, check in (("database", check_database), ("broker", check_broker)):
+            try:
+                check()
+                parts[name] = "ok"
+            except Exception as exc:
+                log.warning("health: %s check failed: %s", name, exc)
+                parts[name] = f"error: {type(exc).__name__}: {exc}"
+                failing.append(name)
+        workers = 0
+        if "database" not in failing:
+            from jobs.worker import live_worker_count
+
+            workers = live_worker_count()
+        if failing:
+            body = error_body(
+                "UNAVAILABLE",
+                f"Not ready: the {' and the '.join(failing)} cannot be reached.",
+                {**parts, "workers": workers},
+            )
+            return Response(
+                {"status": "unavailable", **parts, "workers": workers, **body}, status=503
+            )
+        return Response({"status": "ok", **parts, "workers": workers})
