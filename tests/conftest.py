@@ -1,0 +1,180 @@
+"""Shared fixtures: users, token-authenticated API clients and a catalog-object factory.
+
+Everything here goes through the real stack: users are Django users, tokens come from
+``POST /api/v1/auth/token``, and catalog objects are made with the REST API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from rest_framework.test import APIClient
+
+API = "/api/v1"
+PASSWORD = "correct-horse-battery-staple"
+
+# The API.md example table: physical, computed and metadata columns, a watermark, a PK.
+RICH_SCHEMA: dict[str, Any] = {
+    "columns": [
+        {"name": "id", "kind": "physical", "data_type": "BIGINT"},
+        {"name": "price", "kind": "physical", "data_type": "DECIMAL(10, 2)"},
+        {"name": "qty", "kind": "physical", "data_type": "INT"},
+        {"name": "total", "kind": "computed", "expression": "price * qty"},
+        {
+            "name": "file",
+            "kind": "metadata",
+            "data_type": "STRING",
+            "metadata_key": "file_path",
+            "virtual": True,
+        },
+        {"name": "ts", "kind": "physical", "data_type": "TIMESTAMP"},
+    ],
+    "watermarks": [{"column": "ts", "expression": "ts - INTERVAL 5 SECONDS"}],
+    "primary_key": {"name": "pk_t", "columns": ["id"]},
+}
+
+
+def simple_schema(*columns: str) -> dict[str, Any]:
+    """A schema of physical columns given as "name TYPE" strings."""
+    cols = columns or ("id BIGINT",)
+    return {
+        "columns": [
+            {"name": name, "kind": "physical", "data_type": data_type}
+            for name, data_type in (c.split(" ", 1) for c in cols)
+        ]
+    }
+
+
+def json_client(**kwargs: Any) -> APIClient:
+    """An APIClient that sends JSON bodies (the API parses nothing else)."""
+    client = APIClient(**kwargs)
+    client.default_format = "json"
+    return client
+
+
+def token_for(username: str, password: str = PASSWORD) -> str:
+    response = json_client().post(f"{API}/auth/token", {"username": username, "password": password})
+    assert response.status_code == 200, response.content
+    token = response.json()["token"]
+    assert isinstance(token, str) and len(token) >= 20
+    return token
+
+
+def client_for(user: User) -> APIClient:
+    client = json_client()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_for(user.get_username())}")
+    return client
+
+
+def assert_error(response: Any, status: int, code: str, *fragments: str) -> dict[str, Any]:
+    """Check the contract's error envelope and return its ``error`` object.
+
+    Each fragment must occur in the message (case-sensitive: names are case-preserving).
+    """
+    assert response.status_code == status, (response.status_code, response.content[:2000])
+    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+    body = response.json()
+    assert set(body) >= {"error"}, body
+    error = body["error"]
+    assert set(error) <= {"code", "message", "details"}, error
+    assert error["code"] == code, error
+    assert isinstance(error["message"], str) and error["message"].strip(), error
+    assert "Traceback" not in error["message"]
+    if "details" in error:
+        assert isinstance(error["details"], dict), error
+    for fragment in fragments:
+        assert fragment in error["message"], (fragment, error["message"])
+    return dict(error)
+
+
+def require_postgresql() -> None:
+    """These tests are about the production database; SQLite would hide real behaviour."""
+    vendor = connection.vendor
+    if vendor != "postgresql":
+        pytest.fail(
+            f"The API tests must run on PostgreSQL, but the database vendor is {vendor!r} "
+            "(run them with scripts/test.sh, which sets DATABASE_URL).",
+            pytrace=False,
+        )
+
+
+@pytest.fixture
+def admin(db: None) -> User:
+    return User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
+
+
+@pytest.fixture
+def alice(db: None) -> User:
+    return User.objects.create_user("alice", "alice@example.com", PASSWORD)
+
+
+@pytest.fixture
+def bob(db: None) -> User:
+    return User.objects.create_user("bob", "bob@example.com", PASSWORD)
+
+
+@pytest.fixture
+def anon_api() -> APIClient:
+    return json_client()
+
+
+@pytest.fixture
+def admin_api(admin: User) -> APIClient:
+    return client_for(admin)
+
+
+@pytest.fixture
+def alice_api(alice: User) -> APIClient:
+    return client_for(alice)
+
+
+@pytest.fixture
+def bob_api(bob: User) -> APIClient:
+    return client_for(bob)
+
+
+class CatalogFactory:
+    """Creates catalog objects through the REST API and checks each create succeeded."""
+
+    def __init__(self, client: APIClient) -> None:
+        self.client = client
+
+    def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.client.post(url, body)
+        assert response.status_code == 201, response.content
+        data: dict[str, Any] = response.json()
+        return data
+
+    def catalog(self, name: str = "demo", **extra: Any) -> dict[str, Any]:
+        return self._post(f"{API}/catalogs", {"name": name, **extra})
+
+    def database(self, catalog: str, name: str, **extra: Any) -> dict[str, Any]:
+        return self._post(f"{API}/catalogs/{catalog}/databases", {"name": name, **extra})
+
+    def table(
+        self,
+        catalog: str,
+        database: str,
+        name: str,
+        schema: dict[str, Any] | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        body = {"name": name, "schema": schema or simple_schema(), **extra}
+        return self._post(f"{API}/catalogs/{catalog}/databases/{database}/tables", body)
+
+    def view(self, catalog: str, database: str, name: str, **extra: Any) -> dict[str, Any]:
+        body = {"name": name, "query": "SELECT 1 AS one", **extra}
+        return self._post(f"{API}/catalogs/{catalog}/databases/{database}/views", body)
+
+    def function(self, catalog: str, database: str, name: str, **extra: Any) -> dict[str, Any]:
+        body = {"name": name, "language": "python", "implementation": "udfs.text.upper", **extra}
+        return self._post(f"{API}/catalogs/{catalog}/databases/{database}/functions", body)
+
+
+@pytest.fixture
+def make(alice_api: APIClient) -> CatalogFactory:
+    """Catalog objects made by alice."""
+    return CatalogFactory(alice_api)

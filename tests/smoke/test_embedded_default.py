@@ -1,0 +1,104 @@
+"""`make run` on the embedded default: SQLite + file-system broker, no server needed.
+
+Starts the real launcher in its own process group, exactly as a newcomer would (minus the
+terminal), waits for readiness and for the worker's heartbeat, uses the API, then sends
+Ctrl-C (SIGINT to the group) and checks that everything stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_make_run_serves_health_and_the_demo_catalog_then_stops_on_ctrl_c(tmp_path: Path) -> None:
+    port = _free_port()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "TESSERA_STORAGE_ROOTS"}
+        and not k.startswith(("PYTEST", "DJANGO_SETTINGS"))
+    }
+    env.update(PORT=str(port), TESSERA_DATA_DIR=str(tmp_path / "data"))
+    log = (tmp_path / "run.log").open("w")
+    proc = subprocess.Popen(
+        ["make", "run"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        health: dict[str, object] = {}
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
+            try:
+                response = requests.get(f"{base}/health", timeout=10)
+                health = response.json()
+                if response.status_code == 200 and health.get("workers") == 1:
+                    break
+            except requests.RequestException:  # not listening yet, or slow while starting
+                pass
+            time.sleep(0.5)
+        assert health == {"status": "ok", "database": "ok", "broker": "ok", "workers": 1}, (
+            health,
+            (tmp_path / "run.log").read_text()[-3000:],
+        )
+        # Embedded defaults: everything under the data dir.
+        assert (tmp_path / "data" / "tessera.sqlite3").exists()
+        assert (tmp_path / "data" / "broker" / "control").is_dir()
+        assert not (ROOT / "control").exists(), "the broker wrote into the checkout"
+
+        token = requests.post(
+            f"{base}/auth/token", json={"username": "admin", "password": "admin"}, timeout=5
+        ).json()["token"]
+        orders = requests.get(
+            f"{base}/catalogs/demo/databases/sales/tables/orders",
+            headers={"Authorization": f"Token {token}"},
+            timeout=5,
+        ).json()
+        assert [c["name"] for c in orders["resolved_schema"]["columns"]][:2] == [
+            "id",
+            "customer_id",
+        ]
+        assert orders["resolved_schema"]["primary_key"]["columns"] == ["id"]
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        finally:
+            log.close()
+    deadline = time.monotonic() + 15
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    leftover = _group_alive(proc.pid)
+    if leftover:
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert not leftover, "Ctrl-C left processes of `make run` running"
