@@ -21,7 +21,7 @@ help:
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade "pip>=24"
-	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e '.[dev,spark]'
 	@touch $@
 
 install: $(STAMP)

@@ -17,7 +17,7 @@ from core.datatypes import DataType, parse_data_type
 from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
 from core.identifiers import quote_path, validate_name
 from core.properties import RESERVED_PREFIXES, decode_table
-from core.schema import PhysicalColumn, ResolvedSchema, Schema, SchemaResolver
+from core.schema import ExpressionTyper, PhysicalColumn, ResolvedSchema, Schema, SchemaResolver
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -137,14 +137,15 @@ def _check_partitioning(partition_by: Sequence[Any], resolved: ResolvedSchema) -
     return names
 
 
-def resolve_schema(schema: Schema) -> ResolvedSchema:
-    """Validate a declared schema. Expression typing plugs in with the Spark workers.
+def resolve_schema(schema: Schema, typer: ExpressionTyper | None = None) -> ResolvedSchema:
+    """Validate a declared schema. With a typer (Spark's analyzer, on a worker) computed
+    columns and watermark expressions get their real types; without one they stay unknown.
 
     The resolver names fields within the schema (``columns[2].name``); requests carry the
     schema under ``schema``, so the path is prefixed, as for shape errors in the views.
     """
     try:
-        return SchemaResolver().resolve(schema)
+        return SchemaResolver(typer).resolve(schema)
     except CoreError as exc:
         inner = exc.details.get("field")
         exc.details = {**exc.details, "field": f"schema.{inner}" if inner else "schema"}
@@ -359,10 +360,11 @@ def table_create(
     partition_by: Sequence[Any] = (),
     comment: str = "",
     status: str = Table.STATUS_ACTIVE,
+    typer: ExpressionTyper | None = None,
 ) -> Table:
     """Create a table from a declared schema; managed tables get a warehouse directory."""
     validate_name(name, "table name")
-    resolved = resolve_schema(schema)
+    resolved = resolve_schema(schema, typer)
     if not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
     checked_options = _check_options(options or {})
@@ -428,11 +430,12 @@ def table_update(
     options: Mapping[str, Any] | None = None,
     schema: Schema | None = None,
     partition_by: Sequence[Any] | None = None,
+    typer: ExpressionTyper | None = None,
 ) -> Table:
     """Change a table's metadata. Its data stays where it is: managed stays managed."""
     _ensure_can_modify_object(user, table)
     resolved = (
-        resolve_schema(schema)
+        resolve_schema(schema, typer)
         if schema is not None
         else ResolvedSchema.from_dict(table.resolved_schema or {"columns": []})
     )
@@ -501,7 +504,10 @@ def view_create(
     query: str,
     schema: Schema | None = None,
     comment: str = "",
+    expanded_query: str | None = None,
 ) -> Table:
+    """Create a view. ``schema`` is the one Spark derived (SQL, on a worker) or one the
+    caller declares (REST); ``expanded_query`` is the query with fully qualified names."""
     validate_name(name, "view name")
     _check_query(query)
     schema_json, resolved_json = _view_schema(schema)
@@ -514,6 +520,7 @@ def view_create(
                 kind=Table.KIND_VIEW,
                 comment=comment,
                 query=query,
+                expanded_query=expanded_query,
                 schema=schema_json,
                 resolved_schema=resolved_json,
                 created_by=_user_or_none(user),

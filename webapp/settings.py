@@ -203,3 +203,33 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
 CSRF_FAILURE_VIEW = "webapp.errors.json_csrf_failure"
+
+# --- Sessions, jobs, results, Spark (see docs/statements.md) --------------------------------
+# Workers run Spark; the web process never imports pyspark.
+SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
+SPARK_REMOTE = os.environ.get("SPARK_REMOTE", "")  # sc://host:15002 for Spark Connect
+# Python UDFs may only come from these packages (CREATE FUNCTION … AS 'pkg.module.func').
+TESSERA_UDF_PACKAGES = tuple(_env_list("TESSERA_UDF_PACKAGES", "tessera_udfs"))
+# Query results: the first rows of each query, as Arrow files, kept for a while.
+RESULTS_DIR = DATA_DIR / "results"
+TESSERA_RESULT_MAX_ROWS = int(os.environ.get("TESSERA_RESULT_MAX_ROWS", "100000"))
+TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", str(7 * 86400)))
+# A session nobody used for this long expires, with its temporary objects.
+TESSERA_SESSION_IDLE_SECONDS = int(os.environ.get("TESSERA_SESSION_IDLE_SECONDS", str(86400)))
+TESSERA_JOB_TIMEOUT_SECONDS = int(os.environ.get("TESSERA_JOB_TIMEOUT_SECONDS", "3600"))
+# A CREATED job whose message has not been picked up for this long is enqueued again.
+TESSERA_SWEEP_AFTER_SECONDS = float(os.environ.get("TESSERA_SWEEP_AFTER_SECONDS", "15"))
+# Session properties a user may SET (everything else is refused with FORBIDDEN_SQL).
+TESSERA_SETTABLE_KEYS = frozenset(
+    {
+        "spark.sql.shuffle.partitions",
+        "spark.sql.ansi.enabled",
+        "spark.sql.session.timeZone",
+        "spark.sql.adaptive.enabled",
+        "spark.sql.files.maxPartitionBytes",
+        "spark.sql.autoBroadcastJoinThreshold",
+        "result.max_rows",
+        "job.timeout_seconds",
+        "table.ctas.atomic",
+    }
+)

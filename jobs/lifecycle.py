@@ -1,0 +1,117 @@
+"""Job transitions: one conditional UPDATE each, events, and job-status hooks.
+
+Whoever wins the UPDATE (exactly one row changed) records the event and runs the hooks of
+that transition, exactly once. A caller that loses the race gets IllegalTransition and runs
+nothing. Hooks are registered per job kind (CTAS adds its stage-table hook).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from core import jobstate
+from core.jobstate import IllegalTransition, JobStatusHook, JobView
+from jobs.models import Job, JobEvent
+
+log = logging.getLogger(__name__)
+
+_HOOKS: dict[str, list[JobStatusHook]] = defaultdict(list)
+ANY_KIND = "*"
+
+
+def register_hook(hook: JobStatusHook, kind: str = ANY_KIND) -> None:
+    """Run ``hook`` on every transition of jobs of ``kind`` (or of every kind)."""
+    _HOOKS[kind].append(hook)
+
+
+def unregister_hook(hook: JobStatusHook, kind: str = ANY_KIND) -> None:
+    _HOOKS[kind].remove(hook)
+
+
+def hooks_for(kind: str) -> list[JobStatusHook]:
+    return [*_HOOKS[ANY_KIND], *_HOOKS[kind]]
+
+
+def record_event(job_id: Any, type_: str, detail: Mapping[str, Any] | None = None) -> None:
+    JobEvent.objects.create(job_id=job_id, type=type_, detail=dict(detail or {}))
+
+
+def job_view(job: Job) -> JobView:
+    return JobView(
+        id=str(job.id),
+        kind=job.kind,
+        status=job.status,
+        user=job.user.get_username(),
+        sql=job.sql,
+        target=tuple(job.target) if job.target else None,
+        plan=job.plan,
+    )
+
+
+def _run_hooks(job: Job, status: str) -> None:
+    method = jobstate.HOOK_METHOD[status]
+    view = job_view(job)
+
+    def record(type_: str, detail: Mapping[str, Any]) -> None:
+        record_event(job.id, type_, detail)
+
+    for hook in hooks_for(job.kind):
+        try:
+            getattr(hook, method)(view, record)
+        except Exception as exc:  # a hook failure is recorded, never lost, never re-run
+            log.exception("job %s: hook %s.%s failed", job.id, type(hook).__name__, method)
+            record_event(
+                job.id,
+                "hook_failed",
+                {"hook": type(hook).__name__, "method": method, "error": str(exc)},
+            )
+
+
+def created(job: Job) -> None:
+    """Record the CREATED event and run on_created hooks for a job just inserted."""
+    record_event(job.id, "created", {"status": jobstate.CREATED})
+    _run_hooks(job, jobstate.CREATED)
+
+
+def transition(job_id: Any, current: str, target: str, **fields: Any) -> Job:
+    """Move a job from ``current`` to ``target`` with one conditional UPDATE.
+
+    ``fields`` are written in the same UPDATE (error, result, worker, …); ``started_at`` and
+    ``finished_at`` are set here. Raises IllegalTransition when the machine forbids it or when
+    the job is no longer in ``current`` (somebody else moved it first).
+    """
+    jobstate.check_transition(current, target)
+    now = timezone.now()
+    if target == jobstate.RUNNING:
+        fields.setdefault("started_at", now)
+        fields.setdefault("heartbeat_at", now)
+    if target in jobstate.TERMINAL:
+        fields.setdefault("finished_at", now)
+    with transaction.atomic():
+        changed = Job.objects.filter(pk=job_id, status=current).update(status=target, **fields)
+        if changed != 1:
+            actual = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+            raise IllegalTransition(
+                f"Job {job_id} is {actual or 'gone'}, not {current}: it cannot go to {target}."
+            )
+        detail: dict[str, Any] = {"from": current, "to": target}
+        if fields.get("error"):
+            detail["error"] = fields["error"]
+        record_event(job_id, target.lower(), detail)
+        job = Job.objects.select_related("user").get(pk=job_id)
+    _run_hooks(job, target)
+    return job
+
+
+def try_transition(job_id: Any, current: str, target: str, **fields: Any) -> Job | None:
+    """``transition`` for callers that race by design (claim, cancel, reap): None if lost."""
+    try:
+        return transition(job_id, current, target, **fields)
+    except IllegalTransition:
+        return None
