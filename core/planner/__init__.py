@@ -1,0 +1,27 @@
+"""The SQL planner: statement text in, a plan (JSON) out; pure Python (stdlib + sqlglot).
+
+See docs/statements.md for the contract: the reader protocol, the plan JSON, the guard
+and the errors.
+"""
+
+from core.planner.classify import plan_statement
+from core.planner.errors import ForbiddenSql, ParseError, UnsupportedStatement
+from core.planner.model import CatalogReader, FunctionDef, PlanContext, Relation
+from core.planner.plan import ColumnPlan, FunctionPlan, Plan, RelationPlan
+from core.planner.tokens import split_script
+
+__all__ = [
+    "CatalogReader",
+    "ColumnPlan",
+    "ForbiddenSql",
+    "FunctionDef",
+    "FunctionPlan",
+    "ParseError",
+    "Plan",
+    "PlanContext",
+    "Relation",
+    "RelationPlan",
+    "UnsupportedStatement",
+    "plan_statement",
+    "split_script",
+]

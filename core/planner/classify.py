@@ -1,0 +1,212 @@
+"""Classify a statement by its leading tokens and hand it to its planner.
+
+Statements Tessera does not run are refused here with a sentence: ``ForbiddenSql`` for
+what could reach past the catalog (or is not in the SQL reference), ``UnsupportedStatement``
+for what is recognised and arrives later, ``ParseError`` for text that is not SQL at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.planner import guard
+from core.planner.ddl import is_ctas, plan_create_table
+from core.planner.errors import ForbiddenSql, UnsupportedStatement
+from core.planner.model import CatalogReader, PlanContext
+from core.planner.objects import (
+    plan_create_catalog,
+    plan_create_database,
+    plan_create_function,
+    plan_create_view,
+    plan_drop,
+)
+from core.planner.plan import Plan
+from core.planner.queries import plan_explain, plan_query, starts_query
+from core.planner.session import plan_reset, plan_set, plan_use
+from core.planner.show import plan_describe, plan_show
+from core.planner.statement import Statement
+from core.planner.tokens import parse_error, statement_groups, strip_region, tokenize
+
+_TEMPORARY = "is not available yet: it arrives with temporary objects."
+
+# First words of statements that could reach past the catalog, with the reason.
+_FORBIDDEN: dict[str, str] = {
+    "ADD": "{} is not allowed: Tessera does not load code or files into Spark.",
+    "LIST": "{} is not allowed: it shows files and jars loaded into Spark.",
+    "LOAD": "LOAD DATA is not allowed: it reads files by path, bypassing the catalog.",
+    "CACHE": "{} is not allowed: Spark's cache is shared by every session and bypasses the "
+    "catalog.",
+    "UNCACHE": "{} is not allowed: Spark's cache is shared by every session and bypasses the "
+    "catalog.",
+    "CLEAR": "{} is not allowed: Spark's cache is shared by every session.",
+    "REFRESH": "{} is not allowed: it addresses Spark's own catalog or files by path.",
+    "MSCK": "{} is not allowed: it addresses Spark's own catalog.",
+    "REPAIR": "{} is not allowed: it addresses Spark's own catalog.",
+    "ANALYZE": "{} is not allowed: it addresses Spark's own catalog.",
+}
+
+# Other first words of Spark SQL statements: SQL, but not in Tessera's SQL reference.
+_OTHER_STATEMENTS = frozenset(
+    {
+        "ALTER",
+        "BEGIN",
+        "CALL",
+        "COMMENT",
+        "COMMIT",
+        "COPY",
+        "DECLARE",
+        "DELETE",
+        "DROP",
+        "EXECUTE",
+        "EXPORT",
+        "FOR",
+        "GRANT",
+        "IF",
+        "IMPORT",
+        "ITERATE",
+        "LEAVE",
+        "LOCK",
+        "LOOP",
+        "MERGE",
+        "OPTIMIZE",
+        "REPEAT",
+        "REPLACE",
+        "RESTORE",
+        "REVOKE",
+        "ROLLBACK",
+        "SIGNAL",
+        "START",
+        "TRUNCATE",
+        "UNLOCK",
+        "UNSET",
+        "UPDATE",
+        "UPSERT",
+        "VACUUM",
+        "WHILE",
+    }
+)
+
+
+def _leading_words(statement: Statement, count: int) -> str:
+    return " ".join(t.upper or t.text for t in statement.tokens[:count])
+
+
+def _plan_create(statement: Statement) -> Plan:
+    cursor = statement.cursor(1)
+    or_replace = cursor.accept_words("OR", "REPLACE")
+    cursor.accept_words("GLOBAL")
+    if cursor.accept_words("TEMPORARY"):
+        cursor.accept_words("SYSTEM")
+        token = cursor.peek()
+        what = token.upper if token is not None else ""
+        if what == "TABLE" and is_ctas(statement.tokens, cursor.position):
+            raise UnsupportedStatement(
+                "CREATE TEMPORARY TABLE … AS SELECT is not supported: use a temporary view "
+                "(CREATE TEMPORARY VIEW … AS …)."
+            )
+        raise UnsupportedStatement(f"CREATE TEMPORARY {what} {_TEMPORARY}".replace("  ", " "))
+    token = cursor.peek()
+    word = token.upper if token is not None else ""
+    if word in ("CATALOG", "DATABASE", "SCHEMA", "TABLE", "FUNCTION") and or_replace:
+        raise ForbiddenSql(
+            f"CREATE OR REPLACE {word} is not supported: drop the object and create it again."
+        )
+    cursor.position += 1
+    if word == "CATALOG":
+        return plan_create_catalog(statement, cursor)
+    if word in ("DATABASE", "SCHEMA"):
+        return plan_create_database(statement, cursor)
+    if word == "TABLE":
+        return plan_create_table(statement, cursor.position - 1)
+    if word == "VIEW":
+        return plan_create_view(statement, cursor, or_replace)
+    if word == "FUNCTION":
+        return plan_create_function(statement, cursor)
+    shown = _leading_words(statement, cursor.position)
+    raise ForbiddenSql(
+        f"{shown} is not supported: Tessera creates catalogs, databases, tables (with a "
+        "column list), views and functions."
+    )
+
+
+def _plan_drop(statement: Statement) -> Plan:
+    cursor = statement.cursor(1)
+    if cursor.accept_words("TEMPORARY"):
+        cursor.accept_words("SYSTEM")
+        token = cursor.peek()
+        what = token.upper if token is not None else ""
+        raise UnsupportedStatement(f"DROP TEMPORARY {what} {_TEMPORARY}".replace("  ", " "))
+    return plan_drop(statement, cursor)
+
+
+def _plan_insert(statement: Statement) -> Plan:
+    tokens = statement.tokens
+    if tokens[1:2] and tokens[1].is_word("OVERWRITE") and guard.is_directory_insert(tokens, 0):
+        raise guard.forbidden_directory_insert()
+    raise guard.unsupported_insert()
+
+
+def _plan_execute(statement: Statement) -> Plan:
+    cursor = statement.cursor(1)
+    if cursor.peek_words("IMMEDIATE"):
+        raise ForbiddenSql(
+            "EXECUTE IMMEDIATE is not allowed: dynamic SQL cannot be checked before it runs."
+        )
+    if cursor.peek_words("STATEMENT", "SET"):
+        raise UnsupportedStatement(
+            "EXECUTE STATEMENT SET is not available yet: it arrives with statement sets."
+        )
+    raise ForbiddenSql(f"{_leading_words(statement, 2)} is not supported by Tessera.")
+
+
+_HANDLERS: dict[str, Callable[[Statement], Plan]] = {
+    "USE": plan_use,
+    "SET": plan_set,
+    "RESET": plan_reset,
+    "SHOW": plan_show,
+    "DESCRIBE": plan_describe,
+    "DESC": plan_describe,
+    "EXPLAIN": plan_explain,
+    "CREATE": _plan_create,
+    "DROP": _plan_drop,
+    "INSERT": _plan_insert,
+    "EXECUTE": _plan_execute,
+}
+
+
+def plan_tokens(statement: Statement) -> Plan:
+    """Plan a statement whose tokens are known (and passed the statement guard)."""
+    if starts_query(statement.tokens):
+        return plan_query(statement)
+    first = statement.tokens[0]
+    word = first.upper
+    handler = _HANDLERS.get(word)
+    if handler is not None:
+        return handler(statement)
+    reason = _FORBIDDEN.get(word)
+    if reason is not None:
+        raise ForbiddenSql(reason.format(_leading_words(statement, 2)))
+    if word in _OTHER_STATEMENTS:
+        raise ForbiddenSql(
+            f"{_leading_words(statement, 2)} … is not supported: Tessera runs the statements of "
+            "its SQL reference only, so that it sees every object a statement touches."
+        )
+    shown = statement.text[first.start : first.end]
+    raise parse_error(statement.text, first.start, f"Expected a SQL statement but found '{shown}'")
+
+
+def plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Plan:
+    """Plan one statement (a trailing ';' is allowed); raises a ``CoreError``."""
+    groups = statement_groups(tokenize(sql), len(sql))
+    if not groups:
+        raise parse_error(sql, 0, "Expected a SQL statement but found none")
+    if len(groups) > 1:
+        raise parse_error(
+            sql,
+            groups[1][2][0].start,
+            'Expected one statement but found more: send a script with "script": true',
+        )
+    begin, end = strip_region(sql, groups[0][0], groups[0][1])
+    statement = Statement(sql, tuple(groups[0][2]), reader, context, begin, end)
+    guard.check_statement_tokens(statement.tokens)
+    return plan_tokens(statement)

@@ -1,0 +1,247 @@
+"""CREATE TABLE with a column list, parsed by hand over the token stream.
+
+sqlglot cannot read Flink-style DDL (computed and metadata columns, watermarks), so this
+is a small recursive-descent parser:
+
+    CREATE TABLE [IF NOT EXISTS] p ( element, … ) [trailing clauses, any order]
+    element  := name type [NOT NULL] [[CONSTRAINT n] PRIMARY KEY [NOT ENFORCED]] [COMMENT '…']
+              | name AS expr [COMMENT '…']
+              | name type METADATA [FROM 'key'] [VIRTUAL] [COMMENT '…']
+              | WATERMARK FOR column AS expr
+              | [CONSTRAINT n] PRIMARY KEY (column, …) [NOT ENFORCED]
+    trailing := USING fmt | OPTIONS (k = 'v', …) | WITH ('k' = 'v', …) | COMMENT '…'
+              | PARTITIONED BY (column, …) | LOCATION '…'
+
+Types and expressions keep the user's source text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.errors import CoreError, SchemaError
+from core.identifiers import name_key
+from core.planner.errors import UnsupportedStatement
+from core.planner.plan import Plan
+from core.planner.resolve import check_column_expression
+from core.planner.sources import declared_source
+from core.planner.statement import (
+    Statement,
+    accept_if_not_exists,
+    data_type,
+    expression_span,
+    key_value_list,
+    type_span,
+)
+from core.planner.tokens import Token, TokenCursor
+from core.schema import (
+    ComputedColumn,
+    MetadataColumn,
+    PhysicalColumn,
+    PrimaryKey,
+    Schema,
+    SchemaResolver,
+    UnresolvedColumn,
+    WatermarkSpec,
+)
+
+_TYPE_STOP_WORDS = ("COMMENT", "METADATA", "PRIMARY", "CONSTRAINT")
+_TRAILING = "USING, OPTIONS, WITH, COMMENT, PARTITIONED BY, LOCATION or the end of the statement"
+
+
+def is_ctas(tokens: tuple[Token, ...], position: int) -> bool:
+    """Whether ``CREATE … TABLE`` (TABLE at ``position``) has a top-level AS: a CTAS."""
+    depth = 0
+    for token in tokens[position + 1 :]:
+        if token.is_punct("("):
+            depth += 1
+        elif token.is_punct(")"):
+            depth -= 1
+        elif depth == 0 and token.is_word("AS"):
+            return True
+    return False
+
+
+def ctas_unsupported() -> UnsupportedStatement:
+    return UnsupportedStatement(
+        "CREATE TABLE … AS SELECT (CTAS) is not available yet: it arrives with CTAS jobs."
+    )
+
+
+@dataclass
+class _Elements:
+    columns: list[UnresolvedColumn] = field(default_factory=list)
+    watermarks: list[WatermarkSpec] = field(default_factory=list)
+    primary_key: PrimaryKey | None = None
+
+    def set_primary_key(self, key: PrimaryKey) -> None:
+        if self.primary_key is not None:
+            raise SchemaError(
+                "A table can have only one primary key.", details={"field": "primary_key"}
+            )
+        self.primary_key = key
+
+
+def _name_list(cursor: TokenCursor, what: str) -> tuple[str, ...]:
+    cursor.expect_punct("(")
+    names = [cursor.expect_name(what)]
+    while cursor.accept_punct(","):
+        names.append(cursor.expect_name(what))
+    cursor.expect_punct(")")
+    return tuple(names)
+
+
+def _comment(cursor: TokenCursor) -> str | None:
+    return cursor.expect_string("a comment string") if cursor.accept_words("COMMENT") else None
+
+
+def _primary_key_clause(
+    cursor: TokenCursor, elements: _Elements, columns: tuple[str, ...] | None
+) -> bool:
+    """``[CONSTRAINT n] PRIMARY KEY [(cols)] [NOT ENFORCED]``; ``columns`` given inline."""
+    token = cursor.peek()
+    if token is None:
+        return False
+    if not (token.is_word("CONSTRAINT") or cursor.peek_words("PRIMARY", "KEY")):
+        return False
+    name = None
+    if cursor.accept_words("CONSTRAINT"):
+        name = cursor.expect_name("a constraint name")
+    cursor.expect_words("PRIMARY", "KEY")
+    if columns is None:
+        columns = _name_list(cursor, "a primary key column")
+    cursor.accept_words("NOT", "ENFORCED")
+    elements.set_primary_key(PrimaryKey(name, columns))
+    return True
+
+
+def _element(statement: Statement, cursor: TokenCursor, elements: _Elements) -> None:
+    if cursor.peek_words("WATERMARK", "FOR"):
+        cursor.expect_words("WATERMARK", "FOR")
+        column = cursor.expect_name("a column name")
+        cursor.expect_words("AS")
+        first, last = expression_span(cursor)
+        expression = statement.span(first, last)
+        check_column_expression(expression, column, statement.text, first.start)
+        elements.watermarks.append(WatermarkSpec(column, expression))
+        return
+    if _primary_key_clause(cursor, elements, None):
+        return
+    name = cursor.expect_name("a column name")
+    if cursor.accept_words("AS"):
+        first, last = expression_span(cursor, ("COMMENT",))
+        expression = statement.span(first, last)
+        check_column_expression(expression, name, statement.text, first.start)
+        elements.columns.append(ComputedColumn(name, expression, _comment(cursor)))
+        return
+    first, last = type_span(cursor, _TYPE_STOP_WORDS)
+    column_type = data_type(statement, first, last, f"column `{name}`")
+    if cursor.accept_words("METADATA"):
+        key = cursor.expect_string("a metadata key") if cursor.accept_words("FROM") else None
+        virtual = cursor.accept_words("VIRTUAL")
+        elements.columns.append(MetadataColumn(name, column_type, key, virtual, _comment(cursor)))
+        return
+    _primary_key_clause(cursor, elements, (name,))
+    elements.columns.append(PhysicalColumn(name, column_type, _comment(cursor)))
+
+
+@dataclass
+class _Trailing:
+    using: str | None = None
+    options: dict[str, str] | None = None
+    comment: str | None = None
+    partition_by: tuple[str, ...] = ()
+    location: str | None = None
+    seen: set[str] = field(default_factory=set)
+
+    def once(self, cursor: TokenCursor, token: Token, clause: str) -> None:
+        if clause in self.seen:
+            raise cursor.error_at(token, f"The {clause} clause is given twice")
+        self.seen.add(clause)
+
+
+def _trailing(cursor: TokenCursor) -> _Trailing:
+    result = _Trailing()
+    while not cursor.at_end:
+        token = cursor.next()
+        if token.is_word("USING"):
+            result.once(cursor, token, "USING")
+            parts, _, _ = cursor.path("a data source name", max_parts=16)
+            result.using = ".".join(parts)
+        elif token.is_word("OPTIONS", "WITH"):
+            result.once(cursor, token, "OPTIONS/WITH")
+            result.options = key_value_list(cursor)
+        elif token.is_word("COMMENT"):
+            result.once(cursor, token, "COMMENT")
+            result.comment = cursor.expect_string("a comment string")
+        elif token.is_word("PARTITIONED"):
+            result.once(cursor, token, "PARTITIONED BY")
+            cursor.expect_words("BY")
+            result.partition_by = _name_list(cursor, "a partition column")
+        elif token.is_word("LOCATION"):
+            result.once(cursor, token, "LOCATION")
+            result.location = cursor.expect_string("a quoted path")
+        else:
+            cursor.position -= 1
+            raise cursor.error(_TRAILING)
+    return result
+
+
+def _partition_columns(schema: Schema, names: tuple[str, ...]) -> list[str]:
+    physical = {name_key(c.name): c.name for c in schema.columns if isinstance(c, PhysicalColumn)}
+    result: list[str] = []
+    for name in names:
+        declared = physical.get(name_key(name))
+        if declared is None:
+            available = ", ".join(physical.values()) or "(none)"
+            raise CoreError(
+                f"Partition column `{name}` is not a physical column of the table. "
+                f"Available columns: {available}."
+            )
+        if declared in result:
+            raise CoreError(f"Partition column `{name}` is listed twice.")
+        result.append(declared)
+    return result
+
+
+def plan_create_table(statement: Statement, position: int) -> Plan:
+    """Plan ``CREATE TABLE`` whose TABLE keyword is the token at ``position``."""
+    if is_ctas(statement.tokens, position):
+        raise ctas_unsupported()
+    cursor = statement.cursor(position + 1)
+    if_not_exists = accept_if_not_exists(cursor)
+    parts, _, _ = cursor.path("a table name")
+    ident = statement.object_identifier(parts)
+    cursor.expect_punct("(")
+    elements = _Elements()
+    while True:
+        _element(statement, cursor, elements)
+        if cursor.accept_punct(")"):
+            break
+        if not cursor.accept_punct(","):
+            raise cursor.error("',' or ')'")
+    trailing = _trailing(cursor)
+
+    options = declared_source(
+        trailing.using, trailing.options or {}, trailing.location, statement.context.storage_roots
+    )
+    schema = Schema(tuple(elements.columns), tuple(elements.watermarks), elements.primary_key)
+    SchemaResolver().resolve(schema)
+    partition_by = _partition_columns(schema, trailing.partition_by)
+    statement.require_database(ident.catalog, ident.database)
+    has_expressions = bool(schema.watermarks) or any(
+        isinstance(c, ComputedColumn) for c in schema.columns
+    )
+    return Plan.of(
+        "create_table",
+        needs_spark=has_expressions,
+        target=ident.parts,
+        args={
+            "identifier": list(ident.parts),
+            "if_not_exists": if_not_exists,
+            "schema": schema.to_dict(),
+            "options": options,
+            "partition_by": partition_by,
+            "comment": trailing.comment,
+        },
+    )

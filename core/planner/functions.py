@@ -1,0 +1,26 @@
+"""Spark's built-in function names, read lazily from ``spark_builtins.txt``.
+
+The list is generated from Spark (``SHOW SYSTEM FUNCTIONS``) and checked against the
+running Spark by ``tests/spark/test_builtins_list.py``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+
+from core.identifiers import name_key
+
+
+@cache
+def spark_builtins() -> frozenset[str]:
+    """Every built-in function name of Spark, in lower case."""
+    text = resources.files("core.planner").joinpath("spark_builtins.txt").read_text("utf-8")
+    return frozenset(
+        line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+    )
+
+
+def is_builtin(name: str) -> bool:
+    """Whether a one-part function name is a Spark built-in (names are case-insensitive)."""
+    return name_key(name) in spark_builtins()

@@ -1,0 +1,77 @@
+"""What the planner reads: catalog objects through a ``CatalogReader``, and the session context."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from core.identifiers import ObjectIdentifier
+from core.schema import ResolvedSchema
+
+DEFAULT_SETTABLE_KEYS: frozenset[str] = frozenset(
+    {
+        "spark.sql.shuffle.partitions",
+        "spark.sql.ansi.enabled",
+        "spark.sql.session.timeZone",
+        "spark.sql.adaptive.enabled",
+        "spark.sql.files.maxPartitionBytes",
+        "spark.sql.autoBroadcastJoinThreshold",
+        "result.max_rows",
+        "job.timeout_seconds",
+        "table.ctas.atomic",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A table or view as the planner sees it."""
+
+    identifier: ObjectIdentifier
+    kind: Literal["table", "view"]
+    status: str  # "active" | "staged"
+    options: Mapping[str, str]  # tables: {"format"} or {"connector", "path", …}
+    location: str  # managed tables: the warehouse directory, else ""
+    resolved_schema: ResolvedSchema | None
+    query: str = ""  # views: the stored query
+    temporary: bool = False
+
+
+@dataclass(frozen=True)
+class FunctionDef:
+    """A catalog function: a Python UDF by dotted name, or a SQL function with a body."""
+
+    identifier: ObjectIdentifier
+    language: Literal["python", "sql"]
+    implementation: str  # python: dotted name; sql: body expression
+    parameters: tuple[tuple[str, str], ...] = ()  # (name, data type sql)
+    return_type: str = ""
+    temporary: bool = False
+
+
+class CatalogReader(Protocol):
+    """Read access to the catalog; implemented by ``jobs/catalog_reader.py`` (Django).
+
+    Temporary objects (issue 4) will come first: the reader consults the session's
+    temporary objects before permanent ones, without any change to the planner.
+    """
+
+    def catalog_exists(self, catalog: str) -> bool: ...
+
+    def database_exists(self, catalog: str, database: str) -> bool: ...
+
+    def get_relation(self, ident: ObjectIdentifier) -> Relation | None: ...
+
+    def get_function(self, ident: ObjectIdentifier) -> FunctionDef | None: ...
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """The session state a statement is planned in."""
+
+    current_catalog: str | None
+    current_database: str | None
+    storage_roots: tuple[str, ...] = ()  # normalised absolute directories
+    settable_keys: frozenset[str] = field(default=DEFAULT_SETTABLE_KEYS)
+    udf_packages: tuple[str, ...] = ("tessera_udfs",)  # allowlisted Python UDF packages

@@ -1,0 +1,215 @@
+"""The plan: what a statement does, as JSON stored on the job (``Job.plan``).
+
+``Plan.to_dict()`` gives exactly the JSON of docs/statements.md; ``Plan.from_dict()``
+reads it back (``Plan.from_dict(p.to_dict()) == p``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+PlanKind: TypeAlias = Literal["query", "ddl", "show", "describe", "explain", "use", "set"]
+
+# action -> kind
+ACTION_KINDS: Mapping[str, PlanKind] = {
+    "query": "query",
+    "explain": "explain",
+    "use": "use",
+    "set": "set",
+    "reset": "set",
+    "show_catalogs": "show",
+    "show_databases": "show",
+    "show_tables": "show",
+    "show_views": "show",
+    "show_functions": "show",
+    "show_create_table": "show",
+    "describe": "describe",
+    "create_catalog": "ddl",
+    "create_database": "ddl",
+    "create_table": "ddl",
+    "create_view": "ddl",
+    "create_function": "ddl",
+    "drop_catalog": "ddl",
+    "drop_database": "ddl",
+    "drop_table": "ddl",
+    "drop_view": "ddl",
+    "drop_function": "ddl",
+}
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """One column a table relation produces, in declared order."""
+
+    name: str
+    kind: Literal["physical", "computed", "metadata"]
+    expression: str | None = None  # computed
+    metadata_key: str | None = None  # metadata
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        if self.kind == "computed":
+            result["expression"] = self.expression
+        elif self.kind == "metadata":
+            result["metadata_key"] = self.metadata_key
+        return result
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ColumnPlan:
+        return cls(data["name"], data["kind"], data.get("expression"), data.get("metadata_key"))
+
+
+@dataclass(frozen=True)
+class RelationPlan:
+    """A table or view the worker registers as a temporary view named ``alias``."""
+
+    alias: str
+    identifier: tuple[str, str, str]
+    kind: Literal["table", "view"]
+    format: str = ""
+    path: str = ""
+    options: Mapping[str, str] = field(default_factory=dict)
+    physical_schema: str = ""
+    columns: tuple[ColumnPlan, ...] = ()
+    sql: str = ""  # views: the view's query rewritten to aliases of earlier relations
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "alias": self.alias,
+            "identifier": list(self.identifier),
+            "kind": self.kind,
+        }
+        if self.kind == "view":
+            result["sql"] = self.sql
+        else:
+            result.update(
+                format=self.format,
+                path=self.path,
+                options=dict(self.options),
+                physical_schema=self.physical_schema,
+                columns=[column.to_dict() for column in self.columns],
+            )
+        return result
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RelationPlan:
+        ident = data["identifier"]
+        return cls(
+            alias=data["alias"],
+            identifier=(ident[0], ident[1], ident[2]),
+            kind=data["kind"],
+            format=data.get("format", ""),
+            path=data.get("path", ""),
+            options=dict(data.get("options", {})),
+            physical_schema=data.get("physical_schema", ""),
+            columns=tuple(ColumnPlan.from_dict(c) for c in data.get("columns", ())),
+            sql=data.get("sql", ""),
+        )
+
+
+@dataclass(frozen=True)
+class FunctionPlan:
+    """A catalog function the worker registers under ``alias``."""
+
+    alias: str
+    identifier: tuple[str, str, str]
+    language: Literal["python", "sql"]
+    implementation: str = ""  # python: dotted name
+    parameters: tuple[tuple[str, str], ...] = ()  # sql
+    return_type: str = ""
+    body: str = ""  # sql: the body rewritten to aliases of earlier relations/functions
+
+    def to_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "alias": self.alias,
+            "identifier": list(self.identifier),
+            "language": self.language,
+        }
+        if self.language == "python":
+            result.update(implementation=self.implementation, return_type=self.return_type)
+        else:
+            result.update(
+                parameters=[[name, data_type] for name, data_type in self.parameters],
+                return_type=self.return_type,
+                body=self.body,
+            )
+        return result
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FunctionPlan:
+        ident = data["identifier"]
+        return cls(
+            alias=data["alias"],
+            identifier=(ident[0], ident[1], ident[2]),
+            language=data["language"],
+            implementation=data.get("implementation", ""),
+            parameters=tuple((p[0], p[1]) for p in data.get("parameters", ())),
+            return_type=data.get("return_type", ""),
+            body=data.get("body", ""),
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a statement does; ``needs_spark`` decides web process vs worker."""
+
+    kind: PlanKind
+    action: str
+    needs_spark: bool
+    sql: str = ""
+    relations: tuple[RelationPlan, ...] = ()
+    functions: tuple[FunctionPlan, ...] = ()
+    target: tuple[str, ...] | None = None
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        action: str,
+        *,
+        needs_spark: bool = False,
+        sql: str = "",
+        relations: tuple[RelationPlan, ...] = (),
+        functions: tuple[FunctionPlan, ...] = (),
+        target: tuple[str, ...] | None = None,
+        args: Mapping[str, Any] | None = None,
+    ) -> Plan:
+        """Build a plan, deriving ``kind`` from ``action``."""
+        return cls(
+            ACTION_KINDS[action],
+            action,
+            needs_spark,
+            sql,
+            relations,
+            functions,
+            target,
+            dict(args or {}),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "action": self.action,
+            "needs_spark": self.needs_spark,
+            "sql": self.sql,
+            "relations": [relation.to_dict() for relation in self.relations],
+            "functions": [function.to_dict() for function in self.functions],
+            "target": None if self.target is None else list(self.target),
+            "args": dict(self.args),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Plan:
+        target = data.get("target")
+        return cls(
+            kind=data["kind"],
+            action=data["action"],
+            needs_spark=bool(data["needs_spark"]),
+            sql=data.get("sql", ""),
+            relations=tuple(RelationPlan.from_dict(r) for r in data.get("relations", ())),
+            functions=tuple(FunctionPlan.from_dict(f) for f in data.get("functions", ())),
+            target=None if target is None else tuple(target),
+            args=dict(data.get("args", {})),
+        )

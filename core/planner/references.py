@@ -1,0 +1,375 @@
+"""Find what a query reads: table references and function calls, with their positions.
+
+The query is parsed with sqlglot (``read="spark"``) only to find references; positions
+come from sqlglot's identifier metadata and are checked against our own tokens, so the
+caller can splice the user's text instead of regenerating SQL. The guard's syntax-tree
+rules run here too, before anything is resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError as SqlglotParseError
+from sqlglot.errors import TokenError
+
+from core.errors import CoreError
+from core.identifiers import name_key, quote_path
+from core.planner import guard
+from core.planner.errors import ForbiddenSql, ParseError
+from core.planner.tokens import Token, parse_error, tokenize
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A table or view reference: ``parts`` as written, the name's span ``[start, end)``,
+    and where `` AS `name` `` goes when the user gave no alias (after TABLESAMPLE etc.)."""
+
+    parts: tuple[str, ...]
+    start: int
+    end: int
+    has_alias: bool
+    alias_at: int
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A function call: the name (with qualifiers) as written and its span."""
+
+    parts: tuple[str, ...]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class QueryRefs:
+    """The references of one query, each list in source order."""
+
+    tables: tuple[TableRef, ...]
+    functions: tuple[FunctionRef, ...]
+
+
+_DDL_OR_DML: tuple[type[exp.Expr], ...] = (
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.Delete,
+    exp.Update,
+    exp.Merge,
+    exp.Command,
+    exp.Set,
+    exp.Use,
+    exp.LoadData,
+    exp.Cache,
+    exp.Uncache,
+    exp.Refresh,
+    exp.Describe,
+    exp.Show,
+)
+
+
+def blank_prefix(text: str, start: int) -> str:
+    """``text`` with everything before ``start`` blanked (newlines kept), so that offsets,
+    lines and columns of a parsed region stay those of the whole statement."""
+    return "".join(ch if ch == "\n" else " " for ch in text[:start]) + text[start:]
+
+
+class _Unparsable(Exception):
+    def __init__(self, offset: int, message: str) -> None:
+        super().__init__(message)
+        self.offset = offset
+        self.message = message
+
+
+def _parse(source: str) -> exp.Expr:
+    """Parse one Spark SQL statement; failures carry the offending offset in ``source``."""
+    try:
+        expressions = sqlglot.parse(source, read="spark")
+    except TokenError:
+        tokenize(source)  # raises our ParseError with the position
+        raise _Unparsable(0, "Cannot read the query") from None
+    except SqlglotParseError as error:
+        info = error.errors[0] if error.errors else {}
+        line = int(info.get("line") or 1)
+        col = int(info.get("col") or 1)
+        highlight = str(info.get("highlight") or "")
+        lines = source.split("\n")
+        line = max(1, min(line, len(lines)))
+        offset = sum(len(item) + 1 for item in lines[: line - 1])
+        offset += max(0, col - len(highlight))
+        description = str(info.get("description") or "invalid syntax")
+        raise _Unparsable(offset, f"Cannot parse the query: {description}") from None
+    found = [expression for expression in expressions if expression is not None]
+    if len(found) != 1:
+        raise _Unparsable(0, "Expected exactly one query")
+    return found[0]
+
+
+def parse_region(text: str, start: int, end: int) -> exp.Expr:
+    """Parse ``text[start:end]`` as one Spark SQL statement; positions stay absolute."""
+    try:
+        return _parse(blank_prefix(text[:end], start))
+    except _Unparsable as error:
+        raise parse_error(text, max(error.offset, start), error.message) from None
+
+
+EXPRESSION_PREFIX = "SELECT "
+
+
+def parse_expression(expression: str, origin: str, origin_offset: int) -> exp.Expr:
+    """Parse ``SELECT <expression>``; errors point into ``origin`` where the expression
+    starts at ``origin_offset``."""
+    try:
+        return _parse(EXPRESSION_PREFIX + expression)
+    except _Unparsable as error:
+        offset = origin_offset + max(0, error.offset - len(EXPRESSION_PREFIX))
+        raise parse_error(origin, offset, error.message) from None
+    except ParseError as error:
+        line, column = error.details["line"], error.details["column"]
+        offset = origin_offset + max(
+            0, _offset(EXPRESSION_PREFIX + expression, line, column) - len(EXPRESSION_PREFIX)
+        )
+        raise parse_error(origin, offset, error.message.split(" (line")[0]) from None
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    lines = text.split("\n")
+    return sum(len(item) + 1 for item in lines[: line - 1]) + column - 1
+
+
+def check_query_tree(tree: exp.Expr) -> None:
+    """The guard's syntax-tree rules for a query."""
+    if not isinstance(tree, exp.Query | exp.Values | exp.Subquery):
+        if isinstance(tree, exp.Insert):
+            raise guard.unsupported_insert()
+        raise ForbiddenSql(
+            "Only queries (SELECT, WITH, VALUES, TABLE) can be used here: "
+            "other statements cannot be checked inside a query."
+        )
+    for node in tree.walk():
+        if isinstance(node, exp.QueryTransform):
+            raise ForbiddenSql(
+                "Script transforms (TRANSFORM … USING '…') are not allowed: "
+                "they run external programs on the cluster."
+            )
+        if isinstance(node, exp.Insert):
+            raise guard.unsupported_insert()
+        if isinstance(node, _DDL_OR_DML):
+            raise ForbiddenSql(
+                f"A {type(node).__name__.upper()} statement cannot be used inside a query: "
+                "only queries can be checked there."
+            )
+
+
+def _visible_ctes(node: exp.Expr) -> set[str]:
+    """Names of the CTEs in scope at ``node`` (a CTE sees only the ones before it)."""
+    visible: set[str] = set()
+    child = node
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, exp.With) and isinstance(child, exp.CTE):
+            ctes = list(parent.expressions)
+            index = next(i for i, cte in enumerate(ctes) if cte is child)
+            upto = index + 1 if parent.args.get("recursive") else index
+            visible.update(name_key(cte.alias) for cte in ctes[:upto])
+        elif not isinstance(child, exp.With):
+            with_ = parent.args.get("with_") or parent.args.get("with")
+            if isinstance(with_, exp.With):
+                visible.update(name_key(cte.alias) for cte in with_.expressions)
+        child, parent = parent, parent.parent
+    return visible
+
+
+class _Positions:
+    """Token lookup by offset, to check sqlglot's positions against our tokens."""
+
+    def __init__(self, tokens: Sequence[Token]) -> None:
+        self.tokens = list(tokens)
+        self.by_start = {token.start: i for i, token in enumerate(self.tokens)}
+
+    def index(self, node: exp.Expr) -> int | None:
+        start = node.meta.get("start")
+        end = node.meta.get("end")
+        if start is None or end is None:
+            return None
+        i = self.by_start.get(int(start))
+        if i is None or self.tokens[i].end != int(end) + 1:
+            return None
+        return i
+
+    def dotted_name(self, first: int, last: int) -> tuple[str, ...] | None:
+        """The parts of ``name . name …`` between token indexes (inclusive)."""
+        parts: list[str] = []
+        for k in range(first, last + 1):
+            token = self.tokens[k]
+            if (k - first) % 2 == 0:
+                if not token.is_name:
+                    return None
+                parts.append(token.text)
+            elif not token.is_punct("."):
+                return None
+        return tuple(parts)
+
+    def skip_balanced(self, i: int) -> int:
+        """Index after the parenthesised group starting at ``i`` (a '(' token)."""
+        depth = 0
+        while i < len(self.tokens):
+            token = self.tokens[i]
+            if token.is_punct("("):
+                depth += 1
+            elif token.is_punct(")"):
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return i
+
+    def alias_position(self, last: int) -> int:
+        """Where an alias goes after a table name ending at token ``last``: after any
+        ``TABLESAMPLE (…) [REPEATABLE (…)]`` and ``WITH (…)`` options."""
+        i = last + 1
+        end = self.tokens[last].end
+        while i + 1 < len(self.tokens) and self.tokens[i + 1].is_punct("("):
+            word = self.tokens[i]
+            if word.is_word("TABLESAMPLE", "REPEATABLE", "WITH"):
+                i = self.skip_balanced(i + 1)
+                end = self.tokens[i - 1].end
+            else:
+                break
+        return end
+
+
+def _table_ref(table: exp.Table, positions: _Positions) -> TableRef | None:
+    """The reference of a named table (None for table-valued functions)."""
+    name = table.this
+    if not isinstance(name, exp.Identifier):
+        if isinstance(name, exp.Dot):
+            shown = quote_path(
+                [
+                    i.this
+                    for i in table.find_all(exp.Identifier)
+                    if i.parent is not table.args.get("alias")
+                ]
+            )
+            raise CoreError(f"The table name {shown} has more than three parts.")
+        return None
+    identifiers = [table.args.get(key) for key in ("catalog", "db", "this")]
+    present = [i for i in identifiers if isinstance(i, exp.Identifier)]
+    first = positions.index(present[0])
+    last = positions.index(present[-1])
+    parts = None if first is None or last is None else positions.dotted_name(first, last)
+    if first is None or last is None or parts is None:
+        raise CoreError(f"Cannot locate the table reference {table.sql(dialect='spark')}.")
+    alias = table.args.get("alias")
+    has_alias = isinstance(alias, exp.TableAlias) and alias.this is not None
+    return TableRef(
+        parts,
+        positions.tokens[first].start,
+        positions.tokens[last].end,
+        has_alias,
+        positions.alias_position(last),
+    )
+
+
+def _function_ref(node: exp.Func, positions: _Positions) -> FunctionRef | None:
+    """The reference of a call written ``[qualifiers.]name(…)``; None for syntax such as
+    CAST or CASE that sqlglot also models as functions."""
+    i = positions.index(node)
+    if i is None or i + 1 >= len(positions.tokens):
+        return None
+    if not positions.tokens[i + 1].is_punct("(") or not positions.tokens[i].is_name:
+        return None
+    first = i
+    parent = node.parent
+    if isinstance(parent, exp.Dot) and parent.expression is node:
+        qualifiers = [q for q in parent.this.find_all(exp.Identifier)]
+        starts = [positions.index(q) for q in qualifiers]
+        if not starts or any(s is None for s in starts):
+            raise CoreError(f"Cannot locate the function call {parent.sql(dialect='spark')}.")
+        first = min(s for s in starts if s is not None)
+    parts = positions.dotted_name(first, i)
+    if parts is None:
+        raise CoreError(f"Cannot locate the function call {node.sql(dialect='spark')}.")
+    if len(parts) > 3:
+        raise CoreError(f"The function name {quote_path(parts)} has more than three parts.")
+    return FunctionRef(parts, positions.tokens[first].start, positions.tokens[i].end)
+
+
+def find_references(tree: exp.Expr, tokens: Sequence[Token]) -> QueryRefs:
+    """Collect table references (CTE names excluded) and calls, guarding each one."""
+    positions = _Positions(tokens)
+    tables: dict[int, TableRef] = {}
+    functions: dict[int, FunctionRef] = {}
+    for table in tree.find_all(exp.Table):
+        ref = _table_ref(table, positions)
+        if ref is None:
+            continue
+        guard.check_qualifiers(ref.parts)
+        guard.check_file_path_table(ref.parts)
+        if len(ref.parts) == 1 and name_key(ref.parts[0]) in _visible_ctes(table):
+            continue
+        tables[ref.start] = ref
+    for node in tree.find_all(exp.Func):
+        call = _function_ref(node, positions)
+        if call is None:
+            continue
+        guard.check_function_name(call.parts)
+        functions[call.start] = call
+    return QueryRefs(
+        tuple(tables[k] for k in sorted(tables)),
+        tuple(functions[k] for k in sorted(functions)),
+    )
+
+
+def analyze_query(text: str, tokens: Sequence[Token]) -> QueryRefs:
+    """Parse the query made of ``tokens`` (a region of ``text``), guard it and return its
+    references. ``TABLE p`` (which sqlglot does not read) is handled here."""
+    if not tokens:
+        raise parse_error(text, len(text), "Expected a query")
+    guard.check_query_tokens(tokens)
+    if tokens[0].is_word("TABLE"):
+        return _table_statement(text, tokens)
+    tree = parse_region(text, tokens[0].start, tokens[-1].end)
+    check_query_tree(tree)
+    return find_references(tree, tokens)
+
+
+def _table_statement(text: str, tokens: Sequence[Token]) -> QueryRefs:
+    """``TABLE p``: exactly one path and nothing else."""
+    positions = _Positions(tokens)
+    last = len(tokens) - 1
+    parts = positions.dotted_name(1, last) if last >= 1 else None
+    if parts is None or len(parts) > 3:
+        raise parse_error(
+            text, tokens[min(1, last)].start, "Expected a table name after TABLE, and nothing else"
+        )
+    guard.check_qualifiers(parts)
+    guard.check_file_path_table(parts)
+    end = tokens[last].end
+    return QueryRefs((TableRef(parts, tokens[1].start, end, True, end),), ())
+
+
+def analyze_expression(expression: str, origin: str, origin_offset: int) -> tuple[str, QueryRefs]:
+    """Guard and analyse one SQL expression (a computed column, a function body).
+
+    Returns the parsed source (``SELECT <expression>``, whose offsets the references use)
+    and the references; errors point into ``origin`` at ``origin_offset``.
+    """
+    source = EXPRESSION_PREFIX + expression
+    try:
+        tokens = tokenize(source)
+    except ParseError as error:
+        offset = _offset(source, error.details["line"], error.details["column"])
+        where = origin_offset + max(0, offset - len(EXPRESSION_PREFIX))
+        raise parse_error(origin, where, error.message.split(" (line")[0]) from None
+    guard.check_statement_tokens(tokens)
+    guard.check_query_tokens(tokens)
+    tree = parse_expression(expression, origin, origin_offset)
+    extra = [key for key, value in tree.args.items() if value and key != "expressions"]
+    if not isinstance(tree, exp.Select) or len(tree.expressions) != 1 or extra:
+        raise parse_error(origin, origin_offset, "Expected a single SQL expression")
+    check_query_tree(tree)
+    return source, find_references(tree, tokens)

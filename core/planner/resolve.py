@@ -1,0 +1,310 @@
+"""Resolve a query's references against the catalog and rewrite it by splicing.
+
+One ``Resolver`` per statement: it gives every distinct table/view an alias
+``__tessera_rN`` and every catalog function an alias ``__tessera_fN``, in dependency
+order (views and SQL function bodies are expanded first, relative to where they live).
+The user's text is rewritten by replacing only the spans of the references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from core.errors import CoreError, NotFound
+from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_path
+from core.planner import guard
+from core.planner.errors import ForbiddenSql, ParseError
+from core.planner.functions import is_builtin
+from core.planner.model import CatalogReader, FunctionDef, PlanContext, Relation
+from core.planner.plan import ColumnPlan, FunctionPlan, RelationPlan
+from core.planner.references import (
+    EXPRESSION_PREFIX,
+    QueryRefs,
+    analyze_expression,
+    analyze_query,
+)
+from core.planner.sources import stored_source
+from core.planner.tokens import Token, statement_groups, strip_region, tokenize
+
+RELATION_ALIAS = "__tessera_r{}"
+FUNCTION_ALIAS = "__tessera_f{}"
+
+Replacement = tuple[int, int, str]
+
+
+def splice(text: str, start: int, end: int, replacements: Sequence[Replacement]) -> str:
+    """``text[start:end]`` with each ``(from, to, new)`` span replaced; the rest unchanged."""
+    pieces: list[str] = []
+    position = start
+    for begin, finish, new in sorted(replacements, key=lambda r: (r[0], r[1])):
+        if begin < position:
+            raise AssertionError(f"overlapping replacements at offset {begin}")
+        pieces.append(text[position:begin])
+        pieces.append(new)
+        position = finish
+    pieces.append(text[position:end])
+    return "".join(pieces)
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """A query rewritten two ways: to aliases (to run) and to canonical names (to store)."""
+
+    sql: str
+    expanded: str
+
+
+def check_column_expression(expression: str, column: str, origin: str, offset: int) -> None:
+    """A computed column or watermark expression may call built-in functions only and
+    read no table: at query time it runs inside the table's own projection."""
+    _, refs = analyze_expression(expression, origin, offset)
+    if refs.tables:
+        shown = quote_path(refs.tables[0].parts)
+        raise ForbiddenSql(
+            f"The expression of column `{column}` reads {shown}: column expressions cannot "
+            "read tables."
+        )
+    for call in refs.functions:
+        if len(call.parts) > 1 or not is_builtin(call.parts[0]):
+            raise CoreError(
+                f"The expression of column `{column}` calls {quote_path(call.parts)}, but column "
+                "expressions can only call Spark's built-in functions."
+            )
+
+
+def _single_statement(text: str, what: str) -> tuple[list[Token], int]:
+    """The tokens of a stored query and where its text ends (trailing comments kept)."""
+    groups = statement_groups(tokenize(text), len(text))
+    if len(groups) != 1:
+        raise CoreError(f"The stored query of {what} is not a single statement.")
+    return groups[0][2], strip_region(text, groups[0][0], groups[0][1])[1]
+
+
+class Resolver:
+    """Resolves and registers the objects one statement reads."""
+
+    def __init__(self, reader: CatalogReader, context: PlanContext) -> None:
+        self.reader = reader
+        self.context = context
+        self.relations: list[RelationPlan] = []
+        self.functions: list[FunctionPlan] = []
+        self.objects: list[Relation | FunctionDef] = []
+        self._relation_aliases: dict[tuple[str, str, str], tuple[str, ObjectIdentifier]] = {}
+        self._function_aliases: dict[tuple[str, str, str], tuple[str, ObjectIdentifier]] = {}
+        self._expanding: list[tuple[str, ObjectIdentifier]] = []
+
+    # -- queries ------------------------------------------------------------------------
+
+    def rewrite_query(
+        self,
+        text: str,
+        tokens: Sequence[Token],
+        catalog: str | None,
+        database: str | None,
+        end: int | None = None,
+        start: int | None = None,
+    ) -> Rewritten:
+        """Guard, resolve and rewrite the query made of ``tokens``: the region of ``text``
+        from ``start`` to ``end`` (by default its first and last token; pass wider bounds
+        to keep the comments around it)."""
+        refs = analyze_query(text, tokens)
+        begin = tokens[0].start if start is None else start
+        stop = tokens[-1].end if end is None else end
+        return self._rewrite(text, begin, stop, refs, catalog, database)
+
+    def _rewrite(
+        self,
+        text: str,
+        start: int,
+        end: int,
+        refs: QueryRefs,
+        catalog: str | None,
+        database: str | None,
+    ) -> Rewritten:
+        run: list[Replacement] = []
+        canonical: list[Replacement] = []
+        for ref in refs.tables:
+            alias, ident = self.relation(ref.parts, catalog, database)
+            canonical.append((ref.start, ref.end, ident.quoted()))
+            if ref.has_alias:
+                run.append((ref.start, ref.end, quote_part(alias)))
+            elif ref.alias_at == ref.end:
+                run.append(
+                    (ref.start, ref.end, f"{quote_part(alias)} AS {quote_part(ref.parts[-1])}")
+                )
+            else:
+                run.append((ref.start, ref.end, quote_part(alias)))
+                run.append((ref.alias_at, ref.alias_at, f" AS {quote_part(ref.parts[-1])}"))
+        for call in refs.functions:
+            resolved = self.function(call.parts, catalog, database)
+            if resolved is not None:
+                alias, ident = resolved
+                run.append((call.start, call.end, quote_part(alias)))
+                canonical.append((call.start, call.end, ident.quoted()))
+        return Rewritten(splice(text, start, end, run), splice(text, start, end, canonical))
+
+    # -- relations ----------------------------------------------------------------------
+
+    def relation(
+        self, parts: Sequence[str], catalog: str | None, database: str | None
+    ) -> tuple[str, ObjectIdentifier]:
+        """The alias of a table or view (registering it and what it reads on first use)."""
+        ident = expand_path(parts, catalog, database)
+        known = self._relation_aliases.get(ident.key)
+        if known is not None:
+            return known
+        self._check_cycle("view", ident)
+        relation = self.reader.get_relation(ident)
+        if relation is None:
+            raise NotFound(
+                f"Table or view {ident.quoted()} not found",
+                details={"identifier": list(ident.parts)},
+            )
+        ident = relation.identifier
+        if relation.kind == "view":
+            self._expanding.append(("view", ident))
+            try:
+                sql = self._view_sql(relation)
+            finally:
+                self._expanding.pop()
+        else:
+            if relation.status == "staged":
+                raise CoreError(
+                    f"Table {ident.quoted()} is being created and cannot be read yet.",
+                    details={"identifier": list(ident.parts)},
+                )
+        alias = RELATION_ALIAS.format(len(self.relations) + 1)
+        if relation.kind == "view":
+            plan = RelationPlan(alias, ident.parts, "view", sql=sql)
+        else:
+            plan = self._table_plan(alias, relation)
+        self.relations.append(plan)
+        self.objects.append(relation)
+        self._relation_aliases[ident.key] = (alias, ident)
+        return alias, ident
+
+    def _check_cycle(self, kind: str, ident: ObjectIdentifier) -> None:
+        chain = [i for k, i in self._expanding if k == kind]
+        if ident in chain:
+            path = " → ".join(i.quoted() for i in [*chain[chain.index(ident) :], ident])
+            what = "view" if kind == "view" else "function"
+            raise CoreError(
+                f"Recursive {what} {ident.quoted()} detected: {path}.",
+                details={"identifier": list(ident.parts)},
+            )
+
+    def _view_sql(self, view: Relation) -> str:
+        ident = view.identifier
+        tokens, end = _single_statement(view.query, f"view {ident.quoted()}")
+        try:
+            return self.rewrite_query(view.query, tokens, ident.catalog, ident.database, end).sql
+        except ParseError as error:
+            raise ParseError(
+                f"The stored query of view {ident.quoted()} cannot be parsed: {error.message}",
+                line=error.details["line"],
+                column=error.details["column"],
+            ) from None
+
+    def _table_plan(self, alias: str, table: Relation) -> RelationPlan:
+        source = stored_source(table.options, table.location, self.context.storage_roots)
+        physical: list[str] = []
+        columns: list[ColumnPlan] = []
+        schema = table.resolved_schema
+        for column in schema.columns if schema is not None else ():
+            if column.kind == "physical" and column.data_type is not None:
+                physical.append(f"{quote_part(column.name)} {column.data_type.sql()}")
+                columns.append(ColumnPlan(column.name, "physical"))
+            elif column.kind == "computed":
+                expression = column.expression or ""
+                check_column_expression(expression, column.name, expression, 0)
+                columns.append(ColumnPlan(column.name, "computed", expression=expression))
+            elif column.kind == "metadata":
+                key = column.metadata_key or column.name.lower()
+                columns.append(ColumnPlan(column.name, "metadata", metadata_key=key))
+        return RelationPlan(
+            alias,
+            table.identifier.parts,
+            "table",
+            format=source.format,
+            path=source.path,
+            options=dict(source.options),
+            physical_schema=", ".join(physical),
+            columns=tuple(columns),
+        )
+
+    # -- functions ----------------------------------------------------------------------
+
+    def function(
+        self, parts: Sequence[str], catalog: str | None, database: str | None
+    ) -> tuple[str, ObjectIdentifier] | None:
+        """The alias of a catalog function, or None for a Spark built-in.
+
+        One-part names: built-in first, then the current catalog and database; qualified
+        names: the catalog only.
+        """
+        if len(parts) == 1 and is_builtin(parts[0]):
+            return None
+        ident = expand_path(parts, catalog, database)
+        known = self._function_aliases.get(ident.key)
+        if known is not None:
+            return known
+        self._check_cycle("function", ident)
+        function = self.reader.get_function(ident)
+        if function is None:
+            raise NotFound(
+                f"Function {ident.quoted()} not found", details={"identifier": list(ident.parts)}
+            )
+        ident = function.identifier
+        guard.check_function_name(ident.parts)
+        if function.language == "python":
+            implementation = guard.check_udf_implementation(
+                function.implementation, self.context.udf_packages
+            )
+            body = ""
+        else:
+            implementation = ""
+            self._expanding.append(("function", ident))
+            try:
+                body = self.function_body(
+                    function.implementation, ident, function.implementation, 0
+                )
+            finally:
+                self._expanding.pop()
+        alias = FUNCTION_ALIAS.format(len(self.functions) + 1)
+        self.functions.append(
+            FunctionPlan(
+                alias,
+                ident.parts,
+                function.language,
+                implementation=implementation,
+                parameters=tuple(function.parameters),
+                return_type=function.return_type,
+                body=body,
+            )
+        )
+        self.objects.append(function)
+        self._function_aliases[ident.key] = (alias, ident)
+        return alias, ident
+
+    def function_body(self, body: str, ident: ObjectIdentifier, origin: str, offset: int) -> str:
+        """Rewrite a SQL function body (resolved where the function lives). Bodies cannot
+        read tables: the worker registers functions before relations."""
+        source, refs = analyze_expression(body, origin, offset)
+        if refs.tables:
+            shown = quote_path(refs.tables[0].parts)
+            raise CoreError(
+                f"The body of function {ident.quoted()} reads {shown}: SQL functions cannot "
+                "read tables or views."
+            )
+        rewritten = self._rewrite(
+            source, len(EXPRESSION_PREFIX), len(source), refs, ident.catalog, ident.database
+        )
+        return rewritten.sql
+
+    def reads(self, ident: ObjectIdentifier) -> bool:
+        """Whether the statement reads this relation (directly or through views)."""
+        return ident.key in self._relation_aliases
+
+    def temporary_objects(self) -> list[str]:
+        return [o.identifier.quoted() for o in self.objects if o.temporary]

@@ -1,0 +1,184 @@
+"""An in-memory ``CatalogReader`` built from real core objects, shared by the planner tests.
+
+It is a test double of a storage protocol (the Django reader lives in jobs/), not of the
+planner: the planner under test is always the real one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from core.datatypes import parse_data_type
+from core.identifiers import ObjectIdentifier, name_key
+from core.planner import (
+    FunctionDef,
+    Plan,
+    PlanContext,
+    Relation,
+    plan_statement,
+)
+from core.schema import (
+    ComputedColumn,
+    MetadataColumn,
+    PhysicalColumn,
+    Schema,
+    SchemaResolver,
+    UnresolvedColumn,
+)
+
+STORAGE_ROOT = "/srv/tessera/external"
+
+
+@dataclass
+class MemoryCatalog:
+    """Catalogs, databases, relations and functions in dicts (keys are case-insensitive)."""
+
+    databases: dict[str, set[str]] = field(default_factory=dict)
+    relations: dict[tuple[str, str, str], Relation] = field(default_factory=dict)
+    functions: dict[tuple[str, str, str], FunctionDef] = field(default_factory=dict)
+    lookups: list[str] = field(default_factory=list)
+
+    # -- CatalogReader --------------------------------------------------------------------
+
+    def catalog_exists(self, catalog: str) -> bool:
+        return name_key(catalog) in self.databases
+
+    def database_exists(self, catalog: str, database: str) -> bool:
+        return name_key(database) in self.databases.get(name_key(catalog), set())
+
+    def get_relation(self, ident: ObjectIdentifier) -> Relation | None:
+        self.lookups.append(f"relation {ident}")
+        return self.relations.get(ident.key)
+
+    def get_function(self, ident: ObjectIdentifier) -> FunctionDef | None:
+        self.lookups.append(f"function {ident}")
+        return self.functions.get(ident.key)
+
+    # -- building -------------------------------------------------------------------------
+
+    def add_database(self, catalog: str, database: str) -> None:
+        self.databases.setdefault(name_key(catalog), set()).add(name_key(database))
+
+    def add_table(
+        self,
+        path: str,
+        columns: Iterable[str | UnresolvedColumn] = ("id BIGINT",),
+        *,
+        options: dict[str, str] | None = None,
+        status: str = "active",
+        temporary: bool = False,
+    ) -> Relation:
+        ident = ObjectIdentifier.of(path.split("."))
+        self.add_database(ident.catalog, ident.database)
+        declared = [
+            PhysicalColumn(c.split(" ", 1)[0], parse_data_type(c.split(" ", 1)[1]))
+            if isinstance(c, str)
+            else c
+            for c in columns
+        ]
+        resolved = SchemaResolver().resolve(Schema(tuple(declared)))
+        options = {"format": "parquet"} if options is None else options
+        managed = "path" not in options and "connector" not in options
+        relation = Relation(
+            ident,
+            "table",
+            status,
+            options,
+            f"/srv/tessera/warehouse/{ident.catalog}/{ident.database}/{ident.name}"
+            if managed
+            else "",
+            resolved,
+            temporary=temporary,
+        )
+        self.relations[ident.key] = relation
+        return relation
+
+    def add_view(self, path: str, query: str) -> Relation:
+        ident = ObjectIdentifier.of(path.split("."))
+        self.add_database(ident.catalog, ident.database)
+        relation = Relation(ident, "view", "active", {}, "", None, query=query)
+        self.relations[ident.key] = relation
+        return relation
+
+    def add_python_function(
+        self, path: str, implementation: str, return_type: str = "STRING"
+    ) -> FunctionDef:
+        ident = ObjectIdentifier.of(path.split("."))
+        self.add_database(ident.catalog, ident.database)
+        function = FunctionDef(ident, "python", implementation, return_type=return_type)
+        self.functions[ident.key] = function
+        return function
+
+    def add_sql_function(
+        self, path: str, parameters: tuple[tuple[str, str], ...], return_type: str, body: str
+    ) -> FunctionDef:
+        ident = ObjectIdentifier.of(path.split("."))
+        self.add_database(ident.catalog, ident.database)
+        function = FunctionDef(ident, "sql", body, parameters, return_type)
+        self.functions[ident.key] = function
+        return function
+
+
+def context(catalog: str | None = "c", database: str | None = "d") -> PlanContext:
+    """A session context with the doc's SET allowlist and one storage root."""
+    return PlanContext(
+        current_catalog=catalog,
+        current_database=database,
+        storage_roots=(STORAGE_ROOT,),
+        settable_keys=frozenset(
+            {
+                "spark.sql.shuffle.partitions",
+                "spark.sql.ansi.enabled",
+                "spark.sql.session.timeZone",
+                "spark.sql.adaptive.enabled",
+                "spark.sql.files.maxPartitionBytes",
+                "spark.sql.autoBroadcastJoinThreshold",
+                "result.max_rows",
+                "job.timeout_seconds",
+                "table.ctas.atomic",
+            }
+        ),
+    )
+
+
+def sample_catalog() -> MemoryCatalog:
+    """c.d with orders (rich schema), customers, a view, and functions; c.other; x.y."""
+    catalog = MemoryCatalog()
+    catalog.add_table(
+        "c.d.orders",
+        [
+            "id BIGINT NOT NULL",
+            "price DECIMAL(10, 2)",
+            "qty INT",
+            ComputedColumn("total", "price * qty"),
+            MetadataColumn("file", parse_data_type("STRING"), "file_path", True),
+            "customer_id BIGINT",
+        ],
+    )
+    catalog.add_table("c.d.customers", ["id BIGINT", "name STRING"])
+    catalog.add_table(
+        "c.d.events",
+        ["ts TIMESTAMP", "payload STRING"],
+        options={"connector": "csv", "path": f"{STORAGE_ROOT}/events", "header": "true"},
+    )
+    catalog.add_view("c.d.big_orders", "SELECT * FROM orders WHERE total > 100")
+    catalog.add_python_function("c.d.slugify", "tessera_udfs.text.slugify")
+    catalog.add_sql_function("c.d.plus1", (("x", "INT"),), "INT", "x + 1")
+    catalog.add_python_function("c.d.upper", "tessera_udfs.text.shout")
+    catalog.add_database("c", "other")
+    catalog.add_table("c.other.orders", ["id BIGINT"])
+    catalog.add_database("x", "y")
+    return catalog
+
+
+def plan(sql: str, catalog: MemoryCatalog | None = None, **kwargs: str | None) -> Plan:
+    """Plan ``sql`` against ``catalog`` (default: ``sample_catalog()``) in c.d."""
+    return plan_statement(sql, catalog or sample_catalog(), context(**kwargs))
+
+
+def test_memory_catalog_is_case_insensitive() -> None:
+    catalog = sample_catalog()
+    assert catalog.get_relation(ObjectIdentifier("C", "D", "ORDERS")) is not None
+    assert catalog.database_exists("C", "Other")
+    assert not catalog.catalog_exists("nope")
