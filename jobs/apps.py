@@ -8,4 +8,9 @@ class JobsConfig(AppConfig):
     verbose_name = "Jobs and workers"
 
     def ready(self) -> None:
-        from jobs import worker  # noqa: F401  (connects the Celery worker signals)
+        from jobs import services, worker  # worker: connects the Celery worker signals
+
+        # A script's next statement starts when the one before it ends, in whichever
+        # process (web or worker) ended it: the hook must be there in both.
+        services.install_hooks()
+        del worker

@@ -18,6 +18,7 @@ api_v1: list[URLPattern | URLResolver] = [
     re_path(r"^schema/?$", SpectacularAPIView.as_view(), name="schema"),
     re_path(r"^docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("", include("catalog.urls")),
+    path("", include("jobs.urls")),
 ]
 
 

@@ -1,0 +1,720 @@
+"""Run the plan actions that are not queries: USE, SET/RESET, SHOW …, DESCRIBE,
+SHOW CREATE TABLE, and CREATE/DROP of catalogs, databases, tables, views and functions.
+
+``run_command(job)`` is the one entry point. The web process calls it for plans that need no
+Spark; a worker calls it for DDL plans that do (``needs_spark``), passing what only Spark can
+give: an expression ``typer`` for computed columns and watermarks, and ``derive_view_schema``
+for views. Either way the job moves CREATED → RUNNING → FINISHED | FAILED through
+``jobs.lifecycle``, and the answer rows are stored in the results store.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from catalog import selectors, services
+from catalog.models import Catalog, Database, Function, Table
+from core import jobstate
+from core.errors import AlreadyExists, CoreError, NotFound
+from core.identifiers import quote_path
+from core.jobstate import IllegalTransition
+from core.schema import (
+    ComputedColumn,
+    ExpressionTyper,
+    MetadataColumn,
+    ResolvedSchema,
+    Schema,
+)
+from jobs import lifecycle, results
+from jobs.models import Job, Session
+
+log = logging.getLogger(__name__)
+
+DeriveViewSchema = Callable[[str], Schema]
+Rows = list[list[Any]]
+Columns = list[dict[str, str]]
+
+# --- session properties ----------------------------------------------------------------------
+
+PROPERTY_DEFAULTS: Mapping[str, Callable[[], str]] = {
+    "result.max_rows": lambda: str(settings.TESSERA_RESULT_MAX_ROWS),
+    "job.timeout_seconds": lambda: str(settings.TESSERA_JOB_TIMEOUT_SECONDS),
+}
+_POSITIVE_INT_KEYS = frozenset(
+    {
+        "result.max_rows",
+        "job.timeout_seconds",
+        "spark.sql.shuffle.partitions",
+    }
+)
+_BOOLEAN_KEYS = frozenset(
+    {"spark.sql.ansi.enabled", "spark.sql.adaptive.enabled", "table.ctas.atomic"}
+)
+
+
+def check_session_property(key: Any, value: Any, field: str = "properties") -> str:
+    """Validate one session property (SET or PATCH); return its value.
+
+    Only keys in ``settings.TESSERA_SETTABLE_KEYS`` exist; values are strings, and the keys
+    Tessera itself reads must hold what it can use (a positive number, true/false).
+    """
+    if not isinstance(key, str) or key not in settings.TESSERA_SETTABLE_KEYS:
+        allowed = ", ".join(sorted(settings.TESSERA_SETTABLE_KEYS))
+        raise CoreError(
+            f"The session property '{key}' cannot be set. Settable properties: {allowed}.",
+            details={"field": f"{field}.{key}", "key": key},
+        )
+    if not isinstance(value, str):
+        raise CoreError(
+            f"The value of session property '{key}' must be a string, e.g. \"{value}\".",
+            details={"field": f"{field}.{key}", "key": key},
+        )
+    text = value.strip()
+    if key in _POSITIVE_INT_KEYS and not (text.isdigit() and int(text) > 0):
+        raise CoreError(
+            f"The session property '{key}' must be a positive whole number, got '{value}'.",
+            details={"field": f"{field}.{key}", "key": key},
+        )
+    if key in _BOOLEAN_KEYS and text.lower() not in {"true", "false"}:
+        raise CoreError(
+            f"The session property '{key}' must be true or false, got '{value}'.",
+            details={"field": f"{field}.{key}", "key": key},
+        )
+    return text
+
+
+# --- the entry point -------------------------------------------------------------------------
+
+
+def error_json(exc: CoreError) -> dict[str, Any]:
+    """A CoreError as a job's ``error``."""
+    return {"code": exc.code, "message": exc.message, "details": dict(exc.details)}
+
+
+INTERNAL_ERROR = {
+    "code": "INTERNAL_ERROR",
+    "message": "The statement failed because of an internal error; it was logged.",
+    "details": {},
+}
+
+
+def _reload(job_id: Any) -> Job:
+    return Job.objects.select_related("user", "session").get(pk=job_id)
+
+
+def run_command(
+    job: Job,
+    *,
+    typer: ExpressionTyper | None = None,
+    derive_view_schema: DeriveViewSchema | None = None,
+) -> Job:
+    """Execute a non-query plan action and return the job, ended FINISHED or FAILED.
+
+    A CREATED job is claimed here (CREATED → RUNNING); a RUNNING job is taken to be claimed by
+    the caller (a worker that set its own ``worker``/``heartbeat_at``). If the claim is lost
+    (canceled meanwhile) nothing runs and the job is returned as it is.
+    """
+    if job.status == jobstate.CREATED:
+        claimed = lifecycle.try_transition(job.id, jobstate.CREATED, jobstate.RUNNING)
+        if claimed is None:
+            return _reload(job.id)
+        job = _reload(job.id)
+    elif job.status != jobstate.RUNNING:
+        raise IllegalTransition(f"Job {job.id} is {job.status}; it cannot run.")
+
+    try:
+        with transaction.atomic():
+            columns, rows = _execute(job, typer, derive_view_schema)
+            result = results.write_rows(job.id, columns, rows)
+    except CoreError as exc:
+        return _end(job, jobstate.FAILED, error=error_json(exc))
+    except Exception:
+        log.exception("job %s: command %s failed", job.id, job.plan.get("action"))
+        return _end(job, jobstate.FAILED, error=INTERNAL_ERROR)
+    return _end(job, jobstate.FINISHED, result=result)
+
+
+def _end(job: Job, target: str, **fields: Any) -> Job:
+    ended = lifecycle.try_transition(job.id, jobstate.RUNNING, target, **fields)
+    if ended is None:  # somebody else ended it first (reaper, cancel): theirs stands
+        log.warning("job %s: could not move to %s; it was ended by someone else", job.id, target)
+        if "result" in fields:
+            results.delete_result(job.id)
+        return _reload(job.id)
+    return _reload(job.id)
+
+
+def _execute(
+    job: Job, typer: ExpressionTyper | None, derive_view_schema: DeriveViewSchema | None
+) -> tuple[Columns, Rows]:
+    plan: Mapping[str, Any] = job.plan or {}
+    action = plan.get("action")
+    args: Mapping[str, Any] = plan.get("args") or {}
+    if action == "create_table":
+        return _create_table(job, args, typer)
+    if action == "create_view":
+        return _create_view(job, plan, args, derive_view_schema)
+    handler = _HANDLERS.get(str(action))
+    if handler is None:
+        raise CoreError(
+            f"The plan action '{action}' is not a command; it runs on a worker.",
+            details={"action": action},
+        )
+    return handler(job, args)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _message(text: str) -> tuple[Columns, Rows]:
+    return [{"name": "result", "data_type": "STRING"}], [[text]]
+
+
+def _strings(*names: str) -> Columns:
+    return [{"name": name, "data_type": "STRING"} for name in names]
+
+
+def _session(job: Job) -> Session:
+    if job.session_id is None:
+        raise NotFound("The session of this statement was closed; open a new one.")
+    session = Session.objects.select_for_update().filter(pk=job.session_id).first()
+    if session is None:
+        raise NotFound(f"Session {job.session_id} does not exist.")
+    return session
+
+
+def _parts(args: Mapping[str, Any], size: int) -> list[str]:
+    identifier = args.get("identifier")
+    if not isinstance(identifier, list | tuple) or len(identifier) != size:
+        raise CoreError(f"The plan names no {size}-part identifier.", details={"args": dict(args)})
+    return [str(part) for part in identifier]
+
+
+def like_matcher(pattern: str | None) -> Callable[[str], bool]:
+    """Spark's SHOW … LIKE: ``*`` matches anything, ``|`` separates alternatives, the rest is
+    literal; the whole name must match, ignoring case (and surrounding blanks)."""
+    if pattern is None:
+        return lambda name: True
+    alternatives = [
+        ".*".join(re.escape(piece) for piece in part.strip().split("*"))
+        for part in pattern.split("|")
+    ]
+    regex = re.compile("|".join(f"(?:{alt})" for alt in alternatives), re.IGNORECASE | re.DOTALL)
+    return lambda name: regex.fullmatch(name) is not None
+
+
+def _database_of(args: Mapping[str, Any], job: Job) -> Database:
+    catalog = args.get("catalog")
+    database = args.get("database")
+    if catalog is None or database is None:
+        session = Session.objects.filter(pk=job.session_id).first() if job.session_id else None
+        catalog = catalog or (session.current_catalog if session else None)
+        database = database or (session.current_database if session else None)
+    if not catalog:
+        raise CoreError("No current catalog is set; run USE CATALOG first or name one.")
+    if not database:
+        raise CoreError("No current database is set; run USE first or name one.")
+    return selectors.get_database(str(catalog), str(database))
+
+
+def _catalog_of(args: Mapping[str, Any], job: Job) -> Catalog:
+    catalog = args.get("catalog")
+    if catalog is None and job.session_id is not None:
+        session = Session.objects.filter(pk=job.session_id).first()
+        catalog = session.current_catalog if session else None
+    if not catalog:
+        raise CoreError("No current catalog is set; run USE CATALOG first or name one.")
+    return selectors.get_catalog(str(catalog))
+
+
+def _sql_string(text: str) -> str:
+    """A Spark SQL string literal (backslash escapes, as Spark reads them)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# --- USE, SET, RESET -------------------------------------------------------------------------
+
+
+def _use(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    session = _session(job)
+    catalog_name, database_name = args.get("catalog"), args.get("database")
+    if catalog_name:
+        catalog = selectors.get_catalog(str(catalog_name))
+        session.current_catalog = catalog.name
+        if not database_name:
+            session.current_database = catalog.default_database
+    if database_name:
+        if not session.current_catalog:
+            raise CoreError("No current catalog is set; run USE CATALOG first or use c.d.")
+        database = selectors.get_database(session.current_catalog, str(database_name))
+        session.current_catalog = database.catalog.name
+        session.current_database = database.name
+    session.save(update_fields=["current_catalog", "current_database"])
+    where = quote_path([session.current_catalog or "", session.current_database or ""])
+    return _message(f"The current database is now {where}.")
+
+
+def _set(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    session = _session(job)
+    key, value = args.get("key"), args.get("value")
+    columns = _strings("key", "value")
+    if key is None:  # SET: list the session's properties
+        return columns, [[k, session.properties[k]] for k in sorted(session.properties)]
+    if value is None:  # SET key: show one
+        default = PROPERTY_DEFAULTS.get(str(key))
+        shown = session.properties.get(key, default() if default else "<undefined>")
+        return columns, [[key, shown]]
+    checked = check_session_property(key, value, field="args")
+    session.properties = {**session.properties, key: checked}
+    session.save(update_fields=["properties"])
+    return columns, [[key, checked]]
+
+
+def _reset(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    session = _session(job)
+    key = args.get("key")
+    if key is None:
+        session.properties = {}
+        session.save(update_fields=["properties"])
+        return _message("All session properties were reset.")
+    properties = dict(session.properties)
+    existed = properties.pop(key, None) is not None
+    session.properties = properties
+    session.save(update_fields=["properties"])
+    return _message(
+        f"Session property '{key}' was reset."
+        if existed
+        else f"Session property '{key}' was not set; nothing changed."
+    )
+
+
+# --- SHOW ------------------------------------------------------------------------------------
+
+
+def _show_catalogs(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    match = like_matcher(args.get("like"))
+    names = Catalog.objects.order_by("name_key").values_list("name", flat=True)
+    return _strings("catalog"), [[name] for name in names if match(name)]
+
+
+def _show_databases(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    catalog = _catalog_of(args, job)
+    match = like_matcher(args.get("like"))
+    names = catalog.databases.order_by("name_key").values_list("name", flat=True)
+    return _strings("database"), [[name] for name in names if match(name)]
+
+
+def _show_relations(kind: str, column: str) -> Callable[[Job, Mapping[str, Any]], Any]:
+    def show(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+        database = _database_of(args, job)
+        match = like_matcher(args.get("like"))
+        names = (
+            Table.objects.filter(database=database, kind=kind)
+            .order_by("name_key")
+            .values_list("name", flat=True)
+        )
+        columns = [
+            {"name": "database", "data_type": "STRING"},
+            {"name": column, "data_type": "STRING"},
+            {"name": "isTemporary", "data_type": "BOOLEAN"},
+        ]
+        return columns, [[database.name, name, False] for name in names if match(name)]
+
+    return show
+
+
+def _show_functions(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    database = _database_of(args, job)
+    match = like_matcher(args.get("like"))
+    names = database.functions.order_by("name_key").values_list("name", flat=True)
+    return _strings("function"), [[name] for name in names if match(name)]
+
+
+# --- DESCRIBE, SHOW CREATE TABLE -------------------------------------------------------------
+
+_DESCRIBE_COLUMNS = ("col_name", "data_type", "comment", "kind", "expression", "metadata")
+
+
+def _describe_row(*values: Any) -> list[Any]:
+    row = list(values) + [None] * (len(_DESCRIBE_COLUMNS) - len(values))
+    return row[: len(_DESCRIBE_COLUMNS)]
+
+
+def _relation(args: Mapping[str, Any]) -> Table:
+    """The table or view the plan names (DESCRIBE works on both)."""
+    c, d, n = _parts(args, 3)
+    found = _existing_relation(selectors.get_database(c, d), n)
+    if found is None:
+        raise NotFound(f"Table or view {quote_path([c, d, n])} not found.")
+    return found
+
+
+def _describe(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    if args.get("object_kind") == "function":
+        return _describe_function(args)
+    relation = _relation(args)
+    rows: Rows = []
+    resolved = (
+        ResolvedSchema.from_dict(relation.resolved_schema) if relation.resolved_schema else None
+    )
+    if resolved is not None:
+        for column in resolved.columns:
+            metadata = None
+            if column.kind == "metadata":
+                metadata = f"{column.metadata_key}{' VIRTUAL' if column.virtual else ''}"
+            rows.append(
+                _describe_row(
+                    column.name,
+                    column.data_type.sql() if column.data_type is not None else None,
+                    column.comment,
+                    column.kind,
+                    column.expression,
+                    metadata,
+                )
+            )
+    if relation.partition_by:
+        rows.append(_describe_row("# Partition Information"))
+        for name in relation.partition_by:
+            column_type = None
+            if resolved is not None and (found := resolved.column(name)) is not None:
+                column_type = found.data_type.sql() if found.data_type else None
+            rows.append(_describe_row(name, column_type))
+    if resolved is not None and resolved.watermarks:
+        rows.append(_describe_row("# Watermark"))
+        for watermark in resolved.watermarks:
+            rows.append(
+                _describe_row(
+                    watermark.column,
+                    watermark.data_type.sql() if watermark.data_type else None,
+                    None,
+                    "watermark",
+                    watermark.expression,
+                )
+            )
+    if resolved is not None and resolved.primary_key is not None:
+        key = resolved.primary_key
+        columns = ", ".join(quote_path([c]) for c in key.columns)
+        rows.append(_describe_row("# Constraints"))
+        rows.append(
+            _describe_row(key.name, f"PRIMARY KEY ({columns}) NOT ENFORCED", None, "primary_key")
+        )
+    return _strings(*_DESCRIBE_COLUMNS), rows
+
+
+def _function_signature(function: Function) -> str:
+    return ", ".join(f"{quote_path([p['name']])} {p['data_type']}" for p in function.parameters)
+
+
+def _describe_function(args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    c, d, n = _parts(args, 3)
+    function = selectors.get_function(c, d, n)
+    lines = [
+        f"Function: {quote_path([c, d, function.name])}",
+        f"Language: {function.language}",
+    ]
+    if function.language == Function.LANGUAGE_SQL:
+        lines.append(f"Parameters: ({_function_signature(function)})")
+        lines.append(f"Returns: {function.return_type}")
+        lines.append(f"Body: {function.implementation}")
+    else:
+        lines.append(f"Implementation: {function.implementation}")
+    if function.comment:
+        lines.append(f"Comment: {function.comment}")
+    return _strings("function_desc"), [[line] for line in lines]
+
+
+def _column_ddl(column: Any) -> str:
+    name = quote_path([column.name])
+    if isinstance(column, ComputedColumn):
+        text = f"{name} AS {column.expression}"
+    elif isinstance(column, MetadataColumn):
+        text = f"{name} {column.data_type.sql()} METADATA"
+        if column.metadata_key is not None:
+            text += f" FROM {_sql_string(column.metadata_key)}"
+        if column.virtual:
+            text += " VIRTUAL"
+    else:
+        text = f"{name} {column.data_type.sql()}"
+    if column.comment is not None:
+        text += f" COMMENT {_sql_string(column.comment)}"
+    return text
+
+
+def _options_ddl(options: Mapping[str, str]) -> str:
+    return ", ".join(f"{_sql_string(k)} = {_sql_string(v)}" for k, v in options.items())
+
+
+def table_ddl(table: Table) -> str:
+    """``CREATE TABLE`` text for a table, in the SQL Tessera's planner reads back."""
+    schema = Schema.from_dict(table.schema)
+    items = [_column_ddl(column) for column in schema.columns]
+    for watermark in schema.watermarks:
+        items.append(f"WATERMARK FOR {quote_path([watermark.column])} AS {watermark.expression}")
+    if schema.primary_key is not None:
+        key = schema.primary_key
+        constraint = f"CONSTRAINT {quote_path([key.name])} " if key.name else ""
+        columns = ", ".join(quote_path([c]) for c in key.columns)
+        items.append(f"{constraint}PRIMARY KEY ({columns}) NOT ENFORCED")
+    path = quote_path([table.database.catalog.name, table.database.name, table.name])
+    lines = [f"CREATE TABLE {path} (", ",\n".join(f"  {item}" for item in items), ")"]
+    options = dict(table.options)
+    if table.managed:
+        lines.append(f"USING {options.pop('format', 'parquet')}")
+    else:
+        lines.append(f"USING {options.pop('connector')}")
+    if options:
+        lines.append(f"OPTIONS ({_options_ddl(options)})")
+    if table.comment:
+        lines.append(f"COMMENT {_sql_string(table.comment)}")
+    if table.partition_by:
+        lines.append(f"PARTITIONED BY ({', '.join(quote_path([c]) for c in table.partition_by)})")
+    return "\n".join(lines)
+
+
+def view_ddl(view: Table) -> str:
+    path = quote_path([view.database.catalog.name, view.database.name, view.name])
+    comment = f"\nCOMMENT {_sql_string(view.comment)}" if view.comment else ""
+    return f"CREATE VIEW {path}{comment}\nAS {view.query}"
+
+
+def _show_create_table(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    relation = _relation(args)
+    text = view_ddl(relation) if relation.kind == Table.KIND_VIEW else table_ddl(relation)
+    return _strings("createtab_stmt"), [[text]]
+
+
+# --- CREATE ----------------------------------------------------------------------------------
+
+
+def _create_catalog(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    (name,) = _parts(args, 1)
+    existing = Catalog.objects.filter(name_key=name.lower()).first()
+    if existing is not None and args.get("if_not_exists"):
+        return _message(f"Catalog [{existing.name}] already exists; nothing was created.")
+    catalog = services.catalog_create(
+        user=job.user,
+        name=name,
+        comment=str(args.get("comment") or ""),
+        properties=args.get("properties") or {},
+    )
+    return _message(
+        f"Created catalog [{catalog.name}] with default database "
+        f"{quote_path([catalog.name, catalog.default_database])}."
+    )
+
+
+def _create_database(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    c, d = _parts(args, 2)
+    catalog = selectors.get_catalog(c)
+    existing = catalog.databases.filter(name_key=d.lower()).first()
+    if existing is not None and args.get("if_not_exists"):
+        path = quote_path([catalog.name, existing.name])
+        return _message(f"Database {path} already exists; nothing was created.")
+    database = services.database_create(
+        user=job.user,
+        catalog=catalog,
+        name=d,
+        comment=str(args.get("comment") or ""),
+        properties=args.get("properties") or {},
+    )
+    return _message(f"Created database {quote_path([catalog.name, database.name])}.")
+
+
+def _existing_relation(database: Database, name: str) -> Table | None:
+    return Table.objects.filter(database=database, name_key=name.lower()).first()
+
+
+def _create_table(
+    job: Job, args: Mapping[str, Any], typer: ExpressionTyper | None
+) -> tuple[Columns, Rows]:
+    c, d, n = _parts(args, 3)
+    database = selectors.get_database(c, d)
+    existing = _existing_relation(database, n)
+    if existing is not None and args.get("if_not_exists"):
+        path = quote_path([c, d, existing.name])
+        return _message(f"{existing.kind.capitalize()} {path} already exists; nothing was created.")
+    table = services.table_create(
+        user=job.user,
+        database=database,
+        name=n,
+        schema=Schema.from_dict(args.get("schema") or {"columns": []}),
+        options=args.get("options") or {},
+        partition_by=args.get("partition_by") or [],
+        comment=str(args.get("comment") or ""),
+        typer=typer,
+    )
+    return _message(
+        f"Created table {quote_path([database.catalog.name, database.name, table.name])}."
+    )
+
+
+def _create_view(
+    job: Job,
+    plan: Mapping[str, Any],
+    args: Mapping[str, Any],
+    derive_view_schema: DeriveViewSchema | None,
+) -> tuple[Columns, Rows]:
+    c, d, n = _parts(args, 3)
+    database = selectors.get_database(c, d)
+    existing = _existing_relation(database, n)
+    replaced = False
+    if existing is not None:
+        path = quote_path([c, d, existing.name])
+        if args.get("or_replace") and existing.kind == Table.KIND_VIEW:
+            services.table_delete(user=job.user, table=existing)
+            replaced = True
+        elif args.get("if_not_exists"):
+            return _message(
+                f"{existing.kind.capitalize()} {path} already exists; nothing was created."
+            )
+        elif existing.kind == Table.KIND_TABLE:
+            raise AlreadyExists(f"Table {path} already exists; a view cannot replace a table.")
+        else:
+            raise AlreadyExists(f"View {path} already exists.")
+    query = str(args.get("query") or "")
+    schema = derive_view_schema(str(plan.get("sql") or query)) if derive_view_schema else None
+    expanded = args.get("expanded_query")
+    view = services.view_create(
+        user=job.user,
+        database=database,
+        name=n,
+        query=query,
+        schema=schema,
+        comment=str(args.get("comment") or ""),
+        expanded_query=str(expanded) if expanded else None,
+    )
+    path = quote_path([database.catalog.name, database.name, view.name])
+    return _message(f"{'Replaced' if replaced else 'Created'} view {path}.")
+
+
+def _parameters(value: Any) -> list[dict[str, Any]]:
+    """Plan parameters ``[[name, type], …]`` (or already ``[{"name", "data_type"}]``)."""
+    checked: list[dict[str, Any]] = []
+    for item in value or []:
+        if isinstance(item, Mapping):
+            checked.append({"name": item.get("name"), "data_type": item.get("data_type")})
+        elif isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2:
+            checked.append({"name": item[0], "data_type": item[1]})
+        else:
+            checked.append({"name": item, "data_type": None})
+    return checked
+
+
+def _create_function(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    c, d, n = _parts(args, 3)
+    database = selectors.get_database(c, d)
+    existing = database.functions.filter(name_key=n.lower()).first()
+    if existing is not None and args.get("if_not_exists"):
+        path = quote_path([c, d, existing.name])
+        return _message(f"Function {path} already exists; nothing was created.")
+    function = services.function_create(
+        user=job.user,
+        database=database,
+        name=n,
+        language=str(args.get("language") or ""),
+        implementation=str(args.get("implementation") or ""),
+        parameters=_parameters(args.get("parameters")),
+        return_type=str(args.get("return_type") or ""),
+        comment=str(args.get("comment") or ""),
+    )
+    path = quote_path([database.catalog.name, database.name, function.name])
+    return _message(f"Created function {path}.")
+
+
+# --- DROP ------------------------------------------------------------------------------------
+
+
+def _absent(what: str, error: NotFound, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    if not args.get("if_exists"):
+        raise error
+    return _message(f"{what} does not exist; nothing was dropped.")
+
+
+def _drop_catalog(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    (name,) = _parts(args, 1)
+    try:
+        catalog = selectors.get_catalog(name)
+    except NotFound as exc:
+        return _absent(f"Catalog [{name}]", exc, args)
+    services.catalog_delete(user=job.user, catalog=catalog, cascade=bool(args.get("cascade")))
+    return _message(f"Dropped catalog [{catalog.name}].")
+
+
+def _drop_database(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    c, d = _parts(args, 2)
+    try:
+        database = selectors.get_database(c, d)
+    except NotFound as exc:
+        return _absent(f"Database {quote_path([c, d])}", exc, args)
+    services.database_delete(user=job.user, database=database, cascade=bool(args.get("cascade")))
+    return _message(f"Dropped database {quote_path([database.catalog.name, database.name])}.")
+
+
+def _drop_relation(kind: str) -> Callable[[Job, Mapping[str, Any]], Any]:
+    other = Table.KIND_VIEW if kind == Table.KIND_TABLE else Table.KIND_TABLE
+
+    def drop(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+        c, d, n = _parts(args, 3)
+        path = quote_path([c, d, n])
+        try:
+            database = selectors.get_database(c, d)
+        except NotFound as exc:
+            return _absent(f"{kind.capitalize()} {path}", exc, args)
+        found = _existing_relation(database, n)
+        if found is None:
+            error = NotFound(f"{kind.capitalize()} {path} does not exist.")
+            return _absent(f"{kind.capitalize()} {path}", error, args)
+        if found.kind == other:
+            raise CoreError(
+                f"{path} is a {other}; use DROP {other.upper()} to drop it.",
+                details={"kind": other},
+            )
+        services.table_delete(user=job.user, table=found)
+        real = quote_path([database.catalog.name, database.name, found.name])
+        return _message(f"Dropped {kind} {real}.")
+
+    return drop
+
+
+def _drop_function(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    c, d, n = _parts(args, 3)
+    path = quote_path([c, d, n])
+    try:
+        function = selectors.get_function(c, d, n)
+    except NotFound as exc:
+        return _absent(f"Function {path}", exc, args)
+    database = function.database
+    services.function_delete(user=job.user, function=function)
+    return _message(
+        f"Dropped function {quote_path([database.catalog.name, database.name, function.name])}."
+    )
+
+
+_HANDLERS: dict[str, Callable[[Job, Mapping[str, Any]], tuple[Columns, Rows]]] = {
+    "use": _use,
+    "set": _set,
+    "reset": _reset,
+    "show_catalogs": _show_catalogs,
+    "show_databases": _show_databases,
+    "show_tables": _show_relations(Table.KIND_TABLE, "tableName"),
+    "show_views": _show_relations(Table.KIND_VIEW, "viewName"),
+    "show_functions": _show_functions,
+    "describe": _describe,
+    "show_create_table": _show_create_table,
+    "create_catalog": _create_catalog,
+    "create_database": _create_database,
+    "create_function": _create_function,
+    "drop_catalog": _drop_catalog,
+    "drop_database": _drop_database,
+    "drop_table": _drop_relation(Table.KIND_TABLE),
+    "drop_view": _drop_relation(Table.KIND_VIEW),
+    "drop_function": _drop_function,
+}
+
+COMMAND_ACTIONS: frozenset[str] = frozenset({*_HANDLERS, "create_table", "create_view"})

@@ -1,0 +1,34 @@
+"""Sessions, statements and jobs routes under /api/v1/ (ids are UUIDs)."""
+
+from __future__ import annotations
+
+from django.urls import URLPattern, re_path
+from rest_framework.views import APIView
+
+from jobs import views
+
+ID = r"[^/]+"
+S = rf"sessions/(?P<session>{ID})"
+J = rf"jobs/(?P<job>{ID})"
+
+
+def route(pattern: str, view: type[APIView], name: str) -> URLPattern:
+    # An optional trailing slash, as for the catalog routes.
+    return re_path(rf"^{pattern}/?$", view.as_view(), name=name)
+
+
+urlpatterns = [
+    route("sessions", views.SessionListView, "session-list"),
+    route(S, views.SessionDetailView, "session-detail"),
+    route(f"{S}/statements", views.StatementView, "session-statements"),
+    route("jobs", views.JobListView, "job-list"),
+    route(J, views.JobDetailView, "job-detail"),
+    route(f"{J}/cancel", views.JobCancelView, "job-cancel"),
+    route(f"{J}/events", views.JobEventsView, "job-events"),
+    route(f"{J}/result", views.JobResultView, "job-result"),
+    re_path(
+        rf"^{J}/result\.(?P<fmt>csv|json|parquet)$",
+        views.JobResultDownloadView.as_view(),
+        name="job-result-download",
+    ),
+]

@@ -1,0 +1,189 @@
+"""Sessions, statements and jobs REST endpoints. Thin: parse, call one service, serialize."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.http import HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import serializers
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.renderers import BaseRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.errors import CoreError
+from jobs import serializers as s
+from jobs import services
+from webapp.pagination import encode_page_token, page_body, page_request
+
+PAGE_PARAMS = [
+    OpenApiParameter("page_size", int, description="1..1000, default 50"),
+    OpenApiParameter("page_token", str, description="next_page_token of the previous page"),
+]
+
+
+def _page_of(name: str, item: serializers.Serializer[Any]) -> serializers.Serializer[Any]:
+    return inline_serializer(
+        name=name,
+        fields={"items": item, "next_page_token": serializers.CharField(allow_null=True)},
+    )
+
+
+def _valid(serializer: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise CoreError("The request body must be a JSON object.")
+    checked = serializer(data=request.data)
+    checked.is_valid(raise_exception=True)
+    return dict(checked.validated_data)
+
+
+# --- sessions --------------------------------------------------------------------------------
+
+
+class SessionListView(APIView):
+    @extend_schema(
+        parameters=PAGE_PARAMS, responses=_page_of("SessionPage", s.SessionOut(many=True))
+    )
+    def get(self, request: Request) -> Response:
+        page = page_request(request)
+        rows = services.session_list(user=request.user, after=page.after, limit=page.size + 1)
+        return Response(page_body(rows, page, services.keyset_token, s.session_out))
+
+    @extend_schema(request=s.SessionIn, responses={201: s.SessionOut})
+    def post(self, request: Request) -> Response:
+        session = services.session_create(user=request.user, **_valid(s.SessionIn, request))
+        return Response(s.session_out(session), status=201)
+
+
+class SessionDetailView(APIView):
+    @extend_schema(responses=s.SessionOut)
+    def get(self, request: Request, session: str) -> Response:
+        return Response(s.session_out(services.session_get(user=request.user, session_id=session)))
+
+    @extend_schema(request=s.SessionPatch, responses=s.SessionOut)
+    def patch(self, request: Request, session: str) -> Response:
+        changes = _valid(s.SessionPatch, request)
+        found = services.session_get(user=request.user, session_id=session)
+        return Response(s.session_out(services.session_update(session=found, changes=changes)))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, session: str) -> Response:
+        found = services.session_get(user=request.user, session_id=session, touch=False)
+        services.session_delete(session=found)
+        return Response(status=204)
+
+
+class StatementView(APIView):
+    @extend_schema(
+        request=s.StatementIn,
+        responses={
+            201: OpenApiResponse(
+                s.JobOut, description='The job; with "script": true, {"jobs": [job, …]}.'
+            )
+        },
+    )
+    def post(self, request: Request, session: str) -> Response:
+        data = _valid(s.StatementIn, request)
+        found = services.session_get(user=request.user, session_id=session)
+        if data["script"]:
+            jobs = services.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
+            return Response({"jobs": [s.job_out(job) for job in jobs]}, status=201)
+        job = services.statement_submit(session=found, sql=data["sql"], wait=data.get("wait"))
+        return Response(s.job_out(job), status=201)
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+class JobListView(APIView):
+    @extend_schema(
+        parameters=[
+            *PAGE_PARAMS,
+            OpenApiParameter("session", str, description="only this session's jobs"),
+            OpenApiParameter("status", str, description="CREATED, RUNNING, … (comma list)"),
+            OpenApiParameter("kind", str, description="query, ddl, show, … (comma list)"),
+        ],
+        responses=_page_of("JobPage", s.JobOut(many=True)),
+    )
+    def get(self, request: Request) -> Response:
+        page = page_request(request)
+        params = request.query_params
+        rows = services.job_list(
+            user=request.user,
+            session=params.get("session"),
+            status=params.get("status"),
+            kind=params.get("kind"),
+            after=page.after,
+            limit=page.size + 1,
+        )
+        return Response(page_body(rows, page, services.keyset_token, s.job_out))
+
+
+class JobDetailView(APIView):
+    @extend_schema(responses=s.JobOut)
+    def get(self, request: Request, job: str) -> Response:
+        return Response(s.job_out(services.job_get(user=request.user, job_id=job)))
+
+
+class JobCancelView(APIView):
+    @extend_schema(request=None, responses=s.JobOut)
+    def post(self, request: Request, job: str) -> Response:
+        found = services.job_get(user=request.user, job_id=job)
+        return Response(s.job_out(services.job_cancel(user=request.user, job=found)))
+
+
+class JobEventsView(APIView):
+    @extend_schema(
+        parameters=PAGE_PARAMS, responses=_page_of("JobEventPage", s.EventOut(many=True))
+    )
+    def get(self, request: Request, job: str) -> Response:
+        page = page_request(request)
+        found = services.job_get(user=request.user, job_id=job)
+        rows = services.job_events(job=found, after=page.after, limit=page.size + 1)
+        return Response(page_body(rows, page, lambda event: event.pk, s.event_out))
+
+
+class JobResultView(APIView):
+    @extend_schema(parameters=PAGE_PARAMS, responses=s.ResultPageOut)
+    def get(self, request: Request, job: str) -> Response:
+        page = page_request(request)
+        found = services.job_get(user=request.user, job_id=job)
+        body = services.job_result_page(job=found, after=page.after, limit=page.size)
+        following = body.pop("next")
+        body["next_page_token"] = encode_page_token(following) if following is not None else None
+        return Response(body)
+
+
+class _AnyContent(BaseContentNegotiation):
+    """Downloads answer in their own format whatever the client's Accept header says."""
+
+    def select_parser(self, request: Request, parsers: Any) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))
+        return renderer, renderer.media_type
+
+
+class JobResultDownloadView(APIView):
+    content_negotiation_class = _AnyContent
+
+    @extend_schema(
+        responses={(200, "*/*"): OpenApiTypes.BINARY},
+        description="The whole result: CSV (header row), JSON lines, or Parquet.",
+    )
+    def get(self, request: Request, job: str, fmt: str) -> HttpResponseBase:
+        found = services.job_get(user=request.user, job_id=job)
+        response: HttpResponseBase = services.job_result_download(job=found, fmt=fmt)
+        return response
