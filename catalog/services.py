@@ -4,6 +4,7 @@ it writes anything, runs in one transaction, and touches the file system only af
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,6 +19,8 @@ from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
 from core.identifiers import quote_path, validate_name
 from core.properties import RESERVED_PREFIXES, decode_table
 from core.schema import ExpressionTyper, PhysicalColumn, ResolvedSchema, Schema, SchemaResolver
+
+log = logging.getLogger(__name__)
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -167,6 +170,27 @@ def _replace_columns(table: Table, resolved: ResolvedSchema | None) -> None:
         )
         for index, column in enumerate(resolved.columns)
     )
+
+
+TYPE_TABLE_EXPRESSIONS_TASK = "tessera.type_table_expressions"
+
+
+def _request_expression_typing(table_id: int) -> None:
+    """Ask a worker to type the table's computed columns and watermarks with Spark's
+    analyzer (sent by name: the web process never imports the worker). Without a broker
+    the table stays ``expressions_resolved: false``; nothing else depends on it."""
+    from webapp.celery import app
+
+    try:
+        app.send_task(TYPE_TABLE_EXPRESSIONS_TASK, args=[table_id])
+    except Exception:
+        log.exception("table %s: could not ask a worker to type its expressions", table_id)
+
+
+def _type_expressions_after_commit(table: Table, resolved: ResolvedSchema) -> None:
+    if not resolved.expressions_resolved:
+        table_id = table.pk
+        transaction.on_commit(lambda: _request_expression_typing(table_id))
 
 
 def _object_path(database: Database, name: str) -> str:
@@ -393,6 +417,7 @@ def table_create(
             )
             table.save()
             _replace_columns(table, resolved)
+            _type_expressions_after_commit(table, resolved)
             if location:
                 transaction.on_commit(lambda: storage.create_location(location))
     except IntegrityError:
@@ -460,6 +485,7 @@ def table_update(
             table.schema = schema.to_dict()
             table.resolved_schema = resolved.to_dict()
             _replace_columns(table, resolved)
+            _type_expressions_after_commit(table, resolved)
         table.partition_by = partitions
         table.save()
     return table

@@ -77,3 +77,14 @@ def test_readme_quick_start_is_the_two_commands() -> None:
     assert commands == ["make run", "make test"]
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def test_nothing_runs_in_the_checkout_itself() -> None:
+    # Runtime state belongs under TESSERA_DATA_DIR or a temp dir, never in the repo.
+    # (Run last in this module order; the spark and worker suites run before smoke.)
+    strays = [
+        name
+        for name in ("spark-warehouse", "metastore_db", "derby.log", "control")
+        if (ROOT / name).exists()
+    ]
+    assert strays == []

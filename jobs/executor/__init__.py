@@ -1,0 +1,13 @@
+"""The worker side of the statement pipeline: Spark sessions, plan registration, job runs.
+
+Imports pyspark: only Celery workers import this package (``jobs.tasks`` does so lazily,
+inside the task functions), never the web process.
+
+- ``runtime``: the process-wide SparkSession and ``new_job_session()``.
+- ``registration``: a plan's relations, functions and session properties in a session.
+- ``control``: FAIR pool, job group/tag, cancel and progress of one job's Spark work.
+- ``run``: ``run_job(job_id, worker)``: claim, execute, results, terminal transition.
+- ``typing``: Spark's analyzer as ``ExpressionTyper`` and view-schema derivation.
+- ``table_typing``: re-typing a REST-created table's computed columns on a worker.
+- ``errors``: Spark exceptions → a job's ``error`` (code + first line(s)).
+"""

@@ -1,0 +1,157 @@
+"""Register a plan's relations and functions, and the session's properties, in a job's
+Spark session (see docs/statements.md, "The plan").
+
+Each relation becomes a temporary view named by its alias; each function a temporary
+function named by its alias. Only this job's ``spark.newSession()`` sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from importlib import import_module
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from core.errors import CoreError
+
+# Keys a relation's ``options`` may carry that are not reader options.
+_NOT_READER_OPTIONS = frozenset({"connector", "format", "path"})
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None:
+    """Set the session's ``spark.*`` properties (the SET allowlist is the planner's job)."""
+    for key, value in properties.items():
+        if key.startswith("spark."):
+            spark.conf.set(key, str(value))
+
+
+def _column_expression(column: Mapping[str, Any]) -> str:
+    name = str(column["name"])
+    kind = column.get("kind", "physical")
+    if kind == "computed":
+        return f"{column['expression']} AS {quote(name)}"
+    if kind == "metadata":
+        key = str(column.get("metadata_key") or name).lower()
+        return f"_metadata.{quote(key)} AS {quote(name)}"
+    return quote(name)
+
+
+def register_table(spark: SparkSession, relation: Mapping[str, Any]) -> None:
+    options = relation.get("options") or {}
+    fmt = str(relation.get("format") or options.get("connector") or options.get("format") or "")
+    path = str(relation.get("path") or options.get("path") or "")
+    if not fmt or not path:
+        raise CoreError(
+            f"Table {_display(relation)} has no format or location to read it from.",
+            details={"alias": relation.get("alias")},
+        )
+    reader: Any = spark.read.format(fmt)
+    if relation.get("physical_schema"):
+        reader = reader.schema(str(relation["physical_schema"]))
+    reader_options = {k: str(v) for k, v in options.items() if k not in _NOT_READER_OPTIONS}
+    frame = reader.options(**reader_options).load(path)
+    columns = relation.get("columns") or []
+    if columns:
+        frame = frame.selectExpr(*(_column_expression(c) for c in columns))
+    frame.createOrReplaceTempView(str(relation["alias"]))
+
+
+def register_view(spark: SparkSession, relation: Mapping[str, Any]) -> None:
+    spark.sql(str(relation["sql"])).createOrReplaceTempView(str(relation["alias"]))
+
+
+def register_relations(spark: SparkSession, relations: Iterable[Mapping[str, Any]]) -> None:
+    """Register relations in their (dependency) order as temporary views named ``alias``."""
+    for relation in relations:
+        if relation.get("kind") == "view":
+            register_view(spark, relation)
+        else:
+            register_table(spark, relation)
+
+
+def load_python_function(implementation: str, packages: Iterable[str]) -> Any:
+    """Import ``package.module.function``, only from the allowlisted packages."""
+    dotted = implementation.strip()
+    allowed = tuple(packages)
+    if not any(dotted == p or dotted.startswith(p + ".") for p in allowed):
+        raise CoreError(
+            f"Python function '{dotted}' is not in an allowed UDF package "
+            f"({', '.join(allowed) or 'none configured'}).",
+            details={"implementation": dotted},
+        )
+    module_name, _, attribute = dotted.rpartition(".")
+    try:
+        module = import_module(module_name)
+    except ImportError as exc:
+        raise CoreError(
+            f"Python module '{module_name}' cannot be imported: {exc}.",
+            details={"implementation": dotted},
+        ) from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise CoreError(
+            f"'{attribute}' is not a function of module '{module_name}'.",
+            details={"implementation": dotted},
+        )
+    return function
+
+
+def python_return_type(function: Any, declared: str) -> str:
+    """The declared return type, else the one the UDF carries (``@returns``), else STRING."""
+    return declared or str(getattr(function, "spark_return_type", "") or "STRING")
+
+
+def register_function(
+    spark: SparkSession, function: Mapping[str, Any], udf_packages: Iterable[str]
+) -> None:
+    alias = str(function["alias"])
+    if function.get("language") == "python":
+        implementation = load_python_function(str(function["implementation"]), udf_packages)
+        return_type = python_return_type(implementation, str(function.get("return_type") or ""))
+        spark.udf.register(alias, implementation, return_type)
+        return
+    parameters = ", ".join(f"{quote(str(n))} {t}" for n, t in function.get("parameters") or [])
+    spark.sql(
+        f"CREATE OR REPLACE TEMPORARY FUNCTION {quote(alias)}({parameters}) "
+        f"RETURNS {function['return_type']} RETURN {function['body']}"
+    )
+
+
+def register_functions(
+    spark: SparkSession, functions: Iterable[Mapping[str, Any]], udf_packages: Iterable[str]
+) -> None:
+    packages = tuple(udf_packages)
+    for function in functions:
+        register_function(spark, function, packages)
+
+
+def register_plan(
+    spark: SparkSession,
+    plan: Mapping[str, Any],
+    properties: Mapping[str, Any],
+    udf_packages: Iterable[str],
+) -> None:
+    """Everything a plan needs before its SQL runs: properties, functions, then relations
+    (functions first: a view's query or a computed column may call one)."""
+    apply_properties(spark, properties)
+    register_functions(spark, plan.get("functions") or [], udf_packages)
+    register_relations(spark, plan.get("relations") or [])
+
+
+def _display(item: Mapping[str, Any]) -> str:
+    identifier = item.get("identifier") or [item.get("alias", "?")]
+    return ".".join(quote(str(part)) for part in identifier)
+
+
+def alias_names(plan: Mapping[str, Any]) -> dict[str, str]:
+    """Internal alias → the object's quoted name, to make Spark's messages readable."""
+    names: dict[str, str] = {}
+    for item in [*(plan.get("relations") or []), *(plan.get("functions") or [])]:
+        if item.get("alias"):
+            names[str(item["alias"])] = _display(item)
+    return names

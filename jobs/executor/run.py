@@ -1,0 +1,316 @@
+"""Run one job on Spark: claim, register, execute, store the result, end the job.
+
+``run_job(job_id, worker)`` is what the Celery task ``tessera.run_job`` calls. The job row
+decides everything: a job that is not CREATED any more (a redelivered or duplicated
+message) is left alone, and the claim (CREATED → RUNNING) is one conditional UPDATE, so a
+job never runs twice.
+
+While Spark works, a monitor thread polls the row every ``POLL_SECONDS``: on
+``cancel_requested`` it stops the Spark work (job tag + job group) and moves the job to
+CANCELED; past ``timeout_seconds`` it stops it and fails the job with ``TIMEOUT``; every
+``HEARTBEAT_SECONDS`` it writes ``heartbeat_at`` and ``progress``.
+
+DDL that needs Spark only for analysis (``create_table`` with expressions, ``create_view``,
+``create_function``) goes to ``jobs.commands.run_command``, which makes the transitions
+of those jobs itself; this module only lends it Spark's typer and schema derivation.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from core import jobstate
+from jobs import lifecycle
+from jobs.executor import errors, registration, runtime
+from jobs.executor.control import SparkJobControl
+from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
+from jobs.models import Job
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.2
+HEARTBEAT_SECONDS = 1.0
+QUERY_ACTIONS = frozenset({"query", "explain"})
+COMMAND_ACTIONS = frozenset({"create_table", "create_view", "create_function"})
+
+
+# --- what a job needs from its row --------------------------------------------------------
+
+
+def job_properties(job: Job) -> dict[str, Any]:
+    """The session properties in force for this job: the session's, overridden by those the
+    plan captured when the statement was submitted."""
+    properties: dict[str, Any] = {}
+    if job.session is not None:
+        properties.update(job.session.properties or {})
+    plan = job.plan or {}
+    for key in ("session_properties", "properties"):
+        if isinstance(plan.get(key), Mapping):
+            properties.update(plan[key])
+    return properties
+
+
+def _int_property(properties: Mapping[str, Any], key: str, default: int) -> int:
+    try:
+        value = int(str(properties[key]).strip())
+    except (KeyError, TypeError, ValueError):
+        return default
+    return value if value > 0 else default
+
+
+def max_rows(properties: Mapping[str, Any]) -> int:
+    return _int_property(properties, "result.max_rows", settings.TESSERA_RESULT_MAX_ROWS)
+
+
+def timeout_seconds(job: Job, properties: Mapping[str, Any]) -> int:
+    """The job's own timeout (the web copies the session's ``job.timeout_seconds`` into it)."""
+    if job.timeout_seconds:
+        return int(job.timeout_seconds)
+    return _int_property(properties, "job.timeout_seconds", settings.TESSERA_JOB_TIMEOUT_SECONDS)
+
+
+# --- the monitor thread ---------------------------------------------------------------------
+
+
+class JobMonitor(threading.Thread):
+    """Watches a RUNNING job's row while its Spark work runs in another thread."""
+
+    def __init__(self, job_id: Any, control: SparkJobControl, timeout: float) -> None:
+        super().__init__(name=f"tessera-monitor-{job_id}", daemon=True)
+        self.job_id = job_id
+        self.control = control
+        self.timeout = timeout
+        self.outcome: str | None = None  # "canceled" | "timeout" | "gone"
+        self.cancel_latency: float | None = None
+        self._done = threading.Event()
+        self._began = time.monotonic()
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+    def run(self) -> None:
+        last_beat = time.monotonic()
+        try:
+            while not self._done.wait(POLL_SECONDS):
+                try:
+                    last_beat = self._tick(last_beat)
+                except Exception:  # a database hiccup: try again on the next tick
+                    log.exception("job %s: monitor tick failed", self.job_id)
+                    close_old_connections()
+        finally:
+            connection.close()
+
+    def _tick(self, last_beat: float) -> float:
+        if self.outcome is not None:
+            # Already decided: keep stopping Spark until the job's thread gives up (an
+            # action that had not started at the first cancel starts with the same tag).
+            self.control.cancel()
+            return last_beat
+        row = Job.objects.filter(pk=self.job_id).values("status", "cancel_requested").first()
+        if row is None or row["status"] != jobstate.RUNNING:
+            self.outcome = "gone"  # reaped or otherwise ended: stop the work, write nothing
+            self.control.cancel()
+            return last_beat
+        if row["cancel_requested"]:
+            self._cancel()
+            return last_beat
+        if time.monotonic() - self._began > self.timeout:
+            self._time_out()
+            return last_beat
+        now = time.monotonic()
+        if now - last_beat >= HEARTBEAT_SECONDS:
+            Job.objects.filter(pk=self.job_id, status=jobstate.RUNNING).update(
+                heartbeat_at=timezone.now(), progress=self.control.progress()
+            )
+            return now
+        return last_beat
+
+    def _cancel(self) -> None:
+        begin = time.monotonic()
+        self.outcome = "canceled"
+        self.control.cancel()
+        lifecycle.try_transition(
+            self.job_id,
+            jobstate.RUNNING,
+            jobstate.CANCELED,
+            progress=self.control.progress(),
+            error={
+                "code": "CANCELED",
+                "message": "Canceled while running; its Spark work was stopped.",
+                "details": {},
+            },
+        )
+        self.cancel_latency = time.monotonic() - begin
+        log.info("job %s canceled (Spark stopped in %.3f s)", self.job_id, self.cancel_latency)
+
+    def _time_out(self) -> None:
+        self.outcome = "timeout"
+        self.control.cancel()
+        seconds = int(self.timeout)
+        lifecycle.try_transition(
+            self.job_id,
+            jobstate.RUNNING,
+            jobstate.FAILED,
+            progress=self.control.progress(),
+            error={
+                "code": errors.TIMEOUT,
+                "message": f"The job ran longer than its timeout of {seconds} s and was stopped.",
+                "details": {"timeout_seconds": seconds},
+            },
+        )
+        log.info("job %s timed out after %s s", self.job_id, seconds)
+
+
+# --- executing the plan -------------------------------------------------------------------
+
+
+def _explain_sql(plan: Mapping[str, Any]) -> str:
+    sql = str(plan.get("sql") or "")
+    if sql.lstrip().upper().startswith("EXPLAIN"):
+        return sql
+    mode = str((plan.get("args") or {}).get("mode") or "").upper()
+    mode = mode if mode in {"EXTENDED", "CODEGEN", "COST", "FORMATTED"} else ""
+    return f"EXPLAIN {mode + ' ' if mode else ''}{sql}"
+
+
+def execute_query(spark: Any, plan: Mapping[str, Any], job_id: Any, limit: int) -> dict[str, Any]:
+    """Run a query/explain plan and store its first ``limit`` rows; returns the result dict."""
+    from jobs.results import write_result  # the web side's results store
+
+    sql = _explain_sql(plan) if plan.get("action") == "explain" else str(plan["sql"])
+    frame = spark.sql(sql)
+    table = frame.limit(limit + 1).toArrow()
+    truncated = table.num_rows > limit
+    if truncated:
+        table = table.slice(0, limit)
+    columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
+    result: dict[str, Any] = write_result(job_id, table, columns=columns, truncated=truncated)
+    return result
+
+
+def _claim(job_id: Any, worker: str) -> Job | None:
+    return lifecycle.try_transition(job_id, jobstate.CREATED, jobstate.RUNNING, worker=worker)
+
+
+def run_job(job_id: Any, worker: str) -> str | None:
+    """Run a job if it is still CREATED; returns its final status (None: not ours to run)."""
+    job = Job.objects.select_related("session", "user").filter(pk=job_id).first()
+    if job is None:
+        log.warning("job %s does not exist; message dropped", job_id)
+        return None
+    if job.status != jobstate.CREATED:
+        log.info("job %s is %s already; message dropped", job_id, job.status)
+        return None
+    action = str((job.plan or {}).get("action") or "query")
+    if action not in QUERY_ACTIONS | COMMAND_ACTIONS:
+        lifecycle.try_transition(
+            job_id,
+            jobstate.CREATED,
+            jobstate.FAILED,
+            error={
+                "code": errors.INTERNAL_ERROR,
+                "message": f"Workers do not run '{action}' statements.",
+            },
+        )
+        return jobstate.FAILED
+    if _claim(job_id, worker) is None:
+        log.info("job %s was claimed by someone else", job_id)
+        return None
+    try:
+        return _run_command(job) if action in COMMAND_ACTIONS else _run_claimed(job)
+    except Exception as exc:  # never leave a claimed job RUNNING behind
+        log.exception("job %s: the executor failed", job_id)
+        lifecycle.try_transition(
+            job_id,
+            jobstate.RUNNING,
+            jobstate.FAILED,
+            error=errors.error_from_exception(exc, registration.alias_names(job.plan or {})),
+        )
+        return _status_of(job_id)
+
+
+def _run_claimed(job: Job) -> str:
+    plan = job.plan or {}
+    properties = job_properties(job)
+    spark = runtime.new_job_session()
+    control = SparkJobControl(spark, str(job.id), job.user.get_username())
+    monitor = JobMonitor(job.id, control, timeout_seconds(job, properties))
+    failure: BaseException | None = None
+    result: dict[str, Any] | None = None
+    control.enter()
+    monitor.start()
+    try:
+        registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
+        if monitor.outcome is None:
+            result = execute_query(spark, plan, job.id, max_rows(properties))
+    except Exception as exc:
+        failure = exc
+    finally:
+        monitor.stop()
+        control.leave()
+    if monitor.outcome is not None:  # canceled, timed out or gone: the monitor ended it
+        if result is not None:
+            from jobs.results import delete_result
+
+            delete_result(job.id)
+        return _status_of(job.id)
+    if failure is not None:
+        error = errors.error_from_exception(failure, registration.alias_names(plan))
+        if error["code"] == errors.INTERNAL_ERROR:
+            log.error("job %s failed", job.id, exc_info=failure)
+        else:
+            log.info("job %s failed: %s", job.id, error["message"])
+        lifecycle.try_transition(
+            job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=control.progress()
+        )
+        return _status_of(job.id)
+    finished = lifecycle.try_transition(
+        job.id, jobstate.RUNNING, jobstate.FINISHED, result=result, progress=control.progress()
+    )
+    if finished is None:  # canceled, timed out or reaped meanwhile: that outcome stands
+        from jobs.results import delete_result
+
+        delete_result(job.id)
+    return _status_of(job.id)
+
+
+def _status_of(job_id: Any) -> str:
+    status = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+    return str(status or "")
+
+
+def _run_command(job: Job) -> str:
+    """DDL that needs Spark's analyzer. Claimed here (so a duplicate message runs nothing),
+    then ``run_command`` does the work and ends the job."""
+    from jobs.commands import run_command  # the web side's command runner
+
+    plan = job.plan or {}
+    spark = runtime.new_job_session()
+    try:
+        registration.register_plan(spark, plan, job_properties(job), settings.TESSERA_UDF_PACKAGES)
+        args = plan.get("args") or {}
+        if plan.get("action") == "create_function" and args.get("language") == "python":
+            # The import check: only a worker has the UDF packages' environment.
+            registration.load_python_function(
+                str(args.get("implementation") or ""), settings.TESSERA_UDF_PACKAGES
+            )
+    except Exception as exc:
+        error = errors.error_from_exception(exc, registration.alias_names(plan))
+        lifecycle.try_transition(job.id, jobstate.RUNNING, jobstate.FAILED, error=error)
+        return _status_of(job.id)
+    claimed = Job.objects.select_related("session", "user").get(pk=job.id)
+    run_command(
+        claimed,
+        typer=SparkExpressionTyper(spark),
+        derive_view_schema=ViewSchemaDeriver(spark, str(plan.get("sql") or "")),
+    )
+    return _status_of(job.id)

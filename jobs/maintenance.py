@@ -1,0 +1,146 @@
+"""Housekeeping of jobs and sessions: reaping, sweeping, expiry.
+
+Every live worker runs these from its heartbeat loop (``jobs.worker``), so any worker
+reaps the jobs of a dead one; the web may call ``reap_lost_jobs(job_id)`` lazily (e.g. on
+``GET /jobs/{id}``). All of them are safe to run concurrently: each change is a
+conditional UPDATE (or a lifecycle transition) that only one caller wins.
+No pyspark here: the web process imports this module.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from core import jobstate
+from jobs import lifecycle
+from jobs.dispatch import enqueue
+from jobs.models import Job, Session, Worker
+
+log = logging.getLogger(__name__)
+
+WORKER_LOST = "WORKER_LOST"
+# A CREATED job is re-sent after TESSERA_SWEEP_AFTER_SECONDS, then after twice as long each
+# time (up to 64 times): a message that is only waiting behind busy workers is not multiplied.
+MAX_BACKOFF_EXPONENT = 6
+SWEEP_BATCH = 100
+
+
+def _now(now: datetime | None) -> datetime:
+    return now or timezone.now()
+
+
+def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]:
+    """Fail RUNNING jobs whose worker stopped heartbeating (code ``WORKER_LOST``).
+
+    A job is lost when its own heartbeat (written by the job's monitor every second) is
+    older than ``TESSERA_WORKER_TIMEOUT_SECONDS`` and its worker has no fresh heartbeat row.
+    The FAILED transition runs the job's hooks. ``job_id`` limits the check to one job.
+    Returns the ids of the jobs failed here.
+    """
+    current = _now(now)
+    cutoff = current - timedelta(seconds=settings.TESSERA_WORKER_TIMEOUT_SECONDS)
+    stale = Job.objects.filter(status=jobstate.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+    if job_id is not None:
+        stale = stale.filter(pk=job_id)
+    candidates = list(stale.values_list("id", "worker")[:SWEEP_BATCH])
+    if not candidates:
+        return []
+    live = set(Worker.objects.filter(last_heartbeat__gte=cutoff).values_list("hostname", flat=True))
+    reaped: list[str] = []
+    for candidate_id, worker in candidates:
+        if worker and worker in live:
+            continue  # its worker is alive: the job's monitor is only late
+        who = f"Worker {worker}" if worker else "The process running the job"
+        job = lifecycle.try_transition(
+            candidate_id,
+            jobstate.RUNNING,
+            jobstate.FAILED,
+            error={
+                "code": WORKER_LOST,
+                "message": f"{who} stopped responding while the job was running.",
+                "details": {"worker": worker},
+            },
+        )
+        if job is not None:
+            log.warning("job %s failed: worker %r lost", candidate_id, worker)
+            reaped.append(str(candidate_id))
+    return reaped
+
+
+def _earlier_script_jobs_finished(job: Job) -> bool:
+    if job.script_id is None:
+        return True
+    earlier = Job.objects.filter(script_id=job.script_id, script_index__lt=job.script_index)
+    return not earlier.exclude(status=jobstate.FINISHED).exists()
+
+
+def sweep_unclaimed_jobs(now: datetime | None = None) -> list[str]:
+    """Re-enqueue CREATED Spark jobs whose message seems lost (not claimed in time).
+
+    Due when created/enqueued more than ``TESSERA_SWEEP_AFTER_SECONDS`` ago (doubling with
+    each re-send). Jobs of a script wait for the jobs before them. Two sweepers never send
+    the same job twice: each takes it with a conditional UPDATE of ``enqueued_at``.
+    Duplicate messages are harmless anyway (the claim decides). Returns the ids re-sent.
+    """
+    current = _now(now)
+    after = settings.TESSERA_SWEEP_AFTER_SECONDS
+    cutoff = current - timedelta(seconds=after)
+    due = (
+        Job.objects.filter(status=jobstate.CREATED, plan__needs_spark=True)
+        .filter(Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True, created_at__lt=cutoff))
+        .order_by("created_at")
+        .only("id", "enqueued_at", "enqueue_count", "created_at", "script_id", "script_index")
+    )
+    sent: list[str] = []
+    for job in due[:SWEEP_BATCH]:
+        last = job.enqueued_at or job.created_at
+        backoff = after * 2 ** min(max(job.enqueue_count - 1, 0), MAX_BACKOFF_EXPONENT)
+        if current - last < timedelta(seconds=backoff):
+            continue
+        if not _earlier_script_jobs_finished(job):
+            continue
+        taken = Job.objects.filter(
+            pk=job.pk, status=jobstate.CREATED, enqueued_at=job.enqueued_at
+        ).update(enqueued_at=current)
+        if taken != 1:
+            continue
+        enqueue(job.pk)
+        lifecycle.record_event(job.pk, "requeued", {"after_seconds": int(backoff)})
+        log.warning("job %s was not claimed in time; enqueued again", job.pk)
+        sent.append(str(job.pk))
+    return sent
+
+
+def expire_sessions(now: datetime | None = None) -> int:
+    """Delete sessions idle past their ``idle_timeout_seconds`` (and nothing running in
+    them). Returns how many were deleted."""
+    current = _now(now)
+    active = Job.objects.filter(status__in=[jobstate.CREATED, jobstate.RUNNING]).values(
+        "session_id"
+    )
+    deleted = 0
+    timeouts = Session.objects.values_list("idle_timeout_seconds", flat=True).distinct()
+    for seconds in list(timeouts):
+        expired = Session.objects.filter(
+            idle_timeout_seconds=seconds, last_used_at__lt=current - timedelta(seconds=seconds)
+        ).exclude(pk__in=active)
+        _, per_model = expired.delete()
+        deleted += per_model.get(Session._meta.label, 0)
+    if deleted:
+        log.info("expired %d idle sessions", deleted)
+    return deleted
+
+
+def expire_results() -> int:
+    """Delete stored results older than ``TESSERA_RESULT_TTL_SECONDS``; returns how many."""
+    from jobs import results  # pyarrow: imported only when expiry is due
+
+    return results.expire_results(timedelta(seconds=settings.TESSERA_RESULT_TTL_SECONDS))

@@ -1,0 +1,147 @@
+"""Helpers of the worker tests: users, sessions, plans, statements and polling."""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient
+
+from jobs.models import Job, JobEvent, Session
+from tests.conftest import API, PASSWORD, client_for
+
+TERMINAL = {"FINISHED", "FAILED", "CANCELED"}
+
+
+def create_user(name: str) -> User:
+    return User.objects.create_user(name, f"{name}@example.com", PASSWORD)
+
+
+def api_for(user: User) -> APIClient:
+    return client_for(user)
+
+
+def open_session(client: APIClient, properties: dict[str, str] | None = None) -> str:
+    response = client.post(f"{API}/sessions", {"properties": properties or {}})
+    assert response.status_code == 201, response.content
+    return str(response.json()["id"])
+
+
+def statement(client: APIClient, session_id: str, sql: str, wait: float = 0) -> dict[str, Any]:
+    """POST a statement through the REST API; returns the job JSON."""
+    body: dict[str, Any] = {"sql": sql}
+    if wait:
+        body["wait"] = wait
+    response = client.post(f"{API}/sessions/{session_id}/statements", body)
+    assert response.status_code == 201, response.content
+    job: dict[str, Any] = response.json()
+    return job
+
+
+def get_job(client: APIClient, job_id: Any) -> dict[str, Any]:
+    response = client.get(f"{API}/jobs/{job_id}")
+    assert response.status_code == 200, response.content
+    job: dict[str, Any] = response.json()
+    return job
+
+
+def wait_job(
+    client: APIClient, job_id: Any, statuses: set[str] = TERMINAL, timeout: float = 60
+) -> dict[str, Any]:
+    """Poll ``GET /jobs/{id}`` until the job is in one of ``statuses``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job = get_job(client, job_id)
+        if job["status"] in statuses:
+            return job
+        if job["status"] in TERMINAL or time.monotonic() > deadline:
+            raise AssertionError(f"job {job_id} is {job['status']}, expected {statuses}: {job}")
+        time.sleep(0.05)
+
+
+def result_rows(client: APIClient, job_id: Any) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    """All rows of a job's result (following pages) and its columns."""
+    rows: list[list[Any]] = []
+    token: str | None = None
+    columns: list[dict[str, Any]] = []
+    while True:
+        url = f"{API}/jobs/{job_id}/result?page_size=1000"
+        if token:
+            url += f"&page_token={token}"
+        response = client.get(url)
+        assert response.status_code == 200, response.content
+        page = response.json()
+        columns = page["columns"]
+        rows.extend(page["rows"])
+        token = page.get("next_page_token")
+        if not token:
+            return columns, rows
+
+
+def events(job_id: Any) -> list[str]:
+    return list(JobEvent.objects.filter(job_id=job_id).values_list("type", flat=True))
+
+
+# --- plans made by hand (what the planner produces; docs/statements.md) ---------------------
+
+
+def hand_plan(
+    sql: str,
+    *,
+    action: str = "query",
+    relations: list[dict[str, Any]] | None = None,
+    functions: list[dict[str, Any]] | None = None,
+    args: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    kind = {"query": "query", "explain": "explain"}.get(action, "ddl")
+    return {
+        "kind": kind,
+        "action": action,
+        "needs_spark": True,
+        "sql": sql,
+        "relations": relations or [],
+        "functions": functions or [],
+        "target": None,
+        "args": args or {},
+    }
+
+
+def session_for(user: User, properties: dict[str, str] | None = None) -> Session:
+    from jobs import services
+
+    return services.session_create(user=user, properties=properties or {})
+
+
+def submit_plan(
+    user: User, plan: dict[str, Any], session: Session | None = None, sql: str = ""
+) -> Job:
+    """Store and enqueue a hand-made plan as the web does (jobs.services.submit_plan)."""
+    from jobs import services
+
+    return services.submit_plan(
+        session=session or session_for(user), sql=sql or plan["sql"], plan=plan
+    )
+
+
+def wait_for_status(job_id: Any, statuses: set[str], timeout: float = 60) -> Job:
+    deadline = time.monotonic() + timeout
+    while True:
+        job = Job.objects.get(pk=job_id)
+        if job.status in statuses:
+            return job
+        if job.status in TERMINAL or time.monotonic() > deadline:
+            raise AssertionError(
+                f"job {job_id} is {job.status}, expected {statuses}: error={job.error}"
+            )
+        time.sleep(0.05)
+
+
+def json_value(value: Any) -> Any:
+    """A plain-PySpark value as the results API renders it (decimals as strings, ISO times)."""
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
