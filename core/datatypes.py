@@ -599,3 +599,29 @@ def parse_data_type(text: str) -> DataType:
             "A data type must be given as a string.", details={"text": repr(text), "position": 0}
         )
     return _TypeParser(text).parse()
+
+
+def with_strings_for_chars(data_type: DataType) -> DataType:
+    """``data_type`` with every CHAR(n)/VARCHAR(n), nested ones too, replaced by STRING.
+
+    Spark's file sources refuse CHAR/VARCHAR in a read schema (they are only write-side
+    constraints there), so tables declared with them are read as STRING.
+    """
+    nullable = data_type.nullable
+    if isinstance(data_type, CharType | VarcharType):
+        return AtomicType("STRING", nullable=nullable)
+    if isinstance(data_type, ArrayType):
+        return ArrayType(with_strings_for_chars(data_type.element), nullable=nullable)
+    if isinstance(data_type, MapType):
+        return MapType(
+            with_strings_for_chars(data_type.key),
+            with_strings_for_chars(data_type.value),
+            nullable=nullable,
+        )
+    if isinstance(data_type, StructType):
+        fields = tuple(
+            dataclasses.replace(field, data_type=with_strings_for_chars(field.data_type))
+            for field in data_type.fields
+        )
+        return StructType(fields, nullable=nullable)
+    return data_type

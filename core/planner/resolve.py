@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from core.datatypes import with_strings_for_chars
 from core.errors import CoreError, NotFound
 from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_path
 from core.planner import guard
@@ -213,7 +214,8 @@ class Resolver:
         schema = table.resolved_schema
         for column in schema.columns if schema is not None else ():
             if column.kind == "physical" and column.data_type is not None:
-                physical.append(f"{quote_part(column.name)} {column.data_type.sql()}")
+                read_type = with_strings_for_chars(column.data_type)
+                physical.append(f"{quote_part(column.name)} {read_type.sql()}")
                 columns.append(ColumnPlan(column.name, "physical"))
             elif column.kind == "computed":
                 expression = column.expression or ""

@@ -325,3 +325,15 @@ def test_every_atomic_type_round_trips(name: str) -> None:
 @given(data_types)
 def test_parse_inverts_sql(data_type: DataType) -> None:
     assert parse_data_type(data_type.sql()) == data_type
+
+
+def test_char_and_varchar_are_read_as_string_at_every_depth() -> None:
+    from core.datatypes import with_strings_for_chars
+
+    declared = parse_data_type(
+        "STRUCT<code: CHAR(2) NOT NULL, names: ARRAY<VARCHAR(10)>, m: MAP<CHAR(1), INT>> NOT NULL"
+    )
+    assert with_strings_for_chars(declared).sql() == (
+        "STRUCT<code: STRING NOT NULL, names: ARRAY<STRING>, m: MAP<STRING, INT>> NOT NULL"
+    )
+    assert with_strings_for_chars(parse_data_type("DECIMAL(10, 2)")).sql() == "DECIMAL(10, 2)"

@@ -89,6 +89,34 @@ def test_make_run_serves_health_and_the_demo_catalog_then_stops_on_ctrl_c(tmp_pa
             "customer_id",
         ]
         assert orders["resolved_schema"]["primary_key"]["columns"] == ["id"]
+
+        # A query end to end on the embedded default: planner, file-system broker, the
+        # worker's Spark, Arrow results in the data dir.
+        auth = {"Authorization": f"Token {token}"}
+        session = requests.post(
+            f"{base}/sessions", json={"current_catalog": "demo"}, headers=auth, timeout=10
+        ).json()
+        assert session["current_database"] == "sales"
+        sql = (
+            "SELECT c.country, count(*) AS orders, sum(o.total) AS revenue "
+            "FROM orders o JOIN customers c ON c.id = o.customer_id "
+            "GROUP BY c.country ORDER BY c.country"
+        )
+        job = requests.post(
+            f"{base}/sessions/{session['id']}/statements",
+            json={"sql": sql, "wait": 30},
+            headers=auth,
+            timeout=60,
+        ).json()
+        deadline = time.monotonic() + 90  # the worker's first Spark session takes a while
+        while job["status"] in ("CREATED", "RUNNING") and time.monotonic() < deadline:
+            time.sleep(0.5)
+            job = requests.get(f"{base}/jobs/{job['id']}", headers=auth, timeout=10).json()
+        assert job["status"] == "FINISHED", (job, (tmp_path / "run.log").read_text()[-3000:])
+        page = requests.get(f"{base}/jobs/{job['id']}/result", headers=auth, timeout=10).json()
+        assert [c["name"] for c in page["columns"]] == ["country", "orders", "revenue"]
+        assert sum(row[1] for row in page["rows"]) == 5000  # every generated order
+        assert {row[0] for row in page["rows"]} <= {"BR", "DE", "FR", "JP", "NL", "US"}
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         try:

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+import random
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -58,7 +64,7 @@ class Command(BaseCommand):
             )
         if Catalog.objects.filter(name_key="demo").exists() or admin is None:
             return
-        with transaction.atomic():
+        with transaction.atomic():  # the warehouse directories appear at commit
             demo = services.catalog_create(
                 user=admin,
                 name="demo",
@@ -66,18 +72,54 @@ class Command(BaseCommand):
                 default_database="sales",
             )
             sales = demo.databases.get()
-            services.table_create(
+            orders = services.table_create(
                 user=admin,
                 database=sales,
                 name="orders",
                 schema=Schema.from_dict(DEMO_ORDERS),
                 comment="One row per order.",
             )
-            services.table_create(
+            customers = services.table_create(
                 user=admin,
                 database=sales,
                 name="customers",
                 schema=Schema.from_dict(DEMO_CUSTOMERS),
                 comment="One row per customer.",
             )
+        write_demo_rows(Path(orders.location), Path(customers.location))
         self.stdout.write("Created the demo catalog (demo.sales.orders, demo.sales.customers).")
+
+
+def write_demo_rows(orders_dir: Path, customers_dir: Path, seed: int = 7) -> None:
+    """Generated rows for the demo tables, written as Parquet into their warehouse
+    directories with pyarrow (the web process has no Spark)."""
+    rng = random.Random(seed)
+    countries = ["DE", "FR", "NL", "US", "JP", "BR"]
+    tags = ["new", "vip", "b2b", "newsletter"]
+    customer_ids = list(range(1, 201))
+    customers = pa.table(
+        {
+            "id": pa.array(customer_ids, pa.int64()),
+            "name": [f"Customer {i:03d}" for i in customer_ids],
+            "country": [rng.choice(countries) for _ in customer_ids],
+            "tags": [rng.sample(tags, rng.randint(0, 2)) for _ in customer_ids],
+        }
+    )
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    count = 5000
+    orders = pa.table(
+        {
+            "id": pa.array(range(1, count + 1), pa.int64()),
+            "customer_id": pa.array([rng.choice(customer_ids) for _ in range(count)], pa.int64()),
+            "price": pa.array(
+                [Decimal(rng.randint(100, 50000)) / 100 for _ in range(count)], pa.decimal128(10, 2)
+            ),
+            "qty": pa.array([rng.randint(1, 12) for _ in range(count)], pa.int32()),
+            "ts": pa.array(
+                [start + timedelta(minutes=7 * i) for i in range(count)], pa.timestamp("us", "UTC")
+            ),
+        }
+    )
+    for folder, table in ((customers_dir, customers), (orders_dir, orders)):
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, folder / "part-00000.parquet")
