@@ -5,7 +5,12 @@ and the errors.
 """
 
 from core.planner.classify import plan_statement
-from core.planner.errors import ForbiddenSql, ParseError, UnsupportedStatement
+from core.planner.errors import (
+    ForbiddenSql,
+    ParseError,
+    TemporaryObjectExists,
+    UnsupportedStatement,
+)
 from core.planner.model import CatalogReader, FunctionDef, PlanContext, Relation
 from core.planner.plan import ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.tokens import split_script
@@ -21,6 +26,7 @@ __all__ = [
     "PlanContext",
     "Relation",
     "RelationPlan",
+    "TemporaryObjectExists",
     "UnsupportedStatement",
     "plan_statement",
     "split_script",

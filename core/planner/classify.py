@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.planner import guard
-from core.planner.ddl import is_ctas, plan_create_table
+from core.planner.ddl import plan_create_table
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.model import CatalogReader, PlanContext
 from core.planner.objects import (
@@ -19,6 +19,7 @@ from core.planner.objects import (
     plan_create_function,
     plan_create_view,
     plan_drop,
+    plan_drop_temporary,
 )
 from core.planner.plan import Plan
 from core.planner.queries import plan_explain, plan_query, starts_query
@@ -26,8 +27,6 @@ from core.planner.session import plan_reset, plan_set, plan_use
 from core.planner.show import plan_describe, plan_show
 from core.planner.statement import Statement
 from core.planner.tokens import parse_error, statement_groups, strip_region, tokenize
-
-_TEMPORARY = "is not available yet: it arrives with temporary objects."
 
 # First words of statements that could reach past the catalog, with the reason.
 _FORBIDDEN: dict[str, str] = {
@@ -92,24 +91,31 @@ def _leading_words(statement: Statement, count: int) -> str:
 
 
 def _plan_create(statement: Statement) -> Plan:
+    """``CREATE [OR REPLACE] [TEMPORARY [SYSTEM]] <kind> …``."""
     cursor = statement.cursor(1)
     or_replace = cursor.accept_words("OR", "REPLACE")
-    cursor.accept_words("GLOBAL")
-    if cursor.accept_words("TEMPORARY"):
-        cursor.accept_words("SYSTEM")
-        token = cursor.peek()
-        what = token.upper if token is not None else ""
-        if what == "TABLE" and is_ctas(statement.tokens, cursor.position):
-            raise UnsupportedStatement(
-                "CREATE TEMPORARY TABLE … AS SELECT is not supported: use a temporary view "
-                "(CREATE TEMPORARY VIEW … AS …)."
-            )
-        raise UnsupportedStatement(f"CREATE TEMPORARY {what} {_TEMPORARY}".replace("  ", " "))
+    if cursor.peek_words("GLOBAL"):
+        raise ForbiddenSql(
+            "CREATE GLOBAL TEMPORARY … is not allowed: Spark's global temporary views "
+            "(`global_temp`) are shared by every session; use CREATE TEMPORARY VIEW."
+        )
+    temporary = cursor.accept_words("TEMPORARY")
+    system = temporary and cursor.accept_words("SYSTEM")
     token = cursor.peek()
     word = token.upper if token is not None else ""
-    if word in ("CATALOG", "DATABASE", "SCHEMA", "TABLE", "FUNCTION") and or_replace:
+    if system and word != "FUNCTION":
+        raise cursor.error("FUNCTION")
+    if temporary and word not in ("TABLE", "VIEW", "FUNCTION"):
+        if token is None:
+            raise cursor.error("TABLE, VIEW or FUNCTION")
+        shown = _leading_words(statement, cursor.position + 1)
         raise ForbiddenSql(
-            f"CREATE OR REPLACE {word} is not supported: drop the object and create it again."
+            f"{shown} is not supported: Tessera creates temporary tables, views and functions."
+        )
+    if word in ("CATALOG", "DATABASE", "SCHEMA", "TABLE", "FUNCTION") and or_replace:
+        shown = f"TEMPORARY {word}" if temporary else word
+        raise ForbiddenSql(
+            f"CREATE OR REPLACE {shown} is not supported: drop the object and create it again."
         )
     cursor.position += 1
     if word == "CATALOG":
@@ -117,11 +123,11 @@ def _plan_create(statement: Statement) -> Plan:
     if word in ("DATABASE", "SCHEMA"):
         return plan_create_database(statement, cursor)
     if word == "TABLE":
-        return plan_create_table(statement, cursor.position - 1)
+        return plan_create_table(statement, cursor.position - 1, temporary=temporary)
     if word == "VIEW":
-        return plan_create_view(statement, cursor, or_replace)
+        return plan_create_view(statement, cursor, or_replace, temporary=temporary)
     if word == "FUNCTION":
-        return plan_create_function(statement, cursor)
+        return plan_create_function(statement, cursor, temporary=temporary, system=system)
     shown = _leading_words(statement, cursor.position)
     raise ForbiddenSql(
         f"{shown} is not supported: Tessera creates catalogs, databases, tables (with a "
@@ -132,10 +138,7 @@ def _plan_create(statement: Statement) -> Plan:
 def _plan_drop(statement: Statement) -> Plan:
     cursor = statement.cursor(1)
     if cursor.accept_words("TEMPORARY"):
-        cursor.accept_words("SYSTEM")
-        token = cursor.peek()
-        what = token.upper if token is not None else ""
-        raise UnsupportedStatement(f"DROP TEMPORARY {what} {_TEMPORARY}".replace("  ", " "))
+        return plan_drop_temporary(statement, cursor)
     return plan_drop(statement, cursor)
 
 

@@ -3,7 +3,7 @@
 sqlglot cannot read Flink-style DDL (computed and metadata columns, watermarks), so this
 is a small recursive-descent parser:
 
-    CREATE TABLE [IF NOT EXISTS] p ( element, … ) [trailing clauses, any order]
+    CREATE [TEMPORARY] TABLE [IF NOT EXISTS] p ( element, … ) [trailing clauses, any order]
     element  := name type [NOT NULL] [[CONSTRAINT n] PRIMARY KEY [NOT ENFORCED]] [COMMENT '…']
               | name AS expr [COMMENT '…']
               | name type METADATA [FROM 'key'] [VIRTUAL] [COMMENT '…']
@@ -18,10 +18,11 @@ Types and expressions keep the user's source text.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.errors import CoreError, SchemaError
 from core.identifiers import name_key
-from core.planner.errors import UnsupportedStatement
+from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.plan import Plan
 from core.planner.resolve import check_column_expression
 from core.planner.sources import declared_source
@@ -66,6 +67,34 @@ def ctas_unsupported() -> UnsupportedStatement:
     return UnsupportedStatement(
         "CREATE TABLE … AS SELECT (CTAS) is not available yet: it arrives with CTAS jobs."
     )
+
+
+def temporary_ctas_unsupported() -> UnsupportedStatement:
+    return UnsupportedStatement(
+        "CREATE TEMPORARY TABLE … AS SELECT is not supported: Tessera does not own a temporary "
+        "table's data. Use CREATE TEMPORARY VIEW … AS SELECT instead."
+    )
+
+
+TEMPORARY_TABLE_NEEDS_PATH = (
+    "A temporary table needs a path: Tessera does not own its data, so it must point at "
+    "existing files. Add LOCATION '…' or a 'path' option (with USING or a 'connector')."
+)
+
+
+def _source_options(trailing: _Trailing, roots: tuple[str, ...], temporary: bool) -> dict[str, str]:
+    """The options to store; a temporary table must give a path (the guard speaks first)."""
+    options = trailing.options or {}
+    has_path = trailing.location is not None or any(k.lower() == "path" for k in options)
+    if not temporary or has_path:
+        return declared_source(trailing.using, options, trailing.location, roots)
+    try:
+        declared_source(trailing.using, options, trailing.location, roots)
+    except ForbiddenSql:
+        raise
+    except CoreError:
+        pass
+    raise CoreError(TEMPORARY_TABLE_NEEDS_PATH)
 
 
 @dataclass
@@ -204,10 +233,14 @@ def _partition_columns(schema: Schema, names: tuple[str, ...]) -> list[str]:
     return result
 
 
-def plan_create_table(statement: Statement, position: int) -> Plan:
-    """Plan ``CREATE TABLE`` whose TABLE keyword is the token at ``position``."""
+def plan_create_table(statement: Statement, position: int, *, temporary: bool = False) -> Plan:
+    """Plan ``CREATE [TEMPORARY] TABLE`` whose TABLE keyword is the token at ``position``.
+
+    A temporary table (``args.temporary``) needs a path, and its catalog and database need
+    not exist (FLIP-64).
+    """
     if is_ctas(statement.tokens, position):
-        raise ctas_unsupported()
+        raise temporary_ctas_unsupported() if temporary else ctas_unsupported()
     cursor = statement.cursor(position + 1)
     if_not_exists = accept_if_not_exists(cursor)
     parts, _, _ = cursor.path("a table name")
@@ -222,26 +255,23 @@ def plan_create_table(statement: Statement, position: int) -> Plan:
             raise cursor.error("',' or ')'")
     trailing = _trailing(cursor)
 
-    options = declared_source(
-        trailing.using, trailing.options or {}, trailing.location, statement.context.storage_roots
-    )
+    options = _source_options(trailing, statement.context.storage_roots, temporary)
     schema = Schema(tuple(elements.columns), tuple(elements.watermarks), elements.primary_key)
     SchemaResolver().resolve(schema)
     partition_by = _partition_columns(schema, trailing.partition_by)
-    statement.require_database(ident.catalog, ident.database)
+    if not temporary:
+        statement.require_database(ident.catalog, ident.database)
     has_expressions = bool(schema.watermarks) or any(
         isinstance(c, ComputedColumn) for c in schema.columns
     )
-    return Plan.of(
-        "create_table",
-        needs_spark=has_expressions,
-        target=ident.parts,
-        args={
-            "identifier": list(ident.parts),
-            "if_not_exists": if_not_exists,
-            "schema": schema.to_dict(),
-            "options": options,
-            "partition_by": partition_by,
-            "comment": trailing.comment,
-        },
-    )
+    args: dict[str, Any] = {
+        "identifier": list(ident.parts),
+        "if_not_exists": if_not_exists,
+        "schema": schema.to_dict(),
+        "options": options,
+        "partition_by": partition_by,
+        "comment": trailing.comment,
+    }
+    if temporary:
+        args["temporary"] = True
+    return Plan.of("create_table", needs_spark=has_expressions, target=ident.parts, args=args)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from core.errors import CoreError
+from core.identifiers import ObjectIdentifier
 
 
 class ParseError(CoreError):
@@ -29,3 +30,27 @@ class UnsupportedStatement(CoreError):
     """A statement Tessera recognises but does not run yet."""
 
     code: ClassVar[str] = "UNSUPPORTED_STATEMENT"
+
+
+class TemporaryObjectExists(CoreError):
+    """A permanent DROP TABLE|VIEW|FUNCTION or CREATE FUNCTION while a temporary object
+    with that identifier exists (it shadows the permanent one): drop it first (FLIP-64).
+
+    ``temporary_kind`` and ``permanent_kind`` are "table", "view" or "function";
+    ``details`` holds ``identifier`` (three parts) and ``temporary_kind``.
+    """
+
+    code: ClassVar[str] = "TEMPORARY_OBJECT_EXISTS"
+
+    def __init__(
+        self,
+        ident: ObjectIdentifier,
+        temporary_kind: str,
+        action: Literal["removing", "creating"],
+        permanent_kind: str,
+    ) -> None:
+        super().__init__(
+            f"Temporary {temporary_kind} with identifier '{ident.quoted()}' exists. "
+            f"Drop it first before {action} the permanent {permanent_kind}.",
+            details={"identifier": list(ident.parts), "temporary_kind": temporary_kind},
+        )

@@ -40,7 +40,11 @@ class Relation:
 
 @dataclass(frozen=True)
 class FunctionDef:
-    """A catalog function: a Python UDF by dotted name, or a SQL function with a body."""
+    """A catalog function: a Python UDF by dotted name, or a SQL function with a body.
+
+    A temporary system function (``system=True``, also ``temporary=True``) has no catalog
+    or database: its identifier is ``ObjectIdentifier("", "", name)``.
+    """
 
     identifier: ObjectIdentifier
     language: Literal["python", "sql"]
@@ -48,13 +52,16 @@ class FunctionDef:
     parameters: tuple[tuple[str, str], ...] = ()  # (name, data type sql)
     return_type: str = ""
     temporary: bool = False
+    system: bool = False
 
 
 class CatalogReader(Protocol):
     """Read access to the catalog; implemented by ``jobs/catalog_reader.py`` (Django).
 
-    Temporary objects (issue 4) will come first: the reader consults the session's
-    temporary objects before permanent ones, without any change to the planner.
+    Temporary objects come first (FLIP-64): ``get_relation`` and ``get_function`` return the
+    session's temporary object with that identifier if there is one (``temporary=True``),
+    else the permanent one; ``get_system_function`` returns the session's temporary system
+    function of that (one-part, case-insensitive) name. The planner keeps nothing itself.
     """
 
     def catalog_exists(self, catalog: str) -> bool: ...
@@ -64,6 +71,8 @@ class CatalogReader(Protocol):
     def get_relation(self, ident: ObjectIdentifier) -> Relation | None: ...
 
     def get_function(self, ident: ObjectIdentifier) -> FunctionDef | None: ...
+
+    def get_system_function(self, name: str) -> FunctionDef | None: ...
 
 
 @dataclass(frozen=True)

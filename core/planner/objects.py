@@ -1,16 +1,17 @@
-"""CREATE CATALOG / DATABASE / VIEW / FUNCTION and DROP of every object kind."""
+"""CREATE CATALOG / DATABASE / VIEW / FUNCTION and DROP of every object kind, temporary
+views and functions (FLIP-64) included."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from core.errors import CoreError
-from core.identifiers import validate_name
+from core.identifiers import ObjectIdentifier, quote_path, validate_name
 from core.planner import guard
-from core.planner.errors import ForbiddenSql
+from core.planner.errors import ForbiddenSql, TemporaryObjectExists
 from core.planner.plan import Plan
 from core.planner.queries import starts_query
-from core.planner.resolve import Resolver
+from core.planner.resolve import Resolver, system_identifier
 from core.planner.statement import (
     Statement,
     accept_if_exists,
@@ -77,8 +78,14 @@ def plan_create_database(statement: Statement, cursor: TokenCursor) -> Plan:
     )
 
 
-def plan_create_view(statement: Statement, cursor: TokenCursor, or_replace: bool) -> Plan:
-    """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] p [COMMENT '…'] AS <query>``."""
+def plan_create_view(
+    statement: Statement, cursor: TokenCursor, or_replace: bool, *, temporary: bool = False
+) -> Plan:
+    """``CREATE [OR REPLACE] [TEMPORARY] VIEW [IF NOT EXISTS] p [COMMENT '…'] AS <query>``.
+
+    The query is resolved now against the session's objects (temporary ones first): a
+    temporary view may read temporary objects and needs no existing catalog or database.
+    """
     if_not_exists = accept_if_not_exists(cursor)
     parts, _, _ = cursor.path("a view name")
     ident = statement.object_identifier(parts)
@@ -90,7 +97,8 @@ def plan_create_view(statement: Statement, cursor: TokenCursor, or_replace: bool
     if not starts_query(query_tokens):
         raise cursor.error("a query (SELECT, WITH, VALUES or TABLE)")
     if or_replace and if_not_exists:
-        raise CoreError("CREATE OR REPLACE VIEW cannot be combined with IF NOT EXISTS.")
+        shown = "TEMPORARY VIEW" if temporary else "VIEW"
+        raise CoreError(f"CREATE OR REPLACE {shown} cannot be combined with IF NOT EXISTS.")
     resolver = Resolver(statement.reader, statement.context)
     rewritten = resolver.rewrite_query(
         statement.text,
@@ -103,13 +111,24 @@ def plan_create_view(statement: Statement, cursor: TokenCursor, or_replace: bool
         raise CoreError(
             f"Recursive view {ident.quoted()} detected: its query reads the view itself."
         )
-    temporary = resolver.temporary_objects()
+    if not temporary:
+        read = resolver.temporary_objects()
+        if read:
+            raise CoreError(
+                f"The view {ident.quoted()} cannot read temporary objects ({', '.join(read)}): "
+                "a permanent view must only read permanent ones."
+            )
+        statement.require_database(ident.catalog, ident.database)
+    args: dict[str, Any] = {
+        "identifier": list(ident.parts),
+        "if_not_exists": if_not_exists,
+        "or_replace": or_replace,
+        "query": statement.text[query_tokens[0].start : statement.end],
+        "comment": comment,
+        "expanded_query": rewritten.expanded,
+    }
     if temporary:
-        raise CoreError(
-            f"The view {ident.quoted()} cannot read temporary objects ({', '.join(temporary)}): "
-            "a permanent view must only read permanent ones."
-        )
-    statement.require_database(ident.catalog, ident.database)
+        args["temporary"] = True
     return Plan.of(
         "create_view",
         needs_spark=True,
@@ -117,14 +136,7 @@ def plan_create_view(statement: Statement, cursor: TokenCursor, or_replace: bool
         relations=tuple(resolver.relations),
         functions=tuple(resolver.functions),
         target=ident.parts,
-        args={
-            "identifier": list(ident.parts),
-            "if_not_exists": if_not_exists,
-            "or_replace": or_replace,
-            "query": statement.text[query_tokens[0].start : statement.end],
-            "comment": comment,
-            "expanded_query": rewritten.expanded,
-        },
+        args=args,
     )
 
 
@@ -170,14 +182,51 @@ def _sql_function_signature(
     return parameters, return_type, comment
 
 
-def plan_create_function(statement: Statement, cursor: TokenCursor) -> Plan:
-    """``CREATE FUNCTION [IF NOT EXISTS] p AS 'dotted' [LANGUAGE PYTHON]`` or
-    ``CREATE FUNCTION p(x INT, …) RETURNS type RETURN expr``."""
+def _system_function_name(parts: tuple[str, ...], statement_words: str) -> str:
+    """A temporary system function has a one-part name (it lives in no catalog)."""
+    if len(parts) != 1:
+        raise CoreError(
+            f"{statement_words} takes a one-part name, not {quote_path(parts)}: a system "
+            "function lives in no catalog or database (use TEMPORARY FUNCTION for a catalog "
+            "function).",
+            details={"identifier": list(parts)},
+        )
+    return parts[0]
+
+
+def plan_create_function(
+    statement: Statement, cursor: TokenCursor, *, temporary: bool = False, system: bool = False
+) -> Plan:
+    """``CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] p AS 'dotted' [LANGUAGE PYTHON]``
+    or ``… FUNCTION p(x INT, …) RETURNS type RETURN expr``.
+
+    A temporary system function has a one-part name (``args.identifier = [name]``); its SQL
+    body is resolved in the session's current catalog and database. Temporary functions
+    need no existing catalog or database.
+    """
     if_not_exists = accept_if_not_exists(cursor)
     parts, _, _ = cursor.path("a function name")
-    ident = statement.object_identifier(parts)
-    guard.check_function_name(ident.parts)
-    args: dict[str, Any] = {"identifier": list(ident.parts), "if_not_exists": if_not_exists}
+    target: tuple[str, ...]
+    if system:
+        name = _system_function_name(parts, "CREATE TEMPORARY SYSTEM FUNCTION")
+        guard.check_function_name([name])
+        ident = system_identifier(name)
+        target = (name,)
+    else:
+        ident = statement.object_identifier(parts)
+        guard.check_function_name(ident.parts)
+        target = ident.parts
+    args: dict[str, Any] = {"identifier": list(target), "if_not_exists": if_not_exists}
+    flags: dict[str, Any] = {"temporary": True, "system": system} if temporary else {}
+
+    def check_target() -> None:
+        if temporary:
+            return
+        existing = statement.reader.get_function(ident)
+        if existing is not None and existing.temporary:
+            raise TemporaryObjectExists(ident, "function", "creating", "function")
+        statement.require_database(ident.catalog, ident.database)
+
     following = cursor.peek()
     if following is not None and following.is_punct("("):
         parameters, return_type, comment = _sql_function_signature(statement, cursor)
@@ -187,20 +236,27 @@ def plan_create_function(statement: Statement, cursor: TokenCursor) -> Plan:
         body = statement.span(body_tokens[0], body_tokens[-1])
         resolver = Resolver(statement.reader, statement.context)
         rewritten = resolver.function_body(body, ident, statement.text, body_tokens[0].start)
-        statement.require_database(ident.catalog, ident.database)
+        read = resolver.temporary_objects()
+        if read and not temporary:
+            raise CoreError(
+                f"The function {ident.quoted()} cannot call temporary functions "
+                f"({', '.join(read)}): a permanent function must only call permanent ones."
+            )
+        check_target()
         args.update(
             language="sql",
             implementation=body,
             parameters=parameters,
             return_type=return_type,
             comment=comment,
+            **flags,
         )
         return Plan.of(
             "create_function",
             needs_spark=True,
             sql=rewritten,
             functions=tuple(resolver.functions),
-            target=ident.parts,
+            target=target,
             args=args,
         )
     cursor.expect_words("AS")
@@ -219,15 +275,16 @@ def plan_create_function(statement: Statement, cursor: TokenCursor) -> Plan:
         else:
             raise cursor.error("LANGUAGE PYTHON or the end of the statement")
     dotted = guard.check_udf_implementation(implementation, statement.context.udf_packages)
-    statement.require_database(ident.catalog, ident.database)
+    check_target()
     args.update(
         language="python",
         implementation=dotted,
         parameters=[],
         return_type="",
         comment=comment,
+        **flags,
     )
-    return Plan.of("create_function", needs_spark=True, target=ident.parts, args=args)
+    return Plan.of("create_function", needs_spark=True, target=target, args=args)
 
 
 _DROP_KINDS = {
@@ -268,8 +325,64 @@ def plan_drop(statement: Statement, cursor: TokenCursor) -> Plan:
     if not cascade:
         cursor.accept_words("RESTRICT")
     cursor.expect_end()
+    if kind in ("table", "view", "function"):
+        _check_no_temporary(statement, ObjectIdentifier.of(identifier), kind)
     return Plan.of(
         f"drop_{kind}",
         target=identifier,
         args={"identifier": list(identifier), "if_exists": if_exists, "cascade": cascade},
     )
+
+
+def _check_no_temporary(statement: Statement, ident: ObjectIdentifier, kind: str) -> None:
+    """A permanent DROP (``kind``: table, view or function) while a temporary object with
+    that identifier exists is refused; the temporary object's kind names it."""
+    temporary_kind: str
+    if kind == "function":
+        function = statement.reader.get_function(ident)
+        if function is None or not function.temporary:
+            return
+        temporary_kind = "function"
+    else:
+        relation = statement.reader.get_relation(ident)
+        if relation is None or not relation.temporary:
+            return
+        temporary_kind = relation.kind
+    raise TemporaryObjectExists(ident, temporary_kind, "removing", kind)
+
+
+def plan_drop_temporary(statement: Statement, cursor: TokenCursor) -> Plan:
+    """``DROP TEMPORARY TABLE|VIEW|FUNCTION [IF EXISTS] p`` and ``DROP TEMPORARY SYSTEM
+    FUNCTION [IF EXISTS] name`` (cursor after TEMPORARY): only temporary objects are
+    considered, and whether one exists is for the web side to say."""
+    system = cursor.accept_words("SYSTEM")
+    token = cursor.peek()
+    word = token.upper if token is not None else ""
+    if system and word != "FUNCTION":
+        raise cursor.error("FUNCTION")
+    kind = {"TABLE": "table", "VIEW": "view", "FUNCTION": "function"}.get(word)
+    if token is None or kind is None:
+        shown = "DROP TEMPORARY"
+        if token is not None:
+            shown += f" {statement.text[token.start : token.end]}"
+        raise ForbiddenSql(
+            f"{shown} is not supported: Tessera drops temporary tables, views and functions."
+        )
+    cursor.next()
+    if_exists = accept_if_exists(cursor)
+    parts, _, _ = cursor.path(f"a {kind} name")
+    cursor.expect_end()
+    identifier: tuple[str, ...]
+    if system:
+        identifier = (_system_function_name(parts, "DROP TEMPORARY SYSTEM FUNCTION"),)
+    else:
+        identifier = statement.object_identifier(parts).parts
+    args: dict[str, Any] = {
+        "identifier": list(identifier),
+        "if_exists": if_exists,
+        "cascade": False,
+        "temporary": True,
+    }
+    if kind == "function":
+        args["system"] = system
+    return Plan.of(f"drop_{kind}", target=identifier, args=args)

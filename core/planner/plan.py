@@ -74,6 +74,7 @@ class RelationPlan:
     physical_schema: str = ""
     columns: tuple[ColumnPlan, ...] = ()
     sql: str = ""  # views: the view's query rewritten to aliases of earlier relations
+    temporary: bool = False  # a session's temporary table/view (in JSON only when true)
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -91,6 +92,8 @@ class RelationPlan:
                 physical_schema=self.physical_schema,
                 columns=[column.to_dict() for column in self.columns],
             )
+        if self.temporary:
+            result["temporary"] = True
         return result
 
     @classmethod
@@ -106,12 +109,14 @@ class RelationPlan:
             physical_schema=data.get("physical_schema", ""),
             columns=tuple(ColumnPlan.from_dict(c) for c in data.get("columns", ())),
             sql=data.get("sql", ""),
+            temporary=bool(data.get("temporary", False)),
         )
 
 
 @dataclass(frozen=True)
 class FunctionPlan:
-    """A catalog function the worker registers under ``alias``."""
+    """A function the worker registers under ``alias``: a catalog function, temporary or
+    not, or a temporary system function (``system``; identifier ``["", "", name]``)."""
 
     alias: str
     identifier: tuple[str, str, str]
@@ -120,6 +125,8 @@ class FunctionPlan:
     parameters: tuple[tuple[str, str], ...] = ()  # sql
     return_type: str = ""
     body: str = ""  # sql: the body rewritten to aliases of earlier relations/functions
+    temporary: bool = False  # in JSON only when true
+    system: bool = False  # in JSON only when true
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -135,6 +142,10 @@ class FunctionPlan:
                 return_type=self.return_type,
                 body=self.body,
             )
+        if self.temporary:
+            result["temporary"] = True
+        if self.system:
+            result["system"] = True
         return result
 
     @classmethod
@@ -148,6 +159,8 @@ class FunctionPlan:
             parameters=tuple((p[0], p[1]) for p in data.get("parameters", ())),
             return_type=data.get("return_type", ""),
             body=data.get("body", ""),
+            temporary=bool(data.get("temporary", False)),
+            system=bool(data.get("system", False)),
         )
 
 

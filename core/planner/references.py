@@ -8,7 +8,7 @@ rules run here too, before anything is resolved.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import sqlglot
@@ -20,6 +20,7 @@ from core.errors import CoreError
 from core.identifiers import name_key, quote_path
 from core.planner import guard
 from core.planner.errors import ForbiddenSql, ParseError
+from core.planner.functions import is_builtin
 from core.planner.tokens import Token, parse_error, tokenize
 
 
@@ -46,10 +47,16 @@ class FunctionRef:
 
 @dataclass(frozen=True)
 class QueryRefs:
-    """The references of one query, each list in source order."""
+    """The references of one query, each list in source order.
+
+    ``syntax_calls`` are one-part calls of Spark built-ins that sqlglot parses as syntax
+    without positions (``floor(x)``, ``trim(x)``, ``substr(…)``): found by their tokens, they
+    only matter when a temporary system function of that name shadows the built-in.
+    """
 
     tables: tuple[TableRef, ...]
     functions: tuple[FunctionRef, ...]
+    syntax_calls: tuple[FunctionRef, ...] = ()
 
 
 _DDL_OR_DML: tuple[type[exp.Expr], ...] = (
@@ -298,6 +305,62 @@ def _function_ref(node: exp.Func, positions: _Positions) -> FunctionRef | None:
     return FunctionRef(parts, positions.tokens[first].start, positions.tokens[i].end)
 
 
+# Words followed by '(' that are not calls (or are operators) in a query.
+_NOT_CALLS = frozenset(
+    {
+        "ALL",
+        "AND",
+        "AS",
+        "BETWEEN",
+        "CASE",
+        "CAST",
+        "DIV",
+        "ELSE",
+        "EXISTS",
+        "EXTRACT",
+        "FILTER",
+        "ILIKE",
+        "IN",
+        "IS",
+        "LIKE",
+        "NOT",
+        "ON",
+        "OR",
+        "OVER",
+        "RLIKE",
+        "SOME",
+        "THEN",
+        "TRY_CAST",
+        "USING",
+        "VALUES",
+        "WHEN",
+        "WITHIN",
+    }
+)
+_SUBQUERY_STARTS = ("SELECT", "WITH", "VALUES", "FROM", "TABLE")
+
+
+def _syntax_calls(positions: _Positions, located: Iterable[int]) -> tuple[FunctionRef, ...]:
+    """One-part ``builtin(`` calls whose position sqlglot did not give (see QueryRefs)."""
+    seen = set(located)
+    tokens = positions.tokens
+    calls: list[FunctionRef] = []
+    for i, token in enumerate(tokens[:-1]):
+        if token.start in seen or not token.is_name or not tokens[i + 1].is_punct("("):
+            continue
+        if token.kind == "word" and token.upper in _NOT_CALLS:
+            continue
+        previous = tokens[i - 1] if i > 0 else None
+        if previous is not None and (previous.is_punct(".", "::") or previous.is_word("AS")):
+            continue
+        after = tokens[i + 2] if i + 2 < len(tokens) else None
+        if after is not None and after.is_word(*_SUBQUERY_STARTS):
+            continue
+        if is_builtin(token.text):
+            calls.append(FunctionRef((token.text,), token.start, token.end))
+    return tuple(calls)
+
+
 def find_references(tree: exp.Expr, tokens: Sequence[Token]) -> QueryRefs:
     """Collect table references (CTE names excluded) and calls, guarding each one."""
     positions = _Positions(tokens)
@@ -321,6 +384,7 @@ def find_references(tree: exp.Expr, tokens: Sequence[Token]) -> QueryRefs:
     return QueryRefs(
         tuple(tables[k] for k in sorted(tables)),
         tuple(functions[k] for k in sorted(functions)),
+        _syntax_calls(positions, functions),
     )
 
 

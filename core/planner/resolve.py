@@ -8,8 +8,10 @@ The user's text is rewritten by replacing only the spans of the references.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from core.datatypes import with_strings_for_chars
 from core.errors import CoreError, NotFound
@@ -46,6 +48,20 @@ def splice(text: str, start: int, end: int, replacements: Sequence[Replacement])
         position = finish
     pieces.append(text[position:end])
     return "".join(pieces)
+
+
+def system_identifier(name: str) -> ObjectIdentifier:
+    """The identifier of a temporary system function: no catalog, no database."""
+    return ObjectIdentifier("", "", name)
+
+
+def is_system(ident: ObjectIdentifier) -> bool:
+    return ident.catalog == "" and ident.database == ""
+
+
+def display(ident: ObjectIdentifier) -> str:
+    """``name`` quoted for a system function, else the quoted three-part path."""
+    return quote_part(ident.name) if is_system(ident) else ident.quoted()
 
 
 @dataclass(frozen=True)
@@ -93,6 +109,7 @@ class Resolver:
         self.objects: list[Relation | FunctionDef] = []
         self._relation_aliases: dict[tuple[str, str, str], tuple[str, ObjectIdentifier]] = {}
         self._function_aliases: dict[tuple[str, str, str], tuple[str, ObjectIdentifier]] = {}
+        self._not_system: set[tuple[str, str, str]] = set()
         self._expanding: list[tuple[str, ObjectIdentifier]] = []
 
     # -- queries ------------------------------------------------------------------------
@@ -142,7 +159,12 @@ class Resolver:
             if resolved is not None:
                 alias, ident = resolved
                 run.append((call.start, call.end, quote_part(alias)))
-                canonical.append((call.start, call.end, ident.quoted()))
+                if not is_system(ident):  # a system function stays a one-part name
+                    canonical.append((call.start, call.end, ident.quoted()))
+        for call in refs.syntax_calls:
+            resolved = self.system_function(call.parts[0])
+            if resolved is not None:
+                run.append((call.start, call.end, quote_part(resolved[0])))
         return Rewritten(splice(text, start, end, run), splice(text, start, end, canonical))
 
     # -- relations ----------------------------------------------------------------------
@@ -158,17 +180,11 @@ class Resolver:
         self._check_cycle("view", ident)
         relation = self.reader.get_relation(ident)
         if relation is None:
-            raise NotFound(
-                f"Table or view {ident.quoted()} not found",
-                details={"identifier": list(ident.parts)},
-            )
+            raise self._not_found(f"Table or view {ident.quoted()} not found", ident)
         ident = relation.identifier
         if relation.kind == "view":
-            self._expanding.append(("view", ident))
-            try:
+            with self._expanding_object("view", ident):
                 sql = self._view_sql(relation)
-            finally:
-                self._expanding.pop()
         else:
             if relation.status == "staged":
                 raise CoreError(
@@ -177,7 +193,7 @@ class Resolver:
                 )
         alias = RELATION_ALIAS.format(len(self.relations) + 1)
         if relation.kind == "view":
-            plan = RelationPlan(alias, ident.parts, "view", sql=sql)
+            plan = RelationPlan(alias, ident.parts, "view", sql=sql, temporary=relation.temporary)
         else:
             plan = self._table_plan(alias, relation)
         self.relations.append(plan)
@@ -185,15 +201,33 @@ class Resolver:
         self._relation_aliases[ident.key] = (alias, ident)
         return alias, ident
 
+    @contextmanager
+    def _expanding_object(self, kind: str, ident: ObjectIdentifier) -> Iterator[None]:
+        """While a view's query or a function's body is being resolved."""
+        self._expanding.append((kind, ident))
+        try:
+            yield
+        finally:
+            self._expanding.pop()
+
     def _check_cycle(self, kind: str, ident: ObjectIdentifier) -> None:
         chain = [i for k, i in self._expanding if k == kind]
         if ident in chain:
-            path = " → ".join(i.quoted() for i in [*chain[chain.index(ident) :], ident])
+            path = " → ".join(display(i) for i in [*chain[chain.index(ident) :], ident])
             what = "view" if kind == "view" else "function"
             raise CoreError(
-                f"Recursive {what} {ident.quoted()} detected: {path}.",
+                f"Recursive {what} {display(ident)} detected: {path}.",
                 details={"identifier": list(ident.parts)},
             )
+
+    def _not_found(self, message: str, ident: ObjectIdentifier) -> NotFound:
+        """NOT_FOUND for a missing object, naming the view that reads it, if any."""
+        details: dict[str, Any] = {"identifier": list(ident.parts)}
+        views = [i for k, i in self._expanding if k == "view"]
+        if views:
+            message = f"{message} (read by view {views[-1].quoted()})."
+            details["view"] = list(views[-1].parts)
+        return NotFound(message, details=details)
 
     def _view_sql(self, view: Relation) -> str:
         ident = view.identifier
@@ -233,6 +267,7 @@ class Resolver:
             options=dict(source.options),
             physical_schema=", ".join(physical),
             columns=tuple(columns),
+            temporary=table.temporary,
         )
 
     # -- functions ----------------------------------------------------------------------
@@ -240,13 +275,18 @@ class Resolver:
     def function(
         self, parts: Sequence[str], catalog: str | None, database: str | None
     ) -> tuple[str, ObjectIdentifier] | None:
-        """The alias of a catalog function, or None for a Spark built-in.
+        """The alias of a function, or None for a Spark built-in.
 
-        One-part names: built-in first, then the current catalog and database; qualified
-        names: the catalog only.
+        One-part names: the session's temporary system function, then the built-in, then
+        the catalog function in ``catalog``.``database`` (the reader returns a temporary
+        catalog function first); qualified names: the catalog function only.
         """
-        if len(parts) == 1 and is_builtin(parts[0]):
-            return None
+        if len(parts) == 1:
+            system = self.system_function(parts[0])
+            if system is not None:
+                return system
+            if is_builtin(parts[0]):
+                return None
         ident = expand_path(parts, catalog, database)
         known = self._function_aliases.get(ident.key)
         if known is not None:
@@ -254,10 +294,29 @@ class Resolver:
         self._check_cycle("function", ident)
         function = self.reader.get_function(ident)
         if function is None:
-            raise NotFound(
-                f"Function {ident.quoted()} not found", details={"identifier": list(ident.parts)}
-            )
-        ident = function.identifier
+            raise self._not_found(f"Function {ident.quoted()} not found", ident)
+        return self._register_function(function, function.identifier, system=False)
+
+    def system_function(self, name: str) -> tuple[str, ObjectIdentifier] | None:
+        """The alias of the session's temporary system function ``name``, if there is one."""
+        ident = system_identifier(name)
+        known = self._function_aliases.get(ident.key)
+        if known is not None:
+            return known
+        self._check_cycle("function", ident)
+        if ident.key in self._not_system:
+            return None
+        function = self.reader.get_system_function(name)
+        if function is None:
+            self._not_system.add(ident.key)
+            return None
+        return self._register_function(
+            function, system_identifier(function.identifier.name or name), system=True
+        )
+
+    def _register_function(
+        self, function: FunctionDef, ident: ObjectIdentifier, *, system: bool
+    ) -> tuple[str, ObjectIdentifier]:
         guard.check_function_name(ident.parts)
         if function.language == "python":
             implementation = guard.check_udf_implementation(
@@ -266,13 +325,7 @@ class Resolver:
             body = ""
         else:
             implementation = ""
-            self._expanding.append(("function", ident))
-            try:
-                body = self.function_body(
-                    function.implementation, ident, function.implementation, 0
-                )
-            finally:
-                self._expanding.pop()
+            body = self.function_body(function.implementation, ident, function.implementation, 0)
         alias = FUNCTION_ALIAS.format(len(self.functions) + 1)
         self.functions.append(
             FunctionPlan(
@@ -283,6 +336,8 @@ class Resolver:
                 parameters=tuple(function.parameters),
                 return_type=function.return_type,
                 body=body,
+                temporary=function.temporary or system,
+                system=system,
             )
         )
         self.objects.append(function)
@@ -290,18 +345,25 @@ class Resolver:
         return alias, ident
 
     def function_body(self, body: str, ident: ObjectIdentifier, origin: str, offset: int) -> str:
-        """Rewrite a SQL function body (resolved where the function lives). Bodies cannot
+        """Rewrite the SQL body of function ``ident`` (also while it is being created): it
+        is resolved where the function lives (a system function: in the session's current
+        catalog and database); a call of the function itself is recursive. Bodies cannot
         read tables: the worker registers functions before relations."""
         source, refs = analyze_expression(body, origin, offset)
         if refs.tables:
             shown = quote_path(refs.tables[0].parts)
             raise CoreError(
-                f"The body of function {ident.quoted()} reads {shown}: SQL functions cannot "
+                f"The body of function {display(ident)} reads {shown}: SQL functions cannot "
                 "read tables or views."
             )
-        rewritten = self._rewrite(
-            source, len(EXPRESSION_PREFIX), len(source), refs, ident.catalog, ident.database
-        )
+        if is_system(ident):
+            catalog, database = self.context.current_catalog, self.context.current_database
+        else:
+            catalog, database = ident.catalog, ident.database
+        with self._expanding_object("function", ident):
+            rewritten = self._rewrite(
+                source, len(EXPRESSION_PREFIX), len(source), refs, catalog, database
+            )
         return rewritten.sql
 
     def reads(self, ident: ObjectIdentifier) -> bool:
@@ -309,4 +371,9 @@ class Resolver:
         return ident.key in self._relation_aliases
 
     def temporary_objects(self) -> list[str]:
-        return [o.identifier.quoted() for o in self.objects if o.temporary]
+        """The temporary objects read (directly or through views and functions)."""
+        return [
+            display(o.identifier)
+            for o in self.objects
+            if o.temporary or (isinstance(o, FunctionDef) and o.system)
+        ]

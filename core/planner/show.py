@@ -7,7 +7,7 @@ from typing import Any
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.planner import guard
-from core.planner.errors import ForbiddenSql, UnsupportedStatement
+from core.planner.errors import ForbiddenSql
 from core.planner.plan import Plan
 from core.planner.statement import Statement
 from core.planner.tokens import TokenCursor
@@ -26,10 +26,8 @@ def _like(cursor: TokenCursor) -> str | None:
 
 def plan_show(statement: Statement) -> Plan:
     cursor = statement.cursor(1)
-    if cursor.peek_words("TEMPORARY"):
-        raise UnsupportedStatement(
-            "SHOW TEMPORARY … is not available yet: it arrives with temporary objects."
-        )
+    if cursor.accept_words("TEMPORARY"):
+        return _show_temporary(statement, cursor)
     if cursor.accept_words("CATALOGS"):
         like = _like(cursor)
         cursor.expect_end()
@@ -49,6 +47,21 @@ def plan_show(statement: Statement) -> Plan:
         f"{shown} is not supported: Tessera answers SHOW CATALOGS, DATABASES, TABLES, VIEWS, "
         "FUNCTIONS and CREATE TABLE from its own catalog."
     )
+
+
+def _show_temporary(statement: Statement, cursor: TokenCursor) -> Plan:
+    """``SHOW TEMPORARY TABLES|VIEWS|FUNCTIONS [[LIKE] 'pattern']``: the session's temporary
+    objects of that kind (functions include system functions)."""
+    for word, action in (
+        ("TABLES", "show_tables"),
+        ("VIEWS", "show_views"),
+        ("FUNCTIONS", "show_functions"),
+    ):
+        if cursor.accept_words(word):
+            like = _like(cursor)
+            cursor.expect_end()
+            return Plan.of(action, args={"temporary": True, "like": like})
+    raise cursor.error("TABLES, VIEWS or FUNCTIONS")
 
 
 def _show_databases(statement: Statement, cursor: TokenCursor) -> Plan:

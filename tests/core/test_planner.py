@@ -93,18 +93,7 @@ _SPARK = ("create_view", "create_function")
 
 
 UNSUPPORTED: list[tuple[str, str]] = [
-    ("CREATE TEMPORARY TABLE t (id INT)", "temporary objects"),
-    ("CREATE TEMPORARY VIEW v AS SELECT 1", "temporary objects"),
-    ("CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1", "temporary objects"),
-    ("CREATE TEMPORARY FUNCTION f AS 'tessera_udfs.a.b'", "temporary objects"),
-    ("CREATE TEMPORARY SYSTEM FUNCTION f AS 'tessera_udfs.a.b'", "temporary objects"),
-    ("CREATE TEMPORARY TABLE t AS SELECT 1", "use a temporary view"),
-    ("DROP TEMPORARY TABLE t", "temporary objects"),
-    ("DROP TEMPORARY VIEW v", "temporary objects"),
-    ("DROP TEMPORARY SYSTEM FUNCTION f", "temporary objects"),
-    ("SHOW TEMPORARY TABLES", "temporary objects"),
-    ("SHOW TEMPORARY VIEWS", "temporary objects"),
-    ("SHOW TEMPORARY FUNCTIONS", "temporary objects"),
+    ("CREATE TEMPORARY TABLE t AS SELECT 1", "Use CREATE TEMPORARY VIEW … AS SELECT instead."),
     ("CREATE TABLE t AS SELECT * FROM orders", "CTAS"),
     ("CREATE TABLE IF NOT EXISTS t USING parquet OPTIONS ('a' = 'b') AS SELECT 1", "CTAS"),
     ("CREATE TABLE t WITH ('format' = 'csv') AS SELECT 1", "CTAS"),

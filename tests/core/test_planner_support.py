@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from core.datatypes import parse_data_type
 from core.identifiers import ObjectIdentifier, name_key
@@ -32,11 +33,15 @@ STORAGE_ROOT = "/srv/tessera/external"
 
 @dataclass
 class MemoryCatalog:
-    """Catalogs, databases, relations and functions in dicts (keys are case-insensitive)."""
+    """Catalogs, databases, relations and functions in dicts (keys are case-insensitive),
+    and one session's temporary objects, which the reader consults first (FLIP-64)."""
 
     databases: dict[str, set[str]] = field(default_factory=dict)
     relations: dict[tuple[str, str, str], Relation] = field(default_factory=dict)
     functions: dict[tuple[str, str, str], FunctionDef] = field(default_factory=dict)
+    temporary_relations: dict[tuple[str, str, str], Relation] = field(default_factory=dict)
+    temporary_functions: dict[tuple[str, str, str], FunctionDef] = field(default_factory=dict)
+    system_functions: dict[str, FunctionDef] = field(default_factory=dict)
     lookups: list[str] = field(default_factory=list)
 
     # -- CatalogReader --------------------------------------------------------------------
@@ -49,11 +54,15 @@ class MemoryCatalog:
 
     def get_relation(self, ident: ObjectIdentifier) -> Relation | None:
         self.lookups.append(f"relation {ident}")
-        return self.relations.get(ident.key)
+        return self.temporary_relations.get(ident.key) or self.relations.get(ident.key)
 
     def get_function(self, ident: ObjectIdentifier) -> FunctionDef | None:
         self.lookups.append(f"function {ident}")
-        return self.functions.get(ident.key)
+        return self.temporary_functions.get(ident.key) or self.functions.get(ident.key)
+
+    def get_system_function(self, name: str) -> FunctionDef | None:
+        self.lookups.append(f"system function `{name}`")
+        return self.system_functions.get(name_key(name))
 
     # -- building -------------------------------------------------------------------------
 
@@ -70,7 +79,6 @@ class MemoryCatalog:
         temporary: bool = False,
     ) -> Relation:
         ident = ObjectIdentifier.of(path.split("."))
-        self.add_database(ident.catalog, ident.database)
         declared = [
             PhysicalColumn(c.split(" ", 1)[0], parse_data_type(c.split(" ", 1)[1]))
             if isinstance(c, str)
@@ -78,6 +86,8 @@ class MemoryCatalog:
             for c in columns
         ]
         resolved = SchemaResolver().resolve(Schema(tuple(declared)))
+        if options is None and temporary:
+            options = {"connector": "parquet", "path": f"{STORAGE_ROOT}/tmp/{ident.name}"}
         options = {"format": "parquet"} if options is None else options
         managed = "path" not in options and "connector" not in options
         relation = Relation(
@@ -91,33 +101,82 @@ class MemoryCatalog:
             resolved,
             temporary=temporary,
         )
-        self.relations[ident.key] = relation
+        self._store_relation(relation)
         return relation
 
-    def add_view(self, path: str, query: str) -> Relation:
+    def add_view(self, path: str, query: str, *, temporary: bool = False) -> Relation:
         ident = ObjectIdentifier.of(path.split("."))
-        self.add_database(ident.catalog, ident.database)
-        relation = Relation(ident, "view", "active", {}, "", None, query=query)
-        self.relations[ident.key] = relation
+        relation = Relation(ident, "view", "active", {}, "", None, query=query, temporary=temporary)
+        self._store_relation(relation)
         return relation
 
     def add_python_function(
-        self, path: str, implementation: str, return_type: str = "STRING"
+        self,
+        path: str,
+        implementation: str,
+        return_type: str = "STRING",
+        *,
+        temporary: bool = False,
     ) -> FunctionDef:
         ident = ObjectIdentifier.of(path.split("."))
-        self.add_database(ident.catalog, ident.database)
-        function = FunctionDef(ident, "python", implementation, return_type=return_type)
-        self.functions[ident.key] = function
+        function = FunctionDef(
+            ident, "python", implementation, return_type=return_type, temporary=temporary
+        )
+        self._store_function(function)
         return function
 
     def add_sql_function(
-        self, path: str, parameters: tuple[tuple[str, str], ...], return_type: str, body: str
+        self,
+        path: str,
+        parameters: tuple[tuple[str, str], ...],
+        return_type: str,
+        body: str,
+        *,
+        temporary: bool = False,
     ) -> FunctionDef:
         ident = ObjectIdentifier.of(path.split("."))
-        self.add_database(ident.catalog, ident.database)
-        function = FunctionDef(ident, "sql", body, parameters, return_type)
-        self.functions[ident.key] = function
+        function = FunctionDef(ident, "sql", body, parameters, return_type, temporary=temporary)
+        self._store_function(function)
         return function
+
+    def add_system_function(
+        self,
+        name: str,
+        implementation: str,
+        *,
+        language: Literal["python", "sql"] = "python",
+        parameters: tuple[tuple[str, str], ...] = (),
+        return_type: str = "STRING",
+    ) -> FunctionDef:
+        """A temporary system function (a session object: no catalog, no database)."""
+        function = FunctionDef(
+            ObjectIdentifier("", "", name),
+            language,
+            implementation,
+            parameters,
+            return_type,
+            temporary=True,
+            system=True,
+        )
+        self.system_functions[name_key(name)] = function
+        return function
+
+    def _store_relation(self, relation: Relation) -> None:
+        """Temporary objects live beside the permanent ones, in paths that need not exist."""
+        ident = relation.identifier
+        if relation.temporary:
+            self.temporary_relations[ident.key] = relation
+        else:
+            self.add_database(ident.catalog, ident.database)
+            self.relations[ident.key] = relation
+
+    def _store_function(self, function: FunctionDef) -> None:
+        ident = function.identifier
+        if function.temporary:
+            self.temporary_functions[ident.key] = function
+        else:
+            self.add_database(ident.catalog, ident.database)
+            self.functions[ident.key] = function
 
 
 def context(catalog: str | None = "c", database: str | None = "d") -> PlanContext:
