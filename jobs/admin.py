@@ -5,7 +5,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from jobs.models import Job, JobEvent, Session, Worker
+from jobs.models import Job, JobEvent, Session, TemporaryObject, Worker
 
 
 @admin.register(Worker)
@@ -54,3 +54,14 @@ class JobEventAdmin(_ReadOnly, admin.ModelAdmin[JobEvent]):
     list_display = ("job", "type", "at")
     list_filter = ("type",)
     raw_id_fields = ("job",)
+
+
+@admin.register(TemporaryObject)
+class TemporaryObjectAdmin(_ReadOnly, admin.ModelAdmin[TemporaryObject]):
+    """Temporary objects change only through SQL and the sessions API; deleting one here
+    is DROP TEMPORARY (its files, if any, stay)."""
+
+    list_display = ("__str__", "kind", "system", "session", "created_at")
+    list_filter = ("kind", "system")
+    search_fields = ("name", "catalog", "database", "session__id", "session__user__username")
+    raw_id_fields = ("session", "created_by_job")

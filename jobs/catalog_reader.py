@@ -1,8 +1,12 @@
-"""The planner's view of the catalog: ``core.planner.CatalogReader`` over ``catalog.models``.
+"""The planner's view of the catalog: ``core.planner.CatalogReader`` over ``catalog.models``
+and the session's temporary objects (``jobs.models.TemporaryObject``, FLIP-64).
 
-The planner is pure Python and asks only these four questions; each is one indexed query.
-Names match case-insensitively; the objects carry their names as stored. Temporary objects
-(of the session) will be consulted first once they exist; the planner needs no change then.
+Temporary objects come first: ``get_relation`` and ``get_function`` answer the session's
+temporary object with that identifier when there is one, else the permanent one;
+``get_system_function`` answers the session's temporary system functions only (built-ins
+are the planner's own list). Names match case-insensitively; objects carry their names as
+stored. A reader serves one statement: it reads the session's temporary objects once (one
+query) and keeps them.
 """
 
 from __future__ import annotations
@@ -13,7 +17,12 @@ from catalog.models import Catalog, Database, Function, Table
 from core.identifiers import ObjectIdentifier
 from core.planner import FunctionDef, Relation
 from core.schema import ResolvedSchema
-from jobs.models import Session
+from jobs.models import Session, TemporaryObject
+
+# Keys of the temporary-object index: (namespace, catalog, database, name), lower-cased.
+# Tables and views share the namespace "relation"; catalog functions "function"; temporary
+# system functions "system" with empty catalog and database.
+TemporaryKey = tuple[str, str, str, str]
 
 
 def _no_nul(*names: str) -> bool:
@@ -21,11 +30,24 @@ def _no_nul(*names: str) -> bool:
     return not any("\x00" in name for name in names)
 
 
+def namespace_of(row: TemporaryObject) -> str:
+    if row.kind in TemporaryObject.RELATION_KINDS:
+        return "relation"
+    return "system" if row.system else "function"
+
+
+def temporary_key(namespace: str, catalog: str, database: str, name: str) -> TemporaryKey:
+    return (namespace, catalog.lower(), database.lower(), name.lower())
+
+
 class DjangoCatalogReader:
-    """Implements ``core.planner.CatalogReader`` for one session (temporary objects: later)."""
+    """Implements ``core.planner.CatalogReader`` for one session's statement."""
 
     def __init__(self, session: Session | None = None) -> None:
         self.session = session
+        self._temporary: dict[TemporaryKey, TemporaryObject] | None = None
+
+    # -- the planner's protocol -----------------------------------------------------------
 
     def catalog_exists(self, catalog: str) -> bool:
         return _no_nul(catalog) and Catalog.objects.filter(name_key=catalog.lower()).exists()
@@ -39,24 +61,45 @@ class DjangoCatalogReader:
         )
 
     def get_relation(self, ident: ObjectIdentifier) -> Relation | None:
-        if not _no_nul(*ident.parts):
-            return None
-        row = (
-            Table.objects.select_related("database__catalog")
-            .filter(
-                database__catalog__name_key=ident.catalog.lower(),
-                database__name_key=ident.database.lower(),
-                name_key=ident.name.lower(),
-            )
-            .first()
-        )
-        return relation_of(row) if row is not None else None
+        found = self.find_relation(ident)
+        if isinstance(found, TemporaryObject):
+            return temporary_relation_of(found)
+        return relation_of(found) if found is not None else None
 
     def get_function(self, ident: ObjectIdentifier) -> FunctionDef | None:
+        found = self.find_function(ident)
+        if isinstance(found, TemporaryObject):
+            return temporary_function_of(found)
+        return function_of(found) if found is not None else None
+
+    def get_system_function(self, name: str) -> FunctionDef | None:
+        found = self.temporary_system_function(name)
+        return temporary_function_of(found) if found is not None else None
+
+    # -- rows (for the REST API's resolve and for commands) ------------------------------
+
+    def find_relation(self, ident: ObjectIdentifier) -> TemporaryObject | Table | None:
+        """The session's temporary table/view with this identifier, else the permanent one."""
+        return self.temporary_relation(ident) or self.permanent_relation(ident)
+
+    def find_function(self, ident: ObjectIdentifier) -> TemporaryObject | Function | None:
+        """The session's temporary catalog function, else the catalog function."""
+        return self.temporary_function(ident) or self.permanent_function(ident)
+
+    def temporary_relation(self, ident: ObjectIdentifier) -> TemporaryObject | None:
+        return self._temporary_objects().get(temporary_key("relation", *ident.parts))
+
+    def temporary_function(self, ident: ObjectIdentifier) -> TemporaryObject | None:
+        return self._temporary_objects().get(temporary_key("function", *ident.parts))
+
+    def temporary_system_function(self, name: str) -> TemporaryObject | None:
+        return self._temporary_objects().get(temporary_key("system", "", "", name))
+
+    def permanent_relation(self, ident: ObjectIdentifier) -> Table | None:
         if not _no_nul(*ident.parts):
             return None
-        row = (
-            Function.objects.select_related("database__catalog")
+        return (
+            Table.objects.select_related("database__catalog", "created_by")
             .filter(
                 database__catalog__name_key=ident.catalog.lower(),
                 database__name_key=ident.database.lower(),
@@ -64,11 +107,40 @@ class DjangoCatalogReader:
             )
             .first()
         )
-        return function_of(row) if row is not None else None
+
+    def permanent_function(self, ident: ObjectIdentifier) -> Function | None:
+        if not _no_nul(*ident.parts):
+            return None
+        return (
+            Function.objects.select_related("database__catalog", "created_by")
+            .filter(
+                database__catalog__name_key=ident.catalog.lower(),
+                database__name_key=ident.database.lower(),
+                name_key=ident.name.lower(),
+            )
+            .first()
+        )
+
+    def _temporary_objects(self) -> dict[TemporaryKey, TemporaryObject]:
+        if self._temporary is None:
+            rows = (
+                TemporaryObject.objects.filter(session_id=self.session.pk)
+                if self.session is not None and self.session.pk is not None
+                else TemporaryObject.objects.none()
+            )
+            self._temporary = {
+                temporary_key(namespace_of(row), row.catalog, row.database, row.name): row
+                for row in rows
+            }
+        return self._temporary
 
 
 def _identifier(row: Table | Function) -> ObjectIdentifier:
     return ObjectIdentifier(row.database.catalog.name, row.database.name, row.name)
+
+
+def _resolved(value: Any) -> ResolvedSchema | None:
+    return ResolvedSchema.from_dict(value) if value else None
 
 
 def relation_of(row: Table) -> Relation:
@@ -78,16 +150,40 @@ def relation_of(row: Table) -> Relation:
     CREATE VIEW) when there is one, so that it reads the same objects whatever the current
     catalog and database of the session that queries it; else the text as written.
     """
-    resolved: Any = row.resolved_schema
     return Relation(
         identifier=_identifier(row),
         kind="view" if row.kind == Table.KIND_VIEW else "table",
         status=row.status,
         options=dict(row.options),
         location=row.location,
-        resolved_schema=ResolvedSchema.from_dict(resolved) if resolved else None,
+        resolved_schema=_resolved(row.resolved_schema),
         query=(row.expanded_query or row.query) if row.kind == Table.KIND_VIEW else "",
     )
+
+
+def temporary_relation_of(row: TemporaryObject) -> Relation:
+    """A temporary table or view as the planner's Relation (``temporary=True``).
+
+    A temporary table is always external: its options carry ``connector`` and ``path``.
+    A temporary view reads with its expanded query, like a permanent one.
+    """
+    definition: dict[str, Any] = dict(row.definition or {})
+    is_view = row.kind == TemporaryObject.KIND_VIEW
+    query = str(definition.get("expanded_query") or definition.get("query") or "")
+    return Relation(
+        identifier=ObjectIdentifier(row.catalog, row.database, row.name),
+        kind="view" if is_view else "table",
+        status="active",
+        options={} if is_view else dict(definition.get("options") or {}),
+        location="",
+        resolved_schema=_resolved(definition.get("resolved_schema")),
+        query=query if is_view else "",
+        temporary=True,
+    )
+
+
+def _parameters(value: Any) -> tuple[tuple[str, str], ...]:
+    return tuple((str(p["name"]), str(p["data_type"])) for p in value or [])
 
 
 def function_of(row: Function) -> FunctionDef:
@@ -95,6 +191,21 @@ def function_of(row: Function) -> FunctionDef:
         identifier=_identifier(row),
         language="sql" if row.language == Function.LANGUAGE_SQL else "python",
         implementation=row.implementation,
-        parameters=tuple((str(p["name"]), str(p["data_type"])) for p in row.parameters),
+        parameters=_parameters(row.parameters),
         return_type=row.return_type,
+    )
+
+
+def temporary_function_of(row: TemporaryObject) -> FunctionDef:
+    """A temporary function as the planner's FunctionDef; a system one has the identifier
+    ``ObjectIdentifier("", "", name)`` and ``system=True``."""
+    definition: dict[str, Any] = dict(row.definition or {})
+    return FunctionDef(
+        identifier=ObjectIdentifier(row.catalog, row.database, row.name),
+        language="sql" if definition.get("language") == Function.LANGUAGE_SQL else "python",
+        implementation=str(definition.get("implementation") or ""),
+        parameters=_parameters(definition.get("parameters")),
+        return_type=str(definition.get("return_type") or ""),
+        temporary=True,
+        system=row.system,
     )

@@ -29,7 +29,7 @@ class Worker(models.Model):
 
 
 class Session(models.Model):
-    """A user's SQL session: current catalog/database, properties, (later) temporary objects."""
+    """A user's SQL session: current catalog/database, properties and temporary objects."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(
@@ -101,3 +101,84 @@ class JobEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type} at {self.at}"
+
+
+class TemporaryObject(models.Model):
+    """A session's temporary table, view or function (FLIP-64).
+
+    Stored in the database, not in a worker's memory, so that any worker can run the
+    session's statements; deleted with the session (CASCADE). A temporary table's data is
+    never Tessera's: deleting the row leaves its files alone.
+
+    Identifiers are three parts, case-preserving, with lower-cased keys for matching. Tables
+    and views share one namespace per identifier, catalog functions another; temporary
+    *system* functions (``system``) have a one-part name and empty catalog/database.
+    ``definition`` holds what the kind needs: tables ``options``, ``schema``,
+    ``resolved_schema``, ``partition_by``, ``comment``; views ``query``, ``expanded_query``,
+    ``schema``, ``resolved_schema``, ``comment``; functions ``language``, ``implementation``,
+    ``parameters``, ``return_type``, ``comment``.
+    """
+
+    KIND_TABLE = "table"
+    KIND_VIEW = "view"
+    KIND_FUNCTION = "function"
+    KIND_CHOICES: ClassVar = [
+        (KIND_TABLE, "Table"),
+        (KIND_VIEW, "View"),
+        (KIND_FUNCTION, "Function"),
+    ]
+    RELATION_KINDS: ClassVar = (KIND_TABLE, KIND_VIEW)
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="temporary_objects")
+    kind = models.CharField(max_length=8, choices=KIND_CHOICES)
+    system = models.BooleanField(default=False)
+    catalog = models.CharField(max_length=255, blank=True, default="")
+    database = models.CharField(max_length=255, blank=True, default="")
+    name = models.CharField(max_length=255)
+    catalog_key = models.CharField(max_length=255, blank=True, default="", editable=False)
+    database_key = models.CharField(max_length=255, blank=True, default="", editable=False)
+    name_key = models.CharField(max_length=255, editable=False)
+    definition = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by_job = models.ForeignKey(
+        Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(
+                fields=["session", "catalog_key", "database_key", "name_key"],
+                condition=models.Q(kind__in=["table", "view"]),
+                name="temporary_relation_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["session", "catalog_key", "database_key", "name_key"],
+                condition=models.Q(kind="function", system=False),
+                name="temporary_function_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["session", "name_key"],
+                condition=models.Q(kind="function", system=True),
+                name="temporary_system_function_unique",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(system=False)
+                | models.Q(kind="function", catalog="", database=""),
+                name="temporary_system_only_functions",
+            ),
+        ]
+        ordering: ClassVar = ["catalog_key", "database_key", "name_key"]
+
+    def __str__(self) -> str:
+        return ".".join(part for part in (self.catalog, self.database, self.name) if part)
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        self.catalog_key = self.catalog.lower()
+        self.database_key = self.database.lower()
+        self.name_key = self.name.lower()
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The identifier: three parts, or one for a temporary system function."""
+        return (self.name,) if self.system else (self.catalog, self.database, self.name)

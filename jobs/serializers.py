@@ -9,8 +9,10 @@ from typing import Any
 
 from rest_framework import serializers
 
+from catalog import serializers as catalog_serializers
+from catalog.models import Function, Table
 from jobs import services
-from jobs.models import Job, JobEvent, Session
+from jobs.models import Job, JobEvent, Session, TemporaryObject
 
 PROGRESS_DEFAULT = {"stages_total": 0, "stages_done": 0, "tasks_total": 0, "tasks_done": 0}
 
@@ -109,6 +111,106 @@ def job_out(job: Job) -> dict[str, Any]:
 
 def event_out(event: JobEvent) -> dict[str, Any]:
     return dict(EventOut(event).data)
+
+
+# --- temporary objects -----------------------------------------------------------------------
+
+
+def temporary_object_out(row: TemporaryObject) -> dict[str, Any]:
+    """A temporary object in the shape of the catalog API's table/view/function JSON, with
+    ``"temporary": true``. A temporary table is always external (``managed`` false); a
+    temporary system function has ``"system": true`` and null catalog and database."""
+    definition: dict[str, Any] = dict(row.definition or {})
+    created_at = serializers.DateTimeField().to_representation(row.created_at)
+    body: dict[str, Any] = {
+        "catalog": row.catalog or None,
+        "database": row.database or None,
+        "name": row.name,
+        "kind": row.kind,
+        "comment": str(definition.get("comment") or ""),
+    }
+    if row.kind == TemporaryObject.KIND_TABLE:
+        body.update(
+            managed=False,
+            options=dict(definition.get("options") or {}),
+            schema=definition.get("schema"),
+            resolved_schema=definition.get("resolved_schema"),
+            partition_by=list(definition.get("partition_by") or []),
+            status="active",
+        )
+    elif row.kind == TemporaryObject.KIND_VIEW:
+        body.update(
+            query=str(definition.get("query") or ""),
+            expanded_query=definition.get("expanded_query"),
+            schema=definition.get("schema"),
+            resolved_schema=definition.get("resolved_schema"),
+        )
+    else:
+        body.update(
+            system=row.system,
+            language=str(definition.get("language") or ""),
+            implementation=str(definition.get("implementation") or ""),
+            parameters=list(definition.get("parameters") or []),
+            return_type=str(definition.get("return_type") or ""),
+        )
+    body.update(
+        temporary=True,
+        created_at=created_at,
+        created_by_job=str(row.created_by_job_id) if row.created_by_job_id else None,
+    )
+    return body
+
+
+def temporary_item_out(item: tuple[TemporaryObject, bool]) -> dict[str, Any]:
+    """A list item: the object and whether it shadows a permanent one (or a built-in)."""
+    row, shadows = item
+    return {**temporary_object_out(row), "shadows": shadows}
+
+
+def resolved_out(found: TemporaryObject | Table | Function) -> dict[str, Any]:
+    """``GET /sessions/{id}/resolve``: ``{"identifier", "temporary", "object"}``."""
+    if isinstance(found, TemporaryObject):
+        return {
+            "identifier": list(found.parts),
+            "temporary": True,
+            "object": temporary_object_out(found),
+        }
+    identifier = [found.database.catalog.name, found.database.name, found.name]
+    if isinstance(found, Table):
+        body = catalog_serializers.table_out(found)
+    else:
+        body = dict(catalog_serializers.FunctionOut(found).data)
+    return {"identifier": identifier, "temporary": False, "object": {**body, "temporary": False}}
+
+
+def builtin_out(name: str) -> dict[str, Any]:
+    """A one-part function name that resolves to a Spark built-in."""
+    return {
+        "identifier": [name],
+        "temporary": False,
+        "object": {"name": name, "kind": "function", "builtin": True, "temporary": False},
+    }
+
+
+class TemporaryObjectOut(serializers.Serializer[Any]):
+    """For the OpenAPI schema: fields beyond these follow the object's kind (table, view,
+    function) as in the catalog API."""
+
+    catalog = serializers.CharField(allow_null=True)
+    database = serializers.CharField(allow_null=True)
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    comment = serializers.CharField()
+    temporary = serializers.BooleanField()
+    shadows = serializers.BooleanField(required=False)
+    created_at = serializers.DateTimeField()
+    created_by_job = serializers.UUIDField(allow_null=True)
+
+
+class ResolvedOut(serializers.Serializer[Any]):
+    identifier = serializers.ListField(child=serializers.CharField())
+    temporary = serializers.BooleanField()
+    object = serializers.DictField()
 
 
 # --- requests --------------------------------------------------------------------------------

@@ -35,9 +35,10 @@ from django.utils import timezone
 from catalog import selectors
 from core import jobstate
 from core.errors import CoreError, NotFound
+from core.identifiers import ObjectIdentifier, expand_path, parse_path, quote_path
 from core.jobstate import IllegalTransition, JobView, NoOpHook, Record
 from jobs import commands, dispatch, lifecycle, results
-from jobs.models import Job, JobEvent, Session
+from jobs.models import Job, JobEvent, Session, TemporaryObject
 
 log = logging.getLogger(__name__)
 
@@ -204,8 +205,133 @@ def session_update(*, session: Session, changes: dict[str, Any]) -> Session:
 
 
 def session_delete(*, session: Session) -> None:
-    """Close a session. Its jobs stay (in the caller's history) without it."""
+    """Close a session. Its jobs stay (in the caller's history) without it; its temporary
+    objects go with it (CASCADE), and no file is touched."""
     session.delete()
+
+
+# --- temporary objects (FLIP-64) ------------------------------------------------------------
+
+TEMPORARY_KINDS = {"tables": "table", "views": "view", "functions": "function"}
+
+
+def _temporary_kind(kinds: str) -> str:
+    kind = TEMPORARY_KINDS.get(kinds)
+    if kind is None:
+        raise NotFound(f"There are no temporary {kinds}; choose tables, views or functions.")
+    return kind
+
+
+def _session_path(session: Session, text: Any, field: str) -> ObjectIdentifier:
+    """A SQL path (1-3 parts) expanded with the session's current catalog and database."""
+    if not isinstance(text, str) or not text.strip():
+        raise CoreError(f"'{field}' must be a SQL path such as c.d.t.", details={"field": field})
+    try:
+        return expand_path(parse_path(text), session.current_catalog, session.current_database)
+    except CoreError as exc:
+        exc.details = {**exc.details, "field": field}
+        raise
+
+
+def _temporary_after(qs: QuerySet[TemporaryObject], after: Any) -> QuerySet[TemporaryObject]:
+    if after is None:
+        return qs
+    if not (isinstance(after, list) and len(after) == 3 and all(isinstance(v, str) for v in after)):
+        raise CoreError(
+            "The page_token is not one this server issued; start again without it.",
+            details={"field": "page_token"},
+        )
+    c, d, n = after
+    return qs.filter(
+        Q(catalog_key__gt=c)
+        | Q(catalog_key=c, database_key__gt=d)
+        | Q(catalog_key=c, database_key=d, name_key__gt=n)
+    )
+
+
+def temporary_token(row: TemporaryObject) -> list[str]:
+    """The page-token key of a temporary object (lists are ordered by identifier)."""
+    return [row.catalog_key, row.database_key, row.name_key]
+
+
+def temporary_list(
+    *, session: Session, kinds: str, after: Any, limit: int
+) -> list[tuple[TemporaryObject, bool]]:
+    """The session's temporary objects of one kind, by identifier (system functions first),
+    each with whether it shadows a permanent object (system functions: a built-in)."""
+    kind = _temporary_kind(kinds)
+    qs = TemporaryObject.objects.filter(session=session, kind=kind)
+    rows = list(
+        _temporary_after(qs, after).order_by("catalog_key", "database_key", "name_key")[:limit]
+    )
+    return list(zip(rows, commands.shadows(rows), strict=True))
+
+
+def temporary_delete(*, session: Session, kinds: str, path: str, system: bool = False) -> None:
+    """Drop one of the session's temporary objects by its SQL path (DROP TEMPORARY …);
+    NOT_FOUND when the session has none. ``system``: a temporary system function."""
+    kind = _temporary_kind(kinds)
+    qs = TemporaryObject.objects.filter(session=session, kind=kind)
+    if system:
+        if kind != TemporaryObject.KIND_FUNCTION:
+            raise CoreError("Only functions can be system functions.", details={"field": "system"})
+        parts = parse_path(path)
+        if len(parts) != 1:
+            raise CoreError(
+                "A temporary system function has a one-part name.", details={"field": "path"}
+            )
+        found = qs.filter(system=True, name_key=parts[0].lower()).first()
+        shown = f"Temporary system function {quote_path(parts)}"
+    else:
+        ident = _session_path(session, path, "path")
+        catalog, database, name = ident.key
+        found = qs.filter(
+            system=False, catalog_key=catalog, database_key=database, name_key=name
+        ).first()
+        shown = f"Temporary {kind} {ident.quoted()}"
+    if found is None:
+        raise NotFound(f"{shown} does not exist.")
+    found.delete()
+
+
+def resolve(*, session: Session, path: Any, kind: Any = "table") -> dict[str, Any]:
+    """What a SQL path names in the session, as a statement would resolve it:
+    ``{"identifier", "temporary", "object"}``; NOT_FOUND when nothing has that name.
+
+    Tables and views: the temporary one, then the permanent one. Functions named by one
+    part: temporary system function → Spark built-in → temporary catalog function in the
+    current catalog and database → catalog function; qualified: temporary catalog function
+    → catalog function.
+    """
+    from jobs import serializers
+    from jobs.catalog_reader import DjangoCatalogReader
+
+    if kind not in ("table", "function"):
+        raise CoreError("'kind' must be table or function.", details={"field": "kind"})
+    reader = DjangoCatalogReader(session)
+    if kind == "table":
+        ident = _session_path(session, path, "path")
+        relation = reader.find_relation(ident)
+        if relation is None:
+            raise NotFound(
+                f"Table or view {ident.quoted()} not found.",
+                details={"identifier": list(ident.parts)},
+            )
+        return serializers.resolved_out(relation)
+    parts = parse_path(path) if isinstance(path, str) and path.strip() else ()
+    if len(parts) == 1:
+        system = reader.temporary_system_function(parts[0])
+        if system is not None:
+            return serializers.resolved_out(system)
+        if commands.is_builtin_function(parts[0]):
+            return serializers.builtin_out(parts[0])
+    ident = _session_path(session, path, "path")
+    function = reader.find_function(ident)
+    if function is None:
+        raise NotFound(
+            f"Function {ident.quoted()} not found.", details={"identifier": list(ident.parts)}
+        )
+    return serializers.resolved_out(function)
 
 
 # --- planning --------------------------------------------------------------------------------

@@ -21,6 +21,18 @@ urlpatterns = [
     route("sessions", views.SessionListView, "session-list"),
     route(S, views.SessionDetailView, "session-detail"),
     route(f"{S}/statements", views.StatementView, "session-statements"),
+    route(
+        rf"{S}/temporary/(?P<kinds>tables|views|functions)",
+        views.TemporaryObjectListView,
+        "session-temporary-list",
+    ),
+    # The path is a SQL path (dots, backticks, spaces, even '/' once decoded): all the rest.
+    re_path(
+        rf"^{S}/temporary/(?P<kinds>tables|views|functions)/(?P<path>.+)$",
+        views.TemporaryObjectDetailView.as_view(),
+        name="session-temporary-detail",
+    ),
+    route(f"{S}/resolve", views.ResolveView, "session-resolve"),
     route("jobs", views.JobListView, "job-list"),
     route(J, views.JobDetailView, "job-detail"),
     route(f"{J}/cancel", views.JobCancelView, "job-cancel"),

@@ -101,6 +101,66 @@ class StatementView(APIView):
         return Response(s.job_out(job), status=201)
 
 
+# --- temporary objects -----------------------------------------------------------------------
+
+
+class TemporaryObjectListView(APIView):
+    @extend_schema(
+        parameters=PAGE_PARAMS,
+        responses=_page_of("TemporaryObjectPage", s.TemporaryObjectOut(many=True)),
+        description="The session's temporary tables, views or functions, by identifier.",
+    )
+    def get(self, request: Request, session: str, kinds: str) -> Response:
+        page = page_request(request)
+        found = services.session_get(user=request.user, session_id=session)
+        rows = services.temporary_list(
+            session=found, kinds=kinds, after=page.after, limit=page.size + 1
+        )
+        return Response(
+            page_body(
+                rows, page, lambda item: services.temporary_token(item[0]), s.temporary_item_out
+            )
+        )
+
+
+class TemporaryObjectDetailView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "system", bool, description="functions: a temporary system function (1 part)"
+            )
+        ],
+        responses={204: None},
+        description="Drop a temporary object by its SQL path (percent-encoded), like "
+        "DROP TEMPORARY …; 1- and 2-part paths expand with the session's current catalog "
+        "and database.",
+    )
+    def delete(self, request: Request, session: str, kinds: str, path: str) -> Response:
+        found = services.session_get(user=request.user, session_id=session)
+        system = request.query_params.get("system", "").lower() in ("1", "true", "yes")
+        services.temporary_delete(session=found, kinds=kinds, path=path, system=system)
+        return Response(status=204)
+
+
+class ResolveView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("path", str, required=True, description="a SQL path, e.g. c.d.t"),
+            OpenApiParameter("kind", str, description="table (default; views too) or function"),
+        ],
+        responses=s.ResolvedOut,
+        description="What the path names in this session, temporary objects first.",
+    )
+    def get(self, request: Request, session: str) -> Response:
+        found = services.session_get(user=request.user, session_id=session)
+        params = request.query_params
+        return Response(
+            services.resolve(
+                session=found, path=params.get("path"), kind=params.get("kind") or "table"
+            )
+        )
+
+
 # --- jobs ------------------------------------------------------------------------------------
 
 
