@@ -67,8 +67,9 @@ def _check_string_map(value: Mapping[str, Any], field: str) -> dict[str, str]:
     return result
 
 
-def _check_options(options: Mapping[str, Any]) -> dict[str, str]:
-    """Table options: managed ({"format"}) or external ({"connector", "path"})."""
+def check_options(options: Mapping[str, Any]) -> dict[str, str]:
+    """Table options: managed ({"format"}) or external ({"connector", "path"}), checked and
+    normalised (for permanent and temporary tables alike)."""
     checked = _check_string_map(options, "options")
     for key in checked:
         if key.startswith(RESERVED_PREFIXES):
@@ -108,7 +109,7 @@ def _check_options(options: Mapping[str, Any]) -> dict[str, str]:
     return checked
 
 
-def _check_partitioning(partition_by: Sequence[Any], resolved: ResolvedSchema) -> list[str]:
+def check_partitioning(partition_by: Sequence[Any], resolved: ResolvedSchema) -> list[str]:
     names: list[str] = []
     seen: set[str] = set()
     for index, name in enumerate(partition_by):
@@ -391,8 +392,8 @@ def table_create(
     resolved = resolve_schema(schema, typer)
     if not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
-    checked_options = _check_options(options or {})
-    partitions = _check_partitioning(partition_by, resolved)
+    checked_options = check_options(options or {})
+    partitions = check_partitioning(partition_by, resolved)
     _ensure_name_free(database, name)
     managed = "connector" not in checked_options
     location = (
@@ -467,7 +468,7 @@ def table_update(
     if schema is not None and not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
     if options is not None:
-        checked = _check_options(options)
+        checked = check_options(options)
         if ("connector" in checked) != (not table.managed):
             raise CoreError(
                 "Options cannot turn a managed table into an external one or back, because "
@@ -475,7 +476,7 @@ def table_update(
                 details={"field": "options"},
             )
         table.options = checked
-    partitions = _check_partitioning(
+    partitions = check_partitioning(
         partition_by if partition_by is not None else table.partition_by, resolved
     )
     with transaction.atomic():
@@ -503,7 +504,7 @@ def table_delete(*, user: User, table: Table) -> None:
 # --- views -----------------------------------------------------------------------------------
 
 
-def _view_schema(schema: Schema | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def view_schema(schema: Schema | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     if schema is None or not schema.columns:
         # Derived from the query by Spark's analyzer once workers exist; never invented here.
         return {"columns": [], "watermarks": [], "primary_key": None}, None
@@ -536,7 +537,7 @@ def view_create(
     caller declares (REST); ``expanded_query`` is the query with fully qualified names."""
     validate_name(name, "view name")
     _check_query(query)
-    schema_json, resolved_json = _view_schema(schema)
+    schema_json, resolved_json = view_schema(schema)
     _ensure_name_free(database, name)
     try:
         with transaction.atomic():
@@ -577,7 +578,7 @@ def view_update(
             view.query = _check_query(query)
             view.expanded_query = None
         if schema is not None:
-            view.schema, view.resolved_schema = _view_schema(schema)
+            view.schema, view.resolved_schema = view_schema(schema)
             _replace_columns(
                 view,
                 ResolvedSchema.from_dict(view.resolved_schema) if view.resolved_schema else None,
