@@ -137,18 +137,30 @@ class SearchHit:
     key: tuple[int, str, int] = (0, "", 0)  # the page-token sort key
 
 
-def _kind_query(kind: str, needle: str) -> QuerySet[Any]:
+# What a hit shows, read with its parents in one join: never a table's schema JSON.
+_OBJECT_FIELDS = ("name", "name_key", "comment", "database__name", "database__catalog__name")
+_COLUMN_FIELDS = (
+    "name",
+    "name_key",
+    "data_type",
+    "table__name",
+    "table__kind",
+    "table__database__name",
+    "table__database__catalog__name",
+)
+
+
+def _kind_query(kind: str, needle: str) -> tuple[QuerySet[Any], str, tuple[str, ...]]:
+    """The matching rows of one kind, their parents and the fields a hit needs."""
+    qs: QuerySet[Any]
     if kind in ("table", "view"):
-        return Table.objects.filter(kind=kind, name_key__contains=needle).select_related(
-            "database__catalog"
-        )
+        qs = Table.objects.filter(kind=kind, name_key__contains=needle)
+        return qs, "database__catalog", _OBJECT_FIELDS
     if kind == "function":
-        return Function.objects.filter(name_key__contains=needle).select_related(
-            "database__catalog"
-        )
-    return Column.objects.filter(name_key__contains=needle).select_related(
-        "table__database__catalog"
-    )
+        qs = Function.objects.filter(name_key__contains=needle)
+        return qs, "database__catalog", _OBJECT_FIELDS
+    qs = Column.objects.filter(name_key__contains=needle)
+    return qs, "table__database__catalog", _COLUMN_FIELDS
 
 
 def _hit(kind: str, kind_index: int, row: Any) -> SearchHit:
@@ -200,10 +212,19 @@ def search(q: str, *, kinds: tuple[str, ...], after: Any, limit: int) -> list[Se
     for kind_index, kind in enumerate(SEARCH_KINDS):
         if kind not in kinds or kind_index < start[0]:
             continue
-        qs = _kind_query(kind, needle)
+        qs, parents, fields = _kind_query(kind, needle)
         if kind_index == start[0] and start[1] is not None:
             qs = qs.filter(Q(name_key__gt=start[1]) | Q(name_key=start[1], pk__gt=start[2]))
-        rows = list(qs.order_by("name_key", "pk")[: limit - len(hits)])
+        # Still one query: the page's keys in a subquery that reads only the (name_key, id)
+        # index (or the trigram index when few names match), then those rows and their
+        # parents. Joining first would fetch a wide row for every name the scan skips.
+        page = qs.order_by("name_key", "pk").values("pk")[: limit - len(hits)]
+        rows = list(
+            qs.model.objects.filter(pk__in=page)
+            .select_related(parents)
+            .only(*fields)
+            .order_by("name_key", "pk")
+        )
         hits.extend(_hit(kind, kind_index, row) for row in rows)
         if len(hits) >= limit:
             break
