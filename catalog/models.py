@@ -91,6 +91,8 @@ class Table(Named):
     resolved_schema = models.JSONField(null=True, blank=True)
     partition_by = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=STATUS_ACTIVE)
+    # The CTAS job creating a staged table (FLIP-218); null once active.
+    staged_by_job = models.UUIDField(null=True, blank=True)
     # Managed tables: the warehouse directory this table owns ("" for external tables and views).
     location = models.CharField(max_length=4096, blank=True, default="")
     # Views: the query as written, and expanded to fully qualified names (by the planner).

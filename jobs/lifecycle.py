@@ -54,6 +54,25 @@ def job_view(job: Job) -> JobView:
     )
 
 
+def _in_transaction(hook: JobStatusHook) -> bool:
+    return bool(getattr(hook, "in_transaction", False))
+
+
+def _run_transactional_hooks(job: Job, status: str) -> None:
+    """Hooks with ``in_transaction = True`` run inside the transition's transaction: if one
+    raises, the transition is rolled back and the error reaches the caller (a commit that
+    fails must not leave a FINISHED job behind)."""
+    method = jobstate.HOOK_METHOD[status]
+    view = job_view(job)
+
+    def record(type_: str, detail: Mapping[str, Any]) -> None:
+        record_event(job.id, type_, detail)
+
+    for hook in hooks_for(job.kind):
+        if _in_transaction(hook):
+            getattr(hook, method)(view, record)
+
+
 def _run_hooks(job: Job, status: str) -> None:
     method = jobstate.HOOK_METHOD[status]
     view = job_view(job)
@@ -62,6 +81,8 @@ def _run_hooks(job: Job, status: str) -> None:
         record_event(job.id, type_, detail)
 
     for hook in hooks_for(job.kind):
+        if _in_transaction(hook):
+            continue
         try:
             getattr(hook, method)(view, record)
         except Exception as exc:  # a hook failure is recorded, never lost, never re-run
@@ -74,8 +95,10 @@ def _run_hooks(job: Job, status: str) -> None:
 
 
 def created(job: Job) -> None:
-    """Record the CREATED event and run on_created hooks for a job just inserted."""
+    """Record the CREATED event and run on_created hooks for a job just inserted (call it in
+    the transaction that inserted the job: in-transaction hooks that raise abort both)."""
     record_event(job.id, "created", {"status": jobstate.CREATED})
+    _run_transactional_hooks(job, jobstate.CREATED)
     _run_hooks(job, jobstate.CREATED)
 
 
@@ -105,6 +128,7 @@ def transition(job_id: Any, current: str, target: str, **fields: Any) -> Job:
             detail["error"] = fields["error"]
         record_event(job_id, target.lower(), detail)
         job = Job.objects.select_related("user").get(pk=job_id)
+        _run_transactional_hooks(job, target)
     _run_hooks(job, target)
     return job
 

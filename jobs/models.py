@@ -70,6 +70,8 @@ class Job(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     timeout_seconds = models.PositiveIntegerField(default=3600)
     cancel_requested = models.BooleanField(default=False)
+    # Writes (CTAS, INSERT, statement sets): where this job staged its data, per target.
+    staging = models.JSONField(default=dict, blank=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     enqueue_count = models.PositiveIntegerField(default=0)
     # Jobs of one script run in order: the next one starts when this one finishes.
