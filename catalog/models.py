@@ -146,6 +146,20 @@ class Column(models.Model):
         return self.name
 
 
+class ColumnName(models.Model):
+    """Every distinct (lower-cased) column name once, for search.
+
+    A common column name stands in many tables; finding the names that match first and
+    their columns second keeps a search page cheap however many tables share a name. Names
+    are added with columns and never removed (a name without columns matches nothing).
+    """
+
+    name_key = models.CharField(max_length=255, unique=True)
+
+    def __str__(self) -> str:
+        return self.name_key
+
+
 class Function(Named):
     LANGUAGE_PYTHON = "python"
     LANGUAGE_SQL = "sql"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from catalog.models import Catalog, Column, Database, Function, Table
+from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
 
@@ -213,7 +213,19 @@ def search(q: str, *, kinds: tuple[str, ...], after: Any, limit: int) -> list[Se
         if kind not in kinds or kind_index < start[0]:
             continue
         qs, parents, fields = _kind_query(kind, needle)
-        if kind_index == start[0] and start[1] is not None:
+        resuming = kind_index == start[0] and start[1] is not None
+        if kind == "column":
+            # Match distinct names first (one row per name, trigram-indexed), then take their
+            # columns: a common name stands in thousands of tables. Names with no column
+            # left are skipped, and one extra name covers a resumed name already consumed.
+            names = ColumnName.objects.filter(name_key__contains=needle).filter(
+                Exists(Column.objects.filter(name_key=OuterRef("name_key")))
+            )
+            if resuming:
+                names = names.filter(name_key__gte=start[1])
+            wanted = names.order_by("name_key").values("name_key")[: limit - len(hits) + 1]
+            qs = Column.objects.filter(name_key__in=wanted)
+        if resuming:
             qs = qs.filter(Q(name_key__gt=start[1]) | Q(name_key=start[1], pk__gt=start[2]))
         # Still one query: the page's keys in a subquery that reads only the (name_key, id)
         # index (or the trigram index when few names match), then those rows and their

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, transaction
 
 from catalog import storage
-from catalog.models import Catalog, Column, Database, Function, Table
+from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core.datatypes import DataType, parse_data_type
 from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
 from core.identifiers import quote_path, validate_name
@@ -170,6 +170,10 @@ def _replace_columns(table: Table, resolved: ResolvedSchema | None) -> None:
             data_type=column.data_type.sql() if column.data_type is not None else None,
         )
         for index, column in enumerate(resolved.columns)
+    )
+    ColumnName.objects.bulk_create(
+        [ColumnName(name_key=key) for key in {c.name.lower() for c in resolved.columns}],
+        ignore_conflicts=True,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -55,6 +56,17 @@ def _cascade(request: Request) -> bool:
     return request.query_params.get("cascade", "").lower() in {"1", "true", "yes"}
 
 
+def _many(
+    serializer: type[serializers.Serializer[Any]],
+) -> Callable[[Sequence[Any]], list[Any]]:
+    """Serialize a whole page with one serializer (``many=True``), not one per row."""
+
+    def serialize(rows: Sequence[Any]) -> list[Any]:
+        return list(serializer(rows, many=True).data)
+
+    return serialize
+
+
 def _by_name(row: Any) -> str:
     return str(row.name_key)
 
@@ -64,7 +76,7 @@ class CatalogListView(APIView):
     def get(self, request: Request) -> Response:
         page = page_request(request)
         rows = selectors.list_catalogs(after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, lambda c: s.CatalogOut(c).data))
+        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.CatalogOut)))
 
     @extend_schema(request=s.CatalogIn, responses={201: s.CatalogOut})
     def post(self, request: Request) -> Response:
@@ -99,7 +111,7 @@ class DatabaseListView(APIView):
         page = page_request(request)
         found = selectors.get_catalog(catalog)
         rows = selectors.list_databases(found, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, lambda d: s.DatabaseOut(d).data))
+        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.DatabaseOut)))
 
     @extend_schema(request=s.DatabaseIn, responses={201: s.DatabaseOut})
     def post(self, request: Request, catalog: str) -> Response:
@@ -141,7 +153,7 @@ class TableListView(APIView):
         page = page_request(request)
         found = selectors.get_database(catalog, database)
         rows = selectors.list_tables(found, Table.KIND_TABLE, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, s.table_out))
+        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.TableOut)))
 
     @extend_schema(request=s.TableIn, responses={201: s.TableOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:
@@ -205,7 +217,7 @@ class ViewListView(APIView):
         page = page_request(request)
         found = selectors.get_database(catalog, database)
         rows = selectors.list_tables(found, Table.KIND_VIEW, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, s.table_out))
+        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.ViewOut)))
 
     @extend_schema(request=s.ViewIn, responses={201: s.ViewOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:
@@ -249,7 +261,7 @@ class FunctionListView(APIView):
         page = page_request(request)
         found = selectors.get_database(catalog, database)
         rows = selectors.list_functions(found, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, lambda f: s.FunctionOut(f).data))
+        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.FunctionOut)))
 
     @extend_schema(request=s.FunctionIn, responses={201: s.FunctionOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:

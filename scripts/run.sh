@@ -22,7 +22,7 @@ trap stop INT TERM EXIT
 $BIN/celery -A webapp worker --pool threads --concurrency 4 --loglevel INFO \
     --hostname "worker1@%h" &
 pids+=($!)
-$BIN/gunicorn webapp.wsgi --bind "$BIND:$PORT" --workers 2 --threads 4 \
+$BIN/gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind "$BIND:$PORT" --workers 2 --threads 4 \
     --access-logfile - --graceful-timeout 5 &
 pids+=($!)
 echo "Tessera is starting on http://$BIND:$PORT/ (API: /api/v1/, docs: /api/v1/docs)"

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from catalog import services
-from catalog.models import Catalog, Column, Database, Function, Table
+from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core.schema import Schema
 from tests.conftest import API, RICH_SCHEMA, assert_error
 
@@ -63,6 +63,10 @@ def big(alice, make):
     Column.objects.bulk_create(
         Column(table=t, position=0, name=f"col_{t.name}", name_key=f"col_{t.name_key}", kind="p")
         for t in (*tables, *views)
+    )
+    # What catalog.services keeps beside the columns (as the fill command does too).
+    ColumnName.objects.bulk_create(
+        ColumnName(name_key=f"col_{t.name_key}") for t in (*tables, *views)
     )
     Function.objects.bulk_create(
         _named(Function, "fn", database=database, language="python", implementation="a.b")
