@@ -2,7 +2,7 @@
 
 The app is loaded once in the master; `gc.freeze()` then moves everything loaded so far
 out of the garbage collector's reach, so workers neither copy those pages on write nor
-spend 80–140 ms walking them in full collections (measured: docs/benchmarks.md).
+spend 80 to 140 ms walking them in full collections (measured: docs/benchmarks.md).
 """
 
 from __future__ import annotations
