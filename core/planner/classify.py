@@ -2,7 +2,7 @@
 
 Statements Tessera does not run are refused here with a sentence: ``ForbiddenSql`` for
 what could reach past the catalog (or is not in the SQL reference), ``UnsupportedStatement``
-for what is recognised and arrives later, ``ParseError`` for text that is not SQL at all.
+for what is recognised but not run, ``ParseError`` for text that is not SQL at all.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.planner import guard
-from core.planner.ddl import plan_create_table
-from core.planner.errors import ForbiddenSql, UnsupportedStatement
+from core.planner.ddl import is_ctas, plan_create_table
+from core.planner.errors import ForbiddenSql
 from core.planner.model import CatalogReader, PlanContext
 from core.planner.objects import (
     plan_create_catalog,
@@ -27,6 +27,7 @@ from core.planner.session import plan_reset, plan_set, plan_use
 from core.planner.show import plan_describe, plan_show
 from core.planner.statement import Statement
 from core.planner.tokens import parse_error, statement_groups, strip_region, tokenize
+from core.planner.writes import plan_ctas, plan_insert, plan_statement_set
 
 # First words of statements that could reach past the catalog, with the reason.
 _FORBIDDEN: dict[str, str] = {
@@ -123,6 +124,8 @@ def _plan_create(statement: Statement) -> Plan:
     if word in ("DATABASE", "SCHEMA"):
         return plan_create_database(statement, cursor)
     if word == "TABLE":
+        if not temporary and is_ctas(statement.tokens, cursor.position - 1):
+            return plan_ctas(statement, cursor.position - 1)
         return plan_create_table(statement, cursor.position - 1, temporary=temporary)
     if word == "VIEW":
         return plan_create_view(statement, cursor, or_replace, temporary=temporary)
@@ -142,13 +145,6 @@ def _plan_drop(statement: Statement) -> Plan:
     return plan_drop(statement, cursor)
 
 
-def _plan_insert(statement: Statement) -> Plan:
-    tokens = statement.tokens
-    if tokens[1:2] and tokens[1].is_word("OVERWRITE") and guard.is_directory_insert(tokens, 0):
-        raise guard.forbidden_directory_insert()
-    raise guard.unsupported_insert()
-
-
 def _plan_execute(statement: Statement) -> Plan:
     cursor = statement.cursor(1)
     if cursor.peek_words("IMMEDIATE"):
@@ -156,9 +152,7 @@ def _plan_execute(statement: Statement) -> Plan:
             "EXECUTE IMMEDIATE is not allowed: dynamic SQL cannot be checked before it runs."
         )
     if cursor.peek_words("STATEMENT", "SET"):
-        raise UnsupportedStatement(
-            "EXECUTE STATEMENT SET is not available yet: it arrives with statement sets."
-        )
+        return plan_statement_set(statement)
     raise ForbiddenSql(f"{_leading_words(statement, 2)} is not supported by Tessera.")
 
 
@@ -172,7 +166,7 @@ _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "EXPLAIN": plan_explain,
     "CREATE": _plan_create,
     "DROP": _plan_drop,
-    "INSERT": _plan_insert,
+    "INSERT": plan_insert,
     "EXECUTE": _plan_execute,
 }
 

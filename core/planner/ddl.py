@@ -12,7 +12,8 @@ is a small recursive-descent parser:
     trailing := USING fmt | OPTIONS (k = 'v', …) | WITH ('k' = 'v', …) | COMMENT '…'
               | PARTITIONED BY (column, …) | LOCATION '…'
 
-Types and expressions keep the user's source text.
+Types and expressions keep the user's source text. ``CREATE TABLE … AS query`` (CTAS)
+shares the trailing clauses and is planned by ``core.planner.writes``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from core.schema import (
 
 _TYPE_STOP_WORDS = ("COMMENT", "METADATA", "PRIMARY", "CONSTRAINT")
 _TRAILING = "USING, OPTIONS, WITH, COMMENT, PARTITIONED BY, LOCATION or the end of the statement"
+_TRAILING_CTAS = "USING, OPTIONS, WITH, COMMENT, PARTITIONED BY, LOCATION or AS"
 
 
 def is_ctas(tokens: tuple[Token, ...], position: int) -> bool:
@@ -63,12 +65,6 @@ def is_ctas(tokens: tuple[Token, ...], position: int) -> bool:
     return False
 
 
-def ctas_unsupported() -> UnsupportedStatement:
-    return UnsupportedStatement(
-        "CREATE TABLE … AS SELECT (CTAS) is not available yet: it arrives with CTAS jobs."
-    )
-
-
 def temporary_ctas_unsupported() -> UnsupportedStatement:
     return UnsupportedStatement(
         "CREATE TEMPORARY TABLE … AS SELECT is not supported: Tessera does not own a temporary "
@@ -82,7 +78,7 @@ TEMPORARY_TABLE_NEEDS_PATH = (
 )
 
 
-def _source_options(trailing: _Trailing, roots: tuple[str, ...], temporary: bool) -> dict[str, str]:
+def _source_options(trailing: Trailing, roots: tuple[str, ...], temporary: bool) -> dict[str, str]:
     """The options to store; a temporary table must give a path (the guard speaks first)."""
     options = trailing.options or {}
     has_path = trailing.location is not None or any(k.lower() == "path" for k in options)
@@ -111,7 +107,7 @@ class _Elements:
         self.primary_key = key
 
 
-def _name_list(cursor: TokenCursor, what: str) -> tuple[str, ...]:
+def name_list(cursor: TokenCursor, what: str) -> tuple[str, ...]:
     cursor.expect_punct("(")
     names = [cursor.expect_name(what)]
     while cursor.accept_punct(","):
@@ -138,7 +134,7 @@ def _primary_key_clause(
         name = cursor.expect_name("a constraint name")
     cursor.expect_words("PRIMARY", "KEY")
     if columns is None:
-        columns = _name_list(cursor, "a primary key column")
+        columns = name_list(cursor, "a primary key column")
     cursor.accept_words("NOT", "ENFORCED")
     elements.set_primary_key(PrimaryKey(name, columns))
     return True
@@ -175,7 +171,7 @@ def _element(statement: Statement, cursor: TokenCursor, elements: _Elements) -> 
 
 
 @dataclass
-class _Trailing:
+class Trailing:
     using: str | None = None
     options: dict[str, str] | None = None
     comment: str | None = None
@@ -189,10 +185,15 @@ class _Trailing:
         self.seen.add(clause)
 
 
-def _trailing(cursor: TokenCursor) -> _Trailing:
-    result = _Trailing()
+def parse_trailing(cursor: TokenCursor, *, until_as: bool = False) -> Trailing:
+    """The clauses after the column list (or, ``until_as``, after a CTAS's name, up to its
+    AS), in any order, each at most once."""
+    result = Trailing()
     while not cursor.at_end:
         token = cursor.next()
+        if until_as and token.is_word("AS"):
+            cursor.position -= 1
+            return result
         if token.is_word("USING"):
             result.once(cursor, token, "USING")
             parts, _, _ = cursor.path("a data source name", max_parts=16)
@@ -206,13 +207,13 @@ def _trailing(cursor: TokenCursor) -> _Trailing:
         elif token.is_word("PARTITIONED"):
             result.once(cursor, token, "PARTITIONED BY")
             cursor.expect_words("BY")
-            result.partition_by = _name_list(cursor, "a partition column")
+            result.partition_by = name_list(cursor, "a partition column")
         elif token.is_word("LOCATION"):
             result.once(cursor, token, "LOCATION")
             result.location = cursor.expect_string("a quoted path")
         else:
             cursor.position -= 1
-            raise cursor.error(_TRAILING)
+            raise cursor.error(_TRAILING_CTAS if until_as else _TRAILING)
     return result
 
 
@@ -237,10 +238,13 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
     """Plan ``CREATE [TEMPORARY] TABLE`` whose TABLE keyword is the token at ``position``.
 
     A temporary table (``args.temporary``) needs a path, and its catalog and database need
-    not exist (FLIP-64).
+    not exist (FLIP-64). A permanent CTAS is planned by ``writes.plan_ctas`` (the caller
+    checks ``is_ctas`` first); a temporary one is refused here.
     """
     if is_ctas(statement.tokens, position):
-        raise temporary_ctas_unsupported() if temporary else ctas_unsupported()
+        if temporary:
+            raise temporary_ctas_unsupported()
+        raise AssertionError("CREATE TABLE … AS is planned by core.planner.writes.plan_ctas")
     cursor = statement.cursor(position + 1)
     if_not_exists = accept_if_not_exists(cursor)
     parts, _, _ = cursor.path("a table name")
@@ -253,7 +257,7 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
             break
         if not cursor.accept_punct(","):
             raise cursor.error("',' or ')'")
-    trailing = _trailing(cursor)
+    trailing = parse_trailing(cursor)
 
     options = _source_options(trailing, statement.context.storage_roots, temporary)
     schema = Schema(tuple(elements.columns), tuple(elements.watermarks), elements.primary_key)

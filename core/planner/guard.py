@@ -77,12 +77,13 @@ def check_qualifiers(parts: Sequence[str]) -> None:
     check_reserved_parts(parts[:-1])
 
 
-def check_file_path_table(parts: Sequence[str]) -> None:
-    """Refuse ``parquet.`/x``` and its kin: a data source name qualifying a path."""
+def check_file_path_table(parts: Sequence[str], action: str = "Reading") -> None:
+    """Refuse ``parquet.`/x``` and its kin: a data source name qualifying a path
+    (``action``: "Reading", or "Writing" for the target of a write)."""
     if len(parts) == 2 and name_key(parts[0]) in DATA_SOURCES and _PATH_CHARACTERS.search(parts[1]):
         shown = f"{parts[0]}.{quote_part(parts[1])}"
         raise ForbiddenSql(
-            f"Reading files by path ({shown}) is not allowed: "
+            f"{action} files by path ({shown}) is not allowed: "
             "every table must come from the catalog."
         )
 
@@ -167,7 +168,11 @@ def forbidden_directory_insert() -> ForbiddenSql:
 
 
 def unsupported_insert() -> UnsupportedStatement:
-    return UnsupportedStatement("INSERT is not available yet: it arrives with INSERT jobs.")
+    return UnsupportedStatement(
+        "INSERT is supported only as a statement of its own (INSERT INTO|OVERWRITE p <query>, "
+        "or several in EXECUTE STATEMENT SET), not inside or after a query "
+        "(WITH … INSERT, FROM … INSERT)."
+    )
 
 
 def check_set_key(key: str, settable_keys: Iterable[str], statement: str = "SET") -> None:

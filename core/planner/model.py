@@ -36,6 +36,7 @@ class Relation:
     resolved_schema: ResolvedSchema | None
     query: str = ""  # views: the stored query
     temporary: bool = False
+    staged_by_job: str | None = None  # a staged table: the id of the CTAS job creating it
 
 
 @dataclass(frozen=True)

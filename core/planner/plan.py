@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-PlanKind: TypeAlias = Literal["query", "ddl", "show", "describe", "explain", "use", "set"]
+PlanKind: TypeAlias = Literal[
+    "query", "ddl", "show", "describe", "explain", "use", "set", "ctas", "insert", "statement_set"
+]
 
 # action -> kind
 ACTION_KINDS: Mapping[str, PlanKind] = {
@@ -36,6 +38,9 @@ ACTION_KINDS: Mapping[str, PlanKind] = {
     "drop_table": "ddl",
     "drop_view": "ddl",
     "drop_function": "ddl",
+    "ctas": "ctas",
+    "insert": "insert",
+    "statement_set": "statement_set",
 }
 
 

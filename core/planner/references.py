@@ -9,7 +9,7 @@ rules run here too, before anything is resolved.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sqlglot
 from sqlglot import exp
@@ -52,11 +52,14 @@ class QueryRefs:
     ``syntax_calls`` are one-part calls of Spark built-ins that sqlglot parses as syntax
     without positions (``floor(x)``, ``trim(x)``, ``substr(…)``): found by their tokens, they
     only matter when a temporary system function of that name shadows the built-in.
+    ``width`` is the number of columns a query produces, or None when its select list
+    does not say (``*``, ``t.*``, generators such as ``explode``, ``TABLE p``).
     """
 
     tables: tuple[TableRef, ...]
     functions: tuple[FunctionRef, ...]
     syntax_calls: tuple[FunctionRef, ...] = ()
+    width: int | None = None  # columns the query produces, when its select list says so
 
 
 _DDL_OR_DML: tuple[type[exp.Expr], ...] = (
@@ -398,7 +401,59 @@ def analyze_query(text: str, tokens: Sequence[Token]) -> QueryRefs:
         return _table_statement(text, tokens)
     tree = parse_region(text, tokens[0].start, tokens[-1].end)
     check_query_tree(tree)
-    return find_references(tree, tokens)
+    return replace(find_references(tree, tokens), width=output_width(tree))
+
+
+# Table-generating functions: one call can produce several columns.
+_GENERATORS = frozenset(
+    {
+        "explode",
+        "explode_outer",
+        "posexplode",
+        "posexplode_outer",
+        "inline",
+        "inline_outer",
+        "stack",
+        "json_tuple",
+    }
+)
+
+
+def _function_name(node: exp.Expr) -> str:
+    if isinstance(node, exp.Anonymous):
+        return name_key(str(node.name))
+    if isinstance(node, exp.Func):
+        return node.sql_name().lower()
+    return ""
+
+
+def output_width(tree: exp.Expr) -> int | None:
+    """How many columns a query produces, when its select list is plain (no ``*``, no
+    generator); None when that cannot be told from the text."""
+    node = tree
+    while isinstance(node, exp.Subquery):
+        node = node.this
+    if isinstance(node, exp.SetOperation):
+        left = output_width(node.this)
+        return left if left is not None else output_width(node.expression)
+    if isinstance(node, exp.Values):
+        rows = list(node.expressions)
+        if not rows:
+            return None
+        first = rows[0]
+        return len(first.expressions) if isinstance(first, exp.Tuple) else 1
+    if not isinstance(node, exp.Select):
+        return None
+    width = 0
+    for expression in node.expressions:
+        if isinstance(expression, exp.Aliases):  # gen(…) AS (a, b): one column per name
+            width += len(expression.expressions)
+            continue
+        inner = expression.this if isinstance(expression, exp.Alias) else expression
+        if inner.is_star or _function_name(inner) in _GENERATORS:
+            return None
+        width += 1
+    return width
 
 
 def _table_statement(text: str, tokens: Sequence[Token]) -> QueryRefs:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.datatypes import with_strings_for_chars
@@ -66,10 +66,28 @@ def display(ident: ObjectIdentifier) -> str:
 
 @dataclass(frozen=True)
 class Rewritten:
-    """A query rewritten two ways: to aliases (to run) and to canonical names (to store)."""
+    """A query rewritten two ways: to aliases (to run) and to canonical names (to store);
+    ``width`` is the number of columns it produces when its select list says so."""
 
     sql: str
     expanded: str
+    width: int | None = None
+
+
+def staged_error(relation: Relation) -> CoreError:
+    """A ``staged`` table (a CTAS job is creating it) cannot be used yet."""
+    ident = relation.identifier
+    details: dict[str, Any] = {"identifier": list(ident.parts)}
+    if relation.staged_by_job is None:
+        return CoreError(
+            f"Table {ident.quoted()} is being created and cannot be read yet.", details=details
+        )
+    details["job"] = relation.staged_by_job
+    return CoreError(
+        f"Table {ident.quoted()} is being created by job {relation.staged_by_job} and cannot "
+        "be read yet.",
+        details=details,
+    )
 
 
 def check_column_expression(expression: str, column: str, origin: str, offset: int) -> None:
@@ -98,6 +116,38 @@ def _single_statement(text: str, what: str) -> tuple[list[Token], int]:
     return groups[0][2], strip_region(text, groups[0][0], groups[0][1])[1]
 
 
+def table_plan(alias: str, table: Relation, roots: Sequence[str]) -> RelationPlan:
+    """How the worker reads (or writes) a table: format, path, options, the physical
+    schema and every column in declared order (computed and metadata columns included)."""
+    source = stored_source(table.options, table.location, roots)
+    physical: list[str] = []
+    columns: list[ColumnPlan] = []
+    schema = table.resolved_schema
+    for column in schema.columns if schema is not None else ():
+        if column.kind == "physical" and column.data_type is not None:
+            read_type = with_strings_for_chars(column.data_type)
+            physical.append(f"{quote_part(column.name)} {read_type.sql()}")
+            columns.append(ColumnPlan(column.name, "physical"))
+        elif column.kind == "computed":
+            expression = column.expression or ""
+            check_column_expression(expression, column.name, expression, 0)
+            columns.append(ColumnPlan(column.name, "computed", expression=expression))
+        elif column.kind == "metadata":
+            key = column.metadata_key or column.name.lower()
+            columns.append(ColumnPlan(column.name, "metadata", metadata_key=key))
+    return RelationPlan(
+        alias,
+        table.identifier.parts,
+        "table",
+        format=source.format,
+        path=source.path,
+        options=dict(source.options),
+        physical_schema=", ".join(physical),
+        columns=tuple(columns),
+        temporary=table.temporary,
+    )
+
+
 class Resolver:
     """Resolves and registers the objects one statement reads."""
 
@@ -122,14 +172,18 @@ class Resolver:
         database: str | None,
         end: int | None = None,
         start: int | None = None,
+        *,
+        refs: QueryRefs | None = None,
     ) -> Rewritten:
         """Guard, resolve and rewrite the query made of ``tokens``: the region of ``text``
         from ``start`` to ``end`` (by default its first and last token; pass wider bounds
-        to keep the comments around it)."""
-        refs = analyze_query(text, tokens)
+        to keep the comments around it). ``refs``: its analysis, when already done."""
+        if refs is None:
+            refs = analyze_query(text, tokens)
         begin = tokens[0].start if start is None else start
         stop = tokens[-1].end if end is None else end
-        return self._rewrite(text, begin, stop, refs, catalog, database)
+        rewritten = self._rewrite(text, begin, stop, refs, catalog, database)
+        return replace(rewritten, width=refs.width)
 
     def _rewrite(
         self,
@@ -185,12 +239,8 @@ class Resolver:
         if relation.kind == "view":
             with self._expanding_object("view", ident):
                 sql = self._view_sql(relation)
-        else:
-            if relation.status == "staged":
-                raise CoreError(
-                    f"Table {ident.quoted()} is being created and cannot be read yet.",
-                    details={"identifier": list(ident.parts)},
-                )
+        elif relation.status == "staged":
+            raise staged_error(relation)
         alias = RELATION_ALIAS.format(len(self.relations) + 1)
         if relation.kind == "view":
             plan = RelationPlan(alias, ident.parts, "view", sql=sql, temporary=relation.temporary)
@@ -242,33 +292,7 @@ class Resolver:
             ) from None
 
     def _table_plan(self, alias: str, table: Relation) -> RelationPlan:
-        source = stored_source(table.options, table.location, self.context.storage_roots)
-        physical: list[str] = []
-        columns: list[ColumnPlan] = []
-        schema = table.resolved_schema
-        for column in schema.columns if schema is not None else ():
-            if column.kind == "physical" and column.data_type is not None:
-                read_type = with_strings_for_chars(column.data_type)
-                physical.append(f"{quote_part(column.name)} {read_type.sql()}")
-                columns.append(ColumnPlan(column.name, "physical"))
-            elif column.kind == "computed":
-                expression = column.expression or ""
-                check_column_expression(expression, column.name, expression, 0)
-                columns.append(ColumnPlan(column.name, "computed", expression=expression))
-            elif column.kind == "metadata":
-                key = column.metadata_key or column.name.lower()
-                columns.append(ColumnPlan(column.name, "metadata", metadata_key=key))
-        return RelationPlan(
-            alias,
-            table.identifier.parts,
-            "table",
-            format=source.format,
-            path=source.path,
-            options=dict(source.options),
-            physical_schema=", ".join(physical),
-            columns=tuple(columns),
-            temporary=table.temporary,
-        )
+        return table_plan(alias, table, self.context.storage_roots)
 
     # -- functions ----------------------------------------------------------------------
 

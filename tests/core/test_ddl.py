@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from core.errors import CoreError, NotFound, SchemaError
-from core.planner import ForbiddenSql, ParseError, UnsupportedStatement
+from core.planner import ForbiddenSql, ParseError
 from core.schema import Schema, SchemaResolver
 from tests.core.test_planner_support import STORAGE_ROOT, plan
 
@@ -281,9 +281,14 @@ def test_computed_column_cannot_read_tables() -> None:
         plan("CREATE TABLE t (a INT, b AS (SELECT max(id) FROM orders))")
 
 
-def test_ctas_is_recognised() -> None:
-    with pytest.raises(UnsupportedStatement, match="CTAS"):
-        plan("CREATE TABLE t USING parquet AS SELECT * FROM orders")
+def test_ctas_is_planned_as_a_write() -> None:
+    result = plan("CREATE TABLE t USING parquet AS SELECT * FROM orders")
+    assert (result.kind, result.action) == ("ctas", "ctas")  # tests/core/test_writes.py
+
+
+def test_ctas_takes_no_column_list() -> None:
+    with pytest.raises(CoreError, match="takes no column list"):
+        plan("CREATE TABLE t (a INT) USING parquet AS SELECT 1")
 
 
 def test_database_must_exist() -> None:

@@ -126,6 +126,28 @@ HOSTILE: list[tuple[str, str]] = [
     ("CREATE FUNCTION f AS 'os.system'", "os.system"),
     ("CREATE FUNCTION f AS 'com.evil.Udf' LANGUAGE JAVA", "LANGUAGE JAVA"),
     ("CREATE DATABASE db LOCATION '/etc'", "LOCATION"),
+    # writes: targets and queries alike
+    ("INSERT INTO parquet.`/x` SELECT 1", "Writing files by path (parquet.`/x`)"),
+    ("INSERT OVERWRITE TABLE csv.`/srv/tessera/external/x` SELECT 1", "csv.`/srv/"),
+    ("INSERT INTO customers SELECT * FROM json.`/x`", "Reading files by path (json.`/x`)"),
+    ("INSERT INTO customers SELECT reflect('a', 'b'), 'x'", "reflect()"),
+    ("INSERT INTO spark_catalog.default.t SELECT 1", "spark_catalog"),
+    ("CREATE TABLE t AS SELECT * FROM parquet.`/x`", "parquet.`/x`"),
+    ("CREATE TABLE IF NOT EXISTS orders AS SELECT * FROM parquet.`/x`", "parquet.`/x`"),
+    ("CREATE TABLE parquet.`/x` AS SELECT 1", "Writing files by path"),
+    ("CREATE TABLE t USING csv LOCATION '/etc' AS SELECT 1", "/etc"),
+    ("CREATE TABLE t WITH ('connector' = 'csv', 'path' = '/tmp/x') AS SELECT 1", "/tmp/x"),
+    ("CREATE TABLE t USING jdbc AS SELECT 1", "jdbc"),
+    ("CREATE TABLE t WITH ('connector' = 'kafka') AS SELECT 1", "kafka"),
+    (
+        "EXECUTE STATEMENT SET BEGIN INSERT INTO customers SELECT 1, 'a'; "
+        "INSERT OVERWRITE DIRECTORY '/tmp/out' SELECT 1; END",
+        "INSERT OVERWRITE DIRECTORY",
+    ),
+    (
+        "EXECUTE STATEMENT SET BEGIN INSERT INTO customers SELECT * FROM text.`/etc/x`; END",
+        "text.`/etc/x`",
+    ),
 ]
 
 
@@ -147,6 +169,23 @@ def test_guard_runs_before_anything_is_resolved() -> None:
     catalog = sample_catalog()
     with pytest.raises(ForbiddenSql):
         plan("SELECT * FROM orders JOIN parquet.`/x` ON true, missing_table", catalog)
+    assert catalog.lookups == []
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE t AS SELECT * FROM orders JOIN parquet.`/x` ON true, missing_table",
+        "CREATE TABLE IF NOT EXISTS orders AS SELECT reflect('a', 'b') FROM missing_table",
+        "INSERT INTO orders SELECT * FROM parquet.`/x`, missing_table",
+        "EXECUTE STATEMENT SET BEGIN INSERT INTO orders SELECT * FROM orders; "
+        "INSERT INTO customers SELECT * FROM csv.`/x`; END",
+    ],
+)
+def test_guard_runs_before_writes_resolve(sql: str) -> None:
+    catalog = sample_catalog()
+    with pytest.raises(ForbiddenSql):
+        plan(sql, catalog)
     assert catalog.lookups == []
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from core.errors import CoreError, NotFound
 from core.planner import (
+    ForbiddenSql,
     ParseError,
     Plan,
     UnsupportedStatement,
@@ -78,6 +79,18 @@ CLASSIFIED: list[tuple[str, str, str]] = [
     ("FROM orders SELECT id", "query", "query"),
     ("(SELECT id FROM orders) UNION ALL (SELECT id FROM customers)", "query", "query"),
     ("SELECT 1;", "query", "query"),
+    ("CREATE TABLE t AS SELECT * FROM orders", "ctas", "ctas"),
+    ("CREATE TABLE IF NOT EXISTS t USING parquet OPTIONS ('a' = 'b') AS SELECT 1", "ctas", "ctas"),
+    ("CREATE TABLE t WITH ('format' = 'csv') AS SELECT 1", "ctas", "ctas"),
+    ("INSERT INTO customers SELECT * FROM customers", "insert", "insert"),
+    ("INSERT OVERWRITE TABLE customers SELECT id, name FROM customers", "insert", "insert"),
+    ("INSERT INTO customers (name, id) VALUES ('a', 1)", "insert", "insert"),
+    (
+        "EXECUTE STATEMENT SET BEGIN INSERT INTO customers SELECT 1, 'a'; "
+        "INSERT INTO orders SELECT * FROM orders; END",
+        "statement_set",
+        "statement_set",
+    ),
 ]
 
 
@@ -89,22 +102,27 @@ def test_statement_is_classified(sql: str, kind: str, action: str) -> None:
     assert result.needs_spark == (kind in ("query", "explain") or action in _SPARK or expressions)
 
 
-_SPARK = ("create_view", "create_function")
+_SPARK = ("create_view", "create_function", "ctas", "insert", "statement_set")
+
+
+def test_explain_of_a_write_is_refused_after_its_own_rules() -> None:
+    with pytest.raises(ForbiddenSql, match="EXPLAIN can only explain queries"):
+        plan("EXPLAIN INSERT INTO customers SELECT 1, 'a'")
+    with pytest.raises(ForbiddenSql, match="INSERT OVERWRITE DIRECTORY"):
+        plan("EXPLAIN INSERT OVERWRITE DIRECTORY '/tmp/x' SELECT 1")
 
 
 UNSUPPORTED: list[tuple[str, str]] = [
     ("CREATE TEMPORARY TABLE t AS SELECT 1", "Use CREATE TEMPORARY VIEW … AS SELECT instead."),
-    ("CREATE TABLE t AS SELECT * FROM orders", "CTAS"),
-    ("CREATE TABLE IF NOT EXISTS t USING parquet OPTIONS ('a' = 'b') AS SELECT 1", "CTAS"),
-    ("CREATE TABLE t WITH ('format' = 'csv') AS SELECT 1", "CTAS"),
-    ("INSERT INTO orders SELECT * FROM orders", "INSERT"),
-    ("INSERT OVERWRITE orders SELECT * FROM orders", "INSERT"),
     ("FROM orders INSERT INTO customers SELECT id, 'x'", "INSERT"),
     ("WITH a AS (SELECT 1) INSERT INTO orders SELECT * FROM a", "INSERT"),
-    ("EXPLAIN INSERT INTO orders SELECT 1", "INSERT"),
+    ("INSERT INTO customers PARTITION (id = 1) SELECT 'x'", "PARTITION"),
+    ("INSERT OVERWRITE TABLE customers PARTITION (id) SELECT 1, 'x'", "PARTITION"),
+    ("INSERT INTO customers BY NAME SELECT 1 AS id, 'x' AS name", "BY NAME"),
+    ("INSERT INTO customers REPLACE WHERE id = 1 SELECT 1, 'x'", "REPLACE WHERE"),
     (
-        "EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; INSERT INTO b SELECT 2; END",
-        "statement sets",
+        "EXECUTE STATEMENT SET BEGIN INSERT INTO customers PARTITION (id = 1) SELECT 'x'; END",
+        "PARTITION",
     ),
 ]
 
@@ -328,6 +346,20 @@ def test_staged_table_cannot_be_read() -> None:
         plan("SELECT * FROM new_t", catalog)
     assert caught.value.code == "VALIDATION_ERROR"
     assert caught.value.message == "Table `c`.`d`.`new_t` is being created and cannot be read yet."
+
+
+def test_staged_table_names_the_job_creating_it() -> None:
+    catalog = sample_catalog()
+    catalog.add_table("c.d.new_t", status="staged", staged_by_job="8c0e-42")
+    catalog.add_view("c.d.reads_new", "SELECT * FROM new_t")
+    for sql in ("SELECT * FROM new_t", "SELECT * FROM reads_new"):
+        with pytest.raises(CoreError) as caught:
+            plan(sql, catalog)
+        assert caught.value.code == "VALIDATION_ERROR"
+        assert caught.value.message == (
+            "Table `c`.`d`.`new_t` is being created by job 8c0e-42 and cannot be read yet."
+        )
+        assert caught.value.details == {"identifier": ["c", "d", "new_t"], "job": "8c0e-42"}
 
 
 def test_four_part_name_is_refused() -> None:

@@ -77,6 +77,7 @@ class MemoryCatalog:
         options: dict[str, str] | None = None,
         status: str = "active",
         temporary: bool = False,
+        staged_by_job: str | None = None,
     ) -> Relation:
         ident = ObjectIdentifier.of(path.split("."))
         declared = [
@@ -100,6 +101,7 @@ class MemoryCatalog:
             else "",
             resolved,
             temporary=temporary,
+            staged_by_job=staged_by_job,
         )
         self._store_relation(relation)
         return relation
