@@ -77,6 +77,9 @@ class TableOut(_ObjectOut):
     partition_by = serializers.ListField(child=serializers.CharField())
     status = serializers.CharField()
     location = serializers.CharField(help_text="The warehouse directory of a managed table.")
+    staged_by_job = serializers.UUIDField(
+        allow_null=True, help_text="While status is staged: the CTAS job creating the table."
+    )
 
 
 class ViewOut(_ObjectOut):

@@ -158,6 +158,7 @@ def relation_of(row: Table) -> Relation:
         location=row.location,
         resolved_schema=_resolved(row.resolved_schema),
         query=(row.expanded_query or row.query) if row.kind == Table.KIND_VIEW else "",
+        staged_by_job=str(row.staged_by_job) if row.staged_by_job is not None else None,
     )
 
 

@@ -618,6 +618,16 @@ def _create_table(
     )
 
 
+def _ctas_skipped(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    """CREATE TABLE IF NOT EXISTS … AS SELECT onto a taken name (``args.skip``): the job
+    finishes here at once, nothing is written (event ``skipped_exists``)."""
+    if not args.get("skip"):
+        raise CoreError("CREATE TABLE … AS SELECT runs on a worker.", details={"action": "ctas"})
+    path = quote_path(_parts(args, 3))
+    lifecycle.record_event(job.id, "skipped_exists", {"table": path})
+    return _message(f"Table {path} already exists; nothing was created or written.")
+
+
 def _create_view(
     job: Job,
     plan: Mapping[str, Any],
@@ -1232,6 +1242,7 @@ _HANDLERS: dict[str, Callable[[Job, Mapping[str, Any]], tuple[Columns, Rows]]] =
     "create_catalog": _create_catalog,
     "create_database": _create_database,
     "create_function": _create_function,
+    "ctas": _ctas_skipped,
     "drop_catalog": _drop_catalog,
     "drop_database": _drop_database,
     "drop_table": _drop_relation(Table.KIND_TABLE),

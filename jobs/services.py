@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from catalog import selectors
 from core import jobstate
-from core.errors import CoreError, NotFound
+from core.errors import AlreadyExists, CoreError, NotFound
 from core.identifiers import ObjectIdentifier, expand_path, parse_path, quote_path
 from core.jobstate import IllegalTransition, JobView, NoOpHook, Record
 from jobs import commands, dispatch, lifecycle, results
@@ -434,15 +434,50 @@ def _reload(job_id: Any) -> Job:
 def submit_plan(*, session: Session, sql: str, plan: dict[str, Any]) -> Job:
     """Store a planned statement as a job and start it: run it here, or enqueue it for a
     worker once the row is committed (``plan["needs_spark"]``)."""
-    with transaction.atomic():
-        job = Job(session=session, user=session.user, sql=sql, **_plan_fields(plan, session))
-        job.save()
-        lifecycle.created(job)
-        if _needs_spark(plan):
-            transaction.on_commit(partial(dispatch.enqueue, job.id))
+    try:
+        with transaction.atomic():
+            job = Job(session=session, user=session.user, sql=sql, **_plan_fields(plan, session))
+            job.save()
+            lifecycle.created(job)
+            if _needs_spark(plan):
+                transaction.on_commit(partial(dispatch.enqueue, job.id))
+    except CoreError as exc:  # an in-transaction on_created hook refused (CTAS: name taken)
+        skip = _skip_plan(plan, exc)
+        if skip is not None:
+            return submit_plan(session=session, sql=sql, plan=skip)
+        return _refused_statement(session, sql, plan, commands.error_json(exc))
     if _needs_spark(plan):
         return _reload(job.id)
     return commands.run_command(job)
+
+
+def _skip_plan(plan: dict[str, Any], exc: CoreError) -> dict[str, Any] | None:
+    """CREATE TABLE IF NOT EXISTS … AS SELECT whose name was taken after planning (another
+    statement, e.g. a concurrent CTAS, created it first): the plan the planner makes for a
+    taken name, which finishes at once with ``skipped_exists``. None for anything else."""
+    args = plan.get("args") or {}
+    if plan.get("action") != "ctas" or not args.get("if_not_exists"):
+        return None
+    if not isinstance(exc, AlreadyExists) or args.get("skip"):
+        return None
+    return {**plan, "needs_spark": False, "args": {**args, "skip": True}}
+
+
+def _refused_statement(
+    session: Session, sql: str, plan: dict[str, Any], error: dict[str, Any]
+) -> Job:
+    """Record a planned statement that could not be created (its creation was rolled back):
+    a job of its kind and target, without the plan, that goes CREATED → FAILED."""
+    with transaction.atomic():
+        job = Job(
+            session=session,
+            user=session.user,
+            sql=sql,
+            **{**_plan_fields(plan, session), "plan": {}},
+        )
+        job.save()
+        lifecycle.created(job)
+    return lifecycle.transition(job.id, jobstate.CREATED, jobstate.FAILED, error=error)
 
 
 def _failed_statement(session: Session, sql: str, error: dict[str, Any]) -> Job:
@@ -625,15 +660,31 @@ def _start_script_job(job: Job) -> Job | None:
         return None
     assert session is not None
     plan = outcome["plan"]
-    fields = _plan_fields(plan, session)
-    Job.objects.filter(pk=job.pk).update(**fields)
-    for name, value in fields.items():
-        setattr(job, name, value)
-    lifecycle.created(job)
+    try:
+        with transaction.atomic():
+            _store_fields(job, _plan_fields(plan, session))
+            lifecycle.created(job)
+    except CoreError as exc:  # an in-transaction on_created hook refused (CTAS: name taken)
+        skip = _skip_plan(plan, exc)
+        if skip is None:  # as in _refused_statement: kind and target, no plan
+            _store_fields(job, {**_plan_fields(plan, session), "plan": {}})
+            lifecycle.created(job)
+            error = commands.error_json(exc)
+            lifecycle.transition(job.id, jobstate.CREATED, jobstate.FAILED, error=error)
+            return None
+        plan = skip
+        _store_fields(job, _plan_fields(plan, session))
+        lifecycle.created(job)
     if _needs_spark(plan):
         transaction.on_commit(partial(dispatch.enqueue, job.id))
         return None
     return job
+
+
+def _store_fields(job: Job, fields: dict[str, Any]) -> None:
+    Job.objects.filter(pk=job.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(job, name, value)
 
 
 class ScriptHook(NoOpHook):

@@ -1,0 +1,423 @@
+"""Where write jobs (CTAS, INSERT, statement sets) put their data, and how it is committed.
+
+The contract is docs/statements.md, "Writes: CTAS, INSERT, statement sets (FLIP-218)":
+
+- Managed tables: the table row's ``location`` is its current data directory. A job writes
+  into a NEW warehouse directory (its staging location); commit points the row at it in the
+  caller's transaction (INSERT INTO first hard-links the table's current files into it) and
+  deletes the old directory after commit. One pointer swap per table, so every commit is one
+  step, for all targets of a statement set alike.
+- External tables: a job writes into ``<path>/_tessera_staging_<job id>/``; commit moves its
+  files into ``<path>`` (OVERWRITE deletes the old data files first; not atomic) and removes
+  the staging directory. Clean-up deletes only that directory.
+
+Each job records what it staged in ``Job.staging``, one entry per target table, keyed by
+``staging_key(identifier)``::
+
+    {"identifier": [c, d, t], "table": "`c`.`d`.`t`", "mode": "ctas|insert|overwrite",
+     "managed": bool, "format": "parquet", "location": "<where Spark writes>",
+     "final": "<where the data is once committed>", "path_existed": bool (external),
+     "atomic": bool (ctas), "schema": <resolved schema JSON> (ctas, by the worker),
+     "rows": int (optional, by the worker)}
+
+Every delete stays under the warehouse (managed) or under the table's own path, inside a
+storage root (external); a directory a table row points at is never deleted here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from catalog import storage
+from catalog.models import Table
+from catalog.services import check_options
+from core import jobstate
+from core.errors import CoreError, NotFound
+from core.identifiers import quote_path
+from core.jobstate import JobView
+from jobs.models import Job
+
+log = logging.getLogger(__name__)
+
+STAGING_PREFIX = "_tessera_staging_"
+WRITE_ACTIONS = frozenset({"ctas", "insert", "statement_set"})
+CTAS_ONLY_OPTIONS = frozenset({"table.ctas.atomic"})  # statement options, never stored
+
+JobRef = Job | JobView
+
+
+# --- what a job writes -----------------------------------------------------------------------
+
+
+def _job_id(job: JobRef) -> str:
+    return str(job.pk if isinstance(job, Job) else job.id)
+
+
+def staging_key(identifier: Sequence[str]) -> str:
+    """The key of a target in ``Job.staging``: ``"c.d.t"``, lower-cased."""
+    return ".".join(str(part).lower() for part in identifier)
+
+
+def write_targets(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The targets of a write plan, in plan order: ``{"identifier", "mode", "args"}`` with
+    mode ``ctas``, ``insert`` or ``overwrite``. Empty for other plans and for a skipped CTAS."""
+    action = plan.get("action")
+    args: Mapping[str, Any] = plan.get("args") or {}
+    if action not in WRITE_ACTIONS or args.get("skip"):
+        return []
+    if action == "statement_set":
+        inserts = [dict(item) for item in args.get("inserts") or []]
+    else:
+        inserts = [dict(args)]
+    targets = []
+    for item in inserts:
+        identifier = list(item.get("identifier") or plan.get("target") or [])
+        if len(identifier) != 3:
+            raise CoreError("A write plan names its target table with three parts.")
+        mode = "ctas" if action == "ctas" else ("overwrite" if item.get("overwrite") else "insert")
+        targets.append({"identifier": identifier, "mode": mode, "args": item})
+    return targets
+
+
+def ctas_options(args: Mapping[str, Any]) -> dict[str, str]:
+    """A CTAS's table options as they will be stored (checked, without statement options)."""
+    options = {k: v for k, v in (args.get("options") or {}).items() if k not in CTAS_ONLY_OPTIONS}
+    return check_options(options)
+
+
+def path_holds_data(path: str | Path) -> bool:
+    """Whether a directory holds data files (what Spark would read from it)."""
+    path = Path(path)
+    return path.is_dir() and any(not _hidden(child.name) for child in path.iterdir())
+
+
+def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
+    """Where this job writes ``identifier``: a new warehouse directory, or the table's path's
+    staging directory."""
+    key = staging_key(identifier)
+    targets = [t for t in write_targets(job.plan or {}) if staging_key(t["identifier"]) == key]
+    if not targets:
+        raise CoreError(f"Job {job.pk} does not write {quote_path(identifier)}.")
+    target = targets[0]  # the planner refuses a statement set writing one table twice
+    mode = target["mode"]
+    if mode == "ctas":
+        options = ctas_options(target["args"])
+        managed = "connector" not in options
+        fmt = options["format"] if managed else options["connector"]
+        path = options.get("path", "")
+    else:
+        table = _table(identifier, lock=False)
+        managed = table.managed
+        fmt = str(table.options.get("format" if managed else "connector") or "parquet")
+        path = "" if managed else storage.normalize_external_path(str(table.options["path"]))
+    entry: dict[str, Any] = {
+        "identifier": list(identifier),
+        "table": quote_path(identifier),
+        "mode": mode,
+        "managed": managed,
+        "format": fmt,
+    }
+    if managed:
+        location = str(storage.warehouse_location(*identifier))
+        entry.update(location=location, final=location)
+    else:
+        entry.update(
+            location=str(Path(path) / f"{STAGING_PREFIX}{job.pk}"),
+            final=path,
+            path_existed=Path(path).exists(),
+        )
+    return entry
+
+
+def staging_location(job: JobRef, identifier: Sequence[str]) -> str:
+    """The directory where ``job`` writes ``identifier`` (Spark writes there, nowhere else).
+
+    The first call decides it and records it in ``Job.staging`` (the hooks call it for every
+    target when the job is created); later calls return the same directory.
+    """
+    key = staging_key(identifier)
+    with transaction.atomic():
+        row = Job.objects.select_for_update().get(pk=_job_id(job))
+        staging = dict(row.staging or {})
+        if key not in staging:
+            staging[key] = _new_entry(row, list(identifier))
+            Job.objects.filter(pk=row.pk).update(staging=staging)
+    if isinstance(job, Job):
+        job.staging = staging
+    return str(staging[key]["location"])
+
+
+def prepare(job: JobRef) -> dict[str, Any]:
+    """Decide and record the staging location of every target of the job's plan."""
+    row = Job.objects.get(pk=_job_id(job))
+    for target in write_targets(row.plan or {}):
+        staging_location(row, target["identifier"])
+    return dict(Job.objects.values_list("staging", flat=True).get(pk=row.pk) or {})
+
+
+def entry(job: JobRef, identifier: Sequence[str]) -> dict[str, Any]:
+    """The staging entry of one target (as stored now); NotFound if none was recorded."""
+    staging = Job.objects.values_list("staging", flat=True).get(pk=_job_id(job)) or {}
+    found = staging.get(staging_key(identifier))
+    if found is None:
+        raise NotFound(f"Job {_job_id(job)} staged nothing for {quote_path(identifier)}.")
+    return dict(found)
+
+
+def record(job: JobRef, identifier: Sequence[str], **fields: Any) -> dict[str, Any]:
+    """Add fields to a target's staging entry (the worker: ``schema``, ``rows``)."""
+    key = staging_key(identifier)
+    with transaction.atomic():
+        row = Job.objects.select_for_update().get(pk=_job_id(job))
+        staging = dict(row.staging or {})
+        if key not in staging:
+            raise NotFound(f"Job {row.pk} staged nothing for {quote_path(identifier)}.")
+        staging[key] = {**staging[key], **fields}
+        Job.objects.filter(pk=row.pk).update(staging=staging)
+    if isinstance(job, Job):
+        job.staging = staging
+    return dict(staging[key])
+
+
+# --- commit ----------------------------------------------------------------------------------
+
+
+def _table(identifier: Sequence[str], *, lock: bool) -> Table:
+    c, d, n = identifier
+    qs = Table.objects.filter(
+        database__catalog__name_key=c.lower(),
+        database__name_key=d.lower(),
+        name_key=n.lower(),
+        kind=Table.KIND_TABLE,
+    )
+    if lock:
+        qs = qs.select_for_update(of=("self",))
+    table = qs.first()
+    if table is None:
+        raise NotFound(
+            f"Table {quote_path(identifier)} no longer exists; nothing was written to it.",
+            details={"identifier": list(identifier)},
+        )
+    return table
+
+
+def commit(job: JobRef) -> list[dict[str, Any]]:
+    """Make everything the job staged the tables' data; run it inside the transaction that
+    moves the job to FINISHED (the hook does). Raises (and so aborts that transaction) when a
+    target is gone. Returns one ``{"table", "rows"?}`` per target, for ``data_committed``.
+
+    Tables are locked in key order (two commits onto one table run one after the other, each
+    keeping the other's files); managed tables swap first, external files move last.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("writes.commit must run inside the job's FINISHED transaction.")
+    job_id = _job_id(job)
+    staging: dict[str, Any] = Job.objects.values_list("staging", flat=True).get(pk=job_id) or {}
+    entries = [dict(staging[key]) for key in sorted(staging)]
+    tables = [_table(item["identifier"], lock=True) for item in entries]
+    for item, table in zip(entries, tables, strict=True):
+        if item["managed"]:
+            _commit_managed(table, item)
+    external = [
+        (_external_paths(table, item, job_id), item)
+        for item, table in zip(entries, tables, strict=True)
+        if not item["managed"]
+    ]  # every check before the first file moves
+    for (path, staged), item in external:
+        _move_external(path, staged, item)
+    committed = []
+    for item, table in zip(entries, tables, strict=True):
+        detail: dict[str, Any] = {
+            "table": quote_path([table.database.catalog.name, table.database.name, table.name])
+        }
+        if isinstance(item.get("rows"), int):
+            detail["rows"] = item["rows"]
+        committed.append(detail)
+    return committed
+
+
+def _commit_managed(table: Table, item: Mapping[str, Any]) -> None:
+    new = Path(item["location"])
+    _require_under(new, _warehouse())
+    new.mkdir(parents=True, exist_ok=True)
+    old = table.location
+    if old == str(new):
+        return  # CTAS: the table was made pointing here
+    if item["mode"] == "insert" and old:
+        _link_tree(Path(old), new)
+    table.location = str(new)
+    table.save(update_fields=["location", "updated_at"])
+    if old:
+        transaction.on_commit(partial(_delete_old_location, old))
+
+
+def _delete_old_location(location: str) -> None:
+    try:
+        storage.delete_location(location)
+    except Exception:  # the data is committed; an old directory left behind is only litter
+        log.exception("could not delete the old table directory %s", location)
+
+
+def _external_paths(table: Table, item: Mapping[str, Any], job_id: str) -> tuple[Path, Path]:
+    """The table's path and this job's staging directory in it, checked for the commit."""
+    path = Path(storage.normalize_external_path(str(table.options.get("path") or "")))
+    staged = _external_staging(path, job_id)
+    if Path(item["location"]) != staged:
+        raise RuntimeError(f"Refusing to commit {item['location']}: not this job's staging.")
+    if item["mode"] == "ctas" and path_holds_data(path):
+        raise CoreError(
+            f"The path '{path}' holds files now; CREATE TABLE … AS SELECT writes only into an "
+            "empty or new directory. Nothing was committed.",
+            details={"field": "options.path"},
+        )
+    return path, staged
+
+
+def _move_external(path: Path, staged: Path, item: Mapping[str, Any]) -> None:
+    """OVERWRITE: the old data files go first (not atomic); then this job's files move in."""
+    if item["mode"] == "overwrite" and path.is_dir():
+        for child in path.iterdir():
+            if not _hidden(child.name):
+                _remove(child)
+    if staged.is_dir():
+        _move_tree(staged, path)
+        _remove(staged)
+
+
+# --- clean-up --------------------------------------------------------------------------------
+
+
+def clean_up(job: JobRef) -> bool:
+    """Delete everything this job staged; True if something was deleted. Idempotent; never
+    touches committed data (a FINISHED job's, a directory a table points at) or other jobs'
+    staging directories."""
+    job_id = _job_id(job)
+    row = Job.objects.filter(pk=job_id).values("status", "staging").first()
+    if row is None or row["status"] == jobstate.FINISHED:
+        return False
+    deleted = False
+    for item in (row["staging"] or {}).values():
+        try:
+            if item.get("managed"):
+                deleted |= _clean_managed(str(item["location"]))
+            else:
+                deleted |= _clean_external(item, job_id)
+        except CoreError as exc:  # e.g. a path no longer under a storage root: leave it
+            log.warning("job %s: not cleaning %s: %s", job_id, item.get("location"), exc)
+    return deleted
+
+
+def _clean_managed(location: str) -> bool:
+    path = Path(location)
+    if not _is_strictly_under(path, _warehouse()):
+        log.warning("not deleting %s: it is not under the warehouse", location)
+        return False
+    if Table.objects.filter(location=location).exists():
+        return False  # a table's data now (committed, or a stage table not dropped yet)
+    if not os.path.lexists(path):
+        return False
+    _remove(path)
+    return True
+
+
+def _clean_external(item: Mapping[str, Any], job_id: str) -> bool:
+    path = Path(storage.normalize_external_path(str(item["final"])))
+    staged = _external_staging(path, job_id)
+    deleted = False
+    if os.path.lexists(staged):
+        _remove(staged)
+        deleted = True
+    if item.get("mode") == "ctas" and not item.get("path_existed") and path.is_dir():
+        try:
+            path.rmdir()  # the directory the CTAS made, only while it is empty
+            deleted = True
+        except OSError:
+            pass
+    return deleted
+
+
+# --- files -----------------------------------------------------------------------------------
+
+
+def _warehouse() -> Path:
+    return Path(settings.WAREHOUSE_DIR)
+
+
+def _external_staging(path: Path, job_id: str) -> Path:
+    return path / f"{STAGING_PREFIX}{job_id}"
+
+
+def _hidden(name: str) -> bool:
+    """Names Spark skips when reading a directory (its own rule), e.g. ``_SUCCESS``,
+    ``.part-….crc``, ``_temporary``, our staging directories."""
+    return (
+        (name.startswith("_") and "=" not in name)
+        or name.startswith(".")
+        or name.endswith("._COPYING_")
+    )
+
+
+def _is_strictly_under(path: Path, root: Path) -> bool:
+    real, real_root = path.resolve(), root.resolve()
+    return real != real_root and real_root in real.parents
+
+
+def _require_under(path: Path, root: Path) -> None:
+    if not _is_strictly_under(path, root):
+        raise RuntimeError(f"Refusing to touch {path}: it is not under {root}.")
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
+
+
+def _data_files(root: Path) -> list[Path]:
+    """The data files under ``root`` (partition directories included), relative to it."""
+    found: list[Path] = []
+    for directory, subdirs, files in os.walk(root):
+        subdirs[:] = [name for name in subdirs if not _hidden(name)]
+        base = Path(directory)
+        found.extend((base / name).relative_to(root) for name in files if not _hidden(name))
+    return sorted(found)
+
+
+def _free_name(target: Path) -> Path:
+    """``target``, or ``target`` with a counter when that name is taken (never overwrite)."""
+    candidate, counter = target, 1
+    while os.path.lexists(candidate):
+        candidate = target.with_name(f"{counter}-{target.name}")
+        counter += 1
+    return candidate
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Hard-link the data files of ``source`` into ``target`` (copy across devices)."""
+    if not source.is_dir():
+        return
+    for relative in _data_files(source):
+        destination = _free_name(target / relative)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(source / relative, destination)
+        except OSError:  # another file system, or links not allowed: copy
+            shutil.copy2(source / relative, destination)
+
+
+def _move_tree(source: Path, target: Path) -> None:
+    """Move the data files of ``source`` into ``target`` (renames: one file system)."""
+    for relative in _data_files(source):
+        destination = _free_name(target / relative)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(source / relative, destination)
