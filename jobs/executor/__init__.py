@@ -7,6 +7,8 @@ inside the task functions), never the web process.
 - ``registration``: a plan's relations, functions and session properties in a session.
 - ``control``: FAIR pool, job group/tag, cancel and progress of one job's Spark work.
 - ``run``: ``run_job(job_id, worker)``: claim, execute, results, terminal transition.
+- ``writes``: CTAS, INSERT and statement sets: analyse, write into staging, end the job
+  (the commit runs in its FINISHED transition; FLIP-218).
 - ``typing``: Spark's analyzer as ``ExpressionTyper`` and view-schema derivation.
 - ``table_typing``: re-typing a REST-created table's computed columns on a worker.
 - ``errors``: Spark exceptions → a job's ``error`` (code + first line(s)).

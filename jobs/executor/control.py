@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -87,6 +88,62 @@ class SparkJobControl:
             sc.cancelJobGroup(self.group)
         except Exception:
             log.warning("cancelling %s failed", self.group, exc_info=True)
+
+    def wait_idle(self, timeout: float, interval: float = 0.1, rekill: float = 1.0) -> bool:
+        """After the job's Spark work was stopped: wait until none of its tasks runs any more
+        (True), or ``timeout`` passed (False). A killed task keeps running until it sees its
+        interrupt, and an interrupt can get lost (Hadoop's local file system swallows one
+        while it waits for a shell command): every ``rekill`` seconds the tasks still
+        running are killed again, with an interrupt. Spark Connect: returns at once."""
+        if self.connect:
+            return True
+        started = time.monotonic()
+        next_kill = started + rekill
+        while True:
+            try:
+                running = self._running_tasks()
+            except Exception:
+                log.debug("task state of %s unavailable", self.group, exc_info=True)
+                return False
+            if not running:
+                return True
+            now = time.monotonic()
+            if now - started > timeout:
+                log.warning("tasks of %s still running after %.1f s", self.group, timeout)
+                return False
+            if now >= next_kill:
+                self._kill_tasks(running)
+                next_kill = now + rekill
+            time.sleep(interval)
+
+    def _running_tasks(self) -> list[int]:
+        """Ids of this job's task attempts that are still running."""
+        sc: Any = self.spark.sparkContext
+        tracker: Any = sc.statusTracker()
+        store: Any = None
+        running: list[int] = []
+        for job_id in tracker.getJobIdsForGroup(self.group):
+            info = tracker.getJobInfo(job_id)
+            for stage_id in list(info.stageIds) if info is not None else []:
+                stage = tracker.getStageInfo(stage_id)
+                if stage is None or stage.numActiveTasks <= 0:
+                    continue
+                store = store or sc._jsc.sc().statusStore()
+                tasks = store.taskList(stage_id, stage.currentAttemptId, 100_000)
+                for index in range(tasks.size()):
+                    task = tasks.apply(index)
+                    if task.status() == "RUNNING":
+                        running.append(int(task.taskId()))
+        return running
+
+    def _kill_tasks(self, task_ids: list[int]) -> None:
+        sc: Any = self.spark.sparkContext
+        for task_id in task_ids:
+            try:
+                sc._jsc.sc().killTaskAttempt(task_id, True, f"{self.group} was stopped")
+            except Exception:
+                log.debug("could not kill task %s of %s", task_id, self.group, exc_info=True)
+        log.info("killed %d lingering task(s) of %s again", len(task_ids), self.group)
 
     def progress(self) -> dict[str, int]:
         """``{"stages_total","stages_done","tasks_total","tasks_done"}`` so far."""

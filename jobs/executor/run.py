@@ -10,6 +10,9 @@ While Spark works, a monitor thread polls the row every ``POLL_SECONDS``: on
 CANCELED; past ``timeout_seconds`` it stops it and fails the job with ``TIMEOUT``; every
 ``HEARTBEAT_SECONDS`` it writes ``heartbeat_at`` and ``progress``.
 
+Writes (``ctas``, ``insert``, ``statement_set``) run under the same monitor; what they do
+between the registration and the terminal transition is ``jobs.executor.writes``.
+
 DDL that needs Spark only for analysis (``create_table`` with expressions, ``create_view``,
 ``create_function``) goes to ``jobs.commands.run_command``, which makes the transitions
 of those jobs itself; this module only lends it Spark's typer and schema derivation.
@@ -30,6 +33,7 @@ from django.utils import timezone
 from core import jobstate
 from jobs import lifecycle
 from jobs.executor import errors, registration, runtime
+from jobs.executor import writes as write_path
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs.models import Job
@@ -40,6 +44,7 @@ POLL_SECONDS = 0.2
 HEARTBEAT_SECONDS = 1.0
 QUERY_ACTIONS = frozenset({"query", "explain"})
 COMMAND_ACTIONS = frozenset({"create_table", "create_view", "create_function"})
+WRITE_ACTIONS = write_path.WRITE_ACTIONS
 
 
 # --- what a job needs from its row --------------------------------------------------------
@@ -211,7 +216,7 @@ def run_job(job_id: Any, worker: str) -> str | None:
         log.info("job %s is %s already; message dropped", job_id, job.status)
         return None
     action = str((job.plan or {}).get("action") or "query")
-    if action not in QUERY_ACTIONS | COMMAND_ACTIONS:
+    if action not in QUERY_ACTIONS | COMMAND_ACTIONS | WRITE_ACTIONS:
         lifecycle.try_transition(
             job_id,
             jobstate.CREATED,
@@ -226,7 +231,11 @@ def run_job(job_id: Any, worker: str) -> str | None:
         log.info("job %s was claimed by someone else", job_id)
         return None
     try:
-        return _run_command(job) if action in COMMAND_ACTIONS else _run_claimed(job)
+        if action in COMMAND_ACTIONS:
+            return _run_command(job)
+        if action in WRITE_ACTIONS:
+            return _run_write(job)
+        return _run_claimed(job)
     except Exception as exc:  # never leave a claimed job RUNNING behind
         log.exception("job %s: the executor failed", job_id)
         lifecycle.try_transition(
@@ -281,6 +290,41 @@ def _run_claimed(job: Job) -> str:
 
         delete_result(job.id)
     return _status_of(job.id)
+
+
+def _run_write(job: Job) -> str:
+    """CTAS, INSERT, statement sets (``jobs.executor.writes``): analyse every target, write
+    each into its staging location under the job's tag and group, then FINISHED (the commit
+    runs inside that transition) or FAILED/CANCELED (the hooks clean up)."""
+    plan = job.plan or {}
+    properties = job_properties(job)
+    spark = runtime.new_job_session()
+    control = SparkJobControl(spark, str(job.id), job.user.get_username())
+    monitor = JobMonitor(job.id, control, timeout_seconds(job, properties))
+    failure: BaseException | None = None
+    prepared: list[write_path.PreparedWrite] = []
+    control.enter()
+    monitor.start()
+    try:
+        registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
+        if monitor.outcome is None:
+            prepared = write_path.prepare_writes(spark, job, plan)
+        if monitor.outcome is None:
+            write_path.write_all(job, prepared, lambda: monitor.outcome is not None)
+    except Exception as exc:
+        failure = exc
+    finally:
+        monitor.stop()
+        control.leave()
+    return write_path.end_write(
+        job,
+        prepared,
+        failure,
+        stopped=monitor.outcome is not None,
+        progress=control.progress(),
+        aliases=registration.alias_names(plan),
+        control=control,
+    )
 
 
 def _status_of(job_id: Any) -> str:
