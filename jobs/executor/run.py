@@ -271,6 +271,8 @@ def _run_claimed(job: Job) -> str:
             from jobs.results import delete_result
 
             delete_result(job.id)
+        # Killed tasks that missed their interrupt would hold the cores for minutes.
+        control.wait_idle(write_path.SETTLE_SECONDS)
         return _status_of(job.id)
     if failure is not None:
         error = errors.error_from_exception(failure, registration.alias_names(plan))
