@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -376,11 +377,27 @@ def _require_under(path: Path, root: Path) -> None:
         raise RuntimeError(f"Refusing to touch {path}: it is not under {root}.")
 
 
-def _remove(path: Path) -> None:
-    if path.is_symlink() or not path.is_dir():
-        path.unlink(missing_ok=True)
-    else:
-        shutil.rmtree(path)
+def _remove(path: Path, attempts: int = 5) -> None:
+    """Delete a file or a tree. A cancelled Spark write may still be adding or renaming
+    files inside it (its `_temporary` dirs come and go): files that vanish under us are
+    fine, and files that appear meanwhile are caught by another pass."""
+
+    def vanished_ok(function: object, name: str, exc_info: Any) -> None:
+        error = exc_info[1]
+        if not isinstance(error, FileNotFoundError):
+            raise error
+
+    for attempt in range(attempts):
+        if path.is_symlink() or not path.is_dir():
+            path.unlink(missing_ok=True)
+            return
+        try:
+            shutil.rmtree(path, onerror=vanished_ok)
+            return
+        except OSError:  # e.g. "directory not empty": something was written meanwhile
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2)
 
 
 def _data_files(root: Path) -> list[Path]:
