@@ -1,0 +1,400 @@
+"""Catalog API latency at scale: ``make bench-catalog``, i.e. ``python bench/catalog_api.py``.
+
+Uses its own PostgreSQL database (``tessera_bench`` on the server of ``DATABASE_URL``; created
+when missing, migrated, and filled once with ``manage.py fill_catalog`` -- ``--rebuild``
+fills it again), so it never touches the test database. Then it measures server-side
+latency in process with ``django.test.Client`` (token auth, a real user): listing a page of
+tables (first and deep pages), fetching one table, search (table- and column-name
+fragments, with and without a kind filter) and listing databases. It reports p50/p95/p99/max
+and the SQL queries per request, as text and as a Markdown table, and PASS/MISS against the
+targets. It reports; it does not assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
+CATALOG = "bench"
+PAGE_SIZE = 50
+BENCH_USER = "bench"
+
+
+@dataclass(frozen=True)
+class Target:
+    p95_ms: float
+
+
+@dataclass
+class Result:
+    name: str
+    times_ms: list[float]
+    queries: tuple[int, int]  # min, max per request
+    avg_bytes: float
+    target: Target | None
+
+    def pct(self, p: int) -> float:
+        cuts = statistics.quantiles(self.times_ms, n=100, method="inclusive")
+        return cuts[p - 1]
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None:
+            return "-"
+        return "PASS" if self.pct(95) <= self.target.p95_ms else "MISS"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db-name", default="tessera_bench", help="PostgreSQL database to use")
+    parser.add_argument("--rebuild", action="store_true", help="drop and fill the catalog again")
+    parser.add_argument("--databases", type=int, default=100)
+    parser.add_argument("--tables-per-database", type=int, default=1000)
+    parser.add_argument("--columns", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("-n", "--requests", type=int, default=300, help="requests per type")
+    parser.add_argument("--warmup", type=int, default=30, help="warm-up requests per type")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="measure only the request types whose name contains one of these comma-separated "
+        "words, e.g. --only search,get",
+    )
+    parser.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="gc.freeze() the start-up objects before measuring, as a server may do after "
+        "forking its workers: full collections then skip them",
+    )
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="EXPLAIN ANALYZE the SQL of the slowest request of each type",
+    )
+    return parser.parse_args()
+
+
+def bench_database_url(db_name: str) -> str:
+    """The server of DATABASE_URL (when it is PostgreSQL), with our own database name."""
+    base = os.environ.get("DATABASE_URL", "")
+    if not base.startswith(("postgres://", "postgresql://")):
+        base = DEFAULT_SERVER
+    return urlunsplit(urlsplit(base)._replace(path=f"/{db_name}"))
+
+
+def ensure_database(url: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            return
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        print(f"Created database {name}.")
+
+
+def setup_django(url: str) -> None:
+    os.environ["DATABASE_URL"] = url
+    os.environ["DJANGO_DEBUG"] = "0"  # measure the production configuration
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    import warnings
+
+    import django
+
+    # WhiteNoise warns that the static root was never collected: not what is measured here.
+    warnings.filterwarnings("ignore", message="No directory at", module="django.core.handlers")
+    django.setup()
+
+
+def memory_gib() -> str:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return f"{int(line.split()[1]) / 1024 / 1024:.0f} GiB"
+    except OSError:
+        pass
+    return "?"
+
+
+class GcPauses:
+    """Time spent in the garbage collector, by generation: the usual cause of p99 outliers."""
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.ms = [0.0, 0.0, 0.0]
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.count[info["generation"]] += 1
+            self.ms[info["generation"]] += (time.perf_counter() - self._started) * 1000
+
+    def summary(self) -> str:
+        return ", ".join(
+            f"gen{g}: {self.count[g]} x, {self.ms[g]:.0f} ms" for g in range(3) if self.count[g]
+        )
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def main() -> None:
+    args = parse_args()
+    url = bench_database_url(args.db_name)
+    ensure_database(url)
+    setup_django(url)
+
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from rest_framework.authtoken.models import Token
+
+    from catalog.models import Catalog, Column, Database, Table
+    from webapp.pagination import encode_page_token
+
+    call_command("migrate", interactive=False, verbosity=0)
+    user = User.objects.filter(username=BENCH_USER).first()
+    if user is None:
+        user = User.objects.create_user(BENCH_USER, password=os.urandom(16).hex())
+    token, _ = Token.objects.get_or_create(user=user)
+
+    fill_seconds: float | None = None
+    if args.rebuild or not Catalog.objects.filter(name_key=CATALOG).exists():
+        started = time.perf_counter()
+        call_command(
+            "fill_catalog",
+            catalog=CATALOG,
+            databases=args.databases,
+            tables_per_database=args.tables_per_database,
+            columns=args.columns,
+            seed=args.seed,
+            owner=BENCH_USER,
+            drop_existing=args.rebuild,
+        )
+        fill_seconds = time.perf_counter() - started
+
+    catalog = Catalog.objects.get(name_key=CATALOG)
+    in_catalog = Table.objects.filter(database__catalog=catalog)
+    counts = {
+        "databases": Database.objects.filter(catalog=catalog).count(),
+        "tables": in_catalog.filter(kind=Table.KIND_TABLE).count(),
+        "views": in_catalog.filter(kind=Table.KIND_VIEW).count(),
+        "columns": Column.objects.filter(table__database__catalog=catalog).count(),
+    }
+    everywhere = {
+        "tables+views": Table.objects.count(),
+        "columns": Column.objects.count(),
+    }
+    expected = args.databases * args.tables_per_database
+    if counts["tables"] + counts["views"] != expected:
+        print(
+            f"NOTE: catalog [{CATALOG}] holds {counts['tables'] + counts['views']:,} tables and "
+            f"views, not {expected:,}; pass --rebuild to fill it at the requested size."
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        pg_version = cursor.fetchone()[0]
+
+    rng = random.Random(args.seed)
+    db_names = list(
+        Database.objects.filter(catalog=catalog).order_by("name_key").values_list("name", flat=True)
+    )
+    sample = list(
+        Table.objects.filter(database__catalog=catalog)
+        .order_by("?")
+        .values_list("id", "database__name", "name", "kind")[:2000]
+    )
+    table_sample = [(db, name) for _, db, name, kind in sample if kind == Table.KIND_TABLE]
+    column_names = list(
+        Column.objects.filter(table_id__in=[row[0] for row in sample[:500]]).values_list(
+            "name", flat=True
+        )
+    )
+    table_names = [name for _, _, name, _ in sample]
+    # Deep pages: the token the server would issue after the name at a random offset.
+    keys_by_db: dict[str, list[str]] = {}
+    for db in rng.sample(db_names, min(20, len(db_names))):
+        keys_by_db[db] = list(
+            Table.objects.filter(database__catalog=catalog, database__name=db, kind="table")
+            .order_by("name_key")
+            .values_list("name_key", flat=True)
+        )
+    db_keys = [key.lower() for key in db_names]
+
+    client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    base = f"/api/v1/catalogs/{quote(CATALOG, safe='')}"
+
+    def fragment(names: list[str]) -> str:
+        name = rng.choice(names).lower()
+        length = rng.randint(3, min(8, len(name)))
+        start = rng.randint(0, len(name) - length)
+        return name[start : start + length]
+
+    def search_url(kind: str | None) -> str:
+        names = table_names if rng.random() < 0.5 else column_names
+        params = {"q": fragment(names), "page_size": PAGE_SIZE}
+        if kind:
+            params["kind"] = kind
+        return f"/api/v1/search?{urlencode(params)}"
+
+    def list_first() -> str:
+        db = quote(rng.choice(db_names), safe="")
+        return f"{base}/databases/{db}/tables?page_size={PAGE_SIZE}"
+
+    def list_deep() -> str:
+        db = rng.choice(list(keys_by_db))
+        keys = keys_by_db[db]
+        after = keys[rng.randint(PAGE_SIZE, max(PAGE_SIZE, len(keys) - PAGE_SIZE - 1))]
+        token = encode_page_token(after)
+        return (
+            f"{base}/databases/{quote(db, safe='')}/tables?page_size={PAGE_SIZE}&page_token={token}"
+        )
+
+    def get_table() -> str:
+        db, name = rng.choice(table_sample)
+        return f"{base}/databases/{quote(db, safe='')}/tables/{quote(name, safe='')}"
+
+    def list_databases() -> str:
+        params: dict[str, Any] = {"page_size": PAGE_SIZE}
+        if rng.random() < 0.5 and len(db_keys) > 1:
+            params["page_token"] = encode_page_token(rng.choice(db_keys[:-1]))
+        return f"{base}/databases?{urlencode(params)}"
+
+    list_target, search_target = Target(20.0), Target(50.0)
+    kinds: list[tuple[str, Callable[[], str], Target | None]] = [
+        ("List tables, first page (50)", list_first, list_target),
+        ("List tables, deep page (50)", list_deep, list_target),
+        ("Get table", get_table, list_target),
+        ("Search, all kinds", lambda: search_url(None), search_target),
+        ("Search, kind=table", lambda: search_url("table"), search_target),
+        ("Search, kind=column", lambda: search_url("column"), search_target),
+        ("List databases (50)", list_databases, None),
+    ]
+
+    wanted = [word.strip().lower() for word in args.only.split(",") if word.strip()]
+    if wanted:
+        kinds = [k for k in kinds if any(word in k[0].lower() for word in wanted)]
+    if args.gc_freeze:
+        gc.collect()
+        gc.freeze()
+    load_before = _load()
+    pauses = GcPauses()
+    gc.callbacks.append(pauses)
+    results: list[Result] = []
+    slowest: dict[str, tuple[float, str]] = {}
+    for name, make_url, target in kinds:
+        for _ in range(args.warmup):
+            response = client.get(make_url())
+            assert response.status_code == 200, (response.status_code, response.content[:300])
+        times: list[float] = []
+        sizes = 0
+        for _ in range(args.requests):
+            request_url = make_url()
+            started = time.perf_counter()
+            response = client.get(request_url)
+            elapsed = (time.perf_counter() - started) * 1000
+            assert response.status_code == 200, (response.status_code, response.content[:300])
+            times.append(elapsed)
+            sizes += len(response.content)
+            if elapsed > slowest.get(name, (-1.0, ""))[0]:
+                slowest[name] = (elapsed, request_url)
+        query_counts = []
+        for _ in range(20):  # counted apart, so that capturing does not weigh on the timings
+            with CaptureQueriesContext(connection) as captured:
+                client.get(make_url())
+            query_counts.append(len(captured))
+        results.append(
+            Result(name, times, (min(query_counts), max(query_counts)), sizes / len(times), target)
+        )
+
+    print()
+    print(
+        f"Machine: {os.cpu_count()} cores, {memory_gib()} RAM, {platform.platform()}, "
+        f"Python {platform.python_version()}, PostgreSQL {pg_version} (database {args.db_name})"
+    )
+    print(
+        f"Catalog [{CATALOG}]: {counts['databases']:,} databases, {counts['tables']:,} tables, "
+        f"{counts['views']:,} views, {counts['columns']:,} columns "
+        f"(whole database: {everywhere['tables+views']:,} tables+views, "
+        f"{everywhere['columns']:,} columns)"
+    )
+    if fill_seconds is not None:
+        print(f"Fill time: {fill_seconds:.1f} s")
+    gc.callbacks.remove(pauses)
+    print(f"Load average before/after measuring: {load_before} / {_load()}")
+    frozen = " (start-up objects frozen)" if args.gc_freeze else ""
+    print(f"Garbage collection while measuring{frozen}: {pauses.summary() or 'none'}")
+    print(f"{args.requests} requests per type after {args.warmup} warm-up requests; ms:\n")
+    header = f"{'request':32} {'p50':>7} {'p95':>7} {'p99':>7} {'max':>7} {'SQL':>5} {'KB':>6}"
+    print(header + "  target")
+    for r in results:
+        sql = (
+            f"{r.queries[0]}" if r.queries[0] == r.queries[1] else f"{r.queries[0]}-{r.queries[1]}"
+        )
+        goal = f"p95<={r.target.p95_ms:.0f} {r.verdict}" if r.target else ""
+        print(
+            f"{r.name:32} {r.pct(50):7.1f} {r.pct(95):7.1f} {r.pct(99):7.1f} "
+            f"{max(r.times_ms):7.1f} {sql:>5} {r.avg_bytes / 1024:6.1f}  {goal}"
+        )
+
+    print("\n| Request | p50 ms | p95 ms | p99 ms | max ms | SQL queries | Target (p95) | Result |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        sql = (
+            f"{r.queries[0]}" if r.queries[0] == r.queries[1] else f"{r.queries[0]}-{r.queries[1]}"
+        )
+        goal = f"≤ {r.target.p95_ms:.0f} ms" if r.target else "-"
+        print(
+            f"| {r.name} | {r.pct(50):.1f} | {r.pct(95):.1f} | {r.pct(99):.1f} | "
+            f"{max(r.times_ms):.1f} | {sql} | {goal} | {r.verdict} |"
+        )
+    missed = [r.name for r in results if r.verdict == "MISS"]
+    print(f"\n{'MISS: ' + ', '.join(missed) if missed else 'All targets met.'}")
+
+    if args.explain:
+        explain_slowest(client, slowest)
+
+
+def explain_slowest(client: Any, slowest: dict[str, tuple[float, str]]) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for name, (elapsed, url) in slowest.items():
+        print(f"\n=== {name}: slowest {elapsed:.1f} ms: {url}")
+        with CaptureQueriesContext(connection) as captured:
+            client.get(url)
+        for query in captured.captured_queries:
+            sql = query["sql"]
+            if not sql.lstrip().upper().startswith("SELECT") or "authtoken" in sql:
+                continue
+            with connection.cursor() as cursor:
+                cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")
+                plan = "\n".join(row[0] for row in cursor.fetchall())
+            print(f"\n{sql}\n{plan}")
+
+
+if __name__ == "__main__":
+    main()
