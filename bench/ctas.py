@@ -22,22 +22,21 @@ import logging
 import os
 import platform
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+
+from harness import setup_django, start_worker, stop_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
 DEFAULT_BROKER = "redis://127.0.0.1:6379/11"
 CATALOG = "bench_ctas"
+WORKER = "bench-ctas-worker"
 QUERY = (
     "SELECT id, id % 1000 AS k, rand(42) * 100 AS v, concat('name', id % 97) AS s, "
     "CAST(id AS DECIMAL(20, 2)) / 7 AS q, date_add(DATE '2020-01-01', CAST(id % 2000 AS INT)) "
@@ -54,104 +53,22 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def bench_database_url(db_name: str) -> str:
-    base = os.environ.get("DATABASE_URL", "")
-    if not base.startswith(("postgres://", "postgresql://")):
-        base = DEFAULT_SERVER
-    return urlunsplit(urlsplit(base)._replace(path=f"/{db_name}"))
-
-
-def ensure_database(url: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
-def start_worker(log_path: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [
-            str(ROOT / ".venv" / "bin" / "celery"),
-            "-A",
-            "webapp",
-            "worker",
-            "--pool",
-            "threads",
-            "--concurrency",
-            "4",
-            "-n",
-            "bench-ctas-worker@%h",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel",
-            "WARNING",
-        ],
-        cwd=ROOT,
-        env=os.environ.copy(),
-        stdout=log_path.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-
-
 def main() -> None:
     args = parse_args()
-    url = bench_database_url(args.db_name)
-    ensure_database(url)
-    data_dir = Path(tempfile.mkdtemp(prefix="tessera-bench-ctas-"))
-    external = data_dir / "external"
-    external.mkdir()
-    os.environ.update(
-        {
-            "DATABASE_URL": url,
-            "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", DEFAULT_BROKER),
-            "TESSERA_DATA_DIR": str(data_dir),
-            "TESSERA_STORAGE_ROOTS": str(external),
-            "DJANGO_DEBUG": "0",
-            "DJANGO_SETTINGS_MODULE": "webapp.settings",
-        }
-    )
-    import warnings
-
-    import django
-
-    warnings.filterwarnings("ignore", message="No directory at", module="django.core.handlers")
-    django.setup()
-
-    from django.contrib.auth.models import User
-    from django.core.management import call_command
-    from django.test import Client
-    from rest_framework.authtoken.models import Token
+    bench = setup_django(args.db_name, broker=DEFAULT_BROKER, prefix="tessera-bench-ctas-")
+    data_dir, client, user = bench.data_dir, bench.client, bench.user
 
     from catalog import services as catalog_services
     from catalog.models import Catalog
-    from jobs.models import Worker
-    from webapp.celery import app
 
-    call_command("migrate", interactive=False, verbosity=0)
-    user = User.objects.filter(username="bench").first() or User.objects.create_user(
-        "bench", password=os.urandom(16).hex()
-    )
-    token, _ = Token.objects.get_or_create(user=user)
-    client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
-    app.control.purge()
     Catalog.objects.filter(name_key=CATALOG).delete()
     catalog_services.catalog_create(user=user, name=CATALOG, default_database="d")
 
-    worker = start_worker(data_dir / "worker.log")  # its JVM starts while ours does
+    worker = start_worker(WORKER, data_dir / "worker.log")  # its JVM starts while ours does
     try:
         run(args, client, worker, data_dir)
     finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-        Worker.objects.filter(hostname__startswith="bench-ctas-worker@").delete()
+        stop_worker(worker, WORKER)
         Catalog.objects.filter(name_key=CATALOG).delete()
         if args.keep_data:
             print(f"data kept in {data_dir}")
