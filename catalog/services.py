@@ -7,10 +7,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 
 from catalog import storage
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
@@ -198,6 +198,20 @@ def _type_expressions_after_commit(table: Table, resolved: ResolvedSchema) -> No
         transaction.on_commit(lambda: _request_expression_typing(table_id))
 
 
+M = TypeVar("M", bound=models.Model)
+
+
+def _insert(row: M, already_exists: str) -> M:
+    """Insert one new row in a savepoint; a concurrent insert of the same name (the unique
+    constraint) becomes ALREADY_EXISTS with the caller's message instead of a 500."""
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError as exc:
+        raise AlreadyExists(already_exists) from exc
+    return row
+
+
 def _object_path(database: Database, name: str) -> str:
     return quote_path([database.catalog.name, database.name, name])
 
@@ -320,19 +334,14 @@ def database_create(
     path = quote_path([catalog.name, name])
     if catalog.databases.filter(name_key=name.lower()).exists():
         raise AlreadyExists(f"Database {path} already exists.")
-    try:
-        with transaction.atomic():
-            database = Database(
-                catalog=catalog,
-                name=name,
-                comment=comment,
-                properties=props,
-                owner=_user_or_none(user),
-            )
-            database.save()
-    except IntegrityError as exc:
-        raise AlreadyExists(f"Database {path} already exists.") from exc
-    return database
+    database = Database(
+        catalog=catalog,
+        name=name,
+        comment=comment,
+        properties=props,
+        owner=_user_or_none(user),
+    )
+    return _insert(database, f"Database {path} already exists.")
 
 
 def database_update(
@@ -658,22 +667,17 @@ def function_create(
     path = _object_path(database, name)
     if database.functions.filter(name_key=name.lower()).exists():
         raise AlreadyExists(f"Function {path} already exists.")
-    try:
-        with transaction.atomic():
-            function = Function(
-                database=database,
-                name=name,
-                language=language,
-                implementation=implementation.strip() if language == "python" else implementation,
-                parameters=params,
-                return_type=returns,
-                comment=comment,
-                created_by=_user_or_none(user),
-            )
-            function.save()
-    except IntegrityError as exc:
-        raise AlreadyExists(f"Function {path} already exists.") from exc
-    return function
+    function = Function(
+        database=database,
+        name=name,
+        language=language,
+        implementation=implementation.strip() if language == "python" else implementation,
+        parameters=params,
+        return_type=returns,
+        comment=comment,
+        created_by=_user_or_none(user),
+    )
+    return _insert(function, f"Function {path} already exists.")
 
 
 def function_update(
