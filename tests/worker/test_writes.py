@@ -150,8 +150,11 @@ def stays_true(condition: Any, quiet: float, timeout: float, what: str) -> None:
 
 
 def assert_nothing_left(catalog: str, name: str, external: Path | None = None) -> None:
-    """No table, no stage table, no files of the write."""
-    assert table_row(catalog, name) is None
+    """No table, no stage table, no files of the write.
+
+    The stage table is dropped by a hook that runs after the terminal transition commits, so
+    a client that has just seen FAILED or CANCELED may still see it for a moment."""
+    wait_until(lambda: table_row(catalog, name) is None, 15, 0.1, f"the stage table {name} to go")
     stays_true(lambda: not warehouse_dirs(catalog), 3.0, 60, "the warehouse to stay empty")
     if external is not None:
         stays_true(
@@ -302,6 +305,15 @@ def test_ctas_raise_error_on_an_external_path_leaves_nothing(
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "SPARK_ERROR"
     assert "row 2500000 is bad" in job["error"]["message"]
+    expected_events = [
+        "created",
+        "stage_table_created",
+        "running",
+        "failed",
+        "stage_table_dropped",
+        "data_cleaned",
+    ]
+    assert settled_events(job["id"], expected_events) == expected_events
     assert_nothing_left(catalog, "bad", external_dir)
     assert not external_dir.exists()  # the CTAS made it; clean-up removed it
 
