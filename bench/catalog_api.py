@@ -283,6 +283,12 @@ def main() -> None:
             params["page_token"] = encode_page_token(rng.choice(db_keys[:-1]))
         return f"{base}/databases?{urlencode(params)}"
 
+    def complete() -> str:
+        # What the editor asks while a user types a path: `bench.<db>.<1-3 letters>`.
+        db, name = rng.choice(table_sample)
+        typed = f"{CATALOG}.{db}.{name[: rng.randint(1, 3)]}"
+        return f"/api/v1/complete?{urlencode({'path': typed, 'limit': 50})}"
+
     list_target, search_target = Target(20.0), Target(50.0)
     kinds: list[tuple[str, Callable[[], str], Target | None]] = [
         ("List tables, first page (50)", list_first, list_target),
@@ -292,6 +298,7 @@ def main() -> None:
         ("Search, kind=table", lambda: search_url("table"), search_target),
         ("Search, kind=column", lambda: search_url("column"), search_target),
         ("List databases (50)", list_databases, None),
+        ("Complete a path (50)", complete, None),
     ]
 
     wanted = [word.strip().lower() for word in args.only.split(",") if word.strip()]

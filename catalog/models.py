@@ -9,7 +9,7 @@ columns, kept by the services, so that column search is an indexed query.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -118,9 +118,12 @@ class Table(Named):
 
     @property
     def managed(self) -> bool:
-        return self.kind == self.KIND_TABLE and not (
-            "connector" in self.options or "path" in self.options
-        )
+        return self.is_managed(self.kind, self.options)
+
+    @classmethod
+    def is_managed(cls, kind: str, options: dict[str, Any]) -> bool:
+        """A table whose data lives in the warehouse: its options name no connector/path."""
+        return kind == cls.KIND_TABLE and not ("connector" in options or "path" in options)
 
 
 class Column(models.Model):

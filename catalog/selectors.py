@@ -4,11 +4,15 @@ pages whose cost does not depend on their depth or size (a constant number of qu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
+from catalog import render
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
@@ -108,12 +112,10 @@ def list_databases(catalog: Catalog, *, after: Any, limit: int) -> list[Database
     return list(_after_name(qs.order_by("name_key"), after)[:limit])
 
 
-def list_tables(database: Database, kind: str, *, after: Any, limit: int) -> list[Table]:
-    qs = Table.objects.filter(database=database, kind=kind).select_related("created_by")
-    rows = list(_after_name(qs.order_by("name_key"), after)[:limit])
-    for row in rows:  # the parent is known: spare a join per row
-        row.database = database
-    return rows
+def list_tables(database: Database, kind: str, *, after: Any, limit: int) -> list[render.Row]:
+    """A page of tables or views as rows for catalog/render.py (schemas as JSON text)."""
+    qs = Table.objects.filter(database=database, kind=kind)
+    return list(render.list_rows(_after_name(qs.order_by("name_key"), after))[:limit])
 
 
 def list_functions(database: Database, *, after: Any, limit: int) -> list[Function]:
@@ -187,6 +189,46 @@ def _hit(kind: str, kind_index: int, row: Any) -> SearchHit:
     )
 
 
+# Distinct column names containing a fragment, in name order, that still name a column:
+# ``ColumnName`` keeps every name ever used, so each name is checked against
+# ``catalog_column`` (one index probe) as the ordered matches are read, until enough are
+# found. OFFSET 0 keeps PostgreSQL from flattening the inner query, which would probe every
+# match (thousands for a fragment like "_id") before sorting. From three characters on, the
+# trigram index finds the matches, sorted afterwards: ordering by an expression (the same
+# order, names are stored lower-cased) keeps the planner from walking the whole name index
+# in order instead, which reads every name when a fragment matches few or none. Shorter
+# fragments cannot use trigrams; they match many names, and the in-order walk stops early.
+_COLUMN_NAMES_SQL = """
+    SELECT m.name_key FROM (
+        SELECT name_key FROM catalog_columnname
+        WHERE name_key LIKE %s ESCAPE '\\' {after}
+        ORDER BY {order} OFFSET 0
+    ) m
+    WHERE EXISTS (SELECT 1 FROM catalog_column c WHERE c.name_key = m.name_key)
+    LIMIT %s
+"""
+
+
+def _column_names(needle: str, after: str | None, limit: int) -> Any:
+    """A subquery of the first ``limit`` column names containing ``needle`` (from ``after``
+    on), each used by at least one column, in name order."""
+    if connection.vendor == "postgresql":
+        pattern = "%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%"
+        sql = _COLUMN_NAMES_SQL.format(
+            after="AND name_key >= %s" if after is not None else "",
+            order="lower(name_key)" if len(needle) >= 3 else "name_key",
+        )
+        params = (pattern, after, limit) if after is not None else (pattern, limit)
+        return RawSQL(sql, params)
+    # SQLite (the embedded default holds small catalogs): the plain ORM form.
+    names = ColumnName.objects.filter(name_key__contains=needle).filter(
+        Exists(Column.objects.filter(name_key=OuterRef("name_key")))
+    )
+    if after is not None:
+        names = names.filter(name_key__gte=after)
+    return names.order_by("name_key").values("name_key")[:limit]
+
+
 def search(q: str, *, kinds: tuple[str, ...], after: Any, limit: int) -> list[SearchHit]:
     """Objects and columns whose name contains ``q`` (case-insensitive), kind by kind,
     each ordered by name; at most one query per kind whatever ``limit`` is."""
@@ -218,12 +260,7 @@ def search(q: str, *, kinds: tuple[str, ...], after: Any, limit: int) -> list[Se
             # Match distinct names first (one row per name, trigram-indexed), then take their
             # columns: a common name stands in thousands of tables. Names with no column
             # left are skipped, and one extra name covers a resumed name already consumed.
-            names = ColumnName.objects.filter(name_key__contains=needle).filter(
-                Exists(Column.objects.filter(name_key=OuterRef("name_key")))
-            )
-            if resuming:
-                names = names.filter(name_key__gte=start[1])
-            wanted = names.order_by("name_key").values("name_key")[: limit - len(hits) + 1]
+            wanted = _column_names(needle, start[1] if resuming else None, limit - len(hits) + 1)
             qs = Column.objects.filter(name_key__in=wanted)
         if resuming:
             qs = qs.filter(Q(name_key__gt=start[1]) | Q(name_key=start[1], pk__gt=start[2]))

@@ -5,23 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.http.response import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from catalog import selectors, services
+from catalog import render, selectors, services
 from catalog import serializers as s
 from catalog.models import Table
 from core.errors import CoreError
 from core.schema import Schema
+from webapp.api import PAGE_PARAMS, valid_body
 from webapp.pagination import page_body, page_request
 
-PAGE_PARAMS = [
-    OpenApiParameter("page_size", int, description="1..1000, default 50"),
-    OpenApiParameter("page_token", str, description="next_page_token of the previous page"),
-]
 CASCADE_PARAM = [OpenApiParameter("cascade", bool, description="drop contents too")]
 
 
@@ -33,14 +31,6 @@ def _page_of(serializer: type[serializers.Serializer[Any]]) -> serializers.Seria
             "next_page_token": serializers.CharField(allow_null=True),
         },
     )
-
-
-def _valid(serializer: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
-    if not isinstance(request.data, dict):
-        raise CoreError("The request body must be a JSON object.")
-    checked = serializer(data=request.data)
-    checked.is_valid(raise_exception=True)
-    return dict(checked.validated_data)
 
 
 def _schema(data: Any, field: str = "schema") -> Schema:
@@ -80,7 +70,7 @@ class CatalogListView(APIView):
 
     @extend_schema(request=s.CatalogIn, responses={201: s.CatalogOut})
     def post(self, request: Request) -> Response:
-        catalog = services.catalog_create(user=request.user, **_valid(s.CatalogIn, request))
+        catalog = services.catalog_create(user=request.user, **valid_body(s.CatalogIn, request))
         return Response(s.CatalogOut(catalog).data, status=201)
 
 
@@ -93,7 +83,7 @@ class CatalogDetailView(APIView):
     def patch(self, request: Request, catalog: str) -> Response:
         found = selectors.get_catalog(catalog)
         updated = services.catalog_update(
-            user=request.user, catalog=found, **_valid(s.CatalogPatch, request)
+            user=request.user, catalog=found, **valid_body(s.CatalogPatch, request)
         )
         return Response(s.CatalogOut(updated).data)
 
@@ -118,7 +108,7 @@ class DatabaseListView(APIView):
         database = services.database_create(
             user=request.user,
             catalog=selectors.get_catalog(catalog),
-            **_valid(s.DatabaseIn, request),
+            **valid_body(s.DatabaseIn, request),
         )
         return Response(s.DatabaseOut(database).data, status=201)
 
@@ -133,7 +123,7 @@ class DatabaseDetailView(APIView):
         updated = services.database_update(
             user=request.user,
             database=selectors.get_database(catalog, database),
-            **_valid(s.DatabasePatch, request),
+            **valid_body(s.DatabasePatch, request),
         )
         return Response(s.DatabaseOut(updated).data)
 
@@ -149,15 +139,15 @@ class DatabaseDetailView(APIView):
 
 class TableListView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.TableOut))
-    def get(self, request: Request, catalog: str, database: str) -> Response:
+    def get(self, request: Request, catalog: str, database: str) -> HttpResponseBase:
         page = page_request(request)
         found = selectors.get_database(catalog, database)
         rows = selectors.list_tables(found, Table.KIND_TABLE, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.TableOut)))
+        return render.page_response(rows, page, render.table_json(found))
 
     @extend_schema(request=s.TableIn, responses={201: s.TableOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:
-        data = _valid(s.TableIn, request)
+        data = valid_body(s.TableIn, request)
         found = selectors.get_database(catalog, database)
         if "properties" in data:
             table = services.table_create_from_properties(
@@ -187,7 +177,7 @@ class TableDetailView(APIView):
 
     @extend_schema(request=s.TablePatch, responses=s.TableOut)
     def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        data = _valid(s.TablePatch, request)
+        data = valid_body(s.TablePatch, request)
         if "schema" in data:
             data["schema"] = _schema(data["schema"])
         table = services.table_update(
@@ -213,15 +203,15 @@ class TablePropertiesView(APIView):
 
 class ViewListView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.ViewOut))
-    def get(self, request: Request, catalog: str, database: str) -> Response:
+    def get(self, request: Request, catalog: str, database: str) -> HttpResponseBase:
         page = page_request(request)
         found = selectors.get_database(catalog, database)
         rows = selectors.list_tables(found, Table.KIND_VIEW, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.ViewOut)))
+        return render.page_response(rows, page, render.view_json(found))
 
     @extend_schema(request=s.ViewIn, responses={201: s.ViewOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:
-        data = _valid(s.ViewIn, request)
+        data = valid_body(s.ViewIn, request)
         view = services.view_create(
             user=request.user,
             database=selectors.get_database(catalog, database),
@@ -240,7 +230,7 @@ class ViewDetailView(APIView):
 
     @extend_schema(request=s.ViewPatch, responses=s.ViewOut)
     def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        data = _valid(s.ViewPatch, request)
+        data = valid_body(s.ViewPatch, request)
         if data.get("schema") is not None:
             data["schema"] = _schema(data["schema"])
         view = services.view_update(
@@ -268,7 +258,7 @@ class FunctionListView(APIView):
         function = services.function_create(
             user=request.user,
             database=selectors.get_database(catalog, database),
-            **_valid(s.FunctionIn, request),
+            **valid_body(s.FunctionIn, request),
         )
         return Response(s.FunctionOut(function).data, status=201)
 
@@ -283,7 +273,7 @@ class FunctionDetailView(APIView):
         function = services.function_update(
             user=request.user,
             function=selectors.get_function(catalog, database, name),
-            **_valid(s.FunctionPatch, request),
+            **valid_body(s.FunctionPatch, request),
         )
         return Response(s.FunctionOut(function).data)
 

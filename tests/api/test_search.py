@@ -152,3 +152,23 @@ def test_search_token_of_another_list_is_refused(alice_api, objects, make):
     assert_error(
         alice_api.get(f"{SEARCH}?q=o&page_token={token}"), 400, "VALIDATION_ERROR", "page_token"
     )
+
+
+@pytest.mark.parametrize("fragment", ["ab", "abc_"])  # an in-order walk, and trigrams
+def test_column_pages_skip_names_no_column_uses_any_more(alice_api, make, fragment):
+    # Names of dropped tables stay in the distinct-name list: pages must step over them.
+    make.catalog("c")
+    make.database("c", "d")
+    for n in range(6):
+        make.table("c", "d", f"t{n}", simple_schema(f"abc_{n} BIGINT"))
+    for n in (1, 2, 4):
+        assert alice_api.delete(f"{API}/catalogs/c/databases/d/tables/t{n}").status_code == 204
+    seen, token = [], None
+    while True:
+        url = f"{SEARCH}?q={fragment}&kind=column&page_size=1"
+        body = alice_api.get(url + (f"&page_token={token}" if token else "")).json()
+        seen += [i["column"] for i in body["items"]]
+        token = body["next_page_token"]
+        if not token:
+            break
+    assert seen == ["abc_0", "abc_3", "abc_5"]

@@ -402,6 +402,6 @@ class Command(BaseCommand):
         started = time.perf_counter()
         quote = connection.ops.quote_name
         with connection.cursor() as cursor:
-            for model in (Catalog, Database, Table, Column):
+            for model in (Catalog, Database, Table, Column, ColumnName):
                 cursor.execute(f"VACUUM (ANALYZE) {quote(model._meta.db_table)}")
         self.stdout.write(f"VACUUM (ANALYZE) done ({self._since(started)}).")
