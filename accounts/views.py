@@ -1,11 +1,15 @@
-"""POST /auth/token, POST /users (admins), GET /users/me."""
+"""POST /auth/token, POST /users (admins), GET /users/me; the browser's session login:
+POST /auth/login, POST /auth/logout, GET /auth/csrf."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import authenticate
+from django.contrib.auth import authenticate, login, logout
 from django.contrib.auth.models import User
+from django.middleware.csrf import get_token
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
@@ -41,6 +45,10 @@ class UserOut(serializers.Serializer[User]):
 
 class NotAuthenticatedError(CoreError):
     code = "NOT_AUTHENTICATED"
+
+
+class InvalidCredentials(CoreError):
+    code = "INVALID_CREDENTIALS"
 
 
 class TokenView(APIView):
@@ -82,3 +90,66 @@ class MeView(APIView):
     def get(self, request: Request) -> Response:
         assert isinstance(request.user, User)  # IsAuthenticated ran first
         return Response(UserOut(request.user).data)
+
+
+# --- the browser's session (cookie + CSRF) ---------------------------------------------------
+#
+# DRF wraps every APIView in csrf_exempt, and SessionAuthentication checks CSRF only for a
+# request that is already logged in. Login (and logout) must not be forgeable either, so both
+# views run Django's CSRF check themselves; a failure answers through CSRF_FAILURE_VIEW
+# (403 PERMISSION_DENIED, JSON).
+
+
+@method_decorator(csrf_protect, name="dispatch")
+class LoginView(APIView):
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
+
+    @extend_schema(
+        request=Credentials,
+        responses={200: UserOut},
+        auth=[],
+        description="Start a browser session (session cookie). Needs the CSRF token: the "
+        "csrftoken cookie echoed in the X-CSRFToken header. The token rotates on login.",
+    )
+    def post(self, request: Request) -> Response:
+        body = Credentials(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = authenticate(
+            request,
+            username=body.validated_data["username"],
+            password=body.validated_data["password"],
+        )
+        if not isinstance(user, User) or not user.is_active:
+            raise InvalidCredentials("The username or password is not correct.")
+        login(request._request, user)
+        return Response(UserOut(user).data)
+
+
+@method_decorator(csrf_protect, name="dispatch")
+class LogoutView(APIView):
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
+
+    @extend_schema(
+        request=None,
+        responses={204: None},
+        description="End the browser session (also when there is none). Needs the CSRF token.",
+    )
+    def post(self, request: Request) -> Response:
+        logout(request._request)
+        return Response(status=204)
+
+
+@method_decorator(ensure_csrf_cookie, name="dispatch")
+class CsrfView(APIView):
+    authentication_classes = ()
+    permission_classes = (AllowAny,)
+
+    @extend_schema(
+        responses=inline_serializer("CsrfToken", {"csrf_token": serializers.CharField()}),
+        auth=[],
+        description="Set the csrftoken cookie; the token is also in the body.",
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"csrf_token": get_token(request._request)})

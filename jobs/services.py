@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -783,16 +783,43 @@ def _choices(value: str | None, field: str, allowed: Sequence[str] | None) -> li
     return items
 
 
+def _instant(value: str | None, field: str) -> datetime | None:
+    """An ISO-8601 date or date-time query parameter; naive ones are UTC."""
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    # A '+' of an offset that was not percent-encoded arrives as a space.
+    candidates = (text, text.replace(" ", "+")) if " " in text else (text,)
+    for candidate in candidates:
+        try:
+            parsed = datetime.fromisoformat(candidate)
+        except ValueError:
+            continue
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed
+    raise CoreError(
+        f"{field} must be an ISO-8601 date or date-time such as 2026-01-31T12:00:00Z, "
+        f"got '{value}'.",
+        details={"field": field},
+    )
+
+
 def job_list(
     *,
     user: User,
     session: str | None = None,
     status: str | None = None,
     kind: str | None = None,
+    created_after: str | None = None,
+    created_before: str | None = None,
+    q: str | None = None,
     after: Any,
     limit: int,
 ) -> list[Job]:
-    """The caller's jobs, newest first; filters by session, status and kind (comma lists)."""
+    """The caller's jobs, newest first; filters by session, status and kind (comma lists),
+    creation time (``created_after`` inclusive, ``created_before`` exclusive) and a
+    case-insensitive part of the SQL (``q``)."""
     qs = Job.objects.select_related("user").filter(user_id=_user_id(user))
     if session:
         key = _parse_uuid(session)
@@ -804,7 +831,17 @@ def job_list(
         qs = qs.filter(status__in=statuses)
     kinds = _choices(kind, "kind", None)
     if kinds:
-        qs = qs.filter(kind__in=kinds)
+        qs = qs.filter(kind__in=[item.lower() for item in kinds])
+    since = _instant(created_after, "created_after")
+    if since is not None:
+        qs = qs.filter(created_at__gte=since)
+    until = _instant(created_before, "created_before")
+    if until is not None:
+        qs = qs.filter(created_at__lt=until)
+    if q:
+        if "\x00" in q:
+            return []  # no statement holds NUL (PostgreSQL text cannot)
+        qs = qs.filter(sql__icontains=q)
     if after is not None:
         created, last_id = _keyset(after)
         qs = qs.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=last_id))

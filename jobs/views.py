@@ -20,15 +20,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.errors import CoreError
 from jobs import serializers as s
 from jobs import services
+from webapp.api import PAGE_PARAMS, valid_body
 from webapp.pagination import encode_page_token, page_body, page_request
-
-PAGE_PARAMS = [
-    OpenApiParameter("page_size", int, description="1..1000, default 50"),
-    OpenApiParameter("page_token", str, description="next_page_token of the previous page"),
-]
 
 
 def _page_of(name: str, item: serializers.Serializer[Any]) -> serializers.Serializer[Any]:
@@ -36,14 +31,6 @@ def _page_of(name: str, item: serializers.Serializer[Any]) -> serializers.Serial
         name=name,
         fields={"items": item, "next_page_token": serializers.CharField(allow_null=True)},
     )
-
-
-def _valid(serializer: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
-    if not isinstance(request.data, dict):
-        raise CoreError("The request body must be a JSON object.")
-    checked = serializer(data=request.data)
-    checked.is_valid(raise_exception=True)
-    return dict(checked.validated_data)
 
 
 # --- sessions --------------------------------------------------------------------------------
@@ -60,7 +47,7 @@ class SessionListView(APIView):
 
     @extend_schema(request=s.SessionIn, responses={201: s.SessionOut})
     def post(self, request: Request) -> Response:
-        session = services.session_create(user=request.user, **_valid(s.SessionIn, request))
+        session = services.session_create(user=request.user, **valid_body(s.SessionIn, request))
         return Response(s.session_out(session), status=201)
 
 
@@ -71,7 +58,7 @@ class SessionDetailView(APIView):
 
     @extend_schema(request=s.SessionPatch, responses=s.SessionOut)
     def patch(self, request: Request, session: str) -> Response:
-        changes = _valid(s.SessionPatch, request)
+        changes = valid_body(s.SessionPatch, request)
         found = services.session_get(user=request.user, session_id=session)
         return Response(s.session_out(services.session_update(session=found, changes=changes)))
 
@@ -92,7 +79,7 @@ class StatementView(APIView):
         },
     )
     def post(self, request: Request, session: str) -> Response:
-        data = _valid(s.StatementIn, request)
+        data = valid_body(s.StatementIn, request)
         found = services.session_get(user=request.user, session_id=session)
         if data["script"]:
             jobs = services.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
@@ -171,6 +158,11 @@ class JobListView(APIView):
             OpenApiParameter("session", str, description="only this session's jobs"),
             OpenApiParameter("status", str, description="CREATED, RUNNING, … (comma list)"),
             OpenApiParameter("kind", str, description="query, ddl, show, … (comma list)"),
+            OpenApiParameter(
+                "created_after", str, description="ISO-8601; jobs created at or after it"
+            ),
+            OpenApiParameter("created_before", str, description="ISO-8601; jobs created before it"),
+            OpenApiParameter("q", str, description="a case-insensitive part of the SQL"),
         ],
         responses=_page_of("JobPage", s.JobOut(many=True)),
     )
@@ -182,6 +174,9 @@ class JobListView(APIView):
             session=params.get("session"),
             status=params.get("status"),
             kind=params.get("kind"),
+            created_after=params.get("created_after"),
+            created_before=params.get("created_before"),
+            q=params.get("q"),
             after=page.after,
             limit=page.size + 1,
         )

@@ -24,6 +24,7 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
     "MALFORMED_REQUEST": 400,
     "FORBIDDEN_SQL": 400,
     "UNSUPPORTED_STATEMENT": 400,
+    "INVALID_CREDENTIALS": 400,
     "NOT_AUTHENTICATED": 401,
     "PERMISSION_DENIED": 403,
     "NOT_FOUND": 404,
@@ -105,10 +106,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             message = "The request is not valid."
         if not message.endswith("."):
             message += "."
-        return Response(
-            error_body("VALIDATION_ERROR", message, {"fields": exc.detail}),
-            status=400,
-        )
+        details: dict[str, Any] = {"fields": exc.detail}
+        if first and first[0]:
+            details["field"] = first[0]  # like the services' errors: the first offending field
+        return Response(error_body("VALIDATION_ERROR", message, details), status=400)
 
     if isinstance(exc, drf.APIException):
         code = next((c for cls, c in _DRF_CODES if isinstance(exc, cls)), "BAD_REQUEST")

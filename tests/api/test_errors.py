@@ -18,7 +18,8 @@ pytestmark = pytest.mark.django_db
         f"{API}/catalogs/demo/databases/default/tables/t/columns",
         f"{API}",
         "/api/v2/catalogs",
-        "/no/such/page",
+        "/static/no/such/file.js",
+        # Other paths are the browser UI's client-side routes (tests/api/test_ui_index.py).
     ],
 )
 def test_unknown_urls_are_json_404(alice_api, url):

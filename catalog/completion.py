@@ -1,0 +1,366 @@
+"""Name completion for the SQL editor: ``GET /api/v1/complete?session=&path=&limit=``.
+
+``path`` is what the user typed of a SQL path so far: the parts before the last dot are
+complete (``core.identifiers`` syntax, backtick quoting), the last one is a prefix (it may be
+empty, and it may start with a backtick). What completes it, in this order:
+
+- no complete part: the session's temporary objects whose 1-part name resolves (temporary
+  system functions and those in the current catalog and database), then the tables and views,
+  functions of the current database, the databases of the current catalog, and the catalogs;
+- one part ``X``: temporary objects in ``<current catalog>.X``, then the tables, views and
+  functions of database ``X`` of the current catalog, then the databases of catalog ``X``;
+- two parts ``X.Y``: temporary objects in ``X.Y``, then the tables, views and functions of
+  ``X.Y``.
+
+Each kind by name. Every authenticated user may read the whole catalog, so nothing is
+hidden. Reads both apps (catalog objects and the session's ``jobs.TemporaryObject`` rows).
+
+Cost: at most one query per kind (session, temporary objects, relations, functions,
+databases, catalogs), each with the remaining ``limit`` as its SQL LIMIT, whatever the size
+of the catalog. On PostgreSQL the prefix test and the order use ``name_key COLLATE "C"``,
+which the ``*_prefix_idx`` indexes of migration 0006 serve (a LIKE prefix on a column of a
+non-C collation could not use a plain b-tree index); SQLite, the embedded default, scans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import F, Q, QuerySet, Subquery
+from django.db.models.functions import Collate
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog.models import Catalog, Database, Function, Table
+from core.errors import CoreError
+from core.identifiers import parse_path, quote_part
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 100
+
+KINDS = (
+    "catalog",
+    "database",
+    "table",
+    "view",
+    "function",
+    "temporary_table",
+    "temporary_view",
+    "temporary_function",
+)
+
+# Spark SQL's reserved words (ANSI mode) and the ones it reserves always: a name that is one
+# of these is inserted in backticks, like a name with characters a bare identifier cannot have.
+_RESERVED = frozenset(
+    """
+    all and anti any as authorization both case cast check collate column constraint create
+    cross current_date current_time current_timestamp current_user distinct else end escape
+    except false fetch filter for foreign from full grant group having in inner intersect
+    into is join lateral leading left minus natural not null offset on only or order outer
+    overlaps primary references right select semi session_user setminus some table then time
+    to trailing true union unique unknown user using when where with
+    """.split()  # noqa: SIM905  (a word list reads better than 78 quoted strings)
+)
+
+
+@dataclass(frozen=True)
+class Completion:
+    label: str  # the name as stored
+    insert: str  # the text that replaces the typed prefix (backtick-quoted when needed)
+    kind: str  # one of KINDS
+    detail: str  # where it lives: "" for catalogs, "c" for databases, "c.d" for objects
+    identifier: tuple[str, ...]  # its parts, as far as they go
+    staged: bool = False  # a table a running CTAS job is creating
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "insert": self.insert,
+            "kind": self.kind,
+            "detail": self.detail,
+            "identifier": list(self.identifier),
+            "staged": self.staged,
+        }
+
+
+def needs_quotes(name: str) -> bool:
+    """Whether ``name`` must be backtick-quoted in Spark SQL."""
+    return (
+        name == ""
+        or not all(ch == "_" or (ch.isascii() and ch.isalnum()) for ch in name)
+        or name[0].isdigit()
+        or name.lower() in _RESERVED
+    )
+
+
+def sql_name(name: str) -> str:
+    return quote_part(name) if needs_quotes(name) else name
+
+
+def _detail(*parts: str) -> str:
+    return ".".join(sql_name(part) for part in parts)
+
+
+def split_path(text: str) -> tuple[tuple[str, ...], str]:
+    """``("a", "b"), "pre"`` for ``a.b.pre``: the complete parts and the prefix (unquoted)."""
+    quoted = False
+    last_dot = -1
+    for index, ch in enumerate(text):
+        if ch == "`":
+            quoted = not quoted  # a doubled backtick inside quotes toggles twice
+        elif ch == "." and not quoted:
+            last_dot = index
+    parts: tuple[str, ...] = ()
+    if last_dot >= 0:
+        try:
+            parts = parse_path(text[:last_dot])
+        except CoreError as exc:
+            exc.details = {**exc.details, "field": "path"}
+            raise
+        if len(parts) > 2:
+            raise CoreError(
+                f"'{text}' has more than three parts; a SQL path has at most three.",
+                details={"field": "path", "text": text, "position": last_dot},
+            )
+    return parts, _unquote_prefix(text[last_dot + 1 :].lstrip())
+
+
+def _unquote_prefix(partial: str) -> str:
+    if not partial.startswith("`"):
+        return partial.rstrip()
+    chars: list[str] = []
+    index = 1
+    while index < len(partial):
+        ch = partial[index]
+        if ch == "`":
+            if partial[index + 1 : index + 2] == "`":
+                chars.append("`")
+                index += 2
+                continue
+            break  # the closing backtick: the part is complete, still a prefix
+        chars.append(ch)
+        index += 1
+    return "".join(chars)
+
+
+class _Collate(Collate):
+    # Parenthesised: Django appends "::text" to the left side of LIKE, which would otherwise
+    # bind to the collation's name and leave the comparison in the column's collation.
+    template = "(%(expressions)s %(function)s %(collation)s)"
+
+
+def _by_prefix(qs: QuerySet[Any], prefix: str) -> QuerySet[Any]:
+    """Rows whose ``name_key`` starts with ``prefix`` (lower-cased), ordered by it."""
+    key = _Collate("name_key", "C") if connection.vendor == "postgresql" else F("name_key")
+    qs = qs.alias(_key=key)
+    if prefix:
+        qs = qs.filter(_key__startswith=prefix)
+    return qs.order_by("_key")
+
+
+class _Collector:
+    """Completions up to ``limit``; each query asks only for what is still missing."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.items: list[Completion] = []
+
+    @property
+    def room(self) -> int:
+        return self.limit - len(self.items)
+
+    def add(self, qs: QuerySet[Any], make: Any) -> None:
+        if self.room > 0:
+            self.items.extend(make(row) for row in qs[: self.room])
+
+
+def _temporary_kind(row: dict[str, Any]) -> str:
+    return f"temporary_{row['kind']}"
+
+
+def _temporary(row: dict[str, Any]) -> Completion:
+    if row["system"]:
+        return Completion(
+            row["name"], sql_name(row["name"]), "temporary_function", "", (row["name"],)
+        )
+    return Completion(
+        label=row["name"],
+        insert=sql_name(row["name"]),
+        kind=_temporary_kind(row),
+        detail=_detail(row["catalog"], row["database"]),
+        identifier=(row["catalog"], row["database"], row["name"]),
+    )
+
+
+def _object(kind: str | None) -> Any:
+    def make(row: dict[str, Any]) -> Completion:
+        catalog, database = row["database__catalog__name"], row["database__name"]
+        return Completion(
+            label=row["name"],
+            insert=sql_name(row["name"]),
+            kind=kind or row["kind"],
+            detail=_detail(catalog, database),
+            identifier=(catalog, database, row["name"]),
+            staged=row.get("status") == Table.STATUS_STAGED,
+        )
+
+    return make
+
+
+def _database(row: dict[str, Any]) -> Completion:
+    catalog = row["catalog__name"]
+    return Completion(
+        row["name"], sql_name(row["name"]), "database", _detail(catalog), (catalog, row["name"])
+    )
+
+
+def _catalog(row: dict[str, Any]) -> Completion:
+    return Completion(row["name"], sql_name(row["name"]), "catalog", "", (row["name"],))
+
+
+def complete(
+    *,
+    path: str,
+    current_catalog: str | None,
+    current_database: str | None,
+    session_id: Any = None,
+    limit: int = DEFAULT_LIMIT,
+) -> list[Completion]:
+    """What may come next in ``path`` (see the module docstring), at most ``limit`` items."""
+    from jobs.models import TemporaryObject  # jobs depends on catalog, not the other way
+
+    parts, prefix = split_path(path)
+    prefix = prefix.lower()
+    found = _Collector(limit)
+    if any("\x00" in text for text in (*parts, prefix)):
+        return []  # no name holds NUL (PostgreSQL text cannot)
+    keys = [part.lower() for part in parts]
+    cur_catalog = current_catalog.lower() if current_catalog else None
+    cur_database = current_database.lower() if current_database else None
+
+    # Which database's objects complete the prefix, and which catalog's databases.
+    objects_in: tuple[str, str] | None = None
+    databases_of: str | None = None
+    if len(keys) == 0:
+        if cur_catalog is not None and cur_database is not None:
+            objects_in = (cur_catalog, cur_database)
+        databases_of = cur_catalog
+    elif len(keys) == 1:
+        if cur_catalog is not None:
+            objects_in = (cur_catalog, keys[0])
+        databases_of = keys[0]
+    else:
+        objects_in = (keys[0], keys[1])
+
+    if session_id is not None:
+        where = Q(system=True) if len(keys) == 0 else Q(pk__in=[])
+        if objects_in is not None:
+            where |= Q(system=False, catalog_key=objects_in[0], database_key=objects_in[1])
+        temporaries = TemporaryObject.objects.filter(where, session_id=session_id)
+        found.add(
+            _by_prefix(temporaries, prefix).values("kind", "system", "catalog", "database", "name"),
+            _temporary,
+        )
+    if objects_in is not None:
+        catalog_key, database_key = objects_in
+        # The parent's id as a scalar subquery (an InitPlan), not a join: the index then
+        # serves "this database, this prefix, in name order" and LIMIT stops the scan early.
+        database_id = Subquery(
+            Database.objects.filter(catalog__name_key=catalog_key, name_key=database_key).values(
+                "id"
+            )[:1]
+        )
+        for model, kind in ((Table, None), (Function, "function")):
+            rows = model.objects.filter(database_id=database_id)
+            fields = ["name", "database__name", "database__catalog__name"]
+            if model is Table:
+                fields += ["kind", "status"]
+            found.add(_by_prefix(rows, prefix).values(*fields), _object(kind))
+    if databases_of is not None:
+        catalog_id = Subquery(Catalog.objects.filter(name_key=databases_of).values("id")[:1])
+        databases = Database.objects.filter(catalog_id=catalog_id)
+        found.add(_by_prefix(databases, prefix).values("name", "catalog__name"), _database)
+    if len(keys) == 0:
+        found.add(_by_prefix(Catalog.objects.all(), prefix).values("name"), _catalog)
+    return found.items
+
+
+# --- the REST endpoint -------------------------------------------------------------------------
+
+
+def _limit(raw: str | None) -> int:
+    if raw is None or raw == "":
+        return DEFAULT_LIMIT
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= MAX_LIMIT:
+        raise CoreError(
+            f"limit must be a whole number between 1 and {MAX_LIMIT}, got '{raw}'.",
+            details={"field": "limit"},
+        )
+    return limit
+
+
+CompletionOut = inline_serializer(
+    "Completion",
+    {
+        "label": serializers.CharField(),
+        "insert": serializers.CharField(),
+        "kind": serializers.ChoiceField(choices=KINDS),
+        "detail": serializers.CharField(allow_blank=True),
+        "identifier": serializers.ListField(child=serializers.CharField()),
+        "staged": serializers.BooleanField(),
+    },
+)
+
+
+class CompletionView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "path",
+                str,
+                description="the SQL path typed so far, e.g. demo.sa or `my cat`.`d",
+            ),
+            OpenApiParameter(
+                "session",
+                str,
+                description="a session of yours: its current catalog/database and temporary "
+                "objects count",
+            ),
+            OpenApiParameter("limit", int, description=f"1..{MAX_LIMIT}, default {DEFAULT_LIMIT}"),
+        ],
+        responses=inline_serializer(
+            "CompletionList", {"items": serializers.ListField(child=CompletionOut)}
+        ),
+        description="Names that complete the last part of a SQL path: temporary objects "
+        "first, then tables and views, functions, databases, catalogs.",
+    )
+    def get(self, request: Request) -> Response:
+        from jobs.services import session_get
+
+        params = request.query_params
+        limit = _limit(params.get("limit"))
+        path = params.get("path") or ""
+        current: Sequence[str | None] = (None, None)
+        session_id = None
+        if params.get("session"):
+            session = session_get(user=request.user, session_id=params["session"], touch=False)
+            current = (session.current_catalog, session.current_database)
+            session_id = session.pk
+        items = complete(
+            path=path,
+            current_catalog=current[0],
+            current_database=current[1],
+            session_id=session_id,
+            limit=limit,
+        )
+        return Response({"items": [item.as_json() for item in items]})

@@ -1,0 +1,118 @@
+"""Writes of saved queries: validate fully, then one statement (a savepoint for inserts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError, transaction
+
+from core.errors import AlreadyExists, CoreError, PermissionDenied
+from workbench.models import MAX_NAME_LENGTH, SavedQuery
+from workbench.selectors import require_user_id
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+
+def _is_control(ch: str) -> bool:
+    return ord(ch) < 0x20 or ord(ch) == 0x7F
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise CoreError("A saved query needs a name.", details={"field": "name"})
+    if len(name) > MAX_NAME_LENGTH:
+        raise CoreError(
+            f"A saved query's name must be at most {MAX_NAME_LENGTH} characters long, "
+            f"got {len(name)}.",
+            details={"field": "name"},
+        )
+    if any(_is_control(ch) for ch in name):
+        raise CoreError(
+            "A saved query's name must not contain control characters.",
+            details={"field": "name"},
+        )
+    return name
+
+
+def _check_sql(sql: Any) -> str:
+    if not isinstance(sql, str) or not sql.strip():
+        raise CoreError("A saved query needs some SQL.", details={"field": "sql"})
+    if "\x00" in sql:
+        raise CoreError("The SQL must not contain NUL characters.", details={"field": "sql"})
+    return sql
+
+
+def _check_description(description: Any) -> str:
+    if not isinstance(description, str) or "\x00" in description:
+        raise CoreError(
+            "The description must be text without NUL characters.",
+            details={"field": "description"},
+        )
+    return description
+
+
+def _taken(name: str) -> str:
+    return f"You already have a saved query named [{name}]."
+
+
+def _ensure_name_free(owner_id: Any, name: str, but: Any = None) -> None:
+    clash = SavedQuery.objects.filter(owner_id=owner_id, name_key=name.lower())
+    if but is not None:
+        clash = clash.exclude(pk=but)
+    existing = clash.first()
+    if existing is not None:
+        raise AlreadyExists(_taken(existing.name))
+
+
+def saved_query_create(
+    *, user: AnyUser, name: Any, sql: Any, description: Any = "", shared: bool = False
+) -> SavedQuery:
+    owner_id = require_user_id(user)
+    row = SavedQuery(
+        owner_id=owner_id,
+        name=_check_name(name),
+        sql=_check_sql(sql),
+        description=_check_description(description),
+        shared=bool(shared),
+    )
+    _ensure_name_free(owner_id, row.name)
+    try:
+        with transaction.atomic():  # a concurrent create of the same name: the constraint
+            row.save()
+    except IntegrityError as exc:
+        raise AlreadyExists(_taken(row.name)) from exc
+    return SavedQuery.objects.select_related("owner").get(pk=row.pk)
+
+
+def _ensure_owner(user: AnyUser, row: SavedQuery) -> None:
+    if row.owner_id != require_user_id(user):
+        raise PermissionDenied(
+            f"Saved query [{row.name}] belongs to {row.owner.get_username()}; "
+            "only its owner may change or delete it."
+        )
+
+
+def saved_query_update(*, user: AnyUser, row: SavedQuery, changes: dict[str, Any]) -> SavedQuery:
+    """PATCH: any of ``name``, ``description``, ``sql``, ``shared``. Owner only."""
+    _ensure_owner(user, row)
+    if "name" in changes:
+        row.name = _check_name(changes["name"])
+        _ensure_name_free(row.owner_id, row.name, but=row.pk)
+    if "sql" in changes:
+        row.sql = _check_sql(changes["sql"])
+    if "description" in changes:
+        row.description = _check_description(changes["description"])
+    if "shared" in changes:
+        row.shared = bool(changes["shared"])
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError as exc:
+        raise AlreadyExists(_taken(row.name)) from exc
+    return row
+
+
+def saved_query_delete(*, user: AnyUser, row: SavedQuery) -> None:
+    _ensure_owner(user, row)
+    row.delete()
