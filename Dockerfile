@@ -1,4 +1,15 @@
 # One image for web and worker. Java is needed by the worker's Spark driver (PySpark 4).
+
+# The browser UI, built with Node; only its dist/ goes into the image.
+FROM node:20-bookworm-slim AS ui
+WORKDIR /build/frontend
+COPY frontend/package.json frontend/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY frontend/ ./
+# The editor's completion reads Spark's built-in function list from the planner.
+COPY core/planner/spark_builtins.txt /build/core/planner/spark_builtins.txt
+RUN npm run build
+
 FROM python:3.11-slim-bookworm
 RUN apt-get update \
  && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
@@ -10,7 +21,8 @@ COPY webapp webapp
 COPY catalog catalog
 COPY jobs jobs
 COPY accounts accounts
-COPY frontend frontend
+COPY workbench workbench
+COPY --from=ui /build/frontend/dist frontend/dist
 COPY manage.py ./
 RUN pip install --no-cache-dir -c constraints.txt .
 ENV TESSERA_DATA_DIR=/data TESSERA_ALLOWED_HOSTS=* PORT=8000

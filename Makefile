@@ -11,11 +11,13 @@ STAMP := $(VENV)/.installed-stamp
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: help install run test check lint typecheck format bench-catalog lock clean
+.PHONY: help install frontend frontend-test chromium run test check lint typecheck format \
+	screenshots bench-catalog lock clean
 
 help:
 	@echo "make run    - set up .venv, migrate, start web + worker on \$$PORT (default 8000)"
-	@echo "make test   - lint, type-check and run the whole test suite"
+	@echo "make test   - lint, type-check and run the whole test suite (browser tests included)"
+	@echo "make screenshots - regenerate docs/screenshots/ from the browser tests"
 	@echo "make bench-catalog - fill a synthetic catalog on PostgreSQL and measure API latency"
 
 $(STAMP): pyproject.toml constraints.txt
@@ -26,7 +28,24 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-run: install
+# The browser UI: built by Vite into frontend/dist, served by Django (no CDN, works offline).
+FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html \
+	frontend/vite.config.ts frontend/tsconfig.json core/planner/spark_builtins.txt
+frontend/node_modules/.package-lock.json: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+frontend/dist/index.html: frontend/node_modules/.package-lock.json $(FRONTEND_SOURCES)
+	cd frontend && npm run build
+
+frontend: frontend/dist/index.html
+
+frontend-test: frontend/node_modules/.package-lock.json
+	cd frontend && npm test
+
+# Debian's Chromium for the browser tests (Playwright's own download does not work here).
+chromium:
+	@scripts/ensure-chromium.sh
+
+run: install frontend
 	@scripts/run.sh
 
 check: lint typecheck
@@ -42,8 +61,12 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: check
+test: check frontend frontend-test chromium
 	@scripts/test.sh
+
+screenshots: install frontend chromium
+	rm -rf docs/screenshots
+	TESSERA_SCREENSHOTS=$(CURDIR)/docs/screenshots scripts/test.sh tests/browser -p no:cacheprovider
 
 bench-catalog: install
 	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python bench/catalog_api.py
@@ -53,4 +76,4 @@ lock:
 	$(BIN)/python -m pip freeze --exclude-editable --exclude tessera > constraints.txt
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) frontend/node_modules frontend/dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

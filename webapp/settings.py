@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "accounts",
     "catalog",
     "jobs",
+    "workbench",
 ]
 
 MIDDLEWARE = [
@@ -136,6 +137,16 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+# The browser UI: the front end's build (Vite, base /static/ui/), served by webapp.ui (its
+# index.html) and WhiteNoise (its assets, straight from the folder: no collectstatic needed).
+TESSERA_UI_DIR = Path(os.environ.get("TESSERA_UI_DIR", BASE_DIR / "frontend" / "dist")).resolve()
+STATICFILES_DIRS = [("ui", TESSERA_UI_DIR)]
+if not TESSERA_UI_DIR.is_dir():
+    # Not built yet: the finder skips the folder and "/" says how to build it; no warning.
+    SILENCED_SYSTEM_CHECKS = ["staticfiles.W004"]
+WHITENOISE_USE_FINDERS = True
+# Vite names assets by content hash (index-B2x_3kQa.js): those can be cached for good.
+WHITENOISE_IMMUTABLE_FILE_TEST = r"^/static/ui/assets/.+-[0-9A-Za-z_-]{8,}\.\w+$"
 
 # --- Celery -------------------------------------------------------------------------------
 BROKER_DIR = DATA_DIR / "broker"

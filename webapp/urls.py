@@ -1,36 +1,39 @@
-"""URL configuration: the REST API under /api/v1/, Django admin under /admin/."""
+"""URL configuration: the REST API under /api/v1/, Django admin under /admin/, the browser UI
+(webapp.ui) at every other path but /static/."""
 
 from __future__ import annotations
 
 from django.contrib import admin
-from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from accounts.views import MeView, TokenView, UsersView
+from accounts.views import CsrfView, LoginView, LogoutView, MeView, TokenView, UsersView
+from catalog.completion import CompletionView
 from webapp.health import HealthView
+from webapp.ui import ui_index
 
 api_v1: list[URLPattern | URLResolver] = [
     re_path(r"^health/?$", HealthView.as_view(), name="health"),
     re_path(r"^auth/token/?$", TokenView.as_view(), name="auth-token"),
+    re_path(r"^auth/login/?$", LoginView.as_view(), name="auth-login"),
+    re_path(r"^auth/logout/?$", LogoutView.as_view(), name="auth-logout"),
+    re_path(r"^auth/csrf/?$", CsrfView.as_view(), name="auth-csrf"),
     re_path(r"^users/?$", UsersView.as_view(), name="users"),
     re_path(r"^users/me/?$", MeView.as_view(), name="users-me"),
     re_path(r"^schema/?$", SpectacularAPIView.as_view(), name="schema"),
     re_path(r"^docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("", include("catalog.urls")),
     path("", include("jobs.urls")),
+    path("", include("workbench.urls")),
+    re_path(r"^complete/?$", CompletionView.as_view(), name="complete"),
 ]
-
-
-def home(request: HttpRequest) -> HttpResponseRedirect:
-    # Until the browser UI lands, the front door is the API's own documentation.
-    return HttpResponseRedirect("/api/v1/docs")
-
 
 urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
-    path("", home, name="home"),
+    # The UI's client-side routes: anything not under api/, admin/ or static/ (unknown API
+    # paths stay JSON 404s; /admin and /static without a slash are not UI routes either).
+    re_path(r"^(?!(?:api|admin|static)(?:/|$))", ui_index, name="ui"),
 ]
 
 handler400 = "webapp.errors.json_bad_request"

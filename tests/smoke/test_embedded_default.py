@@ -8,6 +8,7 @@ Ctrl-C (SIGINT to the group) and checks that everything stopped.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -117,6 +118,17 @@ def test_make_run_serves_health_and_the_demo_catalog_then_stops_on_ctrl_c(tmp_pa
         assert [c["name"] for c in page["columns"]] == ["country", "orders", "revenue"]
         assert sum(row[1] for row in page["rows"]) == 5000  # every generated order
         assert {row[0] for row in page["rows"]} <= {"BR", "DE", "FR", "JP", "NL", "US"}
+
+        # The browser UI: index.html at / and at client-side routes, its assets served.
+        home = requests.get(f"http://127.0.0.1:{port}/", timeout=10)
+        assert home.status_code == 200 and "text/html" in home.headers["Content-Type"]
+        assert "csrftoken" in home.cookies
+        scripts = re.findall(r'src="(/static/ui/assets/[^"]+\.js)"', home.text)
+        assert scripts, home.text
+        asset = requests.get(f"http://127.0.0.1:{port}{scripts[0]}", timeout=10)
+        assert asset.status_code == 200 and len(asset.content) > 10_000
+        deep = requests.get(f"http://127.0.0.1:{port}/catalog/demo/sales", timeout=10)
+        assert deep.status_code == 200 and deep.text == home.text
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         try:

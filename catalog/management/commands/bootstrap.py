@@ -47,6 +47,21 @@ DEMO_CUSTOMERS = {
     ],
     "primary_key": {"name": "pk_customers", "columns": ["id"]},
 }
+DEMO_PAGE_VIEWS = {
+    "columns": [
+        {"name": "id", "kind": "physical", "data_type": "BIGINT NOT NULL"},
+        {"name": "customer_id", "kind": "physical", "data_type": "BIGINT"},
+        {"name": "url", "kind": "physical", "data_type": "STRING"},
+        {"name": "referrer", "kind": "physical", "data_type": "STRING"},
+        {"name": "duration_ms", "kind": "physical", "data_type": "INT"},
+        {"name": "seconds", "kind": "computed", "expression": "duration_ms / 1000.0"},
+        {"name": "ts", "kind": "physical", "data_type": "TIMESTAMP"},
+        {"name": "day", "kind": "physical", "data_type": "DATE"},
+    ],
+    "watermarks": [{"column": "ts", "expression": "ts - INTERVAL 1 MINUTE"}],
+    "primary_key": {"name": "pk_page_views", "columns": ["id"]},
+}
+PAGE_VIEWS = 100_000  # enough rows to page through in the result grid
 
 
 class Command(BaseCommand):
@@ -86,8 +101,22 @@ class Command(BaseCommand):
                 schema=Schema.from_dict(DEMO_CUSTOMERS),
                 comment="One row per customer.",
             )
+            web = services.database_create(
+                user=admin, catalog=demo, name="web", comment="Clickstream of the shop."
+            )
+            page_views = services.table_create(
+                user=admin,
+                database=web,
+                name="page_views",
+                schema=Schema.from_dict(DEMO_PAGE_VIEWS),
+                comment="One row per page view; NULL referrer for direct visits.",
+            )
         write_demo_rows(Path(orders.location), Path(customers.location))
-        self.stdout.write("Created the demo catalog (demo.sales.orders, demo.sales.customers).")
+        write_page_views(Path(page_views.location))
+        self.stdout.write(
+            "Created the demo catalog (demo.sales.orders, demo.sales.customers, "
+            "demo.web.page_views)."
+        )
 
 
 def write_demo_rows(orders_dir: Path, customers_dir: Path, seed: int = 7) -> None:
@@ -123,3 +152,25 @@ def write_demo_rows(orders_dir: Path, customers_dir: Path, seed: int = 7) -> Non
     for folder, table in ((customers_dir, customers), (orders_dir, orders)):
         folder.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, folder / "part-00000.parquet")
+
+
+def write_page_views(folder: Path, seed: int = 11) -> None:
+    """Generated page views (Parquet, pyarrow), with NULL and empty-string referrers."""
+    rng = random.Random(seed)
+    pages = ["/", "/search", "/cart", "/checkout", "/product/42", "/product/7", "/help"]
+    referrers = [None, "", "https://example.com/", "https://news.example.org/a?b=1"]
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    stamps = [start + timedelta(seconds=37 * i) for i in range(PAGE_VIEWS)]
+    table = pa.table(
+        {
+            "id": pa.array(range(1, PAGE_VIEWS + 1), pa.int64()),
+            "customer_id": pa.array([rng.randint(1, 200) for _ in stamps], pa.int64()),
+            "url": [rng.choice(pages) for _ in stamps],
+            "referrer": pa.array([rng.choice(referrers) for _ in stamps], pa.string()),
+            "duration_ms": pa.array([rng.randint(200, 120_000) for _ in stamps], pa.int32()),
+            "ts": pa.array(stamps, pa.timestamp("us", "UTC")),
+            "day": pa.array([s.date() for s in stamps], pa.date32()),
+        }
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, folder / "part-00000.parquet")

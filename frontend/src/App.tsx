@@ -1,0 +1,105 @@
+// The shell: login gate, top navigation, and the page for the current path. The editor
+// stays mounted while other pages show, so its tabs, sessions and running jobs survive.
+import { useCallback, useEffect, useState } from "react";
+import { ApiError, get, onUnauthenticated, post, type User } from "./api";
+import { Link, navigate, useLocation } from "./router";
+import { LoginPage } from "./pages/LoginPage";
+import { EditorPage } from "./pages/editor/EditorPage";
+import { CatalogPage } from "./pages/catalog/CatalogPage";
+import { JobsPage } from "./pages/jobs/JobsPage";
+import { JobPage } from "./pages/jobs/JobPage";
+import { SavedQueriesPage } from "./pages/jobs/SavedQueriesPage";
+
+type Section = "editor" | "catalog" | "jobs" | "saved" | "missing";
+
+function sectionOf(pathname: string): Section {
+  const first = pathname.split("/").filter(Boolean)[0] ?? "editor";
+  if (first === "editor" || first === "login") return "editor";
+  if (first === "catalog" || first === "jobs" || first === "saved") return first;
+  return "missing";
+}
+
+export function App() {
+  const [user, setUser] = useState<User | null | undefined>(undefined);
+  const { pathname } = useLocation();
+
+  const loadUser = useCallback(() => {
+    get<User>("/users/me")
+      .then(setUser)
+      .catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 401) setUser(null);
+        else setUser(null);
+      });
+  }, []);
+
+  useEffect(() => {
+    loadUser();
+    return onUnauthenticated(() => setUser(null));
+  }, [loadUser]);
+
+  if (user === undefined) return <div className="boot">Loading…</div>;
+  if (user === null)
+    return (
+      <LoginPage
+        onLogin={(me) => {
+          setUser(me);
+          if (pathname === "/login") navigate("/", true);
+        }}
+      />
+    );
+
+  const section = sectionOf(pathname);
+  const logout = async () => {
+    await post("/auth/logout").catch(() => undefined);
+    setUser(null);
+    navigate("/", true);
+  };
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <Link to="/" className="brand" aria-label="Tessera home">
+          Tessera
+        </Link>
+        <nav className="mainnav" aria-label="Main">
+          <Link to="/editor" aria-current={section === "editor" ? "page" : undefined}>
+            Editor
+          </Link>
+          <Link to="/catalog" aria-current={section === "catalog" ? "page" : undefined}>
+            Catalog
+          </Link>
+          <Link to="/jobs" aria-current={section === "jobs" ? "page" : undefined}>
+            Jobs
+          </Link>
+          <Link to="/saved" aria-current={section === "saved" ? "page" : undefined}>
+            Saved queries
+          </Link>
+        </nav>
+        <div className="userbox">
+          <span className="username" data-testid="username">
+            {user.username}
+          </span>
+          <button type="button" className="link" onClick={logout}>
+            Log out
+          </button>
+        </div>
+      </header>
+      <main className="content">
+        <div className="page" hidden={section !== "editor"}>
+          <EditorPage user={user} active={section === "editor"} />
+        </div>
+        {section === "catalog" && <CatalogPage user={user} />}
+        {section === "jobs" && (pathname.split("/").filter(Boolean).length > 1 ? <JobPage /> : <JobsPage />)}
+        {section === "saved" && <SavedQueriesPage user={user} />}
+        {section === "missing" && (
+          <div className="page narrow">
+            <h1>Page not found</h1>
+            <p>
+              Nothing lives at this address. <Link to="/">Back to the editor</Link>.
+            </p>
+          </div>
+        )}
+      </main>
+    </div>
+  );
+}

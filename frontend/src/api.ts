@@ -1,0 +1,257 @@
+// The one way the UI talks to the server: the public REST API under /api/v1 (API.md).
+// Session cookie + CSRF header; every failure becomes an ApiError with the contract's code.
+
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+
+  constructor(status: number, body: ApiErrorBody) {
+    super(body.message);
+    this.status = status;
+    this.code = body.code;
+    this.details = body.details ?? {};
+  }
+
+  /** The field a validation error names (`details.field`), if any. */
+  get field(): string | undefined {
+    const field = this.details["field"];
+    return typeof field === "string" ? field : undefined;
+  }
+}
+
+export const API = "/api/v1";
+
+export function csrfToken(): string {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+/** One identifier part in a URL path (API.md: names are single parts, percent-encoded). */
+export const enc = (part: string): string => encodeURIComponent(part);
+
+/** A query string from the defined values only. */
+export function qs(params: Record<string, string | number | boolean | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+type Listener = () => void;
+const unauthenticatedListeners = new Set<Listener>();
+
+/** Called when any request answers 401: the shell goes back to the login page. */
+export function onUnauthenticated(listener: Listener): () => void {
+  unauthenticatedListeners.add(listener);
+  return () => unauthenticatedListeners.delete(listener);
+}
+
+export async function api<T>(
+  method: "GET" | "POST" | "PATCH" | "DELETE",
+  path: string,
+  body?: unknown,
+  init: { signal?: AbortSignal } = {},
+): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
+  let response: Response;
+  try {
+    response = await fetch(`${API}${path}`, {
+      method,
+      headers,
+      credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: init.signal,
+    });
+  } catch (error) {
+    if (error instanceof DOMException && error.name === "AbortError") throw error;
+    throw new ApiError(0, { code: "NETWORK_ERROR", message: "The server cannot be reached." });
+  }
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let data: unknown = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const error =
+      data && typeof data === "object" && "error" in data
+        ? (data as { error: ApiErrorBody }).error
+        : { code: "SERVER_ERROR", message: `The server answered ${response.status}.` };
+    if (response.status === 401) unauthenticatedListeners.forEach((listener) => listener());
+    throw new ApiError(response.status, error);
+  }
+  return data as T;
+}
+
+export const get = <T>(path: string, init?: { signal?: AbortSignal }) =>
+  api<T>("GET", path, undefined, init);
+export const post = <T>(path: string, body?: unknown) => api<T>("POST", path, body ?? {});
+export const patch = <T>(path: string, body: unknown) => api<T>("PATCH", path, body);
+export const del = <T = void>(path: string) => api<T>("DELETE", path);
+
+// --- Shapes (API.md §2) -----------------------------------------------------------------
+
+export interface Page<T> {
+  items: T[];
+  next_page_token: string | null;
+}
+
+export interface User {
+  username: string;
+  is_admin: boolean;
+  teams: string[];
+}
+
+export interface Catalog {
+  name: string;
+  comment: string;
+  owner: string;
+  properties: Record<string, string>;
+  default_database: string;
+}
+
+export interface Database {
+  catalog: string;
+  name: string;
+  comment: string;
+  properties: Record<string, string>;
+}
+
+export type ColumnKind = "physical" | "computed" | "metadata";
+
+export interface Column {
+  name: string;
+  kind: ColumnKind;
+  data_type?: string;
+  expression?: string;
+  metadata_key?: string;
+  virtual?: boolean;
+  nullable?: boolean;
+  comment?: string;
+}
+
+export interface Watermark {
+  column: string;
+  expression: string;
+}
+
+export interface PrimaryKey {
+  name: string | null;
+  columns: string[];
+}
+
+export interface Schema {
+  columns: Column[];
+  watermarks: Watermark[];
+  primary_key: PrimaryKey | null;
+}
+
+export interface Table {
+  catalog: string;
+  database: string;
+  name: string;
+  kind: "table" | "view";
+  comment: string;
+  managed?: boolean;
+  options?: Record<string, string>;
+  schema: Schema;
+  resolved_schema: Schema | null;
+  partition_by?: string[];
+  status?: "active" | "staged";
+  staged_by_job?: string | null;
+  query?: string;
+  expanded_query?: string;
+  created_by?: string;
+  owner?: string;
+  created_at?: string;
+  updated_at?: string;
+}
+
+export interface FunctionObject {
+  catalog: string;
+  database: string;
+  name: string;
+  kind: "function";
+  language: "python" | "sql";
+  implementation: string;
+  comment: string;
+}
+
+export interface Session {
+  id: string;
+  user: string;
+  current_catalog: string;
+  current_database: string;
+  properties: Record<string, string>;
+  created_at?: string;
+}
+
+export type JobStatus = "CREATED" | "RUNNING" | "FINISHED" | "FAILED" | "CANCELED";
+
+export interface ResultColumn {
+  name: string;
+  data_type: string;
+}
+
+export interface Job {
+  id: string;
+  session: string;
+  user: string;
+  sql: string;
+  kind: string;
+  status: JobStatus;
+  target: string[] | null;
+  progress: { stages_total: number; stages_done: number; tasks_total: number; tasks_done: number };
+  error: ApiErrorBody | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  result: { columns: ResultColumn[]; row_count: number; truncated: boolean } | null;
+}
+
+export interface JobEvent {
+  at: string;
+  type: string;
+  detail: Record<string, unknown> | string | null;
+}
+
+export interface ResultPage {
+  columns: ResultColumn[];
+  rows: unknown[][];
+  next_page_token: string | null;
+}
+
+/** A saved query (docs/api.md): readable by the owner's teams when shared. */
+export interface SavedQuery {
+  id: string;
+  name: string;
+  description: string;
+  sql: string;
+  shared: boolean;
+  owner: string;
+  editable: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export const TERMINAL: ReadonlySet<JobStatus> = new Set(["FINISHED", "FAILED", "CANCELED"]);
+
+/** A SQL identifier part, backtick-quoted when it is not a plain name. */
+export function quoteIdent(part: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(part) ? part : "`" + part.replaceAll("`", "``") + "`";
+}
+
+export const sqlPath = (parts: string[]): string => parts.map(quoteIdent).join(".");

@@ -1,0 +1,330 @@
+// The result of a finished job: a virtualised grid over pages of 1,000 rows (column types in
+// the header, NULL distinct from ''), downloads, and a chart of the current page.
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { API, ApiError, enc, get, qs, type Job, type ResultColumn, type ResultPage } from "../../api";
+import { ResultChart } from "./ResultChart";
+import {
+  PAGE_SIZE,
+  ROW_HEIGHT,
+  cellText,
+  columnWidths,
+  isNumericType,
+  pageRange,
+  truncate,
+  visibleWindow,
+} from "./model";
+import "./results.css";
+
+export interface ResultViewProps {
+  /** A job; shows its result when FINISHED with a result, nothing otherwise. */
+  job: Job;
+  /** Pixel height available to the grid (it scrolls inside). Default: fill the parent. */
+  height?: number;
+}
+
+export function ResultView({ job, height }: ResultViewProps) {
+  if (job.status !== "FINISHED" || !job.result) return null;
+  // A new job starts over (page 1, its own tokens).
+  return <ResultBody key={job.id} job={job} result={job.result} height={height} />;
+}
+
+type Result = NonNullable<Job["result"]>;
+
+interface LoadedPage {
+  index: number;
+  columns: ResultColumn[];
+  rows: unknown[][];
+  next: string | null;
+}
+
+function ResultBody({ job, result, height }: { job: Job; result: Result; height?: number }) {
+  const [view, setView] = useState<"table" | "chart">("table");
+  const [pageIndex, setPageIndex] = useState(0);
+  const [page, setPage] = useState<LoadedPage | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
+  // Page tokens are forward-only: tokens[i] fetches page i; we keep every one we saw.
+  const tokens = useRef<(string | null)[]>([null]);
+  // The job's own column list, for a page that names none (kept in a ref: a caller that
+  // re-fetches the job hands a new but equal object, which must not reload the page).
+  const fallbackColumns = useRef(result.columns);
+  fallbackColumns.current = result.columns;
+
+  useEffect(() => {
+    const controller = new AbortController();
+    const token = tokens.current[pageIndex] ?? null;
+    setLoading(true);
+    setError(null);
+    get<ResultPage>(
+      `/jobs/${enc(job.id)}/result${qs({ page_size: PAGE_SIZE, page_token: token })}`,
+      { signal: controller.signal },
+    )
+      .then((body) => {
+        tokens.current[pageIndex + 1] = body.next_page_token;
+        setPage({
+          index: pageIndex,
+          columns: body.columns.length ? body.columns : fallbackColumns.current,
+          rows: body.rows,
+          next: body.next_page_token,
+        });
+        setLoading(false);
+      })
+      .catch((failure: unknown) => {
+        if (failure instanceof DOMException && failure.name === "AbortError") return;
+        setError(failure instanceof ApiError ? failure.message : "The result could not be loaded.");
+        setLoading(false);
+      });
+    return () => controller.abort();
+  }, [job.id, pageIndex]);
+
+  const columns = page?.columns ?? result.columns;
+  const rows = page && page.index === pageIndex ? page.rows : null;
+  const range = pageRange(pageIndex, rows?.length ?? 0);
+  const hasNext = !!page && page.index === pageIndex && page.next !== null;
+  const total = result.row_count;
+  const base = `${API}/jobs/${enc(job.id)}/result`;
+
+  return (
+    <section
+      className="result-view"
+      style={height ? { height: fittedHeight(height, result.row_count, view) } : undefined}
+      aria-label="Result"
+      data-testid="result-view"
+    >
+      <div className="toolbar result-toolbar">
+        <span className="result-count" data-testid="result-count">
+          {total.toLocaleString("en-US")} {total === 1 ? "row" : "rows"}
+        </span>
+        {result.truncated && (
+          <span className="badge warn" title="The server kept only the first rows of the result.">
+            truncated: only the first {total.toLocaleString("en-US")} rows were kept
+          </span>
+        )}
+        <span className="spacer" />
+        <span className="muted">Download</span>
+        <a className="button small" href={`${base}.csv`} download>
+          CSV
+        </a>
+        <a className="button small" href={`${base}.json`} download>
+          JSON
+        </a>
+        <a className="button small" href={`${base}.parquet`} download>
+          Parquet
+        </a>
+        <div className="segmented" role="group" aria-label="Result view">
+          <button
+            type="button"
+            className="small"
+            aria-pressed={view === "table"}
+            onClick={() => setView("table")}
+          >
+            Table
+          </button>
+          <button
+            type="button"
+            className="small"
+            aria-pressed={view === "chart"}
+            onClick={() => setView("chart")}
+          >
+            Chart
+          </button>
+        </div>
+      </div>
+
+      {error && (
+        <div className="alert" role="alert">
+          {error}
+        </div>
+      )}
+
+      <div className="result-main">
+        {rows === null ? (
+          !error && <div className="result-empty muted">Loading rows…</div>
+        ) : rows.length === 0 && pageIndex === 0 ? (
+          <div className="result-empty muted" data-testid="result-empty">
+            No rows
+          </div>
+        ) : view === "table" ? (
+          <ResultGrid columns={columns} rows={rows} offset={pageIndex * PAGE_SIZE} total={total} />
+        ) : (
+          <ResultChart
+            columns={columns}
+            rows={rows}
+            note={`Chart of the rows on this page (rows ${range.first.toLocaleString("en-US")}–${range.last.toLocaleString("en-US")}).`}
+          />
+        )}
+      </div>
+
+      {(pageIndex > 0 || hasNext) && (
+        <nav className="toolbar result-pager" aria-label="Result pages">
+          <button
+            type="button"
+            className="small"
+            disabled={pageIndex === 0 || loading}
+            onClick={() => setPageIndex((i) => Math.max(0, i - 1))}
+          >
+            Previous page
+          </button>
+          <span data-testid="result-range" aria-live="polite">
+            {loading
+              ? "Loading…"
+              : `rows ${range.first.toLocaleString("en-US")}–${range.last.toLocaleString("en-US")} of ${total.toLocaleString("en-US")}`}
+          </span>
+          <button
+            type="button"
+            className="small"
+            disabled={!hasNext || loading}
+            onClick={() => setPageIndex((i) => i + 1)}
+          >
+            Next page
+          </button>
+        </nav>
+      )}
+    </section>
+  );
+}
+
+const HEADER_HEIGHT = 40;
+const ROWNUM_WIDTH = 64;
+
+/** Only the rows in view are in the DOM: a fixed row height, an absolutely positioned window
+ * of rows inside a spacer as tall as the whole page. */
+function ResultGrid({
+  columns,
+  rows,
+  offset,
+  total,
+}: {
+  columns: ResultColumn[];
+  rows: unknown[][];
+  offset: number;
+  total: number;
+}) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const [scrollTop, setScrollTop] = useState(0);
+  const [viewport, setViewport] = useState(600);
+  const frame = useRef<number | null>(null);
+
+  const widths = useMemo(() => columnWidths(columns, rows), [columns, rows]);
+  const numeric = useMemo(() => columns.map((c) => isNumericType(c.data_type)), [columns]);
+  const fullWidth = ROWNUM_WIDTH + widths.reduce((sum, w) => sum + w, 0);
+
+  useLayoutEffect(() => {
+    const element = scroller.current;
+    if (!element) return;
+    setViewport(element.clientHeight);
+    const observer = new ResizeObserver(() => setViewport(element.clientHeight));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+
+  // A new page starts at its top.
+  useLayoutEffect(() => {
+    if (scroller.current) scroller.current.scrollTop = 0;
+    setScrollTop(0);
+  }, [rows]);
+
+  useEffect(
+    () => () => {
+      if (frame.current !== null) cancelAnimationFrame(frame.current);
+    },
+    [],
+  );
+
+  const onScroll = useCallback(() => {
+    if (frame.current !== null) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = null;
+      if (scroller.current) setScrollTop(scroller.current.scrollTop);
+    });
+  }, []);
+
+  const { start, end } = visibleWindow(scrollTop, viewport, rows.length);
+  const visible = rows.slice(start, end);
+
+  return (
+    <div
+      ref={scroller}
+      className="rv-scroll"
+      onScroll={onScroll}
+      tabIndex={0}
+      role="table"
+      aria-label="Result rows"
+      aria-rowcount={total + 1}
+      aria-colcount={columns.length + 1}
+      data-testid="result-grid"
+    >
+      <div className="rv-inner" style={{ width: fullWidth }}>
+        <div className="rv-header" role="row" aria-rowindex={1} style={{ height: HEADER_HEIGHT }}>
+          <div className="rv-cell rv-rownum" role="columnheader" style={{ width: ROWNUM_WIDTH }}>
+            #
+          </div>
+          {columns.map((column, index) => (
+            <div
+              key={index}
+              className={`rv-cell rv-head${numeric[index] ? " num" : ""}`}
+              role="columnheader"
+              style={{ width: widths[index] }}
+              title={`${column.name} ${column.data_type}`}
+            >
+              <span className="rv-colname">{column.name}</span>
+              <span className="rv-coltype">{column.data_type}</span>
+            </div>
+          ))}
+        </div>
+        <div className="rv-body" style={{ height: rows.length * ROW_HEIGHT }} role="rowgroup">
+          <div className="rv-window" style={{ top: start * ROW_HEIGHT }}>
+            {visible.map((row, i) => {
+              const number = offset + start + i + 1;
+              return (
+                <div
+                  key={start + i}
+                  className="rv-row"
+                  role="row"
+                  aria-rowindex={number + 1}
+                  style={{ height: ROW_HEIGHT }}
+                >
+                  <div className="rv-cell rv-rownum" role="rowheader" style={{ width: ROWNUM_WIDTH }}>
+                    {number}
+                  </div>
+                  {columns.map((_, c) => (
+                    <Cell key={c} value={row[c]} width={widths[c]} numeric={numeric[c]} />
+                  ))}
+                </div>
+              );
+            })}
+          </div>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function Cell({ value, width, numeric }: { value: unknown; width: number; numeric: boolean }) {
+  const text = cellText(value);
+  if (text === null)
+    return (
+      <div className="rv-cell" role="cell" style={{ width }}>
+        <span className="null">NULL</span>
+      </div>
+    );
+  const { shown, cut } = truncate(text);
+  return (
+    <div
+      className={`rv-cell${numeric ? " num" : ""}`}
+      role="cell"
+      style={{ width }}
+      title={cut || text.length > 8 ? text : undefined}
+    >
+      {shown}
+    </div>
+  );
+}
+
+/** A given height, shrunk to what a short table needs (a chart keeps the whole height). */
+function fittedHeight(height: number, rowCount: number, view: "table" | "chart"): number {
+  if (view === "chart") return height;
+  // toolbar + gaps + header + rows + horizontal scrollbar + pager
+  const needed = 40 + HEADER_HEIGHT + Math.min(rowCount, PAGE_SIZE) * ROW_HEIGHT + 18 + 40;
+  return Math.max(220, Math.min(height, needed));
+}

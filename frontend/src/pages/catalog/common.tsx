@@ -1,0 +1,306 @@
+// Small building blocks of the catalog pages: loading hook, error alert, inline comment
+// editor, drop confirmation dialog, key/value table, and the tree-refresh signal.
+import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
+import { ApiError, type Table } from "../../api";
+import { Link, pathOf } from "../../router";
+import "./catalog.css";
+
+// --- tree refresh signal ------------------------------------------------------------------
+
+const refreshListeners = new Set<() => void>();
+
+/** Ask every loaded tree level to load its children again. */
+export function refreshTree(): void {
+  refreshListeners.forEach((listener) => listener());
+}
+
+export function onTreeRefresh(listener: () => void): () => void {
+  refreshListeners.add(listener);
+  return () => refreshListeners.delete(listener);
+}
+
+// --- loading ------------------------------------------------------------------------------
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+  setData: (data: T) => void;
+}
+
+/** Load with `fn` whenever `key` changes; `reload()` loads again without clearing the data. */
+export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, key: string): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  const fnRef = useRef(fn);
+  fnRef.current = fn;
+  const lastKey = useRef(key);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    if (lastKey.current !== key) {
+      lastKey.current = key;
+      setData(undefined);
+    }
+    setLoading(true);
+    fnRef
+      .current(controller.signal)
+      .then((value) => {
+        setData(value);
+        setError(null);
+      })
+      .catch((err: unknown) => {
+        if (err instanceof DOMException && err.name === "AbortError") return;
+        setError(err);
+      })
+      .finally(() => {
+        if (!controller.signal.aborted) setLoading(false);
+      });
+    return () => controller.abort();
+  }, [key, tick]);
+
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data, error, loading, reload, setData };
+}
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+export function ErrorAlert({ error }: { error: unknown }) {
+  if (!error) return null;
+  const code = error instanceof ApiError ? error.code : null;
+  return (
+    <div className="alert" role="alert">
+      {errorMessage(error)}
+      {code && code !== "VALIDATION_ERROR" ? <span className="cat-code"> ({code})</span> : null}
+    </div>
+  );
+}
+
+// --- inline comment editor -------------------------------------------------------------------
+
+export function EditableComment({
+  value,
+  onSave,
+}: {
+  value: string;
+  onSave: (comment: string) => Promise<void>;
+}) {
+  const [editing, setEditing] = useState(false);
+  const [text, setText] = useState(value);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const start = () => {
+    setText(value);
+    setError(null);
+    setEditing(true);
+  };
+  const save = async () => {
+    setSaving(true);
+    setError(null);
+    try {
+      await onSave(text);
+      setEditing(false);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  if (!editing)
+    return (
+      <div className="cat-comment">
+        <p className={value ? "cat-comment-text" : "cat-comment-text muted"} data-testid="comment">
+          {value || "No comment."}
+        </p>
+        <button type="button" className="small" onClick={start}>
+          Edit comment
+        </button>
+      </div>
+    );
+  return (
+    <div className="cat-comment editing">
+      <label>
+        Comment
+        <textarea
+          value={text}
+          rows={3}
+          autoFocus
+          onChange={(event) => setText(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === "Escape") setEditing(false);
+            if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) void save();
+          }}
+          aria-invalid={error ? true : undefined}
+        />
+      </label>
+      {error ? (
+        <div className="field-error" role="alert">
+          {errorMessage(error)}
+        </div>
+      ) : null}
+      <div className="toolbar">
+        <button type="button" className="primary small" onClick={save} disabled={saving}>
+          {saving ? "Saving…" : "Save comment"}
+        </button>
+        <button type="button" className="small" onClick={() => setEditing(false)} disabled={saving}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
+// --- drop dialog ----------------------------------------------------------------------------
+
+export function DropDialog({
+  what,
+  name,
+  typeToConfirm,
+  children,
+  onConfirm,
+  onClose,
+}: {
+  /** e.g. "table demo.sales.orders" */
+  what: string;
+  /** The name to type when `typeToConfirm`. */
+  name: string;
+  typeToConfirm: boolean;
+  children?: ReactNode;
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [typed, setTyped] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+  }, []);
+
+  const confirm = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  const ready = !typeToConfirm || typed === name;
+
+  return (
+    <dialog
+      ref={ref}
+      className="cat-dialog"
+      aria-labelledby="cat-drop-title"
+      onCancel={(event) => {
+        event.preventDefault();
+        if (!busy) onClose();
+      }}
+    >
+      <h2 id="cat-drop-title">Drop {what}?</h2>
+      <div className="cat-dialog-body">{children}</div>
+      <p>This cannot be undone.</p>
+      {typeToConfirm ? (
+        <label>
+          Type {name} to confirm
+          <input
+            value={typed}
+            onChange={(event) => setTyped(event.target.value)}
+            autoComplete="off"
+            spellCheck={false}
+          />
+        </label>
+      ) : null}
+      <ErrorAlert error={error} />
+      <div className="toolbar cat-dialog-actions">
+        <button type="button" className="danger" onClick={confirm} disabled={!ready || busy}>
+          {busy ? "Dropping…" : "Drop"}
+        </button>
+        <button type="button" onClick={onClose} disabled={busy} autoFocus={!typeToConfirm}>
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+// --- key/value table ---------------------------------------------------------------------------
+
+export function KeyValues({ values, empty }: { values: Record<string, string>; empty: string }) {
+  const entries = Object.entries(values);
+  if (entries.length === 0) return <p className="muted">{empty}</p>;
+  return (
+    <table className="grid cat-kv">
+      <thead>
+        <tr>
+          <th scope="col">Key</th>
+          <th scope="col">Value</th>
+        </tr>
+      </thead>
+      <tbody>
+        {entries.map(([key, value]) => (
+          <tr key={key}>
+            <td className="mono">{key}</td>
+            <td className="mono">{value}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+// --- shared page parts -------------------------------------------------------------------------
+
+export function Breadcrumbs({ parts }: { parts: string[] }) {
+  const links: { label: string; to: string }[] = [{ label: "Catalogs", to: "/catalog" }];
+  if (parts[0]) links.push({ label: parts[0], to: pathOf("catalog", parts[0]) });
+  if (parts[1]) links.push({ label: parts[1], to: pathOf("catalog", parts[0], parts[1]) });
+  return (
+    <nav aria-label="Breadcrumb" className="cat-crumbs">
+      {links.map((link, index) => (
+        <span key={link.to}>
+          {index > 0 ? <span className="muted"> / </span> : null}
+          <Link to={link.to}>{link.label}</Link>
+        </span>
+      ))}
+    </nav>
+  );
+}
+
+/** Call `reload` every 2 s while `active` (e.g. while a staged table is displayed). */
+export function usePoll(active: boolean, fn: () => void, ms = 2000): void {
+  useEffect(() => {
+    if (!active) return;
+    const timer = window.setInterval(fn, ms);
+    return () => window.clearInterval(timer);
+  }, [active, fn, ms]);
+}
+
+export function StatusBadge({ table }: { table: Table }) {
+  if (table.status === "staged")
+    return (
+      <span className="cat-staged">
+        <span className="badge staged">staged</span>
+        {table.staged_by_job ? (
+          <>
+            {" "}
+            by job <Link to={pathOf("jobs", table.staged_by_job)}>{table.staged_by_job.slice(0, 8)}</Link>
+          </>
+        ) : null}
+      </span>
+    );
+  return <span className="badge ok">active</span>;
+}

@@ -1,0 +1,163 @@
+import { describe, expect, it } from "vitest";
+import {
+  mapCursorThroughFormat,
+  mapErrorPosition,
+  offsetOf,
+  oneLine,
+  pathAt,
+  splitStatements,
+  statementAt,
+  tablesIn,
+} from "./sqlText";
+
+describe("splitStatements", () => {
+  it("splits at top-level semicolons with offsets", () => {
+    const text = "SELECT 1;\n  SELECT 2 ;";
+    const parts = splitStatements(text);
+    expect(parts.map((p) => p.text)).toEqual(["SELECT 1", "SELECT 2"]);
+    expect(text.slice(parts[1].start, parts[1].end)).toBe("SELECT 2");
+    expect(parts[0].stop).toBe(9);
+  });
+
+  it("respects quotes, backticks and comments", () => {
+    const text =
+      "SELECT 'a;b', \"c;d\", `e;f` -- x;y\nFROM t /* ; */;\nSELECT 'it''s;' ; SELECT '\\';'";
+    expect(splitStatements(text).map((p) => p.text)).toEqual([
+      "SELECT 'a;b', \"c;d\", `e;f` -- x;y\nFROM t /* ; */",
+      "SELECT 'it''s;'",
+      "SELECT '\\';'",
+    ]);
+  });
+
+  it("drops empty and comment-only statements", () => {
+    expect(splitStatements(";; -- nothing\n;  /* x */ ;SELECT 1").map((p) => p.text)).toEqual([
+      "SELECT 1",
+    ]);
+    expect(splitStatements("   ")).toEqual([]);
+  });
+
+  it("keeps a statement set whole", () => {
+    const text = "EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; INSERT INTO b SELECT 2; END; SELECT 3";
+    expect(splitStatements(text).map((p) => p.text)).toEqual([
+      "EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT 1; INSERT INTO b SELECT 2; END",
+      "SELECT 3",
+    ]);
+  });
+
+  it("handles an unterminated string as the rest of the text", () => {
+    expect(splitStatements("SELECT 1; SELECT 'abc;").map((p) => p.text)).toEqual([
+      "SELECT 1",
+      "SELECT 'abc;",
+    ]);
+  });
+});
+
+describe("statementAt", () => {
+  const text = "SELECT 1;\n\nSELECT 2;\nSELECT 3";
+  it("finds the statement containing the cursor", () => {
+    expect(statementAt(text, 3)?.text).toBe("SELECT 1");
+    expect(statementAt(text, text.indexOf("2"))?.text).toBe("SELECT 2");
+    expect(statementAt(text, text.length)?.text).toBe("SELECT 3");
+  });
+  it("between statements takes the one before; before the first the first", () => {
+    expect(statementAt(text, 10)?.text).toBe("SELECT 1");
+    expect(statementAt("  SELECT 1", 0)?.text).toBe("SELECT 1");
+    expect(statementAt("", 0)).toBeNull();
+  });
+});
+
+describe("pathAt", () => {
+  it("reads completed parts and the partial one", () => {
+    const text = "SELECT * FROM demo.sa";
+    expect(pathAt(text, text.length)).toMatchObject({
+      parts: ["demo"],
+      partial: "sa",
+      from: text.length - 2,
+      pathFrom: 14,
+      raw: "demo.sa",
+    });
+  });
+  it("after a dot the partial is empty", () => {
+    const text = "FROM demo.sales.";
+    expect(pathAt(text, text.length)).toMatchObject({
+      parts: ["demo", "sales"],
+      partial: "",
+      raw: "demo.sales.",
+    });
+  });
+  it("handles backtick-quoted parts, closed and open", () => {
+    const text = "FROM `my cat`.`a``b`.`x y";
+    expect(pathAt(text, text.length)).toMatchObject({
+      parts: ["my cat", "a`b"],
+      partial: "x y",
+      raw: "`my cat`.`a``b`.`x y",
+    });
+  });
+  it("a bare word and nothing", () => {
+    expect(pathAt("SELECT ord", 10)).toMatchObject({ parts: [], partial: "ord", from: 7 });
+    expect(pathAt("SELECT ", 7)).toMatchObject({ parts: [], partial: "", from: 7, raw: "" });
+  });
+  it("an alias prefix", () => {
+    const text = "SELECT o.cu FROM t o";
+    expect(pathAt(text, 11)).toMatchObject({ parts: ["o"], partial: "cu", from: 9 });
+  });
+});
+
+describe("tablesIn", () => {
+  it("finds FROM and JOIN tables with aliases", () => {
+    expect(
+      tablesIn(
+        "SELECT * FROM demo.sales.orders o JOIN customers AS c ON c.id = o.customer_id " +
+          "LEFT JOIN `x y`.z WHERE 1 = 1",
+      ),
+    ).toEqual([
+      { path: "demo.sales.orders", parts: ["demo", "sales", "orders"], alias: "o" },
+      { path: "customers", parts: ["customers"], alias: "c" },
+      { path: "`x y`.z", parts: ["x y", "z"], alias: null },
+    ]);
+  });
+  it("comma lists, subqueries and table functions", () => {
+    expect(tablesIn("SELECT 1 FROM a, b bb, (SELECT 1 FROM c) s, range(10) r")).toEqual([
+      { path: "a", parts: ["a"], alias: null },
+      { path: "b", parts: ["b"], alias: "bb" },
+      { path: "c", parts: ["c"], alias: null },
+    ]);
+  });
+  it("ignores FROM inside strings and comments", () => {
+    expect(tablesIn("SELECT 'from x' -- from y\nFROM t")).toEqual([
+      { path: "t", parts: ["t"], alias: null },
+    ]);
+  });
+  it("an alias is not a keyword", () => {
+    expect(tablesIn("SELECT * FROM t WHERE x")).toEqual([{ path: "t", parts: ["t"], alias: null }]);
+    expect(tablesIn("SELECT * FROM t GROUP BY x")[0].alias).toBeNull();
+  });
+});
+
+describe("positions", () => {
+  it("offsetOf is 1-based and clamps", () => {
+    const text = "ab\ncde\nf";
+    expect(offsetOf(text, 1, 1)).toBe(0);
+    expect(offsetOf(text, 2, 2)).toBe(4);
+    expect(offsetOf(text, 2, 99)).toBe(6);
+    expect(offsetOf(text, 9, 1)).toBe(text.length);
+  });
+  it("maps a statement's line/column into the whole editor text", () => {
+    const whole = "SELECT 1;\nSELECT *\nFRM t";
+    const start = whole.indexOf("SELECT *");
+    const sent = whole.slice(start);
+    const pos = mapErrorPosition(sent, start, 2, 1);
+    expect(whole.slice(pos, pos + 3)).toBe("FRM");
+  });
+  it("keeps the cursor on the same token through formatting", () => {
+    const before = "select a,b from   t where x=1";
+    const after = "select\n  a,\n  b\nfrom\n  t\nwhere\n  x = 1";
+    const pos = mapCursorThroughFormat(before, after, before.indexOf("t where") + 1);
+    expect(after.slice(pos - 1, pos)).toBe("t");
+    expect(mapCursorThroughFormat(before, after, 0)).toBe(0);
+  });
+  it("oneLine flattens and truncates", () => {
+    expect(oneLine("a\n  b\tc")).toBe("a b c");
+    expect(oneLine("x".repeat(10), 5)).toBe("xxxx…");
+  });
+});

@@ -1,0 +1,54 @@
+// Types and small API helpers of the editor page (beyond src/api.ts).
+import { ApiError, type Job } from "../../api";
+
+export type { SavedQuery } from "../../api";
+
+/** A tab as kept in localStorage. */
+export interface TabMeta {
+  id: string;
+  title: string;
+  sql: string;
+  sessionId: string | null;
+  savedQueryId: string | null;
+}
+
+/** What to do when a tab opens (not persisted). */
+export interface TabOpen {
+  run?: boolean;
+  catalog?: string;
+  database?: string;
+}
+
+
+export interface TemporaryItem {
+  catalog: string | null;
+  database: string | null;
+  name: string;
+  kind: "table" | "view" | "function";
+  comment?: string;
+  temporary: true;
+  shadows: boolean;
+  system?: boolean;
+  created_at?: string;
+  created_by_job?: string | null;
+  query?: string;
+}
+
+export type ScriptJob = Job & { script?: { id: string; index: number } };
+
+export const newId = (): string =>
+  Math.random().toString(36).slice(2, 10) + Date.now().toString(36).slice(-4);
+
+export const errorText = (error: unknown): string =>
+  error instanceof ApiError
+    ? `${error.code}: ${error.message}`
+    : error instanceof Error
+      ? error.message
+      : String(error);
+
+export function formatElapsed(ms: number): string {
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${minutes} min ${Math.floor(seconds % 60)} s`;
+}

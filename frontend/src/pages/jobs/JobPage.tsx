@@ -1,0 +1,258 @@
+// /jobs/<id>: one job — SQL, status, times, live progress and Cancel, its error, its result
+// and the timeline of its events.
+import { useEffect, useState } from "react";
+import { ApiError, TERMINAL, enc, get, type Job, type JobEvent, type Page } from "../../api";
+import { Link, navigate, pathOf, useSegments, useTitle } from "../../router";
+import { openInEditor } from "../../store";
+import {
+  JobProgress,
+  JobStatusBadge,
+  cancelJob,
+  formatDuration,
+  useJob,
+} from "../../components/jobs/JobProgress";
+import { formatOffset, formatTimestamp } from "../../components/jobs/time";
+import { ResultView } from "../../components/results/ResultView";
+import { oneLine } from "./filters";
+import "./jobs-pages.css";
+
+/** Event types that mark the commit protocol of writes (highlighted in the timeline). */
+const HOOK_EVENTS = new Set(["stage_table_created", "data_committed", "stage_table_dropped", "data_cleaned"]);
+
+export function JobPage() {
+  const id = useSegments()[1] ?? "";
+  const { job, error, setJob } = useJob(id);
+  const [now, setNow] = useState(() => Date.now());
+  const [cancelError, setCancelError] = useState<string | null>(null);
+  const [canceling, setCanceling] = useState(false);
+  useTitle(job ? `Job ${oneLine(job.sql, 40)}` : "Job");
+
+  const running = !!job && !TERMINAL.has(job.status);
+  useEffect(() => {
+    if (!running) return;
+    const timer = window.setInterval(() => setNow(Date.now()), 500);
+    return () => window.clearInterval(timer);
+  }, [running]);
+
+  if (error && !job)
+    return (
+      <div className="page job-page">
+        <h1>Job</h1>
+        <div className="alert" role="alert">
+          {error.status === 404 ? "This job does not exist, or it is not yours." : error.message}
+        </div>
+        <p>
+          <Link to="/jobs">Back to the jobs</Link>
+        </p>
+      </div>
+    );
+  if (!job)
+    return (
+      <div className="page job-page">
+        <p className="muted">Loading the job…</p>
+      </div>
+    );
+
+  const cancel = async () => {
+    setCancelError(null);
+    setCanceling(true);
+    try {
+      setJob(await cancelJob(job.id));
+    } catch (failure) {
+      setCancelError(failure instanceof ApiError ? failure.message : "Canceling failed.");
+    } finally {
+      setCanceling(false);
+    }
+  };
+
+  const openEditor = () => {
+    openInEditor({ sql: job.sql, title: `Job ${oneLine(job.sql, 24)}` });
+    navigate("/editor");
+  };
+
+  const target = job.target;
+  return (
+    <div className="page job-page" data-testid="job-page">
+      <p className="muted">
+        <Link to="/jobs">← Jobs</Link>
+      </p>
+      <div className="job-title">
+        <h1>Job</h1>
+        <JobStatusBadge status={job.status} />
+        <span className="badge">{job.kind}</span>
+        <span className="spacer" />
+        {running && (
+          <button type="button" className="danger" onClick={() => void cancel()} disabled={canceling}>
+            {canceling ? "Canceling…" : "Cancel"}
+          </button>
+        )}
+        <button type="button" className="primary" onClick={openEditor}>
+          Open in editor
+        </button>
+      </div>
+      {cancelError && (
+        <div className="alert" role="alert">
+          {cancelError}
+        </div>
+      )}
+
+      <dl className="job-meta card">
+        <dt>Id</dt>
+        <dd className="mono">{job.id}</dd>
+        <dt>User</dt>
+        <dd>{job.user}</dd>
+        <dt>Kind</dt>
+        <dd>{job.kind}</dd>
+        <dt>Target</dt>
+        <dd>
+          {target && target.length === 3 ? (
+            <Link to={pathOf("catalog", target[0], target[1], "table", target[2])} className="mono">
+              {target.join(".")}
+            </Link>
+          ) : target && target.length ? (
+            <span className="mono">{target.join(".")}</span>
+          ) : (
+            <span className="muted">—</span>
+          )}
+        </dd>
+        <dt>Created</dt>
+        <dd title={job.created_at}>{formatTimestamp(job.created_at)}</dd>
+        <dt>Started</dt>
+        <dd title={job.started_at ?? undefined}>{formatTimestamp(job.started_at)}</dd>
+        <dt>Finished</dt>
+        <dd title={job.finished_at ?? undefined}>{formatTimestamp(job.finished_at)}</dd>
+        <dt>Duration</dt>
+        <dd data-testid="job-duration">{formatDuration(job, now)}</dd>
+      </dl>
+
+      {running && (
+        <section aria-label="Progress">
+          <JobProgress job={job} />
+        </section>
+      )}
+
+      {job.error && <JobErrorBox error={job.error} />}
+
+      <section aria-labelledby="job-sql-heading">
+        <h2 id="job-sql-heading">SQL</h2>
+        <pre className="job-sql" data-testid="job-sql">
+          {job.sql}
+        </pre>
+      </section>
+
+      {job.status === "FINISHED" && job.result && (
+        <section className="job-result" aria-labelledby="job-result-heading">
+          <h2 id="job-result-heading">Result</h2>
+          <ResultView job={job} height={480} />
+        </section>
+      )}
+
+      <Timeline job={job} />
+    </div>
+  );
+}
+
+function JobErrorBox({ error }: { error: NonNullable<Job["error"]> }) {
+  const details = error.details ?? {};
+  const line = details["line"];
+  const column = details["column"];
+  return (
+    <div className="alert job-error" role="alert" data-testid="job-error">
+      <span className="code">{error.code}</span>
+      {error.message}
+      {(typeof line === "number" || typeof line === "string") && (
+        <div>
+          at line {String(line)}
+          {(typeof column === "number" || typeof column === "string") && `, column ${String(column)}`}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function detailText(detail: JobEvent["detail"]): string {
+  if (detail === null || detail === undefined) return "";
+  if (typeof detail === "string") return detail;
+  const entries = Object.entries(detail);
+  if (entries.length === 0) return "";
+  return entries
+    .map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)
+    .join(", ");
+}
+
+async function allEvents(id: string, signal: AbortSignal): Promise<JobEvent[]> {
+  const events: JobEvent[] = [];
+  let token: string | null = null;
+  for (let guard = 0; guard < 20; guard++) {
+    const suffix: string = token ? `&page_token=${encodeURIComponent(token)}` : "";
+    const page: Page<JobEvent> = await get<Page<JobEvent>>(
+      `/jobs/${enc(id)}/events?page_size=1000${suffix}`,
+      { signal },
+    );
+    events.push(...page.items);
+    token = page.next_page_token;
+    if (!token) break;
+  }
+  return events;
+}
+
+function Timeline({ job }: { job: Job }) {
+  const [events, setEvents] = useState<JobEvent[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const running = !TERMINAL.has(job.status);
+
+  // Reloaded with every status change, and every second while the job runs.
+  useEffect(() => {
+    const controller = new AbortController();
+    let timer: number | undefined;
+    const load = () => {
+      allEvents(job.id, controller.signal)
+        .then((items) => {
+          setEvents(items);
+          setError(null);
+        })
+        .catch((failure: unknown) => {
+          if (failure instanceof DOMException && failure.name === "AbortError") return;
+          setError(failure instanceof ApiError ? failure.message : "The events could not be loaded.");
+        })
+        .finally(() => {
+          if (running && !controller.signal.aborted) timer = window.setTimeout(load, 1000);
+        });
+    };
+    load();
+    return () => {
+      controller.abort();
+      window.clearTimeout(timer);
+    };
+  }, [job.id, job.status, running]);
+
+  const origin = job.created_at;
+  return (
+    <section aria-labelledby="job-events-heading">
+      <h2 id="job-events-heading">Events</h2>
+      <p className="muted">Times are relative to when the job was created.</p>
+      {error && (
+        <div className="alert" role="alert">
+          {error}
+        </div>
+      )}
+      {events === null ? (
+        <p className="muted">Loading events…</p>
+      ) : events.length === 0 ? (
+        <p className="muted">No events yet.</p>
+      ) : (
+        <ol className="timeline" data-testid="job-events">
+          {events.map((event, index) => (
+            <li key={index} className={HOOK_EVENTS.has(event.type) ? "hook" : undefined}>
+              <span className="at" title={event.at}>
+                {formatOffset(event.at, origin)}
+              </span>
+              <span className="type">{event.type}</span>
+              <span className="detail">{detailText(event.detail)}</span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}

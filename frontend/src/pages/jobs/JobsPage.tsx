@@ -1,0 +1,332 @@
+// /jobs: the user's jobs, newest first, filtered through the URL's query string, refreshed
+// live while any listed job has not ended.
+import { useCallback, useEffect, useRef, useState } from "react";
+import { ApiError, TERMINAL, get, qs, type Job, type Page } from "../../api";
+import { Link, navigate, pathOf, useLocation, useTitle } from "../../router";
+import {
+  JobProgress,
+  JobStatusBadge,
+  cancelJob,
+  formatDuration,
+} from "../../components/jobs/JobProgress";
+import { formatTimestamp } from "../../components/jobs/time";
+import {
+  KINDS,
+  NO_FILTERS,
+  STATUSES,
+  apiParams,
+  filtersFromSearch,
+  hasFilters,
+  oneLine,
+  searchOfFilters,
+  type JobFilters,
+} from "./filters";
+import "./jobs-pages.css";
+
+const PAGE_SIZE = 50;
+const REFRESH_MS = 2000;
+const CANCEL_POLL_MS = 400;
+
+export function JobsPage() {
+  useTitle("Jobs");
+  const { search } = useLocation();
+  const filters = filtersFromSearch(search);
+  const apiQuery = JSON.stringify(apiParams(filters));
+
+  const [jobs, setJobs] = useState<Job[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+  const [cancelling, setCancelling] = useState<Set<string>>(new Set());
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [now, setNow] = useState(() => Date.now());
+  const loaded = useRef(0);
+
+  // From the URL as it is now, so a delayed change (the search box) keeps the others.
+  const setFilters = (change: Partial<JobFilters>) => {
+    const current = filtersFromSearch(new URLSearchParams(window.location.search));
+    navigate(`/jobs${searchOfFilters({ ...current, ...change })}`, true);
+  };
+
+  // The list: first page on a filter change; a refresh reloads as many rows as are shown.
+  const load = useCallback(
+    async (size: number, signal?: AbortSignal) => {
+      const params = JSON.parse(apiQuery) as Record<string, string | undefined>;
+      const body = await get<Page<Job>>(`/jobs${qs({ ...params, page_size: size })}`, { signal });
+      loaded.current = body.items.length;
+      setJobs(body.items);
+      setNext(body.next_page_token);
+      setError(null);
+    },
+    [apiQuery],
+  );
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setJobs(null);
+    load(PAGE_SIZE, controller.signal).catch((failure: unknown) => {
+      if (failure instanceof DOMException && failure.name === "AbortError") return;
+      setError(failure instanceof ApiError ? failure.message : "The jobs could not be loaded.");
+      setJobs([]);
+    });
+    return () => controller.abort();
+  }, [load]);
+
+  const live = !!jobs && jobs.some((job) => !TERMINAL.has(job.status));
+  useEffect(() => {
+    if (!live) return;
+    const timer = window.setInterval(() => {
+      setNow(Date.now());
+      load(Math.min(1000, Math.max(PAGE_SIZE, loaded.current))).catch(() => undefined);
+    }, REFRESH_MS);
+    return () => window.clearInterval(timer);
+  }, [live, load]);
+
+  // A job being canceled is watched closely so CANCELED shows as soon as it happens.
+  useEffect(() => {
+    if (cancelling.size === 0) return;
+    const timer = window.setInterval(() => {
+      cancelling.forEach((id) => {
+        get<Job>(`/jobs/${encodeURIComponent(id)}`)
+          .then((fresh) => {
+            replaceJob(fresh);
+            if (TERMINAL.has(fresh.status))
+              setCancelling((current) => {
+                const copy = new Set(current);
+                copy.delete(id);
+                return copy;
+              });
+          })
+          .catch(() => undefined);
+      });
+    }, CANCEL_POLL_MS);
+    return () => window.clearInterval(timer);
+  }, [cancelling]);
+
+  const replaceJob = (fresh: Job) =>
+    setJobs((current) => current && current.map((job) => (job.id === fresh.id ? fresh : job)));
+
+  const cancel = async (job: Job) => {
+    setActionError(null);
+    try {
+      const fresh = await cancelJob(job.id);
+      replaceJob(fresh);
+      if (!TERMINAL.has(fresh.status)) setCancelling((current) => new Set(current).add(job.id));
+    } catch (failure) {
+      setActionError(failure instanceof ApiError ? failure.message : "Canceling failed.");
+      get<Job>(`/jobs/${encodeURIComponent(job.id)}`).then(replaceJob).catch(() => undefined);
+    }
+  };
+
+  const loadMore = async () => {
+    if (!next) return;
+    setLoadingMore(true);
+    try {
+      const params = JSON.parse(apiQuery) as Record<string, string | undefined>;
+      const body = await get<Page<Job>>(
+        `/jobs${qs({ ...params, page_size: PAGE_SIZE, page_token: next })}`,
+      );
+      setJobs((current) => {
+        const seen = new Set((current ?? []).map((job) => job.id));
+        const merged = [...(current ?? []), ...body.items.filter((job) => !seen.has(job.id))];
+        loaded.current = merged.length;
+        return merged;
+      });
+      setNext(body.next_page_token);
+    } catch (failure) {
+      setError(failure instanceof ApiError ? failure.message : "More jobs could not be loaded.");
+    } finally {
+      setLoadingMore(false);
+    }
+  };
+
+  return (
+    <div className="page jobs-page">
+      <div className="jobs-head">
+        <h1>Jobs</h1>
+        {live && (
+          <span className="muted live-note" aria-live="polite">
+            Refreshing every 2 s while jobs run
+          </span>
+        )}
+      </div>
+      <Filters filters={filters} onChange={setFilters} />
+      {error && (
+        <div className="alert" role="alert">
+          {error}
+        </div>
+      )}
+      {actionError && (
+        <div className="alert" role="alert">
+          {actionError}
+        </div>
+      )}
+      {jobs === null ? (
+        <p className="muted">Loading jobs…</p>
+      ) : jobs.length === 0 ? (
+        <div className="empty-state card" data-testid="jobs-empty">
+          {hasFilters(filters) ? (
+            <>
+              <p>No jobs match these filters.</p>
+              <button type="button" onClick={() => navigate("/jobs", true)}>
+                Clear filters
+              </button>
+            </>
+          ) : (
+            <>
+              <p>You have not run any statement yet.</p>
+              <Link to="/editor">Open the editor</Link>
+            </>
+          )}
+        </div>
+      ) : (
+        <>
+          <table className="grid jobs-table" data-testid="jobs-table">
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Status</th>
+                <th scope="col">Kind</th>
+                <th scope="col">SQL</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Progress</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {jobs.map((job) => (
+                <tr key={job.id} data-job-id={job.id}>
+                  <td className="nowrap" title={job.created_at}>
+                    {formatTimestamp(job.created_at)}
+                  </td>
+                  <td>
+                    <JobStatusBadge status={job.status} />
+                  </td>
+                  <td>{job.kind}</td>
+                  <td className="sql-cell">
+                    <Link to={pathOf("jobs", job.id)} className="mono one-line" title={job.sql}>
+                      {oneLine(job.sql) || "(empty)"}
+                    </Link>
+                  </td>
+                  <td className="nowrap">{formatDuration(job, now)}</td>
+                  <td>{!TERMINAL.has(job.status) && <JobProgress job={job} />}</td>
+                  <td>
+                    {(job.status === "CREATED" || job.status === "RUNNING") && (
+                      <button
+                        type="button"
+                        className="small danger"
+                        disabled={cancelling.has(job.id)}
+                        onClick={() => void cancel(job)}
+                        aria-label={`Cancel job ${oneLine(job.sql, 40)}`}
+                      >
+                        {cancelling.has(job.id) ? "Canceling…" : "Cancel"}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {next && (
+            <div className="load-more">
+              <button type="button" onClick={() => void loadMore()} disabled={loadingMore}>
+                {loadingMore ? "Loading…" : "Load more"}
+              </button>
+            </div>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+function Filters({ filters, onChange }: { filters: JobFilters; onChange: (c: Partial<JobFilters>) => void }) {
+  // The search box commits after a short pause so typing does not reload on every key.
+  const [q, setQ] = useState(filters.q);
+  const commit = useRef<number | undefined>(undefined);
+  useEffect(() => () => window.clearTimeout(commit.current), []);
+  // Follow the URL (back/forward, "Clear filters") unless the user is typing.
+  useEffect(() => {
+    if (commit.current === undefined) setQ(filters.q);
+  }, [filters.q]);
+  const flush = (value: string) => {
+    window.clearTimeout(commit.current);
+    commit.current = undefined;
+    onChange({ q: value });
+  };
+  const typeQ = (value: string) => {
+    setQ(value);
+    window.clearTimeout(commit.current);
+    commit.current = window.setTimeout(() => flush(value), 350);
+  };
+  const toggleStatus = (status: (typeof STATUSES)[number]) =>
+    onChange({
+      status: filters.status.includes(status)
+        ? filters.status.filter((s) => s !== status)
+        : STATUSES.filter((s) => s === status || filters.status.includes(s)),
+    });
+
+  return (
+    <form className="jobs-filters card" role="search" aria-label="Filter jobs" onSubmit={(e) => e.preventDefault()}>
+      <fieldset className="status-filter">
+        <legend>Status</legend>
+        {STATUSES.map((status) => (
+          <label key={status} className="inline">
+            <input
+              type="checkbox"
+              checked={filters.status.includes(status)}
+              onChange={() => toggleStatus(status)}
+            />
+            {status}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        Kind
+        <select value={filters.kind} onChange={(e) => onChange({ kind: e.target.value })}>
+          <option value="">Any kind</option>
+          {KINDS.map((kind) => (
+            <option key={kind} value={kind}>
+              {kind}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Created after
+        <input
+          type="datetime-local"
+          value={filters.createdAfter}
+          onChange={(e) => onChange({ createdAfter: e.target.value })}
+        />
+      </label>
+      <label>
+        Created before
+        <input
+          type="datetime-local"
+          value={filters.createdBefore}
+          onChange={(e) => onChange({ createdBefore: e.target.value })}
+        />
+      </label>
+      <label className="grow">
+        Search SQL
+        <input
+          type="search"
+          value={q}
+          placeholder="Text in the SQL"
+          onChange={(e) => typeQ(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter") flush(q);
+          }}
+        />
+      </label>
+      {hasFilters(filters) && (
+        <button type="button" className="link" onClick={() => onChange(NO_FILTERS)}>
+          Clear filters
+        </button>
+      )}
+    </form>
+  );
+}

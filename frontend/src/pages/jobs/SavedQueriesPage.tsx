@@ -1,0 +1,387 @@
+// /saved: saved queries — mine and those teammates share with me; create, edit, delete mine.
+import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { ApiError, del, enc, get, patch, post, qs, type Page, type SavedQuery, type User } from "../../api";
+import { navigate, useTitle } from "../../router";
+import { openInEditor } from "../../store";
+import "./jobs-pages.css";
+
+
+type Scope = "all" | "mine" | "shared";
+const SCOPES: { scope: Scope; label: string }[] = [
+  { scope: "all", label: "All" },
+  { scope: "mine", label: "Mine" },
+  { scope: "shared", label: "Shared with me" },
+];
+
+interface Draft {
+  name: string;
+  description: string;
+  sql: string;
+  shared: boolean;
+}
+
+export function SavedQueriesPage({ user }: { user: User }) {
+  useTitle("Saved queries");
+  const [scope, setScope] = useState<Scope>("all");
+  const [search, setSearch] = useState("");
+  const [q, setQ] = useState("");
+  const [items, setItems] = useState<SavedQuery[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<SavedQuery | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  useEffect(() => {
+    const timer = window.setTimeout(() => setQ(search.trim()), 300);
+    return () => window.clearTimeout(timer);
+  }, [search]);
+
+  const load = useCallback(
+    async (token: string | null, signal?: AbortSignal) => {
+      const body = await get<Page<SavedQuery>>(
+        `/saved-queries${qs({ scope, q, page_size: 100, page_token: token })}`,
+        { signal },
+      );
+      setItems((current) => (token ? [...(current ?? []), ...body.items] : body.items));
+      setNext(body.next_page_token);
+      setError(null);
+    },
+    [scope, q],
+  );
+
+  const reload = useCallback(() => {
+    load(null).catch((failure: unknown) =>
+      setError(failure instanceof ApiError ? failure.message : "Saved queries could not be loaded."),
+    );
+  }, [load]);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setItems(null);
+    load(null, controller.signal).catch((failure: unknown) => {
+      if (failure instanceof DOMException && failure.name === "AbortError") return;
+      setError(failure instanceof ApiError ? failure.message : "Saved queries could not be loaded.");
+      setItems([]);
+    });
+    return () => controller.abort();
+  }, [load]);
+
+  const open = (item: SavedQuery) => {
+    openInEditor({ sql: item.sql, title: item.name });
+    navigate("/editor");
+  };
+
+  const confirmDelete = async () => {
+    if (!deleting) return;
+    const gone = deleting;
+    try {
+      await del(`/saved-queries/${enc(gone.id)}`);
+      setDeleting(null);
+      setNotice(`Deleted “${gone.name}”.`);
+      setItems((current) => current && current.filter((item) => item.id !== gone.id));
+    } catch (failure) {
+      setDeleting(null);
+      setError(failure instanceof ApiError ? failure.message : "Deleting failed.");
+    }
+  };
+
+  return (
+    <div className="page saved-page" data-testid="saved-page">
+      <div className="jobs-head">
+        <h1>Saved queries</h1>
+        <span className="spacer" />
+        {!creating && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New saved query
+          </button>
+        )}
+      </div>
+
+      {creating && (
+        <section className="card" aria-labelledby="new-saved-heading">
+          <h2 id="new-saved-heading">New saved query</h2>
+          <SavedQueryForm
+            initial={{ name: "", description: "", sql: "", shared: false }}
+            submitLabel="Save"
+            onCancel={() => setCreating(false)}
+            onSubmit={async (draft) => {
+              const created = await post<SavedQuery>("/saved-queries", draft);
+              setCreating(false);
+              setNotice(`Saved “${created.name}”.`);
+              reload();
+            }}
+          />
+        </section>
+      )}
+
+      <div className="saved-controls">
+        <div className="tabs" role="tablist" aria-label="Which saved queries">
+          {SCOPES.map(({ scope: value, label }) => (
+            <button
+              key={value}
+              type="button"
+              role="tab"
+              aria-selected={scope === value}
+              onClick={() => setScope(value)}
+            >
+              {label}
+            </button>
+          ))}
+        </div>
+        <label className="inline">
+          Search by name
+          <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
+        </label>
+      </div>
+
+      {notice && (
+        <p className="muted" role="status">
+          {notice}
+        </p>
+      )}
+      {error && (
+        <div className="alert" role="alert">
+          {error}
+        </div>
+      )}
+
+      {items === null ? (
+        <p className="muted">Loading saved queries…</p>
+      ) : items.length === 0 ? (
+        <div className="empty-state card" data-testid="saved-empty">
+          {q
+            ? `No saved query matches “${q}”.`
+            : scope === "shared"
+              ? "Nobody shares a saved query with you yet."
+              : "No saved queries yet. Save one with “New saved query”."}
+        </div>
+      ) : (
+        <ul className="saved-list" aria-label="Saved queries">
+          {items.map((item) => (
+            <li key={item.id} className="saved-item card" data-testid="saved-item" aria-label={item.name}>
+              {editing === item.id ? (
+                <SavedQueryForm
+                  initial={item}
+                  submitLabel="Save changes"
+                  onCancel={() => setEditing(null)}
+                  onSubmit={async (draft) => {
+                    const changed = await patch<SavedQuery>(`/saved-queries/${enc(item.id)}`, draft);
+                    setItems((current) => current && current.map((x) => (x.id === item.id ? changed : x)));
+                    setEditing(null);
+                    setNotice(`Saved “${changed.name}”.`);
+                  }}
+                />
+              ) : (
+                <>
+                  <div className="saved-item-head">
+                    <h2>{item.name}</h2>
+                    {item.shared && <span className="badge info">shared</span>}
+                    {!item.editable && (
+                      <span className="badge warn" data-testid="read-only">
+                        read-only, shared by {item.owner}
+                      </span>
+                    )}
+                    <span className="spacer" />
+                    <span className="muted">
+                      by {item.owner === user.username ? "you" : item.owner}
+                    </span>
+                  </div>
+                  {item.description && <p className="saved-description">{item.description}</p>}
+                  <pre>{item.sql}</pre>
+                  <div className="toolbar">
+                    <button type="button" className="small" onClick={() => open(item)}>
+                      Open in editor
+                    </button>
+                    {item.editable && (
+                      <>
+                        <button type="button" className="small" onClick={() => setEditing(item.id)}>
+                          Edit
+                        </button>
+                        <button type="button" className="small danger" onClick={() => setDeleting(item)}>
+                          Delete
+                        </button>
+                      </>
+                    )}
+                  </div>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {next && (
+        <div className="load-more">
+          <button type="button" onClick={() => void load(next).catch(() => undefined)}>
+            Load more
+          </button>
+        </div>
+      )}
+
+      {deleting && (
+        <ConfirmDialog
+          title="Delete saved query"
+          confirmLabel="Delete"
+          onConfirm={() => void confirmDelete()}
+          onCancel={() => setDeleting(null)}
+        >
+          Delete “{deleting.name}”? This cannot be undone.
+        </ConfirmDialog>
+      )}
+    </div>
+  );
+}
+
+function SavedQueryForm({
+  initial,
+  submitLabel,
+  onSubmit,
+  onCancel,
+}: {
+  initial: Draft;
+  submitLabel: string;
+  onSubmit: (draft: Draft) => Promise<void>;
+  onCancel: () => void;
+}) {
+  const [draft, setDraft] = useState<Draft>({
+    name: initial.name,
+    description: initial.description,
+    sql: initial.sql,
+    shared: initial.shared,
+  });
+  const [error, setError] = useState<ApiError | null>(null);
+  const [busy, setBusy] = useState(false);
+  const uid = useId();
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await onSubmit(draft);
+    } catch (failure) {
+      setError(
+        failure instanceof ApiError
+          ? failure
+          : new ApiError(0, { code: "ERROR", message: "Saving failed." }),
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const fieldError = (field: string) =>
+    error && error.field === field ? (
+      <span className="field-error" id={`${uid}-${field}-error`}>
+        {error.message}
+      </span>
+    ) : null;
+  const invalid = (field: string) => (error?.field === field ? true : undefined);
+
+  return (
+    <form className="saved-form" onSubmit={submit}>
+      {error && !["name", "description", "sql", "shared"].includes(error.field ?? "") && (
+        <div className="alert" role="alert">
+          {error.message}
+        </div>
+      )}
+      <div className="field">
+        <label htmlFor={`${uid}-name`}>Name</label>
+        <input
+          id={`${uid}-name`}
+          value={draft.name}
+          required
+          maxLength={200}
+          aria-invalid={invalid("name")}
+          aria-describedby={invalid("name") ? `${uid}-name-error` : undefined}
+          onChange={(e) => setDraft({ ...draft, name: e.target.value })}
+        />
+        {fieldError("name")}
+      </div>
+      <div className="field">
+        <label htmlFor={`${uid}-description`}>Description</label>
+        <input
+          id={`${uid}-description`}
+          value={draft.description}
+          aria-invalid={invalid("description")}
+          aria-describedby={invalid("description") ? `${uid}-description-error` : undefined}
+          onChange={(e) => setDraft({ ...draft, description: e.target.value })}
+        />
+        {fieldError("description")}
+      </div>
+      <div className="field">
+        <label htmlFor={`${uid}-sql`}>SQL</label>
+        <textarea
+          id={`${uid}-sql`}
+          value={draft.sql}
+          required
+          spellCheck={false}
+          aria-invalid={invalid("sql")}
+          aria-describedby={invalid("sql") ? `${uid}-sql-error` : undefined}
+          onChange={(e) => setDraft({ ...draft, sql: e.target.value })}
+        />
+        {fieldError("sql")}
+      </div>
+      <label className="inline">
+        <input
+          type="checkbox"
+          checked={draft.shared}
+          onChange={(e) => setDraft({ ...draft, shared: e.target.checked })}
+        />
+        Share with my teams (read-only for them)
+      </label>
+      {fieldError("shared")}
+      <div className="toolbar">
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? "Saving…" : submitLabel}
+        </button>
+        <button type="button" onClick={onCancel} disabled={busy}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function ConfirmDialog({
+  title,
+  confirmLabel,
+  onConfirm,
+  onCancel,
+  children,
+}: {
+  title: string;
+  confirmLabel: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+  children: ReactNode;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => dialog?.close();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      aria-labelledby="confirm-title"
+      onCancel={(event) => {
+        event.preventDefault();
+        onCancel();
+      }}
+    >
+      <h2 id="confirm-title">{title}</h2>
+      <p>{children}</p>
+      <div className="toolbar">
+        <button type="button" className="danger" onClick={onConfirm}>
+          {confirmLabel}
+        </button>
+        <button type="button" onClick={onCancel} autoFocus>
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
+}
