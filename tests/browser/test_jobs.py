@@ -1,0 +1,351 @@
+"""The jobs list (filters in the URL, live refresh, cancel, load more), the job page (progress,
+error, event timeline, open in editor) and saved queries (create, edit, delete, sharing)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from playwright.sync_api import expect
+
+from jobs.models import Job
+from tests.browser.conftest import PASSWORD, UI, wait_until
+from tests.conftest import API, client_for
+from tests.worker.helpers import open_session, statement, wait_job
+from workbench.models import SavedQuery
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Long enough to be canceled (tests/worker/test_statements.py): a count over a big cross join.
+SLOW_SQL = "SELECT count(*) AS n FROM range(0, 100000000) AS a CROSS JOIN range(0, 100000) AS b"
+
+
+class Runner:
+    """Statements as one user through the REST API, in one session."""
+
+    def __init__(self, user: User) -> None:
+        self.api = client_for(user)
+        self.session = open_session(self.api)
+
+    def submit(self, sql: str) -> dict[str, Any]:
+        return statement(self.api, self.session, sql)
+
+    def run(self, sql: str, timeout: float = 120) -> dict[str, Any]:
+        return wait_job(self.api, self.submit(sql)["id"], timeout=timeout)
+
+    def start_slow(self) -> str:
+        """A slow query whose Spark tasks are running."""
+        job_id = str(self.submit(SLOW_SQL)["id"])
+        wait_until(
+            lambda: Job.objects.filter(pk=job_id, progress__tasks_total__gt=0).exists(),
+            60,
+            what="the slow query's Spark tasks",
+        )
+        return job_id
+
+
+def user_in(name: str, *teams: str) -> User:
+    user = User.objects.create_user(name, password=PASSWORD)
+    for team in teams:
+        user.groups.add(Group.objects.get_or_create(name=team)[0])
+    return user
+
+
+@pytest.fixture
+def other_page(_browser: Any, ui: UI) -> Iterator[Any]:
+    """A second browser context (its own cookies) for another user."""
+    context = _browser.new_context(viewport={"width": 1280, "height": 800}, base_url=ui.url)
+    context.set_default_timeout(15_000)
+    yield context.new_page()
+    context.close()
+
+
+def job_row(page: Any, job_id: str) -> Any:
+    return page.locator(f'tr[data-job-id="{job_id}"]')
+
+
+# --- jobs page ---------------------------------------------------------------------------------
+
+
+def test_cancel_a_running_query_from_the_jobs_page(ui: UI, page: Any, alice: User) -> None:
+    runner = Runner(alice)
+    done = runner.run("SELECT 1 AS one")
+    job_id = runner.start_slow()
+
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs")
+    row = job_row(page, job_id)
+    expect(row.get_by_test_id("job-status")).to_have_text("RUNNING")
+    expect(row.get_by_role("progressbar")).to_be_visible()
+    expect(row.get_by_role("link")).to_have_text(SLOW_SQL)
+    expect(row.get_by_role("link")).to_have_attribute("href", f"/jobs/{job_id}")
+    # Newest first; the finished job has no Cancel button.
+    ids = page.locator("tr[data-job-id]").evaluate_all("rows => rows.map(r => r.dataset.jobId)")
+    assert ids == [job_id, done["id"]]
+    expect(job_row(page, done["id"]).get_by_role("button")).to_have_count(0)
+    expect(job_row(page, done["id"]).get_by_test_id("job-status")).to_have_text("FINISHED")
+    ui.screenshot(page, "jobs")
+
+    clicked = time.monotonic()
+    row.get_by_role("button", name=re.compile("^Cancel")).click()
+    expect(row.get_by_test_id("job-status")).to_have_text("CANCELED", timeout=2000)
+    assert time.monotonic() - clicked < 2.5
+    expect(row.get_by_role("button")).to_have_count(0)
+    job = Job.objects.get(pk=job_id)
+    assert job.status == "CANCELED"
+    assert job.error is not None and job.error["code"] == "CANCELED"
+
+
+def test_filters_live_in_the_url(ui: UI, page: Any, alice: User) -> None:
+    runner = Runner(alice)
+    ok = runner.run("SELECT 1 AS filter_me")
+    failed = runner.run("SELECT nope FROM range(3)")
+    setting = runner.run("SET spark.sql.shuffle.partitions = 2")
+    assert (ok["status"], failed["status"], setting["status"]) == ("FINISHED", "FAILED", "FINISHED")
+    everything = {ok["id"], failed["id"], setting["id"]}
+
+    def shown() -> set[str]:
+        page.wait_for_timeout(100)
+        return set(
+            page.locator("tr[data-job-id]").evaluate_all("rows => rows.map(r => r.dataset.jobId)")
+        )
+
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs")
+    rows = page.locator("tr[data-job-id]")
+    expect(rows).to_have_count(3)
+    assert shown() == everything
+
+    filters = page.get_by_role("search", name="Filter jobs")
+    filters.get_by_role("checkbox", name="FAILED").check()
+    expect(page).to_have_url(re.compile(r"/jobs\?status=FAILED$"))
+    expect(rows).to_have_count(1)
+    assert shown() == {failed["id"]}
+    filters.get_by_role("checkbox", name="FINISHED").check()
+    expect(page).to_have_url(re.compile(r"status=FINISHED%2CFAILED"))
+    expect(rows).to_have_count(3)
+
+    filters.get_by_label("Kind").select_option("set")
+    expect(page).to_have_url(re.compile(r"kind=set"))
+    expect(rows).to_have_count(1)
+    assert shown() == {setting["id"]}
+
+    filters.get_by_role("button", name="Clear filters").click()
+    expect(page).to_have_url(re.compile(r"/jobs$"))
+    expect(rows).to_have_count(3)
+
+    filters.get_by_label("Search SQL").fill("FILTER_me")
+    expect(page).to_have_url(re.compile(r"q=FILTER_me"))
+    expect(rows).to_have_count(1)
+    assert shown() == {ok["id"]}
+
+    # The URL alone brings the filters back.
+    page.goto(f"{ui.url}/jobs?q=filter_me&status=FINISHED")
+    expect(filters.get_by_label("Search SQL")).to_have_value("filter_me")
+    expect(filters.get_by_role("checkbox", name="FINISHED")).to_be_checked()
+    expect(filters.get_by_role("checkbox", name="FAILED")).not_to_be_checked()
+    expect(rows).to_have_count(1)
+
+    # Creation time: nothing before 2000, everything after.
+    page.goto(f"{ui.url}/jobs?created_before=2000-01-01T00:00")
+    expect(page.get_by_test_id("jobs-empty")).to_contain_text("No jobs match these filters.")
+    expect(filters.get_by_label("Created before")).to_have_value("2000-01-01T00:00")
+    page.goto(f"{ui.url}/jobs")
+    filters.get_by_label("Created after").fill("2000-01-01T00:00")
+    expect(page).to_have_url(re.compile(r"created_after=2000-01-01T00%3A00"))
+    expect(rows).to_have_count(3)
+
+
+def test_load_more_and_empty_state(ui: UI, page: Any, alice: User) -> None:
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs")
+    expect(page.get_by_test_id("jobs-empty")).to_contain_text("not run any statement")
+
+    # Statements the planner refuses end FAILED at once, without Spark.
+    runner = Runner(alice)
+    for i in range(55):
+        assert runner.submit(f"SELEC {i}")["status"] == "FAILED"
+    page.goto(f"{ui.url}/jobs")
+    rows = page.locator("tr[data-job-id]")
+    expect(rows).to_have_count(50)
+    expect(rows.first.get_by_role("link")).to_have_text("SELEC 54")
+    page.get_by_role("button", name="Load more").click()
+    expect(rows).to_have_count(55)
+    expect(rows.last.get_by_role("link")).to_have_text("SELEC 0")
+    expect(page.get_by_role("button", name="Load more")).to_have_count(0)
+
+
+# --- job page ----------------------------------------------------------------------------------
+
+
+def test_job_page_of_a_ctas_shows_target_and_timeline(ui: UI, page: Any, demo: User) -> None:
+    runner = Runner(demo)
+    job = runner.run(
+        "CREATE TABLE demo.sales.order_copy AS SELECT id, id * 2 AS twice FROM range(5)"
+    )
+    assert job["status"] == "FINISHED", job
+
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs/{job['id']}")
+    expect(page.get_by_test_id("job-status")).to_have_text("FINISHED")
+    expect(page.get_by_test_id("job-sql")).to_have_text(job["sql"])
+    target = page.get_by_role("link", name="demo.sales.order_copy")
+    expect(target).to_have_attribute("href", "/catalog/demo/sales/table/order_copy")
+    expect(page.get_by_test_id("job-duration")).not_to_have_text("—")
+
+    timeline = page.get_by_test_id("job-events")
+    types = timeline.locator(".type")
+    expect(types.first).to_have_text("created")
+    texts = types.all_text_contents()
+    for expected in ("running", "stage_table_created", "data_committed", "finished"):
+        assert expected in texts, texts
+    # The commit protocol's steps stand out; transitions do not.
+    expect(timeline.locator("li.hook .type", has_text="data_committed")).to_have_count(1)
+    expect(timeline.locator("li.hook .type", has_text="stage_table_created")).to_have_count(1)
+    expect(timeline.locator("li.hook", has_text="running")).to_have_count(0)
+    committed = timeline.locator("li", has_text="data_committed")
+    expect(committed.locator(".detail")).to_contain_text("rows: 5")
+    expect(committed.locator(".at")).to_have_text(re.compile(r"^\+\d+\.\d{3} s$"))
+    ui.screenshot(page, "job")
+
+    page.get_by_role("button", name="Open in editor").click()
+    expect(page).to_have_url(re.compile(r"/editor$"))
+
+
+def test_job_page_error_with_position(ui: UI, page: Any, alice: User) -> None:
+    runner = Runner(alice)
+    failed = runner.run("SELECT 1\nFROM range(3) WHERE WHERE")
+    assert failed["status"] == "FAILED", failed
+    details = failed["error"]["details"]
+
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs/{failed['id']}")
+    error = page.get_by_test_id("job-error")
+    expect(error).to_contain_text(failed["error"]["code"])
+    expect(error).to_contain_text(failed["error"]["message"][:40])
+    if "line" in details:
+        expect(error).to_contain_text(f"at line {details['line']}")
+    expect(page.get_by_test_id("result-view")).to_have_count(0)
+    expect(page.get_by_role("button", name="Cancel")).to_have_count(0)
+
+    page.goto(f"{ui.url}/jobs/00000000-0000-0000-0000-000000000000")
+    expect(page.get_by_role("alert")).to_contain_text("does not exist")
+
+
+def test_job_page_live_progress_cancel_and_timeline(ui: UI, page: Any, alice: User) -> None:
+    job_id = Runner(alice).start_slow()
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs/{job_id}")
+    expect(page.get_by_test_id("job-status")).to_have_text("RUNNING")
+    bar = page.get_by_role("progressbar", name="Job progress")
+    expect(bar).to_be_visible()
+    expect(page.get_by_test_id("job-progress")).to_contain_text(re.compile(r"tasks \d+/\d+"))
+    timeline = page.get_by_test_id("job-events")
+    expect(timeline.locator(".type")).to_have_text(["created", "running"])
+
+    page.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_test_id("job-status")).to_have_text("CANCELED", timeout=2000)
+    # The timeline followed without a reload; the progress bar and Cancel are gone.
+    expect(timeline.locator(".type")).to_have_text(
+        ["created", "running", "cancel_requested", "canceled"]
+    )
+    expect(bar).to_have_count(0)
+    expect(page.get_by_role("button", name="Cancel")).to_have_count(0)
+    expect(page.get_by_test_id("job-error")).to_contain_text("CANCELED")
+    assert Job.objects.get(pk=job_id).status == "CANCELED"
+
+
+# --- saved queries -----------------------------------------------------------------------------
+
+
+def test_saved_queries_create_edit_share_and_delete(
+    ui: UI, page: Any, other_page: Any, alice: User
+) -> None:
+    user_in("bob", "analysts")
+    user_in("carol", "marketing")
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/saved")
+    expect(page.get_by_test_id("saved-empty")).to_be_visible()
+
+    # Create through the form, shared with alice's teams.
+    page.get_by_role("button", name="New saved query").click()
+    page.get_by_label("Name", exact=True).fill("Top customers")
+    page.get_by_label("Description").fill("Biggest spenders")
+    page.get_by_label("SQL", exact=True).fill("SELECT 1 AS top")
+    page.get_by_label("Share with my teams").check()
+    page.get_by_role("button", name="Save", exact=True).click()
+    item = page.get_by_test_id("saved-item").filter(has_text="Top customers")
+    expect(item).to_be_visible()
+    expect(item).to_contain_text("Biggest spenders")
+    expect(item.locator(".badge", has_text="shared")).to_be_visible()
+    row = SavedQuery.objects.get(owner=alice)
+    assert (row.name, row.sql, row.shared) == ("Top customers", "SELECT 1 AS top", True)
+
+    # Edit it.
+    item.get_by_role("button", name="Edit", exact=True).click()
+    page.get_by_label("Name", exact=True).fill("Top customers 2024")
+    page.get_by_label("SQL", exact=True).fill("SELECT 2024 AS year")
+    page.get_by_role("button", name="Save changes").click()
+    item = page.get_by_test_id("saved-item").filter(has_text="Top customers 2024")
+    expect(item).to_contain_text("SELECT 2024 AS year")
+    row.refresh_from_db()
+    assert (row.name, row.sql) == ("Top customers 2024", "SELECT 2024 AS year")
+
+    # A private one, and a duplicate name is refused with the server's message.
+    page.get_by_role("button", name="New saved query").click()
+    page.get_by_label("Name", exact=True).fill("Top customers 2024")
+    page.get_by_label("SQL", exact=True).fill("SELECT 3")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".field-error, .alert").first).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("Private scratch")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_test_id("saved-item")).to_have_count(2)
+    ui.screenshot(page, "saved-queries")
+
+    # Search by name and the "Mine" tab.
+    page.get_by_label("Search by name").fill("scratch")
+    expect(page.get_by_test_id("saved-item")).to_have_count(1)
+    page.get_by_label("Search by name").fill("")
+    page.get_by_role("tab", name="Shared with me").click()
+    expect(page.get_by_test_id("saved-empty")).to_be_visible()
+    page.get_by_role("tab", name="Mine").click()
+    expect(page.get_by_test_id("saved-item")).to_have_count(2)
+
+    # A teammate sees the shared one read-only, and not the private one.
+    ui.login(other_page, "bob")
+    other_page.goto(f"{ui.url}/saved")
+    shared = other_page.get_by_test_id("saved-item")
+    expect(shared).to_have_count(1)
+    expect(shared).to_contain_text("Top customers 2024")
+    expect(shared.get_by_test_id("read-only")).to_have_text("read-only, shared by alice")
+    expect(shared.get_by_role("button", name="Edit", exact=True)).to_have_count(0)
+    expect(shared.get_by_role("button", name="Delete")).to_have_count(0)
+    expect(shared.get_by_role("button", name="Open in editor")).to_be_visible()
+    shared.get_by_role("button", name="Open in editor").click()
+    expect(other_page).to_have_url(re.compile(r"/editor$"))
+    other_page.get_by_role("button", name="Log out").click()
+
+    # Someone outside the team sees nothing.
+    ui.login(other_page, "carol")
+    other_page.goto(f"{ui.url}/saved")
+    expect(other_page.get_by_test_id("saved-empty")).to_be_visible()
+    carol_list = client_for(User.objects.get(username="carol")).get(f"{API}/saved-queries")
+    assert carol_list.json()["items"] == []
+
+    # Delete asks first; Escape (or Cancel) keeps it.
+    private = page.get_by_test_id("saved-item").filter(has_text="Private scratch")
+    private.get_by_role("button", name="Delete").click()
+    dialog = page.get_by_role("dialog", name="Delete saved query")
+    expect(dialog).to_contain_text("Private scratch")
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    assert SavedQuery.objects.filter(name="Private scratch").exists()
+    private.get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.get_by_test_id("saved-item")).to_have_count(1)
+    assert not SavedQuery.objects.filter(name="Private scratch").exists()
+    assert SavedQuery.objects.count() == 1
