@@ -53,6 +53,17 @@ def set_sql(page: Any, sql: str) -> None:
     page.keyboard.press("Control+End")
 
 
+def accept_completion(page: Any, label: str) -> None:
+    """Accept the selected completion once it is ``label``. CodeMirror ignores Enter for 75 ms
+    after the list opens (``interactionDelay``, so a fast typist does not pick by accident);
+    Playwright types faster than that, and its Enter would insert a newline instead."""
+    selected = page.locator(".cm-tooltip-autocomplete li[aria-selected='true']")
+    expect(selected).to_contain_text(label)
+    page.wait_for_timeout(150)
+    expect(selected).to_contain_text(label)
+    page.keyboard.press("Enter")
+
+
 def stored_tabs(page: Any, user: str = "alice") -> list[dict[str, Any]]:
     raw = page.evaluate(f"localStorage.getItem('tessera.editor.v1.{user}')")
     tabs: list[dict[str, Any]] = json.loads(raw)["tabs"] if raw else []
@@ -180,7 +191,7 @@ def test_autocomplete_objects_and_columns(ui: UI, page: Any, demo: User) -> None
     expect(popup).to_contain_text("customers")
     page.keyboard.type("cu")
     expect(popup).not_to_contain_text("orders")
-    page.keyboard.press("Enter")
+    accept_completion(page, "customers")
     expect(editor(page)).to_have_text("SELECT * FROM demo.sales.customers")
 
     # columns of the FROM table, after its alias
@@ -192,8 +203,39 @@ def test_autocomplete_objects_and_columns(ui: UI, page: Any, demo: User) -> None
     expect(popup).to_contain_text("customer_id")
     expect(popup).to_contain_text("price")
     page.keyboard.type("pr")
-    page.keyboard.press("Enter")
+    accept_completion(page, "price")
     expect(editor(page)).to_have_text("SELECT o.price FROM demo.sales.orders o")
+
+    # columns of a CTE (aliases, a star, the base column's type) and of a subquery's alias
+    page.keyboard.press("Escape")
+    cte = (
+        "WITH big AS (SELECT o.price AS cost, o.customer_id, c.* "
+        "FROM demo.sales.orders o JOIN demo.sales.customers c ON c.id = o.customer_id) "
+        "SELECT  FROM big b"
+    )
+    set_sql(page, cte)
+    page.keyboard.press("End")
+    for _ in range(len(" FROM big b")):
+        page.keyboard.press("ArrowLeft")
+    page.keyboard.type("b.")
+    expect(popup).to_contain_text("cost")
+    expect(popup).to_contain_text("country")  # from c.*
+    option = popup.get_by_role("option").filter(has_text="customer_id")
+    expect(option).to_contain_text("BIGINT · b")
+    page.keyboard.type("co")
+    expect(popup).not_to_contain_text("customer_id")
+    page.keyboard.press("Escape")
+
+    set_sql(page, "SELECT  FROM (SELECT qty * 2 AS double_qty FROM demo.sales.orders) AS s")
+    page.keyboard.press("Control+Home")
+    for _ in range(len("SELECT ")):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.type("s.")
+    expect(popup).to_contain_text("double_qty")
+    accept_completion(page, "double_qty")
+    expect(editor(page)).to_have_text(
+        "SELECT s.double_qty FROM (SELECT qty * 2 AS double_qty FROM demo.sales.orders) AS s"
+    )
 
 
 def test_tabs_have_their_own_sessions_and_survive_a_reload(ui: UI, page: Any, demo: User) -> None:

@@ -4,7 +4,7 @@
 import type { Completion, CompletionContext, CompletionResult } from "@codemirror/autocomplete";
 import { ApiError, enc, get, qs, type Column } from "../../api";
 import builtinsText from "../../../../core/planner/spark_builtins.txt?raw";
-import { pathAt, statementAt, tablesIn } from "./sqlText";
+import { type Derived, pathAt, selectItems, statementAt, tablesIn, type TableRef } from "./sqlText";
 
 export interface CompleteItem {
   label: string;
@@ -154,11 +154,66 @@ export function columnsOf(host: CompletionHost, path: string): Promise<Column[]>
   return request;
 }
 
+/** How deep derived tables are followed (a CTE over a subquery over a CTE …). */
+const MAX_DERIVED_DEPTH = 6;
+
+/** The columns of a FROM / JOIN entry: a catalog or temporary object, a subquery or a CTE. */
+export function columnsOfRef(host: CompletionHost, ref: TableRef, depth = 0): Promise<Column[]> {
+  if (!ref.derived) return columnsOf(host, ref.path);
+  return derivedColumns(host, ref.derived, depth);
+}
+
+/**
+ * A derived table's columns from its SELECT list: names and aliases as written, a column
+ * reference with the type of the column it names, `*` and `t.*` expanded from the tables
+ * the query reads; the names listed after the derived table's own name replace these.
+ */
+async function derivedColumns(host: CompletionHost, derived: Derived, depth: number): Promise<Column[]> {
+  if (depth >= MAX_DERIVED_DEPTH) return [];
+  const items = selectItems(derived.query);
+  const needed = items.some((item) => "star" in item || item.source !== null);
+  const sources = needed
+    ? await Promise.all(
+        derived.refs.map((ref) =>
+          columnsOfRef(host, ref, depth + 1)
+            .catch(() => [] as Column[])
+            .then((columns) => ({ ref, columns })),
+        ),
+      )
+    : [];
+  const named = (qualifier: string[]) => {
+    if (qualifier.length === 0) return sources;
+    const name = qualifier[qualifier.length - 1].toLowerCase();
+    return sources.filter(({ ref }) =>
+      ref.alias !== null ? ref.alias.toLowerCase() === name : ref.parts[ref.parts.length - 1]?.toLowerCase() === name,
+    );
+  };
+  const out: Column[] = [];
+  for (const item of items) {
+    if ("star" in item) {
+      for (const source of named(item.star)) out.push(...source.columns);
+      continue;
+    }
+    const key = item.source?.[item.source.length - 1].toLowerCase();
+    const origin =
+      item.source === null
+        ? undefined
+        : named(item.source.slice(0, -1))
+            .flatMap((source) => source.columns)
+            .find((column) => column.name.toLowerCase() === key);
+    out.push({ name: item.name, kind: "physical", data_type: origin?.data_type });
+  }
+  const renamed = derived.columns;
+  return renamed ? out.map((column, i) => (renamed[i] ? { ...column, name: renamed[i] } : column)) : out;
+}
+
+const refLabel = (ref: TableRef): string => ref.alias ?? (ref.path || "subquery");
+
 function columnOptions(columns: Column[], table: string): Completion[] {
   return columns.map((column) => ({
     label: column.name,
     type: "property",
-    detail: `${column.data_type ?? column.kind} · ${table}`,
+    detail: `${column.data_type ?? (column.kind === "physical" ? "column" : column.kind)} · ${table}`,
     boost: 3,
   }));
 }
@@ -189,16 +244,16 @@ export function sqlCompletionSource(host: CompletionHost) {
         const table = tables.find(
           (ref) =>
             (ref.alias ?? "").toLowerCase() === qualifier ||
-            (!ref.alias && ref.parts[ref.parts.length - 1].toLowerCase() === qualifier),
+            (!ref.alias && ref.parts[ref.parts.length - 1]?.toLowerCase() === qualifier),
         );
-        if (table) options.push(...columnOptions(await columnsOf(host, table.path), table.path));
+        if (table) options.push(...columnOptions(await columnsOfRef(host, table), refLabel(table)));
       }
       if (path.parts.length === 0) {
         options.push(...KEYWORD_OPTIONS, ...BUILTIN_OPTIONS);
         const lists = await Promise.all(
           tables.map((ref) =>
-            columnsOf(host, ref.path)
-              .then((columns) => columnOptions(columns, ref.alias ?? ref.path))
+            columnsOfRef(host, ref)
+              .then((columns) => columnOptions(columns, refLabel(ref)))
               .catch(() => []),
           ),
         );

@@ -5,6 +5,8 @@ import {
   offsetOf,
   oneLine,
   pathAt,
+  refsIn,
+  selectItems,
   splitStatements,
   statementAt,
   tablesIn,
@@ -117,11 +119,17 @@ describe("tablesIn", () => {
     ]);
   });
   it("comma lists, subqueries and table functions", () => {
-    expect(tablesIn("SELECT 1 FROM a, b bb, (SELECT 1 FROM c) s, range(10) r")).toEqual([
-      { path: "a", parts: ["a"], alias: null },
-      { path: "b", parts: ["b"], alias: "bb" },
-      { path: "c", parts: ["c"], alias: null },
+    const found = tablesIn("SELECT 1 FROM a, b bb, (SELECT 1 FROM c) s, range(10) r, d");
+    expect(found.map((ref) => [ref.path, ref.alias, ref.derived?.query ?? null])).toEqual([
+      ["a", null, null],
+      ["b", "bb", null],
+      ["s", "s", "SELECT 1 FROM c"],
+      ["c", null, null],
+      ["d", null, null],
     ]);
+  });
+  it("a parenthesised join is not a subquery", () => {
+    expect(tablesIn("SELECT * FROM (a JOIN b ON a.k = b.k)").map((ref) => ref.path)).toEqual(["a", "b"]);
   });
   it("ignores FROM inside strings and comments", () => {
     expect(tablesIn("SELECT 'from x' -- from y\nFROM t")).toEqual([
@@ -131,6 +139,71 @@ describe("tablesIn", () => {
   it("an alias is not a keyword", () => {
     expect(tablesIn("SELECT * FROM t WHERE x")).toEqual([{ path: "t", parts: ["t"], alias: null }]);
     expect(tablesIn("SELECT * FROM t GROUP BY x")[0].alias).toBeNull();
+  });
+});
+
+describe("derived tables", () => {
+  it("a CTE is a derived table, with its columns and the tables it reads", () => {
+    const sql =
+      "WITH big (k, total) AS (SELECT id, amount FROM demo.sales.orders), " +
+      "top AS (SELECT b.*, 1 AS one FROM big b) SELECT  FROM top t";
+    const [top] = refsIn(sql);
+    expect(top).toMatchObject({ path: "top", alias: "t" });
+    expect(top.derived?.query).toBe("SELECT b.*, 1 AS one FROM big b");
+    const [big] = top.derived?.refs ?? [];
+    expect(big).toMatchObject({ path: "big", alias: "b" });
+    expect(big.derived?.columns).toEqual(["k", "total"]);
+    expect(big.derived?.refs.map((ref) => ref.path)).toEqual(["demo.sales.orders"]);
+    // every table, wherever the cursor is: the query's, then its CTEs'
+    expect(tablesIn(sql).map((ref) => ref.path)).toEqual(["top", "big", "demo.sales.orders"]);
+  });
+  it("a CTE does not see itself or later CTEs", () => {
+    const [a] = refsIn("WITH a AS (SELECT * FROM a), b AS (SELECT 1 AS x) SELECT * FROM a");
+    expect(a.derived?.refs).toEqual([{ path: "a", parts: ["a"], alias: null }]);
+  });
+  it("CTE names compare case-insensitively, quoted or not", () => {
+    const [ref] = refsIn("WITH `My Cte` AS (SELECT 1 AS x) SELECT * FROM `my cte`");
+    expect(ref.derived?.query).toBe("SELECT 1 AS x");
+  });
+  it("tables of an unused CTE still complete (the cursor may be in it)", () => {
+    expect(tablesIn("WITH a AS (SELECT  FROM t)").map((ref) => ref.path)).toEqual(["t"]);
+  });
+  it("VALUES with a column list", () => {
+    const [v] = refsIn("SELECT * FROM (VALUES (1, 'a')) AS v (n, s)");
+    expect(v).toMatchObject({ path: "v", alias: "v" });
+    expect(v.derived?.columns).toEqual(["n", "s"]);
+  });
+});
+
+describe("selectItems", () => {
+  it("names, aliases, column references and stars", () => {
+    expect(
+      selectItems(
+        "SELECT DISTINCT o.id, price AS p, count(*) n, `a b`, qty * 2, t.*, *, 'x' label, " +
+          "CASE WHEN x THEN 1 END, CAST(y AS INT) FROM t",
+      ),
+    ).toEqual([
+      { name: "id", source: ["o", "id"] },
+      { name: "p", source: null },
+      { name: "n", source: null },
+      { name: "a b", source: ["a b"] },
+      { star: ["t"] },
+      { star: [] },
+      { name: "label", source: null },
+    ]);
+  });
+  it("stops at the clause after the list, and skips the query's CTEs", () => {
+    expect(selectItems("WITH c AS (SELECT z FROM u) SELECT a, sum(b) AS s GROUP BY a")).toEqual([
+      { name: "a", source: ["a"] },
+      { name: "s", source: null },
+    ]);
+    expect(selectItems("SELECT 1 AS one UNION SELECT 2")).toEqual([{ name: "one", source: null }]);
+  });
+  it("commas inside calls do not split items", () => {
+    expect(selectItems("SELECT concat(a, b) AS ab, coalesce(x, 0) z FROM t")).toEqual([
+      { name: "ab", source: null },
+      { name: "z", source: null },
+    ]);
   });
 });
 

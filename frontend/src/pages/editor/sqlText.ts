@@ -204,10 +204,21 @@ export function pathAt(text: string, pos: number): PathAtCursor {
 }
 
 export interface TableRef {
-  /** The path as written (raw SQL text), e.g. "demo.sales.orders". */
+  /** The path as written (raw SQL text), e.g. "demo.sales.orders"; a subquery's alias. */
   path: string;
   parts: string[];
   alias: string | null;
+  /** Set when the name is a derived table: a subquery in FROM / JOIN, or a CTE. */
+  derived?: Derived;
+}
+
+/** A derived table: its query, the column names given after its name, its own tables. */
+export interface Derived {
+  query: string;
+  /** `WITH x (a, b) AS (…)` or `(VALUES …) AS v (a, b)`: names that replace its own. */
+  columns: string[] | null;
+  /** The tables its query reads directly (not those of subqueries nested inside). */
+  refs: TableRef[];
 }
 
 const NOT_ALIAS = new Set(
@@ -218,7 +229,7 @@ const NOT_ALIAS = new Set(
   ).split(" "),
 );
 
-type Tok = { kind: "word" | "ident" | "punct" | "other"; text: string };
+type Tok = { kind: "word" | "ident" | "punct" | "other"; text: string; at: number };
 
 function tokens(text: string): Tok[] {
   const out: Tok[] = [];
@@ -232,31 +243,118 @@ function tokens(text: string): Tok[] {
     }
     if (isQuoteStart(text, i)) {
       const end = skipQuoted(text, i);
-      if (ch === "`") out.push({ kind: "ident", text: text.slice(i, end) });
-      else if (!isComment(text, i)) out.push({ kind: "other", text: text.slice(i, end) });
+      if (ch === "`") out.push({ kind: "ident", text: text.slice(i, end), at: i });
+      else if (!isComment(text, i)) out.push({ kind: "other", text: text.slice(i, end), at: i });
       i = end;
       continue;
     }
     if (/[A-Za-z_]/.test(ch)) {
       let j = i + 1;
       while (j < n && /[A-Za-z0-9_$]/.test(text[j])) j++;
-      out.push({ kind: "word", text: text.slice(i, j) });
+      out.push({ kind: "word", text: text.slice(i, j), at: i });
       i = j;
       continue;
     }
-    out.push({ kind: "punct", text: ch });
+    out.push({ kind: "punct", text: ch, at: i });
     i++;
   }
   return out;
 }
 
-/** The tables a statement names after FROM / JOIN (and comma lists after FROM), with aliases. */
-export function tablesIn(statement: string): TableRef[] {
+const isWord = (t: Tok | undefined, word: string): boolean =>
+  !!t && t.kind === "word" && t.text.toUpperCase() === word;
+
+const isName = (t: Tok | undefined): boolean =>
+  !!t && (t.kind === "ident" || (t.kind === "word" && !NOT_ALIAS.has(t.text.toUpperCase())));
+
+/** The index of the `)` closing the `(` at `open` (or the last token when unbalanced). */
+function closing(toks: Tok[], open: number): number {
+  let depth = 0;
+  for (let i = open; i < toks.length; i++) {
+    if (toks[i].text === "(") depth++;
+    else if (toks[i].text === ")" && --depth === 0) return i;
+  }
+  return toks.length;
+}
+
+/** The text between the `(` at `open` and its `)`. */
+function inside(text: string, toks: Tok[], open: number, close: number): string {
+  const from = toks[open].at + 1;
+  return text.slice(from, close < toks.length ? toks[close].at : text.length);
+}
+
+/** Names in parentheses at `open` — `(a, b)` — and the index after the `)`. */
+function nameList(toks: Tok[], open: number): { names: string[]; next: number } {
+  const close = closing(toks, open);
+  const names = toks
+    .slice(open + 1, close)
+    .filter((t) => t.kind === "word" || t.kind === "ident")
+    .map((t) => unquote(t.text));
+  return { names, next: close + 1 };
+}
+
+/**
+ * The common table expressions of a statement that starts with WITH, in order, each with
+ * the tables its query reads (earlier CTEs resolved, never itself), and the index of the
+ * first token after them.
+ */
+function ctesOf(
+  text: string,
+  toks: Tok[],
+  scope: Map<string, Derived>,
+): { ctes: Map<string, Derived>; next: number } {
+  const ctes = new Map(scope);
+  if (!isWord(toks[0], "WITH")) return { ctes, next: 0 };
+  let i = isWord(toks[1], "RECURSIVE") ? 2 : 1;
+  while (isName(toks[i])) {
+    const name = unquote(toks[i].text).toLowerCase();
+    i++;
+    let columns: string[] | null = null;
+    if (toks[i]?.text === "(") {
+      const list = nameList(toks, i);
+      columns = list.names;
+      i = list.next;
+    }
+    if (isWord(toks[i], "AS")) i++;
+    if (toks[i]?.text !== "(") break;
+    const close = closing(toks, i);
+    const query = inside(text, toks, i, close);
+    ctes.set(name, { query, columns, refs: refsIn(query, ctes) });
+    i = close + 1;
+    if (toks[i]?.text !== ",") break;
+    i++;
+  }
+  return { ctes, next: i };
+}
+
+/**
+ * The tables a statement reads directly after FROM / JOIN (and comma lists after FROM), with
+ * aliases, and its own CTEs. A subquery in FROM becomes a derived table named by its alias;
+ * a name that is one of the statement's CTEs (or of ``scope``) carries that CTE.
+ */
+function parse(statement: string, scope: Map<string, Derived>): { refs: TableRef[]; own: Derived[] } {
   const toks = tokens(statement);
+  const { ctes, next } = ctesOf(statement, toks, scope);
+  const own = [...ctes.values()].filter((cte) => ![...scope.values()].includes(cte));
   const found: TableRef[] = [];
-  const isName = (t: Tok | undefined) =>
-    !!t && (t.kind === "ident" || (t.kind === "word" && !NOT_ALIAS.has(t.text.toUpperCase())));
   const readRef = (at: number): number => {
+    if (toks[at]?.text === "(") {
+      const close = closing(toks, at);
+      const query = inside(statement, toks, at, close);
+      if (!/^\s*(SELECT|WITH|FROM|VALUES|TABLE)\b/i.test(query)) return readRef(at + 1); // (a JOIN b)
+      let i = close + 1;
+      if (isWord(toks[i], "AS") && isName(toks[i + 1])) i++;
+      const alias = isName(toks[i]) ? unquote(toks[i++].text) : null;
+      let columns: string[] | null = null;
+      if (alias !== null && toks[i]?.text === "(") {
+        const list = nameList(toks, i);
+        columns = list.names;
+        i = list.next;
+      }
+      const derived = { query, columns, refs: refsIn(query, ctes) };
+      found.push({ path: alias ?? "", parts: alias ? [alias] : [], alias, derived });
+      return i;
+    }
     // a path: name (. name)*
     if (!isName(toks[at]) && !(toks[at]?.kind === "word")) return at;
     const parts: string[] = [];
@@ -271,19 +369,27 @@ export function tablesIn(statement: string): TableRef[] {
         break;
       }
     }
-    if (toks[i]?.text === "(") return i; // a table function such as range(…)
+    if (toks[i]?.text === "(") {
+      // a table function such as range(…): no columns known here; skip it and its alias
+      i = closing(toks, i) + 1;
+      if (isWord(toks[i], "AS") && isName(toks[i + 1])) i++;
+      return isName(toks[i]) ? i + 1 : i;
+    }
     let alias: string | null = null;
-    if (toks[i]?.kind === "word" && toks[i].text.toUpperCase() === "AS" && isName(toks[i + 1])) {
+    if (isWord(toks[i], "AS") && isName(toks[i + 1])) {
       alias = unquote(toks[i + 1].text);
       i += 2;
     } else if (isName(toks[i])) {
       alias = unquote(toks[i].text);
       i++;
     }
-    found.push({ path: raw.join("."), parts, alias });
+    const ref: TableRef = { path: raw.join("."), parts, alias };
+    const cte = parts.length === 1 ? ctes.get(parts[0].toLowerCase()) : undefined;
+    if (cte) ref.derived = cte;
+    found.push(ref);
     return i;
   };
-  for (let i = 0; i < toks.length; i++) {
+  for (let i = next; i < toks.length; i++) {
     const t = toks[i];
     if (t.kind !== "word") continue;
     const upper = t.text.toUpperCase();
@@ -295,7 +401,103 @@ export function tablesIn(statement: string): TableRef[] {
       i = j - 1;
     }
   }
-  return found;
+  return { refs: found, own };
+}
+
+/** The tables a query reads directly (see ``parse``): what its `*` stands for. */
+export function refsIn(query: string, scope: Map<string, Derived> = new Map()): TableRef[] {
+  return parse(query, scope).refs;
+}
+
+/**
+ * Every table a statement names, for column completion wherever the cursor is: the tables
+ * it reads, then those inside its derived tables and CTEs (each once).
+ */
+export function tablesIn(statement: string): TableRef[] {
+  const { refs, own } = parse(statement, new Map());
+  const out: TableRef[] = [];
+  const seen = new Set<Derived>();
+  const walk = (list: TableRef[]) => {
+    for (const ref of list) {
+      out.push(ref);
+      if (ref.derived && !seen.has(ref.derived)) {
+        seen.add(ref.derived);
+        walk(ref.derived.refs);
+      }
+    }
+  };
+  walk(refs);
+  for (const cte of own) {
+    if (!seen.has(cte)) {
+      seen.add(cte);
+      walk(cte.refs);
+    }
+  }
+  return out;
+}
+
+/** One item of a SELECT list: an output column (maybe from a column reference) or a star. */
+export type SelectItem =
+  | { name: string; source: string[] | null }
+  | { star: string[] };
+
+const OPERATOR = /^[-+*/%|&^=<>!~:,.]$/;
+const NOT_IMPLICIT_ALIAS = new Set(["END", "NULL", "TRUE", "FALSE", "DISTINCT", "ALL", "FROM"]);
+
+/**
+ * The output columns of a query's top-level SELECT list, as far as text shows them: `AS`
+ * aliases and implicit ones, column references (`o.price` is `price`), stars with their
+ * qualifier. An expression without an alias is left out (Spark names it by its text).
+ */
+export function selectItems(query: string): SelectItem[] {
+  const toks = tokens(query);
+  let i = ctesOf(query, toks, new Map()).next;
+  let depth = 0;
+  while (i < toks.length && !(depth === 0 && isWord(toks[i], "SELECT"))) {
+    if (toks[i].text === "(") depth++;
+    else if (toks[i].text === ")") depth--;
+    i++;
+  }
+  i++;
+  if (isWord(toks[i], "DISTINCT") || isWord(toks[i], "ALL")) i++;
+  const items: Tok[][] = [[]];
+  depth = 0;
+  for (; i < toks.length; i++) {
+    const t = toks[i];
+    if (t.text === "(") depth++;
+    else if (t.text === ")") depth--;
+    if (depth < 0) break;
+    if (depth === 0 && t.kind === "word" && NOT_ALIAS.has(t.text.toUpperCase()) && !isWord(t, "AS")) break;
+    if (depth === 0 && t.text === ",") items.push([]);
+    else items[items.length - 1].push(t);
+  }
+  const out: SelectItem[] = [];
+  for (const item of items) {
+    if (item.length === 0) continue;
+    const last = item[item.length - 1];
+    const before = item[item.length - 2];
+    if (last.text === "*" && (item.length === 1 || before?.text === ".")) {
+      out.push({ star: item.slice(0, -1).filter((t) => t.text !== ".").map((t) => unquote(t.text)) });
+      continue;
+    }
+    const isPath = item.every((t, k) => (k % 2 === 0 ? t.kind === "word" || t.kind === "ident" : t.text === "."));
+    if (isPath && item.length % 2 === 1) {
+      const parts = item.filter((t) => t.text !== ".").map((t) => unquote(t.text));
+      out.push({ name: parts[parts.length - 1], source: parts });
+      continue;
+    }
+    if (item.length < 2 || !(last.kind === "ident" || last.kind === "word")) continue;
+    if (isWord(before, "AS")) {
+      out.push({ name: unquote(last.text), source: null });
+    } else if (
+      !NOT_IMPLICIT_ALIAS.has(last.text.toUpperCase()) &&
+      !NOT_ALIAS.has(last.text.toUpperCase()) &&
+      !(before.kind === "punct" && OPERATOR.test(before.text) && before.text !== ")")
+    ) {
+      out.push({ name: unquote(last.text), source: null });
+    }
+  }
+  return out;
 }
 
 /** The 0-based offset of a 1-based line and column in `text` (clamped into the text). */
