@@ -113,7 +113,7 @@ def test_create_table_form_shows_the_error_at_the_field_then_creates(
     ui.login(page, "alice")
     page.goto(ui.url + "/catalog/demo/sales")
     page.get_by_role("button", name="New table").click()
-    expect(page).to_have_url(re.compile(r"/catalog/demo/sales/new-table$"))
+    expect(page).to_have_url(re.compile(r"/catalog/demo/sales\?new=table$"))
 
     page.get_by_label("Table name").fill("lines")
     page.get_by_label("Column 1 name").fill("price")
@@ -162,6 +162,33 @@ def test_create_table_form_shows_the_error_at_the_field_then_creates(
         {"name": "total", "kind": "computed", "expression": "price * qty"},
     ]
     assert body["created_by"] == "alice"
+
+
+def test_create_forms_take_no_name_away(ui: UI, page: Any, demo: User) -> None:
+    """The forms live in the query string (?new=…): a catalog called "new-catalog" and a
+    database called "new-database", created through those forms, have pages of their own."""
+    api = client_for(demo)
+    ui.login(page, "alice")
+    page.goto(ui.url + "/catalog")
+    page.get_by_role("button", name="New catalog").click()
+    expect(page).to_have_url(re.compile(r"/catalog\?new=catalog$"))
+    page.get_by_label("Name", exact=True).fill("new-catalog")
+    page.get_by_role("button", name="Create catalog").click()
+    expect(page).to_have_url(re.compile(r"/catalog/new-catalog$"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text("new-catalog")
+
+    page.get_by_role("button", name="New database").click()
+    expect(page).to_have_url(re.compile(r"/catalog/new-catalog\?new=database$"))
+    page.get_by_label("Name", exact=True).fill("new-database")
+    page.get_by_role("button", name="Create database").click()
+    expect(page).to_have_url(re.compile(r"/catalog/new-catalog/new-database$"))
+    expect(page.get_by_role("heading", level=1)).to_contain_text("new-database")
+    expect(page.get_by_role("button", name="New table")).to_be_visible()
+    assert api.get(f"{API}/catalogs/new-catalog/databases/new-database").status_code == 200
+
+    page.goto(ui.url + "/catalog/new-catalog")  # a page load, not only client navigation
+    expect(page.get_by_role("heading", level=1)).to_contain_text("new-catalog")
+    expect(page.get_by_role("link", name="new-database").first).to_be_visible()
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 // The catalog browser: a tree on the left, the page of the selected catalog, database,
 // table, view or function (or a create form) on the right. URLs:
 // /catalog, /catalog/<c>, /catalog/<c>/<d>, /catalog/<c>/<d>/(table|view|function)/<name>,
-// /catalog/new-catalog, /catalog/<c>/new-database, /catalog/<c>/<d>/new-table.
+// /catalog?new=catalog, /catalog/<c>?new=database, /catalog/<c>/<d>?new=table: the create
+// forms live in the query string, so that no name (a catalog called "new-catalog") is taken.
 import { useState, type ReactNode } from "react";
 import {
   enc,
@@ -16,7 +17,7 @@ import {
   type User,
 } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
-import { Link, navigate, pathOf, useSegments, useTitle } from "../../router";
+import { Link, navigate, pathOf, useLocation, useSegments, useTitle } from "../../router";
 import { CatalogTree, type ObjectKind, type Selection } from "./Tree";
 import {
   Breadcrumbs,
@@ -38,25 +39,26 @@ const KINDS: ObjectKind[] = ["table", "view", "function"];
 export function CatalogPage({ user }: { user: User }) {
   const segments = useSegments().slice(1);
   const [c, d, kind, name] = segments;
+  const creating = useLocation().search.get("new");
   const selection: Selection = {};
   let main: ReactNode;
 
-  if (segments.length === 0) {
-    main = <CatalogHome />;
-  } else if (segments.length === 1 && c === "new-catalog") {
+  if (segments.length === 0 && creating === "catalog") {
     main = <NewCatalogForm />;
+  } else if (segments.length === 0) {
+    main = <CatalogHome />;
+  } else if (segments.length === 1 && creating === "database") {
+    selection.catalog = c;
+    main = <NewDatabaseForm catalog={c} />;
   } else if (segments.length === 1) {
     selection.catalog = c;
     main = <CatalogView key={c} catalog={c} user={user} />;
-  } else if (segments.length === 2 && d === "new-database") {
-    selection.catalog = c;
-    main = <NewDatabaseForm catalog={c} />;
+  } else if (segments.length === 2 && creating === "table") {
+    Object.assign(selection, { catalog: c, database: d });
+    main = <NewTableForm catalog={c} database={d} />;
   } else if (segments.length === 2) {
     Object.assign(selection, { catalog: c, database: d });
     main = <DatabaseView key={`${c}/${d}`} catalog={c} database={d} />;
-  } else if (segments.length === 3 && kind === "new-table") {
-    Object.assign(selection, { catalog: c, database: d });
-    main = <NewTableForm catalog={c} database={d} />;
   } else if (segments.length === 4 && KINDS.includes(kind as ObjectKind)) {
     Object.assign(selection, { catalog: c, database: d, kind: kind as ObjectKind, name });
     const props = { catalog: c, database: d, name };
@@ -98,7 +100,7 @@ function CatalogHome() {
       <div className="cat-header">
         <h1>Catalogs</h1>
         <div className="spacer" />
-        <button type="button" className="primary" onClick={() => navigate("/catalog/new-catalog")}>
+        <button type="button" className="primary" onClick={() => navigate("/catalog?new=catalog")}>
           New catalog
         </button>
       </div>
@@ -216,7 +218,7 @@ function CatalogView({ catalog, user }: { catalog: string; user: User }) {
           <span className="badge info">catalog</span> {cat.name}
         </h1>
         <div className="spacer" />
-        <button type="button" className="primary" onClick={() => navigate(pathOf("catalog", catalog, "new-database"))}>
+        <button type="button" className="primary" onClick={() => navigate(`${pathOf("catalog", catalog)}?new=database`)}>
           New database
         </button>
         <button type="button" className="danger" onClick={() => void askDrop()}>
@@ -364,7 +366,7 @@ function DatabaseView({ catalog, database }: { catalog: string; database: string
         <button
           type="button"
           className="primary"
-          onClick={() => navigate(pathOf("catalog", catalog, database, "new-table"))}
+          onClick={() => navigate(`${pathOf("catalog", catalog, database)}?new=table`)}
         >
           New table
         </button>

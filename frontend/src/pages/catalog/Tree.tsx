@@ -448,7 +448,7 @@ export function CatalogTree({ selection }: { selection: Selection }) {
             <ListStatus state={list} empty="No catalogs yet." depth={0} />
           </ul>
           <div className="tree-footer">
-            <Link to="/catalog/new-catalog">+ New catalog</Link>
+            <Link to="/catalog?new=catalog">+ New catalog</Link>
           </div>
         </nav>
       )}
