@@ -1,5 +1,5 @@
 """POST /auth/token, POST /users (admins), GET /users/me; the browser's session login:
-POST /auth/login, POST /auth/logout, GET /auth/csrf."""
+POST /auth/login, POST /auth/logout, GET /auth/csrf, GET /auth/session."""
 
 from __future__ import annotations
 
@@ -153,3 +153,23 @@ class CsrfView(APIView):
     )
     def get(self, request: Request) -> Response:
         return Response({"csrf_token": get_token(request._request)})
+
+
+class SessionView(APIView):
+    """Who the request's session (or token) belongs to, answered to anyone: the UI asks this
+    when it starts, so that a visitor who is not logged in costs no 401."""
+
+    permission_classes = (AllowAny,)
+
+    @extend_schema(
+        responses=inline_serializer(
+            "SessionState",
+            {"authenticated": serializers.BooleanField(), "user": UserOut(allow_null=True)},
+        ),
+        description="`user` is the body of GET /users/me, or null when not logged in.",
+    )
+    def get(self, request: Request) -> Response:
+        user = request.user
+        if isinstance(user, User) and user.is_authenticated:
+            return Response({"authenticated": True, "user": UserOut(user).data})
+        return Response({"authenticated": False, "user": None})

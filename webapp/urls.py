@@ -7,7 +7,15 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from accounts.views import CsrfView, LoginView, LogoutView, MeView, TokenView, UsersView
+from accounts.views import (
+    CsrfView,
+    LoginView,
+    LogoutView,
+    MeView,
+    SessionView,
+    TokenView,
+    UsersView,
+)
 from catalog.completion import CompletionView
 from webapp.health import HealthView
 from webapp.ui import ui_index
@@ -18,6 +26,7 @@ api_v1: list[URLPattern | URLResolver] = [
     re_path(r"^auth/login/?$", LoginView.as_view(), name="auth-login"),
     re_path(r"^auth/logout/?$", LogoutView.as_view(), name="auth-logout"),
     re_path(r"^auth/csrf/?$", CsrfView.as_view(), name="auth-csrf"),
+    re_path(r"^auth/session/?$", SessionView.as_view(), name="auth-session"),
     re_path(r"^users/?$", UsersView.as_view(), name="users"),
     re_path(r"^users/me/?$", MeView.as_view(), name="users-me"),
     re_path(r"^schema/?$", SpectacularAPIView.as_view(), name="schema"),

@@ -1,7 +1,7 @@
 // The shell: login gate, top navigation, and the page for the current path. The editor
 // stays mounted while other pages show, so its tabs, sessions and running jobs survive.
 import { useCallback, useEffect, useState } from "react";
-import { ApiError, get, onUnauthenticated, post, type User } from "./api";
+import { get, onUnauthenticated, post, type User } from "./api";
 import { Link, navigate, useLocation } from "./router";
 import { LoginPage } from "./pages/LoginPage";
 import { EditorPage } from "./pages/editor/EditorPage";
@@ -24,12 +24,10 @@ export function App() {
   const { pathname } = useLocation();
 
   const loadUser = useCallback(() => {
-    get<User>("/users/me")
-      .then(setUser)
-      .catch((error: unknown) => {
-        if (error instanceof ApiError && error.status === 401) setUser(null);
-        else setUser(null);
-      });
+    // /auth/session answers 200 either way: no 401 in the console for a visitor.
+    get<{ user: User | null }>("/auth/session")
+      .then((state) => setUser(state.user))
+      .catch(() => setUser(null));
   }, []);
 
   useEffect(() => {

@@ -1,4 +1,5 @@
-"""The browser's session login: POST /auth/login and /auth/logout, GET /auth/csrf.
+"""The browser's session login: POST /auth/login and /auth/logout, GET /auth/csrf and
+/auth/session.
 
 Clients here enforce CSRF as a browser's requests are checked: a token from the csrftoken
 cookie must come back in the X-CSRFToken header.
@@ -151,6 +152,24 @@ def test_logout_without_a_session_is_fine(browser):
     assert response.status_code == 204
 
 
+def test_session_state_follows_login_and_logout_without_a_401(browser, alice):
+    before = browser.get(f"{API}/auth/session")
+    assert before.status_code == 200
+    assert before.json() == {"authenticated": False, "user": None}
+    assert login(browser).status_code == 200
+    during = browser.get(f"{API}/auth/session")
+    assert during.status_code == 200
+    assert during.json() == {"authenticated": True, "user": browser.get(f"{API}/users/me").json()}
+    token = browser.cookies[settings.CSRF_COOKIE_NAME].value
+    assert browser.post(f"{API}/auth/logout", HTTP_X_CSRFTOKEN=token).status_code == 204
+    assert browser.get(f"{API}/auth/session").json() == {"authenticated": False, "user": None}
+
+
+def test_session_state_with_a_token(alice_api):
+    body = alice_api.get(f"{API}/auth/session").json()
+    assert body["authenticated"] is True and body["user"]["username"] == "alice"
+
+
 def test_token_clients_are_unaffected(alice_api):
     assert alice_api.get(f"{API}/users/me").status_code == 200
     assert alice_api.post(f"{API}/catalogs", {"name": "tok"}).status_code == 201
@@ -161,3 +180,4 @@ def test_the_new_endpoints_are_in_the_openapi_document(anon_api):
     assert "post" in paths["/api/v1/auth/login"]
     assert "post" in paths["/api/v1/auth/logout"]
     assert "get" in paths["/api/v1/auth/csrf"]
+    assert "get" in paths["/api/v1/auth/session"]

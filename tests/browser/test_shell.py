@@ -16,8 +16,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 def test_login_shows_the_shell_and_logout_returns_to_the_form(
     ui: UI, page: Any, alice: User
 ) -> None:
+    console_errors: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
     page.goto(ui.url + "/")
     expect(page.get_by_role("button", name="Log in")).to_be_visible()
+    # Asking whether somebody is logged in is no error (GET /auth/session, not a 401).
+    assert console_errors == []
 
     page.get_by_label("Username").fill("alice")
     page.get_by_label("Password").fill("wrong password")
