@@ -82,10 +82,10 @@ def test_tree_to_orders_shows_schema_and_sample_rows(ui: UI, page: Any, demo: Us
     assert len(rows) == 100
     names = [c["name"] for c in columns]
     first_price = rows[0][names.index("price")]
-    cells = grid.get_by_role("cell")
+    cells = grid.get_by_role("gridcell")
     expect(cells.first).to_be_visible()
     assert cells.count() > 0
-    expect(grid.get_by_role("cell", name=str(first_price), exact=True).first).to_be_visible()
+    expect(grid.get_by_role("gridcell", name=str(first_price), exact=True).first).to_be_visible()
 
     # DDL: SHOW CREATE TABLE through a session of this tab.
     page.get_by_role("tab", name="DDL").click()

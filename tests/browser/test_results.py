@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ def test_big_result_grid_pages_and_downloads(ui: UI, page: Any, alice: User) -> 
     # Row 1 is id 0: s is NULL (a distinct grey italic marker), e is the empty string.
     first = row(grid, 1)
     expect(first.get_by_role("rowheader")).to_have_text("1")
-    cells = first.get_by_role("cell")
+    cells = first.get_by_role("gridcell")
     expect(cells).to_have_text(["0", "NULL", ""])
     expect(cells.nth(1).locator(".null")).to_have_text("NULL")
     assert cells.nth(2).locator(".null").count() == 0
@@ -62,7 +63,7 @@ def test_big_result_grid_pages_and_downloads(ui: UI, page: Any, alice: User) -> 
         .evaluate("e => [getComputedStyle(e).fontStyle, getComputedStyle(e).color]")
     )
     assert style[0] == "italic" and style[1] != "rgb(29, 35, 48)"
-    expect(row(grid, 2).get_by_role("cell")).to_have_text(["1", "1", ""])
+    expect(row(grid, 2).get_by_role("gridcell")).to_have_text(["1", "1", ""])
 
     # Virtualised: a page holds 1,000 rows but only the visible few are in the DOM.
     rendered = grid.locator(".rv-row").count()
@@ -73,7 +74,7 @@ def test_big_result_grid_pages_and_downloads(ui: UI, page: Any, alice: User) -> 
 
     # Scrolling to the end of the page renders its last rows (and drops the first ones).
     grid.evaluate("e => { e.scrollTop = e.scrollHeight; }")
-    expect(row(grid, 1000).get_by_role("cell")).to_have_text(["999", "999", ""])
+    expect(row(grid, 1000).get_by_role("gridcell")).to_have_text(["999", "999", ""])
     expect(row(grid, 1)).to_have_count(0)
     assert grid.locator(".rv-row").count() < 80
 
@@ -81,14 +82,16 @@ def test_big_result_grid_pages_and_downloads(ui: UI, page: Any, alice: User) -> 
     pager.get_by_role("button", name="Next page").click()
     expect(pager.get_by_test_id("result-range")).to_have_text(f"rows 1,001{DASH}2,000 of 100,000")
     expect(row(grid, 1001).get_by_role("rowheader")).to_have_text("1001")
-    expect(row(grid, 1001).get_by_role("cell")).to_have_text(["1000", "1000", ""])
-    expect(row(grid, 1002).get_by_role("cell")).to_have_text(["1001", "NULL", ""])  # 1001 = 7 * 143
+    expect(row(grid, 1001).get_by_role("gridcell")).to_have_text(["1000", "1000", ""])
+    expect(row(grid, 1002).get_by_role("gridcell")).to_have_text(
+        ["1001", "NULL", ""]
+    )  # 1001 = 7 * 143
     ui.screenshot(page, "job-result")
 
     # Back again: tokens are forward-only, the view kept the first page's.
     pager.get_by_role("button", name="Previous page").click()
     expect(pager.get_by_test_id("result-range")).to_have_text(f"rows 1{DASH}1,000 of 100,000")
-    expect(row(grid, 2).get_by_role("cell")).to_have_text(["1", "1", ""])
+    expect(row(grid, 2).get_by_role("gridcell")).to_have_text(["1", "1", ""])
 
     # The CSV download is the whole result: a header, NULL as an empty cell, 100,000 rows.
     with page.expect_download() as info:
@@ -108,6 +111,61 @@ def test_big_result_grid_pages_and_downloads(ui: UI, page: Any, alice: User) -> 
         link = page.get_by_role("link", name=fmt.upper() if fmt == "json" else "Parquet")
         expect(link).to_have_attribute("href", f"/api/v1/jobs/{job['id']}/result.{fmt}")
         expect(link).to_have_attribute("download", "")
+
+
+def test_copy_a_cell_and_the_page(ui: UI, page: Any, alice: User) -> None:
+    job = run(
+        alice,
+        "SELECT id, IF(id = 1, NULL, concat('v', id)) AS s, 'a\tb' AS t FROM range(40)",
+    )
+    assert job["status"] == "FINISHED", job
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs/{job['id']}")
+    grid = page.get_by_test_id("result-grid")
+    notice = page.get_by_test_id("result-notice")
+
+    def clipboard() -> str:
+        text: str = page.evaluate("navigator.clipboard.readText()")
+        return text
+
+    def copied(expected: str) -> None:
+        """Until the clipboard holds ``expected`` (copying is asynchronous)."""
+        deadline = time.monotonic() + 5
+        while clipboard() != expected:
+            assert time.monotonic() < deadline, f"the clipboard holds {clipboard()!r}"
+            time.sleep(0.05)
+
+    # A click selects a cell; Ctrl+C copies its whole value.
+    row(grid, 3).get_by_role("gridcell").nth(1).click()
+    expect(row(grid, 3).get_by_role("gridcell").nth(1)).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("Control+c")
+    expect(notice).to_have_text("Copied the value")
+    copied("v2")
+    # The arrow keys move the selection: up to the NULL (copied as nothing), then right.
+    page.keyboard.press("ArrowUp")
+    expect(row(grid, 2).get_by_role("gridcell").nth(1)).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("Control+c")
+    copied("")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Control+c")
+    copied("a\tb")
+    # Down past the bottom of the view scrolls the grid to keep the selection visible.
+    for _ in range(35):
+        page.keyboard.press("ArrowDown")
+    selected = row(grid, 37).get_by_role("gridcell").nth(2)
+    expect(selected).to_have_attribute("aria-selected", "true")
+    expect(selected).to_be_in_viewport()
+
+    # Copy page: the column names, then every row of the page as tab-separated text.
+    page.get_by_role("button", name="Copy page").click()
+    expect(notice).to_have_text("Copied 40 rows")
+    lines = clipboard().split("\n")
+    assert lines[0] == "id\ts\tt"
+    assert lines[1] == '0\tv0\t"a\tb"'
+    assert lines[2] == '1\t\t"a\tb"'
+    assert lines[40] == '39\tv39\t"a\tb"'
+    assert lines[41:] == [""]
 
 
 def test_chart_of_the_current_page(ui: UI, page: Any, alice: User) -> None:
@@ -187,4 +245,4 @@ def test_empty_and_command_results(ui: UI, page: Any, alice: User) -> None:
         f"{count} {'row' if count == 1 else 'rows'}"
     )
     expect(grid.locator(".rv-row")).to_have_count(count)
-    expect(grid.get_by_role("cell", name="spark.sql.shuffle.partitions")).to_be_visible()
+    expect(grid.get_by_role("gridcell", name="spark.sql.shuffle.partitions")).to_be_visible()

@@ -1,8 +1,19 @@
 // The result of a finished job: a virtualised grid over pages of 1,000 rows (column types in
-// the header, NULL distinct from ''), downloads, and a chart of the current page.
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+// the header, NULL distinct from ''), downloads, copying, and a chart of the current page.
+// A click selects a cell; the arrow keys move the selection and Ctrl/Cmd-C copies its value.
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type KeyboardEvent,
+  type MouseEvent,
+} from "react";
 import { API, ApiError, enc, get, qs, type Job, type ResultColumn, type ResultPage } from "../../api";
 import { ResultChart } from "./ResultChart";
+import { copyText } from "./clipboard";
 import {
   PAGE_SIZE,
   ROW_HEIGHT,
@@ -10,6 +21,8 @@ import {
   columnWidths,
   isNumericType,
   pageRange,
+  scrollToShow,
+  toTsv,
   truncate,
   visibleWindow,
 } from "./model";
@@ -43,6 +56,7 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
   const [page, setPage] = useState<LoadedPage | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
+  const [notice, setNotice] = useState("");
   // Page tokens are forward-only: tokens[i] fetches page i; we keep every one we saw.
   const tokens = useRef<(string | null)[]>([null]);
   // The job's own column list, for a page that names none (kept in a ref: a caller that
@@ -84,6 +98,20 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
   const total = result.row_count;
   const base = `${API}/jobs/${enc(job.id)}/result`;
 
+  const announce = useCallback((text: string) => {
+    setNotice(text);
+    window.setTimeout(() => setNotice((current) => (current === text ? "" : current)), 2500);
+  }, []);
+  const copy = useCallback(
+    (text: string, what: string) => {
+      copyText(text).then(
+        () => announce(`Copied ${what}`),
+        () => announce("The browser did not allow copying."),
+      );
+    },
+    [announce],
+  );
+
   return (
     <section
       className="result-view"
@@ -101,6 +129,20 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
           </span>
         )}
         <span className="spacer" />
+        <span className="muted result-notice" role="status" data-testid="result-notice">
+          {notice}
+        </span>
+        <button
+          type="button"
+          className="small"
+          disabled={!rows || rows.length === 0}
+          title="Copy the rows on this page, with the column names, as tab-separated text"
+          onClick={() =>
+            rows && copy(toTsv(columns, rows), `${rows.length.toLocaleString("en-US")} ${rows.length === 1 ? "row" : "rows"}`)
+          }
+        >
+          Copy page
+        </button>
         <span className="muted">Download</span>
         <a className="button small" href={`${base}.csv`} download>
           CSV
@@ -145,7 +187,13 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
             No rows
           </div>
         ) : view === "table" ? (
-          <ResultGrid columns={columns} rows={rows} offset={pageIndex * PAGE_SIZE} total={total} />
+          <ResultGrid
+            columns={columns}
+            rows={rows}
+            offset={pageIndex * PAGE_SIZE}
+            total={total}
+            onCopy={(value) => copy(cellText(value) ?? "", "the value")}
+          />
         ) : (
           <ResultChart
             columns={columns}
@@ -194,14 +242,18 @@ function ResultGrid({
   rows,
   offset,
   total,
+  onCopy,
 }: {
   columns: ResultColumn[];
   rows: unknown[][];
   offset: number;
   total: number;
+  onCopy: (value: unknown) => void;
 }) {
   const scroller = useRef<HTMLDivElement>(null);
   const [scrollTop, setScrollTop] = useState(0);
+  // The selected cell (row on this page, column), or none.
+  const [selected, setSelected] = useState<{ row: number; col: number } | null>(null);
   const [viewport, setViewport] = useState(600);
   const frame = useRef<number | null>(null);
 
@@ -218,11 +270,50 @@ function ResultGrid({
     return () => observer.disconnect();
   }, []);
 
-  // A new page starts at its top.
+  // A new page starts at its top, with nothing selected.
   useLayoutEffect(() => {
     if (scroller.current) scroller.current.scrollTop = 0;
     setScrollTop(0);
+    setSelected(null);
   }, [rows]);
+
+  const select = (event: MouseEvent<HTMLDivElement>) => {
+    const cell = (event.target as HTMLElement).closest<HTMLElement>("[data-col]");
+    const row = cell?.parentElement?.dataset.row;
+    if (!cell || row === undefined) return;
+    setSelected({ row: Number(row), col: Number(cell.dataset.col) });
+  };
+
+  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
+    if (!selected) return;
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "c") {
+      if (window.getSelection()?.toString()) return; // the user selected text: copy that
+      event.preventDefault();
+      onCopy(rows[selected.row]?.[selected.col]);
+      return;
+    }
+    const moves: Record<string, [number, number]> = {
+      ArrowUp: [-1, 0],
+      ArrowDown: [1, 0],
+      ArrowLeft: [0, -1],
+      ArrowRight: [0, 1],
+    };
+    const move = moves[event.key];
+    if (event.key === "Escape") {
+      setSelected(null);
+      return;
+    }
+    if (!move) return;
+    event.preventDefault();
+    const row = Math.max(0, Math.min(rows.length - 1, selected.row + move[0]));
+    const col = Math.max(0, Math.min(columns.length - 1, selected.col + move[1]));
+    setSelected({ row, col });
+    const element = scroller.current;
+    if (element) {
+      const top = scrollToShow(row, element.scrollTop, element.clientHeight, HEADER_HEIGHT);
+      if (top !== element.scrollTop) element.scrollTop = top;
+    }
+  };
 
   useEffect(
     () => () => {
@@ -247,8 +338,10 @@ function ResultGrid({
       ref={scroller}
       className="rv-scroll"
       onScroll={onScroll}
+      onMouseDown={select}
+      onKeyDown={onKeyDown}
       tabIndex={0}
-      role="table"
+      role="grid"
       aria-label="Result rows"
       aria-rowcount={total + 1}
       aria-colcount={columns.length + 1}
@@ -282,13 +375,21 @@ function ResultGrid({
                   className="rv-row"
                   role="row"
                   aria-rowindex={number + 1}
+                  data-row={start + i}
                   style={{ height: ROW_HEIGHT }}
                 >
                   <div className="rv-cell rv-rownum" role="rowheader" style={{ width: ROWNUM_WIDTH }}>
                     {number}
                   </div>
                   {columns.map((_, c) => (
-                    <Cell key={c} value={row[c]} width={widths[c]} numeric={numeric[c]} />
+                    <Cell
+                      key={c}
+                      col={c}
+                      value={row[c]}
+                      width={widths[c]}
+                      numeric={numeric[c]}
+                      selected={selected?.row === start + i && selected.col === c}
+                    />
                   ))}
                 </div>
               );
@@ -300,19 +401,34 @@ function ResultGrid({
   );
 }
 
-function Cell({ value, width, numeric }: { value: unknown; width: number; numeric: boolean }) {
+function Cell({
+  col,
+  value,
+  width,
+  numeric,
+  selected,
+}: {
+  col: number;
+  value: unknown;
+  width: number;
+  numeric: boolean;
+  selected: boolean;
+}) {
   const text = cellText(value);
+  const mark = selected ? " selected" : "";
   if (text === null)
     return (
-      <div className="rv-cell" role="cell" style={{ width }}>
+      <div className={`rv-cell${mark}`} role="gridcell" aria-selected={selected} data-col={col} style={{ width }}>
         <span className="null">NULL</span>
       </div>
     );
   const { shown, cut } = truncate(text);
   return (
     <div
-      className={`rv-cell${numeric ? " num" : ""}`}
-      role="cell"
+      className={`rv-cell${numeric ? " num" : ""}${mark}`}
+      role="gridcell"
+      aria-selected={selected}
+      data-col={col}
       style={{ width }}
       title={cut || text.length > 8 ? text : undefined}
     >

@@ -8,8 +8,12 @@ import {
   labelIndices,
   niceTicks,
   pageRange,
+  ROW_HEIGHT,
+  scrollToShow,
   toNumber,
+  toTsv,
   truncate,
+  tsvField,
   visibleWindow,
 } from "./model";
 
@@ -122,5 +126,34 @@ describe("chartData", () => {
       { name: "n", values: [1, null] },
       { name: "d", values: [2.5, 3] },
     ]);
+  });
+});
+
+describe("tab-separated copy", () => {
+  it("NULL is empty; tabs, line breaks and quotes are quoted", () => {
+    expect(tsvField(null)).toBe("");
+    expect(tsvField("")).toBe("");
+    expect(tsvField(12.5)).toBe("12.5");
+    expect(tsvField("a\tb")).toBe('"a\tb"');
+    expect(tsvField("line 1\nline 2")).toBe('"line 1\nline 2"');
+    expect(tsvField('say "hi"')).toBe('"say ""hi"""');
+    expect(tsvField({ k: [1, 2] })).toBe('"{""k"":[1,2]}"');
+  });
+  it("a header line, then one line per row", () => {
+    const columns = [{ name: "id" }, { name: "s" }];
+    expect(toTsv(columns, [[0, null], [1, "x"]])).toBe("id\ts\n0\t\n1\tx\n");
+  });
+});
+
+describe("scrollToShow", () => {
+  const header = 40;
+  const viewport = header + 10 * ROW_HEIGHT; // ten rows in view under the header
+  it("keeps the position while the row is in view", () => {
+    expect(scrollToShow(0, 0, viewport, header)).toBe(0);
+    expect(scrollToShow(9, 0, viewport, header)).toBe(0);
+  });
+  it("scrolls down just enough, or up to the row", () => {
+    expect(scrollToShow(10, 0, viewport, header)).toBe(ROW_HEIGHT);
+    expect(scrollToShow(3, 5 * ROW_HEIGHT, viewport, header)).toBe(3 * ROW_HEIGHT);
   });
 });

@@ -144,3 +144,26 @@ export function chartData(
     })),
   };
 }
+
+/** One field of tab-separated text as spreadsheets read it: NULL is empty, and a value with
+ * a tab, a line break or a double quote is quoted (quotes doubled). */
+export function tsvField(value: unknown): string {
+  const text = cellText(value) ?? "";
+  return /[\t\n\r"]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** Rows as tab-separated text with a header line, for the clipboard. */
+export function toTsv(columns: { name: string }[], rows: unknown[][]): string {
+  const lines = [columns.map((column) => tsvField(column.name))];
+  for (const row of rows) lines.push(columns.map((_, i) => tsvField(row[i])));
+  return lines.map((line) => line.join("\t")).join("\n") + "\n";
+}
+
+/** The scrollTop that brings row `row` into a viewport (unchanged when it is in view). */
+export function scrollToShow(row: number, scrollTop: number, viewport: number, header: number): number {
+  const top = row * ROW_HEIGHT;
+  const visible = Math.max(ROW_HEIGHT, viewport - header);
+  if (top < scrollTop) return top;
+  if (top + ROW_HEIGHT > scrollTop + visible) return top + ROW_HEIGHT - visible;
+  return scrollTop;
+}
