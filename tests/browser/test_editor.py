@@ -53,6 +53,14 @@ def set_sql(page: Any, sql: str) -> None:
     page.keyboard.press("Control+End")
 
 
+def type_after_select(page: Any, text: str) -> None:
+    """Type ``text`` right after the editor's leading ``SELECT `` (a select list to fill)."""
+    page.keyboard.press("Control+Home")
+    for _ in range(len("SELECT ")):
+        page.keyboard.press("ArrowRight")
+    page.keyboard.type(text)
+
+
 def accept_completion(page: Any, label: str) -> None:
     """Accept the selected completion once it is ``label``. CodeMirror ignores Enter for 75 ms
     after the list opens (``interactionDelay``, so a fast typist does not pick by accident);
@@ -196,10 +204,7 @@ def test_autocomplete_objects_and_columns(ui: UI, page: Any, demo: User) -> None
 
     # columns of the FROM table, after its alias
     set_sql(page, "SELECT  FROM demo.sales.orders o")
-    page.keyboard.press("Control+Home")
-    for _ in range(len("SELECT ")):
-        page.keyboard.press("ArrowRight")
-    page.keyboard.type("o.")
+    type_after_select(page, "o.")
     expect(popup).to_contain_text("customer_id")
     expect(popup).to_contain_text("price")
     page.keyboard.type("pr")
@@ -227,10 +232,7 @@ def test_autocomplete_objects_and_columns(ui: UI, page: Any, demo: User) -> None
     page.keyboard.press("Escape")
 
     set_sql(page, "SELECT  FROM (SELECT qty * 2 AS double_qty FROM demo.sales.orders) AS s")
-    page.keyboard.press("Control+Home")
-    for _ in range(len("SELECT ")):
-        page.keyboard.press("ArrowRight")
-    page.keyboard.type("s.")
+    type_after_select(page, "s.")
     expect(popup).to_contain_text("double_qty")
     accept_completion(page, "double_qty")
     expect(editor(page)).to_have_text(
