@@ -24,12 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, urlencode
+
+from harness import bench_database_url, ensure_database
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432/postgres"
 CATALOG = "bench"
 PAGE_SIZE = 50
 BENCH_USER = "bench"
@@ -89,28 +90,6 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def bench_database_url(db_name: str) -> str:
-    """The server of DATABASE_URL (when it is PostgreSQL), with our own database name."""
-    base = os.environ.get("DATABASE_URL", "")
-    if not base.startswith(("postgres://", "postgresql://")):
-        base = DEFAULT_SERVER
-    return urlunsplit(urlsplit(base)._replace(path=f"/{db_name}"))
-
-
-def ensure_database(url: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            return
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        print(f"Created database {name}.")
-
-
 def setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ["DJANGO_DEBUG"] = "0"  # measure the production configuration
@@ -162,7 +141,8 @@ def _load() -> str:
 def main() -> None:
     args = parse_args()
     url = bench_database_url(args.db_name)
-    ensure_database(url)
+    if ensure_database(url):
+        print(f"Created database {args.db_name}.")
     setup_django(url)
 
     from django.contrib.auth.models import User

@@ -25,8 +25,9 @@ def bench_database_url(db_name: str) -> str:
     return urlunsplit(urlsplit(base)._replace(path=f"/{db_name}"))
 
 
-def ensure_database(url: str) -> None:
-    """Create the database of ``url`` when it is missing (never the test database)."""
+def ensure_database(url: str) -> bool:
+    """Create the database of ``url`` when it is missing (never the test database); True
+    when it was created."""
     import psycopg
     from psycopg import sql
 
@@ -34,8 +35,10 @@ def ensure_database(url: str) -> None:
     name = parts.path.lstrip("/")
     admin = urlunsplit(parts._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            return False
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return True
 
 
 @dataclass
