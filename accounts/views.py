@@ -51,6 +51,15 @@ class InvalidCredentials(CoreError):
     code = "INVALID_CREDENTIALS"
 
 
+def _credentials_user(request: Request) -> User | None:
+    """The active user named by the body's username and password, or None."""
+    body = Credentials(data=request.data)
+    body.is_valid(raise_exception=True)
+    data = body.validated_data
+    user = authenticate(request, username=data["username"], password=data["password"])
+    return user if isinstance(user, User) and user.is_active else None
+
+
 class TokenView(APIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
@@ -61,14 +70,8 @@ class TokenView(APIView):
         auth=[],
     )
     def post(self, request: Request) -> Response:
-        body = Credentials(data=request.data)
-        body.is_valid(raise_exception=True)
-        user = authenticate(
-            request,
-            username=body.validated_data["username"],
-            password=body.validated_data["password"],
-        )
-        if user is None or not user.is_active:
+        user = _credentials_user(request)
+        if user is None:
             raise NotAuthenticatedError("The username or password is not correct.")
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
@@ -113,14 +116,8 @@ class LoginView(APIView):
         "csrftoken cookie echoed in the X-CSRFToken header. The token rotates on login.",
     )
     def post(self, request: Request) -> Response:
-        body = Credentials(data=request.data)
-        body.is_valid(raise_exception=True)
-        user = authenticate(
-            request,
-            username=body.validated_data["username"],
-            password=body.validated_data["password"],
-        )
-        if not isinstance(user, User) or not user.is_active:
+        user = _credentials_user(request)
+        if user is None:
             raise InvalidCredentials("The username or password is not correct.")
         login(request._request, user)
         return Response(UserOut(user).data)
