@@ -53,6 +53,15 @@ SLOW_QUERY = (
     "SELECT id, id * 7 AS seven, sha2(CAST(id AS STRING), 256) AS digest "
     "FROM range(0, 3000000000, 1, 4)"
 )
+# The events of a CTAS that failed: its stage table dropped and its files deleted after.
+CTAS_FAILED_EVENTS = [
+    "created",
+    "stage_table_created",
+    "running",
+    "failed",
+    "stage_table_dropped",
+    "data_cleaned",
+]
 # Fails inside Spark on one row, after other rows (and tasks) were written.
 FAILING_QUERY = "SELECT id, 10 DIV (id - 1999999) AS r FROM range(0, 3000000, 1, 3)"
 
@@ -279,15 +288,7 @@ def test_ctas_failing_inside_spark_leaves_nothing(alice: Pipeline, catalog: str)
     assert "DIVIDE_BY_ZERO" in job["error"]["message"]
     for noise in ("\tat ", "Traceback", "org.apache.spark", "\n"):
         assert noise not in job["error"]["message"]
-    expected_events = [
-        "created",
-        "stage_table_created",
-        "running",
-        "failed",
-        "stage_table_dropped",
-        "data_cleaned",
-    ]
-    assert settled_events(job["id"], expected_events) == expected_events
+    assert settled_events(job["id"], CTAS_FAILED_EVENTS) == CTAS_FAILED_EVENTS
     assert_nothing_left(catalog, "bad")
 
 
@@ -305,15 +306,7 @@ def test_ctas_raise_error_on_an_external_path_leaves_nothing(
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "SPARK_ERROR"
     assert "row 2500000 is bad" in job["error"]["message"]
-    expected_events = [
-        "created",
-        "stage_table_created",
-        "running",
-        "failed",
-        "stage_table_dropped",
-        "data_cleaned",
-    ]
-    assert settled_events(job["id"], expected_events) == expected_events
+    assert settled_events(job["id"], CTAS_FAILED_EVENTS) == CTAS_FAILED_EVENTS
     assert_nothing_left(catalog, "bad", external_dir)
     assert not external_dir.exists()  # the CTAS made it; clean-up removed it
 
@@ -369,9 +362,7 @@ def test_ctas_timeout_leaves_nothing(catalog: str, external_dir: Path) -> None:
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "TIMEOUT"
     assert 4 <= time.monotonic() - started < 15
-    expected_events = ["created", "stage_table_created", "running", "failed"]
-    expected_events += ["stage_table_dropped", "data_cleaned"]
-    assert settled_events(job["id"], expected_events) == expected_events
+    assert settled_events(job["id"], CTAS_FAILED_EVENTS) == CTAS_FAILED_EVENTS
     assert_nothing_left(catalog, "slow", external_dir)
 
 
@@ -687,7 +678,5 @@ def test_worker_killed_mid_write_leaves_nothing(
     body = wait_until(ended, 30, 0.25, "the lost job to fail")
     assert time.monotonic() - killed < 30
     assert body["status"] == "FAILED" and body["error"]["code"] == "WORKER_LOST", body
-    expected_events = ["created", "stage_table_created", "running", "failed"]
-    expected_events += ["stage_table_dropped", "data_cleaned"]
-    assert settled_events(job_id, expected_events) == expected_events
+    assert settled_events(job_id, CTAS_FAILED_EVENTS) == CTAS_FAILED_EVENTS
     assert_nothing_left(catalog, "lost")
