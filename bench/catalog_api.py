@@ -54,6 +54,12 @@ class Result:
         return cuts[p - 1]
 
     @property
+    def sql(self) -> str:
+        """SQL queries per request: "3", or "3-4" when requests differed."""
+        low, high = self.queries
+        return f"{low}" if low == high else f"{low}-{high}"
+
+    @property
     def verdict(self) -> str:
         if self.target is None:
             return "-"
@@ -338,25 +344,19 @@ def main() -> None:
     header = f"{'request':32} {'p50':>7} {'p95':>7} {'p99':>7} {'max':>7} {'SQL':>5} {'KB':>6}"
     print(header + "  target")
     for r in results:
-        sql = (
-            f"{r.queries[0]}" if r.queries[0] == r.queries[1] else f"{r.queries[0]}-{r.queries[1]}"
-        )
         goal = f"p95<={r.target.p95_ms:.0f} {r.verdict}" if r.target else ""
         print(
             f"{r.name:32} {r.pct(50):7.1f} {r.pct(95):7.1f} {r.pct(99):7.1f} "
-            f"{max(r.times_ms):7.1f} {sql:>5} {r.avg_bytes / 1024:6.1f}  {goal}"
+            f"{max(r.times_ms):7.1f} {r.sql:>5} {r.avg_bytes / 1024:6.1f}  {goal}"
         )
 
     print("\n| Request | p50 ms | p95 ms | p99 ms | max ms | SQL queries | Target (p95) | Result |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
-        sql = (
-            f"{r.queries[0]}" if r.queries[0] == r.queries[1] else f"{r.queries[0]}-{r.queries[1]}"
-        )
         goal = f"≤ {r.target.p95_ms:.0f} ms" if r.target else "-"
         print(
             f"| {r.name} | {r.pct(50):.1f} | {r.pct(95):.1f} | {r.pct(99):.1f} | "
-            f"{max(r.times_ms):.1f} | {sql} | {goal} | {r.verdict} |"
+            f"{max(r.times_ms):.1f} | {r.sql} | {goal} | {r.verdict} |"
         )
     missed = [r.name for r in results if r.verdict == "MISS"]
     print(f"\n{'MISS: ' + ', '.join(missed) if missed else 'All targets met.'}")
