@@ -18,7 +18,6 @@ seconds (median of the runs) and the overhead ratio; it does not assert.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import platform
 import shutil
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import setup_django, start_worker, stop_worker
+from harness import plain_spark, setup_django, start_worker, stop_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -77,22 +76,9 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, client: Any, worker: subprocess.Popen[bytes], data: Path) -> None:
-    from pyspark.sql import SparkSession
-
     from jobs.models import Job, JobEvent, Worker
 
-    spark = (
-        SparkSession.builder.master("local[*]")
-        .appName("bench-plain")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.warehouse.dir", str(data / "plain-warehouse"))
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    spark = plain_spark(data / "plain-warehouse")
 
     deadline = time.monotonic() + 180
     while not Worker.objects.filter(hostname__startswith="bench-ctas-worker@").exists():

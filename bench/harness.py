@@ -3,6 +3,7 @@ with a throw-away data dir, an authenticated test client, and a real Celery work
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -125,3 +126,23 @@ def stop_worker(worker: subprocess.Popen[bytes], name: str) -> None:
     except subprocess.TimeoutExpired:
         worker.kill()
     Worker.objects.filter(hostname__startswith=f"{name}@").delete()
+
+
+def plain_spark(warehouse: Path) -> Any:
+    """Plain PySpark in this process, what Tessera is compared with: local[*], UTC, 8
+    shuffle partitions, no UI, quiet logs."""
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[*]")
+        .appName("bench-plain")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.warehouse.dir", str(warehouse))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    return spark

@@ -19,7 +19,6 @@ reports; it does not assert.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import platform
 import shutil
@@ -31,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import setup_django, start_worker, stop_worker
+from harness import plain_spark, setup_django, start_worker, stop_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -107,22 +106,9 @@ def run(
     database_model: Any,
     schema_class: Any,
 ) -> None:
-    from pyspark.sql import SparkSession
-
     from jobs.models import Worker
 
-    spark = (
-        SparkSession.builder.master("local[*]")
-        .appName("bench-plain")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.warehouse.dir", str(external.parent / "plain-warehouse"))
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    logging.getLogger("py4j").setLevel(logging.WARNING)
+    spark = plain_spark(external.parent / "plain-warehouse")
     path = external / "rows"
     started = time.perf_counter()
     spark.range(args.rows).selectExpr(
