@@ -49,7 +49,12 @@ def _spark_dir() -> Path:
 
 
 def _builder() -> Any:
-    builder: Any = SparkSession.builder.appName("tessera-worker")
+    # Spark must read exactly the text the guard checked: no ${…} substitution before parsing
+    # (it would expand ${env:…}, ${system:…} and ${spark:…} into the statement).
+    builder: Any = (
+        SparkSession.builder.appName("tessera-worker")
+        .config("spark.sql.variable.substitute", "false")
+    )
     if is_connect():
         return builder.remote(settings.SPARK_REMOTE).config("spark.sql.session.timeZone", "UTC")
     spark_dir = _spark_dir()
