@@ -14,6 +14,7 @@ from django.db import IntegrityError, models, transaction
 
 from catalog import storage
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
+from core import options as table_options
 from core.datatypes import DataType, parse_data_type
 from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
 from core.identifiers import quote_path, validate_name
@@ -35,13 +36,37 @@ def is_admin(user: User) -> bool:
     return bool(getattr(user, "is_superuser", False) or getattr(user, "is_staff", False))
 
 
+def may_modify(user: User, *owners: Any) -> bool:
+    """Admins and the owners given (the object's owner, its catalog's owner) may change it."""
+    if is_admin(user):
+        return True
+    return any(owner is not None and owner == user.pk for owner in owners)
+
+
 def _ensure_can_modify(user: User, what: str, *owners: Any) -> None:
     """Admins, the object's owner and the owner of its catalog may change or drop it."""
-    if is_admin(user):
-        return
-    if any(owner is not None and owner == user.pk for owner in owners):
-        return
-    raise PermissionDenied(f"Only its owner, the catalog's owner or an admin may change {what}.")
+    if not may_modify(user, *owners):
+        raise PermissionDenied(
+            f"Only its owner, the catalog's owner or an admin may change {what}."
+        )
+
+
+def may_write_table(user: User, table: Table) -> bool:
+    """Whether ``user`` may write rows into ``table`` (INSERT INTO, INSERT OVERWRITE,
+    statement sets): the owner rule of DDL — its creator, its catalog's owner or an admin —
+    until team grants exist."""
+    return may_modify(user, table.created_by_id, table.database.catalog.owner_id)
+
+
+def ensure_can_write_table(user: User, table: Table) -> None:
+    """Refuse a write into ``table`` by someone ``may_write_table`` does not allow."""
+    if not may_write_table(user, table):
+        path = _object_path(table.database, table.name)
+        raise PermissionDenied(
+            f"You may not write into table {path}: only its owner, the owner of its catalog "
+            "or an admin may insert into it or overwrite it.",
+            details={"identifier": [table.database.catalog.name, table.database.name, table.name]},
+        )
 
 
 def _user_or_none(user: User) -> Any:
@@ -67,9 +92,28 @@ def _check_string_map(value: Mapping[str, Any], field: str) -> dict[str, str]:
     return result
 
 
+def _source_keys_in_lower_case(checked: dict[str, str]) -> dict[str, str]:
+    """``Connector``/``PATH``/… as their lower-case selves (Spark reads keys
+    case-insensitively); two spellings of one key are refused."""
+    result: dict[str, str] = {}
+    seen: dict[str, str] = {}
+    for key, value in checked.items():
+        lowered = key.lower()
+        if lowered in seen:
+            raise CoreError(
+                f"The option '{key}' is given twice (as '{seen[lowered]}' and '{key}'); "
+                "option keys are case-insensitive.",
+                details={"field": f"options.{key}"},
+            )
+        seen[lowered] = key
+        result[lowered if lowered in table_options.SOURCE_KEYS else key] = value
+    return result
+
+
 def check_options(options: Mapping[str, Any]) -> dict[str, str]:
     """Table options: managed ({"format"}) or external ({"connector", "path"}), checked and
-    normalised (for permanent and temporary tables alike)."""
+    normalised (for permanent and temporary tables alike); every other option must be on
+    the format's allow-list (``core.options``), and the path inside the storage roots."""
     checked = _check_string_map(options, "options")
     for key in checked:
         if key.startswith(RESERVED_PREFIXES):
@@ -78,16 +122,19 @@ def check_options(options: Mapping[str, Any]) -> dict[str, str]:
                 f"({', '.join(RESERVED_PREFIXES)}).",
                 details={"field": f"options.{key}"},
             )
+    checked = _source_keys_in_lower_case(checked)
+    rest = {k: v for k, v in checked.items() if k not in table_options.SOURCE_KEYS}
+    for key in rest:  # fs.*, spark.*, unknown keys: refused before anything else
+        table_options.check_key(key)
     connector, path = checked.get("connector"), checked.get("path")
     if connector is None and path is None:
-        fmt = checked.setdefault("format", "parquet").lower()
+        fmt = checked.get("format", "parquet").lower()
         if fmt not in FILE_FORMATS:
             raise CoreError(
                 f"Unknown format '{checked['format']}'. Supported: {', '.join(FILE_FORMATS)}.",
                 details={"field": "options.format"},
             )
-        checked["format"] = fmt
-        return checked
+        return {"format": fmt, **table_options.check_options(fmt, rest)}
     if connector is None or path is None:
         missing = "connector" if connector is None else "path"
         raise CoreError(
@@ -104,9 +151,11 @@ def check_options(options: Mapping[str, Any]) -> dict[str, str]:
             "An external table's format is its 'connector'; drop the 'format' option.",
             details={"field": "options.format"},
         )
-    checked["connector"] = connector.lower()
-    checked["path"] = storage.normalize_external_path(path)
-    return checked
+    fmt = connector.lower()
+    result = {"connector": fmt, "path": storage.normalize_external_path(path)}
+    if "format" in checked:
+        result["format"] = checked["format"]
+    return {**result, **table_options.check_options(fmt, rest)}
 
 
 def check_partitioning(partition_by: Sequence[Any], resolved: ResolvedSchema) -> list[str]:
@@ -445,15 +494,22 @@ def table_create_from_properties(
 ) -> Table:
     """Create a table from its FLIP-164 catalog-properties encoding."""
     schema, options, partition_by = decode_table(_check_string_map(properties, "properties"))
-    return table_create(
-        user=user,
-        database=database,
-        name=name,
-        schema=schema,
-        options=options,
-        partition_by=partition_by,
-        comment=comment,
-    )
+    try:
+        return table_create(
+            user=user,
+            database=database,
+            name=name,
+            schema=schema,
+            options=options,
+            partition_by=partition_by,
+            comment=comment,
+        )
+    except CoreError as exc:
+        # The options came in as properties: name the request's field, not ours.
+        field = exc.details.get("field")
+        if isinstance(field, str) and field.startswith("options."):
+            exc.details = {**exc.details, "field": "properties." + field[len("options.") :]}
+        raise
 
 
 def _ensure_can_modify_object(user: User, obj: Table | Function) -> None:

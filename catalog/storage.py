@@ -1,14 +1,16 @@
 """Where table data lives: managed tables in the warehouse, external ones under storage roots.
 
 A managed table owns one warehouse directory, created with the table and deleted with it.
-An external table's ``path`` must lie under one of ``TESSERA_STORAGE_ROOTS`` after
-normalisation: no ``..`` segments and no symbolic link that leads outside a root. Its files
-are never touched by Tessera.
+An external table's ``path`` must read the same to Hadoop as to us (``core.locations``:
+no globs, escapes, schemes, ``..``) and lie under one of ``TESSERA_STORAGE_ROOTS`` with its
+symbolic links resolved — the path's own and every link inside its directory tree. Its
+files are never touched by Tessera. The check runs at creation and again at every use
+(``resolved_external_path``, which the worker passes to Spark).
 """
 
 from __future__ import annotations
 
-import posixpath
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -16,7 +18,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 
-from core.errors import CoreError
+from core import locations
 
 
 def warehouse_location(catalog: str, database: str, table: str) -> Path:
@@ -42,41 +44,109 @@ def delete_location(location: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _is_under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
+def storage_roots() -> list[str]:
+    """The configured storage roots as written (normalised, absolute)."""
+    return [locations.normal_root(str(root)) for root in settings.TESSERA_STORAGE_ROOTS]
 
 
-def normalize_external_path(raw: str) -> str:
-    """Validate an external table's ``path`` option and return its normalised form."""
-    roots = [str(r) for r in settings.TESSERA_STORAGE_ROOTS]
-    where = "Allowed storage roots: " + ", ".join(roots) + "."
-    if not raw.strip():
-        raise CoreError("The option 'path' must not be empty.", details={"field": "options.path"})
-    text = raw.strip()
-    if text.startswith("file://"):
-        text = text[len("file://") :]
-    if "://" in text:
-        raise CoreError(
-            f"The path '{raw}' is not a local path; external tables must lie under a storage "
-            f"root. {where}",
-            details={"field": "options.path"},
+def _real(path: str) -> str:
+    # Follows every symbolic link of the parts that exist now; the rest is kept as written.
+    return os.path.realpath(path)
+
+
+def _under_any(path: str, roots: list[str]) -> bool:
+    return any(locations.is_under(path, root) for root in roots)
+
+
+def escaping_link(top: str, real_roots: list[str]) -> str | None:
+    """The first symbolic link inside the directory tree ``top`` whose target lies outside
+    ``real_roots`` (Hadoop's local file system follows links when it lists and reads), or
+    None. Directories reached through links inside the roots are searched too, once."""
+    pending = [top]
+    seen: set[str] = set()
+    while pending:
+        directory = pending.pop()
+        if directory in seen:
+            continue
+        seen.add(directory)
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:  # not a directory, gone, unreadable: Spark reads nothing there either
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                target = _real(entry.path)
+                if not _under_any(target, real_roots):
+                    return entry.path
+                if os.path.isdir(target):
+                    pending.append(target)
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+    return None
+
+
+def check_resolved(path: str, roots: list[str], raw: str, field: str) -> str:
+    """``path`` (already checked as text) with its symbolic links resolved now: it must
+    stay under a root, read the same to Hadoop, and hold no link leading out; returns the
+    resolved path (what to hand to Spark)."""
+    real_roots = [_real(root) for root in roots]
+    real = _real(path)
+    if not _under_any(real, real_roots):
+        raise locations.outside_roots(raw, roots, field)
+    # The target of a link must itself be a path Hadoop reads as written.
+    locations.local_path(real, field=field)
+    link = escaping_link(real, real_roots)
+    if link is not None:
+        raise locations.LocationRefused(
+            f"The path '{raw}' holds a symbolic link ({link}) that leads outside the storage "
+            "roots; Spark would follow it.",
+            details={"field": field, "path": raw},
         )
-    if not text.startswith("/"):
-        raise CoreError(
-            f"The path '{raw}' must be absolute. {where}", details={"field": "options.path"}
+    return real
+
+
+def normalize_external_path(raw: str, field: str = "options.path") -> str:
+    """Validate an external table's ``path`` option and return its normalised form (as
+    written, links not replaced: what the catalog stores)."""
+    roots = storage_roots()
+    path = locations.check_location(raw, roots, field=field)
+    check_resolved(path, roots, raw, field)
+    return path
+
+
+def resolved_external_path(raw: str, field: str = "options.path") -> str:
+    """Check an external table's path now, at use, and return it with its links resolved,
+    so that what Spark opens is the directory that was checked."""
+    roots = storage_roots()
+    path = locations.check_location(raw, roots, field=field)
+    return check_resolved(path, roots, raw, field)
+
+
+def resolved_managed_location(location: str) -> str:
+    """A managed table's (or a job's staging) directory, checked to lie in the warehouse
+    with its links resolved; returns the resolved directory."""
+    warehouse = locations.normal_root(str(settings.WAREHOUSE_DIR))
+    field = "location"
+    # The warehouse's directory names percent-encode table names; Hadoop keeps '%' as is.
+    path = locations.local_path(location, field=field, allow_percent=True)
+    if not locations.is_under(path, warehouse) or path == warehouse:
+        raise locations.LocationRefused(
+            f"The location '{location}' is not a table directory in the warehouse.",
+            details={"field": field, "path": location},
         )
-    if ".." in text.split("/"):
-        raise CoreError(
-            f"The path '{raw}' must not contain '..' segments.", details={"field": "options.path"}
+    real_warehouse = _real(warehouse)
+    real = _real(path)
+    if not locations.is_under(real, real_warehouse) or real == real_warehouse:
+        raise locations.LocationRefused(
+            f"The location '{location}' leads outside the warehouse.",
+            details={"field": field, "path": location},
         )
-    normal = posixpath.normpath(text)
-    # realpath follows symbolic links of the parts that exist: a link out of a root is refused.
-    real = str(Path(normal).resolve())
-    for root in roots:
-        real_root = str(Path(root).resolve())
-        if _is_under(real, real_root):
-            return normal
-    raise CoreError(
-        f"The path '{raw}' lies outside the storage roots this server may use. {where}",
-        details={"field": "options.path"},
-    )
+    locations.local_path(real, field=field, allow_percent=True)
+    link = escaping_link(real, [real_warehouse])
+    if link is not None:
+        raise locations.LocationRefused(
+            f"The location '{location}' holds a symbolic link ({link}) that leads outside "
+            "the warehouse.",
+            details={"field": field, "path": location},
+        )
+    return real

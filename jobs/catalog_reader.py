@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from catalog import services
 from catalog.models import Catalog, Database, Function, Table
 from core.identifiers import ObjectIdentifier
 from core.planner import FunctionDef, Relation
@@ -75,6 +76,17 @@ class DjangoCatalogReader:
     def get_system_function(self, name: str) -> FunctionDef | None:
         found = self.temporary_system_function(name)
         return temporary_function_of(found) if found is not None else None
+
+    def may_write(self, relation: Relation) -> bool:
+        """The session's user may write a permanent table they may change (its creator, its
+        catalog's owner, an admin: ``catalog.services.may_write_table``); a temporary table
+        is the session's own. No session, no user: no writes."""
+        if self.session is None:
+            return False
+        if relation.temporary:
+            return True
+        row = self.permanent_relation(relation.identifier)
+        return row is not None and services.may_write_table(self.session.user, row)
 
     # -- rows (for the REST API's resolve and for commands) ------------------------------
 

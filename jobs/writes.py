@@ -38,6 +38,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from catalog import services as catalog_services
 from catalog import storage
 from catalog.models import Table
 from catalog.services import check_options
@@ -225,6 +226,7 @@ def commit(job: JobRef) -> list[dict[str, Any]]:
     staging: dict[str, Any] = Job.objects.values_list("staging", flat=True).get(pk=job_id) or {}
     entries = [dict(staging[key]) for key in sorted(staging)]
     tables = [_table(item["identifier"], lock=True) for item in entries]
+    _check_rights(job_id, entries, tables)  # every target, before anything changes
     for item, table in zip(entries, tables, strict=True):
         if item["managed"]:
             _commit_managed(table, item)
@@ -244,6 +246,19 @@ def commit(job: JobRef) -> list[dict[str, Any]]:
             detail["rows"] = item["rows"]
         committed.append(detail)
     return committed
+
+
+def _check_rights(
+    job_id: str, entries: Sequence[Mapping[str, Any]], tables: Sequence[Table]
+) -> None:
+    """The job's user must still be allowed to write every table it inserts into or
+    overwrites (the planner checked it too, but a plan need not come from the planner, and
+    rights can change while a job runs). One refusal refuses the whole job: nothing is
+    committed. A CTAS writes the table it creates itself."""
+    user = Job.objects.select_related("user").get(pk=job_id).user
+    for item, table in zip(entries, tables, strict=True):
+        if item["mode"] != "ctas":
+            catalog_services.ensure_can_write_table(user, table)
 
 
 def _commit_managed(table: Table, item: Mapping[str, Any]) -> None:

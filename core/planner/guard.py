@@ -7,16 +7,17 @@ time is refused with ``ForbiddenSql`` and a sentence saying what and why.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterable, Sequence
 
+from core import locations
+from core import options as table_options
 from core.identifiers import name_key, quote_part
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.tokens import Token
 
 # File formats a table may use (USING / 'connector' / 'format'); what the Spark wheel ships.
-FILE_FORMATS: tuple[str, ...] = ("csv", "json", "orc", "parquet", "text")
+FILE_FORMATS: tuple[str, ...] = table_options.FILE_FORMATS
 
 # Spark data source short names: ``<source>.`<path>``` reads files (or more) directly.
 DATA_SOURCES: frozenset[str] = frozenset(
@@ -60,8 +61,6 @@ FORBIDDEN_FUNCTIONS: dict[str, str] = {
 }
 
 _PATH_CHARACTERS = re.compile(r"[/\\:.*?~]")
-_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-_GLOB_CHARACTERS = re.compile(r"[*?\[\]{}]")
 
 
 def check_reserved_parts(parts: Iterable[str]) -> None:
@@ -197,38 +196,12 @@ def check_file_format(value: str, what: str) -> str:
 
 
 def check_storage_path(path: str, roots: Sequence[str]) -> str:
-    """Return the normalised local path; refuse paths outside the storage roots."""
-    raw = path.strip()
-    if raw.startswith("file://"):
-        local = raw[len("file://") :]
-    elif raw.startswith("file:"):
-        local = raw[len("file:") :]
-    elif _URI_SCHEME.match(raw):
-        raise ForbiddenSql(
-            f"The path '{path}' is not allowed: only local paths under the storage roots "
-            "can hold table data."
-        )
-    else:
-        local = raw
-    if not local.startswith("/"):
-        raise ForbiddenSql(f"The path '{path}' is not allowed: table paths must be absolute.")
-    if ".." in local.split("/"):
-        raise ForbiddenSql(f"The path '{path}' is not allowed: '..' is not allowed in paths.")
-    if _GLOB_CHARACTERS.search(local):
-        raise ForbiddenSql(
-            f"The path '{path}' is not allowed: glob characters could match files outside "
-            "the storage roots."
-        )
-    normalised = "/" + posixpath.normpath(local).lstrip("/")
-    for root in roots:
-        base = "/" + posixpath.normpath(root).lstrip("/")
-        if normalised == base or normalised.startswith(base.rstrip("/") + "/"):
-            return normalised
-    shown = ", ".join(roots) if roots else "none configured"
-    raise ForbiddenSql(
-        f"The path '{path}' is outside the storage roots ({shown}): external tables must "
-        "live under TESSERA_STORAGE_ROOTS."
-    )
+    """Return the normalised local path; refuse paths whose Hadoop reading could differ
+    from their text (``core.locations``) and paths outside the storage roots."""
+    try:
+        return locations.check_location(path, roots)
+    except locations.LocationRefused as exc:
+        raise ForbiddenSql(exc.message, details=exc.details) from None
 
 
 def check_udf_implementation(implementation: str, packages: Sequence[str]) -> str:

@@ -75,6 +75,13 @@ class CatalogReader(Protocol):
 
     def get_system_function(self, name: str) -> FunctionDef | None: ...
 
+    def may_write(self, relation: Relation) -> bool:
+        """Whether the statement's user may write rows into ``relation`` (INSERT INTO,
+        INSERT OVERWRITE, statement sets): for a permanent table, its creator, its catalog's
+        owner or an admin (the rule of DDL, until team grants exist); a temporary table
+        belongs to its session's user."""
+        ...
+
 
 @dataclass(frozen=True)
 class PlanContext:

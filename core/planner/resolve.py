@@ -119,7 +119,7 @@ def _single_statement(text: str, what: str) -> tuple[list[Token], int]:
 def table_plan(alias: str, table: Relation, roots: Sequence[str]) -> RelationPlan:
     """How the worker reads (or writes) a table: format, path, options, the physical
     schema and every column in declared order (computed and metadata columns included)."""
-    source = stored_source(table.options, table.location, roots)
+    source = stored_source(table.options, table.location, roots, table.identifier.quoted())
     physical: list[str] = []
     columns: list[ColumnPlan] = []
     schema = table.resolved_schema

@@ -1,21 +1,27 @@
 """Where a table's data lives: its file format, path and remaining options.
 
 Used when a table is created (``CREATE TABLE … USING … OPTIONS … LOCATION``) and when it
-is read (the relation's stored options), with the same guard rules both times.
+is read or written (the relation's stored options), with the same rules both times: the
+format is a file format, the path passes ``core.locations`` (Hadoop's reading, the storage
+roots) and every other option passes the format's allow-list (``core.options``). What the
+allow-list or the storage boundary refuses is ``FORBIDDEN_SQL`` here; a value of the wrong
+shape stays a ``VALIDATION_ERROR``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from core import options as table_options
 from core.errors import CoreError
+from core.locations import LocationRefused
 from core.planner import guard
 from core.planner.errors import ForbiddenSql
 
 # Option keys (case-insensitive, as Spark reads them) that describe the source itself.
 SOURCE_KEYS = ("connector", "format", "path")
-_PATH_OPTIONS = ("basepath",)
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,21 @@ class TableSource:
     external: bool = False
 
 
+@contextmanager
+def _as_forbidden(prefix: str = "") -> Iterator[None]:
+    """Refusals of the storage boundary become FORBIDDEN_SQL (the SQL guard's code);
+    ``prefix`` names the stored table they were found in."""
+    try:
+        yield
+    except (table_options.OptionRefused, LocationRefused) as exc:
+        raise ForbiddenSql(prefix + exc.message, details=exc.details) from None
+    except CoreError as exc:
+        if prefix:
+            exc.message = prefix + exc.message
+            exc.args = (exc.message,)
+        raise
+
+
 def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
     seen: dict[str, str] = {}
     for key in options:
@@ -35,26 +56,22 @@ def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
         if lowered in seen:
             raise CoreError(
                 f"The option '{key}' is given twice (as '{seen[lowered]}' and '{key}'); "
-                "option keys are case-insensitive."
+                "option keys are case-insensitive.",
+                details={"field": f"options.{key}", "key": key},
             )
         seen[lowered] = key
     return {lowered: options[key] for lowered, key in seen.items()}
 
 
-def _check_other_options(options: Mapping[str, str], roots: Sequence[str]) -> dict[str, str]:
-    """Options other than the source keys; path-like ones are guarded too."""
-    rest: dict[str, str] = {}
-    for key, value in options.items():
-        lowered = key.lower()
-        if lowered in SOURCE_KEYS:
-            continue
-        if lowered == "paths":
-            raise ForbiddenSql(
-                "The option 'paths' is not allowed: a table reads exactly one path, "
-                "given as 'path' or LOCATION."
-            )
-        rest[key] = guard.check_storage_path(value, roots) if lowered in _PATH_OPTIONS else value
-    return rest
+def _other_options(options: Mapping[str, str]) -> dict[str, str]:
+    """Options other than the source keys, as given."""
+    return {key: value for key, value in options.items() if key.lower() not in SOURCE_KEYS}
+
+
+def _check_keys(options: Mapping[str, str]) -> None:
+    """The format-independent refusals first (``fs.*``, ``spark.*``, ``paths``, …)."""
+    for key in _other_options(options):
+        table_options.check_key(key)
 
 
 def declared_source(
@@ -66,8 +83,19 @@ def declared_source(
     """The options to store for ``CREATE TABLE … USING using OPTIONS options LOCATION``.
 
     USING sets ``format`` (managed table) or ``connector`` (external: a path is given);
-    ``path`` is normalised and must lie under the storage roots.
+    ``path`` is normalised and must lie under the storage roots; every other option must be
+    one the format takes.
     """
+    with _as_forbidden():
+        return _declared_source(using, options, location, roots)
+
+
+def _declared_source(
+    using: str | None,
+    options: Mapping[str, str],
+    location: str | None,
+    roots: Sequence[str],
+) -> dict[str, str]:
     lowered = _lower_keys(options)
     path = lowered.get("path")
     if location is not None and path is not None:
@@ -89,11 +117,12 @@ def declared_source(
                     f"USING {using} contradicts the option value '{value}'; give the format once."
                 )
         fmt = using_fmt
-    rest = _check_other_options(options, roots)
+    _check_keys(options)
     if path is None and connector is None:
+        rest = table_options.check_options(fmt or "parquet", _other_options(options))
         if fmt is None:
             return rest
-        return {"format": guard.check_file_format(fmt, "The table format"), **rest}
+        return {"format": fmt, **rest}
     if path is None:
         raise CoreError("An external table needs a path: add LOCATION '…' or a 'path' option.")
     source_fmt = connector if connector is not None else fmt
@@ -102,31 +131,35 @@ def declared_source(
             "An external table needs a format: add USING "
             f"{'|'.join(guard.FILE_FORMATS)} or a 'connector' option."
         )
-    if connector is not None and fmt is not None and fmt.strip().lower() != connector.lower():
+    if connector is not None and fmt is not None and fmt != connector:
         raise CoreError(
             f"The options 'connector' ('{connector}') and 'format' ('{fmt}') contradict each other."
         )
-    return {
-        "connector": guard.check_file_format(source_fmt, "The table format"),
-        "path": guard.check_storage_path(path, roots),
-        **rest,
-    }
+    checked_path = guard.check_storage_path(path, roots)
+    rest = table_options.check_options(source_fmt, _other_options(options))
+    return {"connector": source_fmt, "path": checked_path, **rest}
 
 
-def stored_source(options: Mapping[str, str], location: str, roots: Sequence[str]) -> TableSource:
-    """How to read a stored table: external tables are guarded again (the options may
-    come from the REST API); managed tables read their warehouse location."""
-    lowered = _lower_keys(options)
-    rest = _check_other_options(options, roots)
-    connector = lowered.get("connector")
-    path = lowered.get("path")
-    if connector is not None or path is not None:
-        fmt = connector if connector is not None else lowered.get("format", "")
-        return TableSource(
-            guard.check_file_format(fmt, "The table format"),
-            guard.check_storage_path(path or "", roots),
-            rest,
-            external=True,
-        )
-    fmt = lowered.get("format") or "parquet"
-    return TableSource(guard.check_file_format(fmt, "The table format"), location, rest)
+def stored_source(
+    options: Mapping[str, str], location: str, roots: Sequence[str], table: str = ""
+) -> TableSource:
+    """How to read or write a stored table (``table``: its quoted name, for messages).
+    Checked again at every use: the row may predate today's rules or come from the REST
+    API; managed tables read their warehouse location."""
+    prefix = f"Table {table} cannot be used: " if table else ""
+    with _as_forbidden(prefix):
+        lowered = _lower_keys(options)
+        _check_keys(options)
+        connector = lowered.get("connector")
+        path = lowered.get("path")
+        if connector is not None or path is not None:
+            fmt = guard.check_file_format(
+                connector if connector is not None else lowered.get("format", ""),
+                "The table format",
+            )
+            checked_path = guard.check_storage_path(path or "", roots)
+            rest = table_options.check_options(fmt, _other_options(options))
+            return TableSource(fmt, checked_path, rest, external=True)
+        fmt = guard.check_file_format(lowered.get("format") or "parquet", "The table format")
+        rest = table_options.check_options(fmt, _other_options(options))
+        return TableSource(fmt, location, rest)

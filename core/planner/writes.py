@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import AlreadyExists, CoreError, NotFound
+from core.errors import AlreadyExists, CoreError, NotFound, PermissionDenied
 from core.identifiers import ObjectIdentifier, name_key, quote_part
 from core.planner import guard
 from core.planner.ddl import Trailing, name_list, parse_trailing
@@ -219,6 +219,12 @@ def _target_table(statement: Statement, ident: ObjectIdentifier) -> Relation:
         raise CoreError(
             f"Table {shown} is {relation.status} and cannot be written.", details=details
         )
+    if not statement.reader.may_write(relation):
+        raise PermissionDenied(
+            f"You may not write into table {shown}: only its owner, the owner of its catalog "
+            "or an admin may insert into it or overwrite it.",
+            details=details,
+        )
     return relation
 
 
@@ -326,7 +332,9 @@ def _resolve_insert(
         refs=insert.refs,
     )
     target = table_plan(alias, table, context.storage_roots)
-    source = stored_source(table.options, table.location, context.storage_roots)
+    source = stored_source(
+        table.options, table.location, context.storage_roots, table.identifier.quoted()
+    )
     args: dict[str, Any] = {
         "identifier": list(table.identifier.parts),
         "overwrite": insert.overwrite,

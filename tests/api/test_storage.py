@@ -89,12 +89,26 @@ def test_external_table_keeps_its_files_when_dropped(alice_api, make, demo, stor
 def test_external_path_is_stored_normalised(make, demo, storage):
     folder = external_dir(storage, "data")
     table = make.table(
-        "demo",
-        "sales",
-        "t",
-        options={"connector": "parquet", "path": f"file://{folder}//./"},
+        "demo", "sales", "t", options={"connector": "parquet", "path": f"file://{folder}/"}
     )
     assert table["options"]["path"] == str(folder)
+
+
+def test_external_path_hadoop_would_read_differently_is_refused(alice_api, demo, storage):
+    # Hadoop drops '.' segments and reads '//' as a host: refused rather than normalised.
+    folder = external_dir(storage, "data")
+    for path in (f"file://{folder}//./", f"{folder}/.", f"{folder}//x"):
+        response = alice_api.post(
+            f"{DB}/sales/tables",
+            {
+                "name": "t",
+                "schema": simple_schema("id BIGINT"),
+                "options": {"connector": "parquet", "path": path},
+            },
+        )
+        error = assert_error(response, 400, "VALIDATION_ERROR", f"The path '{path}'")
+        assert error["details"]["field"] == "options.path"
+    assert not Table.objects.exists()
 
 
 def test_external_path_may_name_a_location_not_yet_written(make, demo, storage):

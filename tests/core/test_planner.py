@@ -80,7 +80,11 @@ CLASSIFIED: list[tuple[str, str, str]] = [
     ("(SELECT id FROM orders) UNION ALL (SELECT id FROM customers)", "query", "query"),
     ("SELECT 1;", "query", "query"),
     ("CREATE TABLE t AS SELECT * FROM orders", "ctas", "ctas"),
-    ("CREATE TABLE IF NOT EXISTS t USING parquet OPTIONS ('a' = 'b') AS SELECT 1", "ctas", "ctas"),
+    (
+        "CREATE TABLE IF NOT EXISTS t USING parquet OPTIONS ('compression' = 'zstd') AS SELECT 1",
+        "ctas",
+        "ctas",
+    ),
     ("CREATE TABLE t WITH ('format' = 'csv') AS SELECT 1", "ctas", "ctas"),
     ("INSERT INTO customers SELECT * FROM customers", "insert", "insert"),
     ("INSERT OVERWRITE TABLE customers SELECT id, name FROM customers", "insert", "insert"),

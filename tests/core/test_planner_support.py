@@ -43,6 +43,7 @@ class MemoryCatalog:
     temporary_functions: dict[tuple[str, str, str], FunctionDef] = field(default_factory=dict)
     system_functions: dict[str, FunctionDef] = field(default_factory=dict)
     lookups: list[str] = field(default_factory=list)
+    read_only: set[tuple[str, str, str]] = field(default_factory=set)  # the user may not write
 
     # -- CatalogReader --------------------------------------------------------------------
 
@@ -63,6 +64,9 @@ class MemoryCatalog:
     def get_system_function(self, name: str) -> FunctionDef | None:
         self.lookups.append(f"system function `{name}`")
         return self.system_functions.get(name_key(name))
+
+    def may_write(self, relation: Relation) -> bool:
+        return relation.temporary or relation.identifier.key not in self.read_only
 
     # -- building -------------------------------------------------------------------------
 

@@ -1,0 +1,328 @@
+"""Table options: one allow-list per file format, used wherever options enter or are used.
+
+Spark passes a data source's options to Hadoop's configuration for that read or write, so
+an option such as ``fs.defaultFS`` or ``fs.viewfs.mounttable.*`` changes which file system a
+path means. Only the documented reader and writer options of Spark 4's parquet, csv, json,
+orc and text sources (and the generic file-source options) are accepted, keys compared
+case-insensitively as Spark reads them; every other key — ``fs.*``, ``hadoop.*``,
+``spark.*``, ``paths``, ``basePath`` or anything unknown — is refused with an error naming
+it. Values are checked where a value could hurt (class names instead of codec names,
+numbers that size buffers, strings that are not what the option takes).
+
+Used by the SQL planner (``core/planner/sources.py``: CREATE [TEMPORARY] TABLE, CTAS), the
+REST services (``catalog/services.check_options``: POST/PATCH tables, properties,
+temporary tables) and the worker (registration for reading, writing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from core.errors import CoreError
+
+# Option keys that describe the source itself (stored, never passed as reader options).
+SOURCE_KEYS: frozenset[str] = frozenset({"connector", "format", "path"})
+FILE_FORMATS: tuple[str, ...] = ("csv", "json", "orc", "parquet", "text")
+FIELD_PREFIX = "options"
+
+# Prefixes of keys that configure Spark or Hadoop rather than the table's files.
+_FORBIDDEN_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("fs.", "it configures Hadoop's file systems, not the table's files"),
+    ("hadoop.", "it configures Hadoop, not the table's files"),
+    ("spark.", "it changes Spark's configuration, not the table's files"),
+    ("parquet.", "it configures the Parquet library (class names included), not the table"),
+    ("orc.", "it configures the ORC library (key providers included), not the table"),
+    ("mapreduce.", "it configures Hadoop, not the table's files"),
+    ("io.", "it configures Hadoop's input and output (codec classes included)"),
+)
+_FORBIDDEN_KEYS: dict[str, str] = {
+    "paths": "a table reads exactly one path, given as 'path' or LOCATION",
+    "basepath": "a table reads exactly its own path, so there is no other base path",
+}
+
+Check = Callable[[str], str | None]  # returns why the value is wrong, or None
+
+
+def _boolean(value: str) -> str | None:
+    return None if value.strip().lower() in ("true", "false") else "must be 'true' or 'false'"
+
+
+def _integer(low: int, high: int, *also: int) -> Check:
+    def check(value: str) -> str | None:
+        text = value.strip()
+        if re.fullmatch(r"-?\d{1,12}", text) and (low <= int(text) <= high or int(text) in also):
+            return None
+        extra = "".join(f" or {a}" for a in also)
+        return f"must be a whole number from {low} to {high}{extra}"
+
+    return check
+
+
+def _fraction(value: str) -> str | None:
+    try:
+        number = float(value.strip())
+    except ValueError:
+        number = -1.0
+    return None if 0 < number <= 1 else "must be a number greater than 0 and at most 1"
+
+
+def _one_of(*choices: str) -> Check:
+    allowed = {c.lower() for c in choices}
+
+    def check(value: str) -> str | None:
+        if value.strip().lower() in allowed:
+            return None
+        return f"must be one of {', '.join(choices)}"
+
+    return check
+
+
+def _pattern(regex: str, what: str) -> Check:
+    compiled = re.compile(regex)
+
+    def check(value: str) -> str | None:
+        return None if compiled.fullmatch(value) else f"must be {what}"
+
+    return check
+
+
+def _text(limit: int, controls: bool = False) -> Check:
+    """Free text up to ``limit`` characters; control characters only where the option is
+    about them (separators)."""
+
+    def check(value: str) -> str | None:
+        if len(value) > limit:
+            return f"must be at most {limit} characters long"
+        if "\x00" in value or (not controls and any(not c.isprintable() for c in value)):
+            return "must not contain control characters"
+        return None
+
+    return check
+
+
+def _character(value: str) -> str | None:
+    # Spark reads "" (off) and one character; "\u0000" spelled out means the NUL character.
+    if (len(value) <= 1 and value != "\x00") or value == "\\u0000":
+        return None
+    return "must be a single character (or empty)"
+
+
+_TEXT = _text(200)
+_SEPARATOR = _text(10, controls=True)
+_FORMAT_STRING = _text(100)
+_TIMESTAMP = _pattern(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}", "a timestamp like 2024-06-01T13:00:00"
+)
+_CHARSET = _pattern(r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,39}", "a character set name such as UTF-8")
+_LOCALE = _pattern(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,4}", "a language tag such as en-US")
+_TIME_ZONE = _pattern(r"[A-Za-z0-9/_+:-]{1,64}", "a time zone such as Europe/Paris or +01:00")
+_COLUMN_NAME = _text(128)
+_GLOB_FILTER = _pattern(r"[^/\x00-\x1f\x7f]{1,100}", "a file-name pattern without '/'")
+_REBASE = _one_of("EXCEPTION", "CORRECTED", "LEGACY")
+_PARSE_MODE = _one_of("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
+# Short codec names only: any other value is taken as a Java class name and loaded.
+_TEXT_CODECS = _one_of("none", "uncompressed", "bzip2", "deflate", "gzip", "lz4", "snappy", "zstd")
+_PARQUET_CODECS = _one_of(
+    "none", "uncompressed", "snappy", "gzip", "lzo", "brotli", "lz4", "lz4_raw", "zstd"
+)
+_ORC_CODECS = _one_of("none", "uncompressed", "snappy", "zlib", "lzo", "lz4", "zstd", "brotli")
+
+# Generic file-source options (docs: sql-data-sources-generic-options), every format.
+_GENERIC: dict[str, Check] = {
+    "ignorecorruptfiles": _boolean,
+    "ignoremissingfiles": _boolean,
+    "pathglobfilter": _GLOB_FILTER,  # matches file names inside the path only
+    "recursivefilelookup": _boolean,
+    "modifiedbefore": _TIMESTAMP,
+    "modifiedafter": _TIMESTAMP,
+}
+
+_DATETIME: dict[str, Check] = {
+    "dateformat": _FORMAT_STRING,
+    "timestampformat": _FORMAT_STRING,
+    "timestampntzformat": _FORMAT_STRING,
+    "enabledatetimeparsingfallback": _boolean,
+    "timezone": _TIME_ZONE,
+    "locale": _LOCALE,
+}
+
+_CSV: dict[str, Check] = {
+    **_DATETIME,
+    "sep": _SEPARATOR,
+    "delimiter": _SEPARATOR,
+    "extension": _pattern(r"[A-Za-z]{3}", "three letters"),
+    "encoding": _CHARSET,
+    "charset": _CHARSET,
+    "quote": _character,
+    "quoteall": _boolean,
+    "escape": _character,
+    "escapequotes": _boolean,
+    "comment": _character,
+    "header": _boolean,
+    "inferschema": _boolean,
+    "preferdate": _boolean,
+    "enforceschema": _boolean,
+    "ignoreleadingwhitespace": _boolean,
+    "ignoretrailingwhitespace": _boolean,
+    "nullvalue": _TEXT,
+    "nanvalue": _TEXT,
+    "positiveinf": _TEXT,
+    "negativeinf": _TEXT,
+    # The parser allocates arrays of these sizes: bounded so one table cannot exhaust memory.
+    "maxcolumns": _integer(1, 100_000),
+    "maxcharspercolumn": _integer(1, 10_000_000, -1),
+    "mode": _PARSE_MODE,
+    "columnnameofcorruptrecord": _COLUMN_NAME,
+    "multiline": _boolean,
+    "chartoescapequoteescaping": _character,
+    "samplingratio": _fraction,
+    "emptyvalue": _TEXT,
+    "linesep": _SEPARATOR,
+    "unescapedquotehandling": _one_of(
+        "STOP_AT_CLOSING_QUOTE",
+        "BACK_TO_DELIMITER",
+        "STOP_AT_DELIMITER",
+        "SKIP_VALUE",
+        "RAISE_ERROR",
+    ),
+    "compression": _TEXT_CODECS,
+    "codec": _TEXT_CODECS,
+}
+
+_JSON: dict[str, Check] = {
+    **_DATETIME,
+    "primitivesasstring": _boolean,
+    "prefersdecimal": _boolean,
+    "allowcomments": _boolean,
+    "allowunquotedfieldnames": _boolean,
+    "allowsinglequotes": _boolean,
+    "allownumericleadingzero": _boolean,
+    "allowbackslashescapinganycharacter": _boolean,
+    "mode": _PARSE_MODE,
+    "columnnameofcorruptrecord": _COLUMN_NAME,
+    "multiline": _boolean,
+    "allowunquotedcontrolchars": _boolean,
+    "encoding": _CHARSET,
+    "linesep": _SEPARATOR,
+    "samplingratio": _fraction,
+    "dropfieldifallnull": _boolean,
+    "allownonnumericnumbers": _boolean,
+    "compression": _TEXT_CODECS,
+    "ignorenullfields": _boolean,
+}
+
+_PARQUET: dict[str, Check] = {
+    "datetimerebasemode": _REBASE,
+    "int96rebasemode": _REBASE,
+    "mergeschema": _boolean,
+    "compression": _PARQUET_CODECS,
+}
+
+_ORC: dict[str, Check] = {
+    "mergeschema": _boolean,
+    "compression": _ORC_CODECS,
+}
+
+_TEXT_FORMAT: dict[str, Check] = {
+    "wholetext": _boolean,
+    "linesep": _SEPARATOR,
+    "compression": _TEXT_CODECS,
+}
+
+# format -> lower-case key -> value check: the allow-list.
+ALLOWED: dict[str, dict[str, Check]] = {
+    "csv": {**_GENERIC, **_CSV},
+    "json": {**_GENERIC, **_JSON},
+    "orc": {**_GENERIC, **_ORC},
+    "parquet": {**_GENERIC, **_PARQUET},
+    "text": {**_GENERIC, **_TEXT_FORMAT},
+}
+_ANY_FORMAT = frozenset(key for keys in ALLOWED.values() for key in keys)
+
+
+class OptionRefused(CoreError):
+    """An option key outside every allow-list (``fs.*``, ``hadoop.*``, ``spark.*``,
+    unknown, …): code VALIDATION_ERROR; the SQL planner reports it as FORBIDDEN_SQL.
+    ``details``: ``field`` (``options.<key>``) and ``key``."""
+
+
+def _field(key: str, prefix: str) -> dict[str, str]:
+    return {"field": f"{prefix}.{key}", "key": key}
+
+
+def refused_key(key: str) -> str | None:
+    """Why ``key`` is never a table option (whatever the format), or None."""
+    lowered = key.lower()
+    for prefix, reason in _FORBIDDEN_PREFIXES:
+        if lowered.startswith(prefix):
+            return reason
+    if lowered in _FORBIDDEN_KEYS:
+        return _FORBIDDEN_KEYS[lowered]
+    if lowered not in _ANY_FORMAT:
+        return "it is not an option of any file format Tessera reads or writes"
+    return None
+
+
+def check_key(key: str, *, prefix: str = FIELD_PREFIX) -> None:
+    """Refuse a key that no format takes (the format-independent part of the check)."""
+    reason = refused_key(key)
+    if reason is not None:
+        raise OptionRefused(
+            f"The option '{key}' is not allowed: {reason}.", details=_field(key, prefix)
+        )
+
+
+def check_format(value: str, what: str = "The table format") -> str:
+    """The file format in lower case; refuse anything else (jdbc, hive, class names …)."""
+    fmt = str(value).strip().lower()
+    if fmt not in FILE_FORMATS:
+        raise OptionRefused(
+            f"{what} '{value}' is not allowed: tables can only use the file formats "
+            f"{', '.join(FILE_FORMATS)}, whose data the catalog can locate."
+        )
+    return fmt
+
+
+def check_options(
+    fmt: str, options: Mapping[str, str], *, prefix: str = FIELD_PREFIX
+) -> dict[str, str]:
+    """Check every option of a ``fmt`` table (source keys excluded by the caller) and
+    return them unchanged. Keys are case-insensitive, as Spark reads them: two spellings of
+    one key are refused."""
+    allowed = ALLOWED[check_format(fmt)]
+    seen: dict[str, str] = {}
+    for key, value in options.items():
+        lowered = key.lower()
+        if lowered in seen:
+            raise CoreError(
+                f"The option '{key}' is given twice (as '{seen[lowered]}' and '{key}'); "
+                "option keys are case-insensitive.",
+                details=_field(key, prefix),
+            )
+        seen[lowered] = key
+        if lowered in SOURCE_KEYS:
+            raise OptionRefused(
+                f"The option '{key}' is not allowed here: the table's {lowered} is given once, "
+                "as the table's own format and path.",
+                details=_field(key, prefix),
+            )
+        check_key(key, prefix=prefix)
+        check = allowed.get(lowered)
+        if check is None:
+            takes = ", ".join(sorted(allowed))
+            raise CoreError(
+                f"The option '{key}' does not apply to {fmt} tables; {fmt} tables take: {takes}.",
+                details=_field(key, prefix),
+            )
+        if not isinstance(value, str):
+            raise CoreError(
+                f"The value of option '{key}' must be a string.", details=_field(key, prefix)
+            )
+        problem = check(value)
+        if problem is not None:
+            raise CoreError(
+                f"The value of option '{key}' ('{value[:60]}') is not allowed: it {problem}.",
+                details=_field(key, prefix),
+            )
+    return dict(options)
