@@ -36,24 +36,38 @@ def _now(now: datetime | None) -> datetime:
 
 
 def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]:
-    """Fail RUNNING jobs whose worker stopped heartbeating (code ``WORKER_LOST``).
+    """Fail RUNNING jobs whose worker process is gone (code ``WORKER_LOST``).
 
-    A job is lost when its own heartbeat (written by the job's monitor every second) is
-    older than ``TESSERA_WORKER_TIMEOUT_SECONDS`` and its worker has no fresh heartbeat row.
+    Jobs are judged by the identity of the process that claimed them (``Job.worker``, one
+    per process start, see ``jobs.worker``), never by a node name a restarted process
+    shares. A job is lost when
+
+    - its worker's row is marked stopped (the process ended: a clean shutdown, or another
+      process on its machine found it gone), at once; or
+    - its own heartbeat (written by the job's monitor every second) is older than
+      ``TESSERA_WORKER_TIMEOUT_SECONDS`` and its worker has no fresh heartbeat row.
+
     The FAILED transition runs the job's hooks. ``job_id`` limits the check to one job.
     Returns the ids of the jobs failed here.
     """
     current = _now(now)
     cutoff = current - timedelta(seconds=settings.TESSERA_WORKER_TIMEOUT_SECONDS)
-    stale = Job.objects.filter(status=jobstate.RUNNING).filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    stopped = Worker.objects.filter(stopped_at__isnull=False).values("hostname")
+    lost = Job.objects.filter(status=jobstate.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff)
+        | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+        | Q(worker__in=stopped)
     )
     if job_id is not None:
-        stale = stale.filter(pk=job_id)
-    candidates = list(stale.values_list("id", "worker")[:SWEEP_BATCH])
+        lost = lost.filter(pk=job_id)
+    candidates = list(lost.values_list("id", "worker")[:SWEEP_BATCH])
     if not candidates:
         return []
-    live = set(Worker.objects.filter(last_heartbeat__gte=cutoff).values_list("hostname", flat=True))
+    live = set(
+        Worker.objects.filter(last_heartbeat__gte=cutoff, stopped_at__isnull=True).values_list(
+            "hostname", flat=True
+        )
+    )
     reaped: list[str] = []
     for candidate_id, worker in candidates:
         if worker and worker in live:

@@ -16,10 +16,25 @@ from core import jobstate
 
 
 class Worker(models.Model):
+    """One start of one worker process, and its heartbeat (``jobs.worker``).
+
+    ``hostname`` is the process's identity, unique per start (``<node>/<pid>/<start id>``,
+    e.g. ``worker1@host/4242/9f3c1a7e``), and what ``Job.worker`` records for the jobs it
+    claims: a restarted worker with the same Celery node name is a new row, so it never
+    vouches for the jobs of the process before it.
+    """
+
     hostname = models.CharField(max_length=255, unique=True)
+    # The Celery node name (``worker1@host``): the same across restarts.
+    node = models.CharField(max_length=255, blank=True, default="")
     pid = models.IntegerField()
+    # Boot, PID namespace, pid and start time: lets a process on the same machine tell
+    # that this one has ended without waiting for its heartbeat to go stale.
+    process = models.CharField(max_length=255, blank=True, default="")
     started_at = models.DateTimeField()
     last_heartbeat = models.DateTimeField(db_index=True)
+    # Set when the process is known to have ended (clean shutdown, or found gone).
+    stopped_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering: ClassVar = ["hostname"]

@@ -1,20 +1,32 @@
-"""Worker liveness and housekeeping: each Celery worker writes a heartbeat row every few
-seconds and, from the same loop, runs the job housekeeping of ``jobs.maintenance``.
+"""Worker identity, liveness and housekeeping.
 
-Health counts workers with a fresh heartbeat; the reaper uses the same rows to find jobs
-whose worker is gone. Any live worker reaps the jobs of dead ones. On ``worker_ready`` the
-worker also starts its SparkSession in the background (``jobs.executor.runtime``), so the
-first job does not wait for the JVM. This module is imported by the web process too
-(``JobsConfig.ready``) and so must not import pyspark at module level.
+Each start of a worker process has its own identity, ``<node>/<pid>/<start id>`` (e.g.
+``worker1@host/4242/9f3c1a7e``): the Celery node name stays the same across restarts, the
+identity never does. The process writes a heartbeat row under that identity every few
+seconds (``jobs.models.Worker``) and records it on every job it claims (``Job.worker``), so
+the reaper judges a job by the process that claimed it: a restarted worker never vouches
+for the jobs of the process before it.
+
+From the same loop the worker runs the job housekeeping of ``jobs.maintenance``. It also
+notices, on its own machine, worker processes that have ended without saying so (killed,
+crashed): their rows are marked stopped at once and their jobs reaped, without waiting for
+the heartbeat timeout. Health counts rows with a fresh heartbeat that are not stopped.
+
+On ``worker_ready`` the worker also starts its SparkSession in the background
+(``jobs.executor.runtime``), so the first job does not wait for the JVM. This module is
+imported by the web process too (``JobsConfig.ready``) and so must not import pyspark at
+module level.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import threading
 from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from celery.signals import worker_ready, worker_shutdown
@@ -24,38 +36,162 @@ from django.utils import timezone
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
+_identity: str | None = None
 
 # Reaping and sweeping run on every beat; expiry (sessions, results) every this many beats.
 EXPIRY_EVERY_BEATS = 12
+# Rows of processes gone this long are deleted (each restart adds a row).
+FORGET_WORKERS_AFTER = timedelta(days=1)
+
+
+# --- identity -----------------------------------------------------------------------------
 
 
 def default_hostname() -> str:
+    """A Celery-like node name for processes that were not given one."""
     return f"worker@{os.uname().nodename}.{os.getpid()}"
 
 
-def live_worker_count() -> int:
+def make_identity(node: str, pid: int | None = None) -> str:
+    """A new identity for one start of a worker process: ``<node>/<pid>/<start id>``."""
+    return f"{node}/{pid or os.getpid()}/{secrets.token_hex(4)}"
+
+
+def current_identity() -> str | None:
+    """This process's worker identity, once ``worker_ready`` has made one (else None)."""
+    return _identity
+
+
+def _machine() -> str:
+    """Boot id and PID namespace: two processes with the same value see the same pids."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+    return f"{boot}:{namespace}"
+
+
+def _start_ticks(pid: int) -> str:
+    """The process's start time (clock ticks since boot): tells a reused pid apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    # Fields 3 (state) and 22 (start time); the command name (field 2) may hold spaces.
+    fields = stat.rpartition(")")[2].split()
+    if len(fields) < 20 or fields[0] in {"Z", "X"}:  # a zombie has ended already
+        return ""
+    return fields[19]
+
+
+def process_token(pid: int | None = None) -> str:
+    """``<machine>/<pid>/<start ticks>`` of a process, or "" where /proc is not available."""
+    pid = pid or os.getpid()
+    machine, ticks = _machine(), _start_ticks(pid)
+    return f"{machine}/{pid}/{ticks}" if machine and ticks else ""
+
+
+def process_gone(token: str) -> bool:
+    """True only when ``token`` names a process of this machine and PID namespace that no
+    longer runs (its pid is free or belongs to a later process). Processes elsewhere, or a
+    token we cannot judge, are never called gone: their heartbeat decides."""
+    parts = token.split("/")
+    if len(parts) != 3 or not parts[0] or parts[0] != _machine():
+        return False
+    try:
+        pid = int(parts[1])
+    except ValueError:
+        return False
+    return _start_ticks(pid) != parts[2]
+
+
+# --- heartbeat rows -----------------------------------------------------------------------
+
+
+def _live_workers() -> Any:
     from jobs.models import Worker
 
     cutoff = timezone.now() - timedelta(seconds=settings.TESSERA_WORKER_TIMEOUT_SECONDS)
-    return Worker.objects.filter(last_heartbeat__gte=cutoff).count()
+    return Worker.objects.filter(last_heartbeat__gte=cutoff, stopped_at__isnull=True)
 
 
-def beat(hostname: str, started_at: Any) -> None:
+def live_worker_count() -> int:
+    """Worker processes with a fresh heartbeat that have not stopped (``/api/v1/health``)."""
+    count: int = _live_workers().count()
+    return count
+
+
+def beat(identity: str, started_at: Any, node: str = "", process: str = "") -> None:
+    """Write this process's heartbeat row."""
     from jobs.models import Worker
 
     Worker.objects.update_or_create(
-        hostname=hostname,
-        defaults={"pid": os.getpid(), "started_at": started_at, "last_heartbeat": timezone.now()},
+        hostname=identity,
+        defaults={
+            "node": node,
+            "pid": os.getpid(),
+            "process": process,
+            "started_at": started_at,
+            "last_heartbeat": timezone.now(),
+        },
     )
 
 
-def run_maintenance(beat_number: int) -> None:
+def mark_stopped(identity: str) -> bool:
+    """Record that the process ``identity`` has ended; True if this call did."""
+    from jobs.models import Worker
+
+    changed: int = Worker.objects.filter(hostname=identity, stopped_at__isnull=True).update(
+        stopped_at=timezone.now()
+    )
+    return changed == 1
+
+
+def retire_gone_workers(own: str | None = None) -> list[str]:
+    """Mark stopped the worker rows of processes on this machine that no longer run
+    (``kill -9``, a crash, a container restart with the same hostname). Their jobs are
+    then reaped at once instead of after the heartbeat timeout. Returns their identities."""
+    from jobs.models import Worker
+
+    machine = _machine()
+    if not machine:
+        return []
+    rows = Worker.objects.filter(stopped_at__isnull=True, process__startswith=f"{machine}/")
+    if own:
+        rows = rows.exclude(hostname=own)
+    retired: list[str] = []
+    for identity, token in rows.values_list("hostname", "process"):
+        if process_gone(token) and mark_stopped(identity):
+            log.warning("worker %s has ended without stopping cleanly; its jobs are lost", identity)
+            retired.append(identity)
+    return retired
+
+
+def forget_old_workers() -> int:
+    """Delete rows of processes silent for ``FORGET_WORKERS_AFTER``; returns how many."""
+    from jobs.models import Worker
+
+    deleted, _ = Worker.objects.filter(
+        last_heartbeat__lt=timezone.now() - FORGET_WORKERS_AFTER
+    ).delete()
+    return deleted
+
+
+# --- the heartbeat loop -------------------------------------------------------------------
+
+
+def run_maintenance(beat_number: int, identity: str | None = None) -> None:
     """The housekeeping due at this beat; each part fails alone (logged, retried later)."""
     from jobs import maintenance
 
-    due: list[Callable[[], Any]] = [maintenance.reap_lost_jobs, maintenance.sweep_unclaimed_jobs]
+    due: list[Callable[[], Any]] = [
+        lambda: retire_gone_workers(identity),
+        maintenance.reap_lost_jobs,
+        maintenance.sweep_unclaimed_jobs,
+    ]
     if beat_number % EXPIRY_EVERY_BEATS == 0:
-        due += [maintenance.expire_sessions, maintenance.expire_results]
+        due += [maintenance.expire_sessions, maintenance.expire_results, forget_old_workers]
     for task in due:
         try:
             task()
@@ -63,17 +199,18 @@ def run_maintenance(beat_number: int) -> None:
             log.exception("maintenance %s failed", getattr(task, "__name__", task))
 
 
-def _heartbeat_loop(hostname: str) -> None:
+def _heartbeat_loop(identity: str, node: str) -> None:
     started_at = timezone.now()
+    process = process_token()
     beat_number = 0
     while not _stop.is_set():
         try:
             close_old_connections()
-            beat(hostname, started_at)
+            beat(identity, started_at, node=node, process=process)
         except Exception:  # a database hiccup must not kill the worker; retry next beat
             log.exception("worker heartbeat failed")
         else:
-            run_maintenance(beat_number)
+            run_maintenance(beat_number, identity)
         beat_number += 1
         _stop.wait(settings.TESSERA_WORKER_HEARTBEAT_SECONDS)
 
@@ -87,23 +224,37 @@ def _start_spark() -> None:
     runtime.start_in_background()
 
 
+def warn_if_root() -> bool:
+    """Log a warning when the worker runs as root (docs/security.md §6); True if it does."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return False
+    log.warning(
+        "This worker runs as root. Spark runs users' SQL in this process: run workers as an "
+        "unprivileged user that can write only TESSERA_DATA_DIR and the storage roots "
+        "(docs/security.md, section 6)."
+    )
+    return True
+
+
 @worker_ready.connect  # type: ignore[untyped-decorator]
 def _start_heartbeat(sender: Any = None, **kwargs: Any) -> None:
-    hostname = getattr(sender, "hostname", None) or default_hostname()
+    global _identity
+    node = getattr(sender, "hostname", None) or default_hostname()
+    _identity = make_identity(node)
+    log.info("worker identity %s", _identity)
+    warn_if_root()
     _start_spark()
     threading.Thread(
-        target=_heartbeat_loop, args=(hostname,), name="tessera-heartbeat", daemon=True
+        target=_heartbeat_loop, args=(_identity, node), name="tessera-heartbeat", daemon=True
     ).start()
 
 
 @worker_shutdown.connect  # type: ignore[untyped-decorator]
 def _stop_heartbeat(sender: Any = None, **kwargs: Any) -> None:
-    from jobs.models import Worker
-
     _stop.set()
-    hostname = getattr(sender, "hostname", None)
-    if hostname:
+    if _identity:
         try:
-            Worker.objects.filter(hostname=hostname).delete()
+            # Kept (stopped), not deleted: a job this process left RUNNING is reaped at once.
+            mark_stopped(_identity)
         except Exception:
-            log.exception("could not remove the worker row on shutdown")
+            log.exception("could not mark the worker row stopped on shutdown")

@@ -203,7 +203,12 @@ def execute_query(spark: Any, plan: Mapping[str, Any], job_id: Any, limit: int) 
 
 
 def _claim(job_id: Any, worker: str) -> Job | None:
-    return lifecycle.try_transition(job_id, jobstate.CREATED, jobstate.RUNNING, worker=worker)
+    """CREATED → RUNNING under this process's identity (``jobs.worker``): the reaper judges
+    the job by the process that claimed it, not by a node name a restart would share."""
+    from jobs.worker import current_identity
+
+    identity = current_identity() or worker
+    return lifecycle.try_transition(job_id, jobstate.CREATED, jobstate.RUNNING, worker=identity)
 
 
 def run_job(job_id: Any, worker: str) -> str | None:

@@ -67,15 +67,18 @@ def purge_queue() -> None:
 class WorkerProcess:
     """``celery -A webapp worker --pool threads`` in a subprocess, logging to a file."""
 
-    def __init__(self, name: str, log_path: Path, blocker: Any) -> None:
+    def __init__(
+        self, name: str, log_path: Path, blocker: Any, env: dict[str, str] | None = None
+    ) -> None:
         self.name = name
         self.log_path = log_path
         self.blocker = blocker
+        self.env = dict(env or {})  # on top of WORKER_ENV (e.g. a small driver heap)
         self.process: subprocess.Popen[bytes] | None = None
         self.hostname = ""
 
     def start(self) -> None:
-        env = {**os.environ, **WORKER_ENV, "DATABASE_URL": _database_url()}
+        env = {**os.environ, **WORKER_ENV, **self.env, "DATABASE_URL": _database_url()}
         env.setdefault("TESSERA_LOG_LEVEL", "INFO")
         command = [
             str(ROOT / ".venv" / "bin" / "celery"),
@@ -164,13 +167,16 @@ def _warm_up(blocker: Any) -> None:
 
 
 def start_worker(
-    name: str, tmp_path_factory: pytest.TempPathFactory, blocker: Any
+    name: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    blocker: Any,
+    env: dict[str, str] | None = None,
 ) -> Iterator[WorkerProcess]:
     with blocker.unblock():
         require_postgresql()
     Path(django_settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
     purge_queue()
-    worker = WorkerProcess(name, tmp_path_factory.mktemp(name) / "worker.log", blocker)
+    worker = WorkerProcess(name, tmp_path_factory.mktemp(name) / "worker.log", blocker, env)
     worker.start()
     try:
         _warm_up(blocker)
