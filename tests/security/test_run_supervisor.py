@@ -1,0 +1,219 @@
+"""`make run` survives a worker crash (docs/security.md §5).
+
+Starts the real launcher (``scripts/run.sh``) on a free port with its own data dir, on the
+embedded defaults (SQLite, file-system broker: nothing shared with other tests), then
+``kill -9``s the worker in the middle of a query. The web server keeps answering, the
+supervisor starts a new worker (a new identity), the lost job ends ``WORKER_LOST`` and the
+next query runs on the new worker. Ctrl-C still stops everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SLOW_SQL = "SELECT count(*) AS n FROM range(0, 100000000) AS a CROSS JOIN range(0, 100000) AS b"
+STARTED = re.compile(r"\[run\.sh [\d:]+\] worker started \(pid (\d+)\)")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def poll(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.25) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = condition()
+        except requests.RequestException:
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Launcher:
+    """scripts/run.sh in its own process group, as a terminal would run it."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.port = _free_port()
+        self.data_dir = tmp_path / "data"
+        self.log_path = tmp_path / "run.log"
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "TESSERA_STORAGE_ROOTS"}
+            and not k.startswith(("PYTEST", "DJANGO_SETTINGS", "TESSERA_"))
+        }
+        env.update(
+            PORT=str(self.port),
+            TESSERA_DATA_DIR=str(self.data_dir),
+            TESSERA_WORKER_HEARTBEAT_SECONDS="1",
+            # Long: only the new worker's identity check can reap the lost job quickly.
+            TESSERA_WORKER_TIMEOUT_SECONDS="120",
+            SPARK_MASTER="local[2]",
+        )
+        self._log = self.log_path.open("w")
+        self.process = subprocess.Popen(
+            [str(ROOT / "scripts" / "run.sh")],
+            cwd=ROOT,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.base = f"http://127.0.0.1:{self.port}/api/v1"
+        self.auth: dict[str, str] = {}
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def worker_pids(self) -> list[int]:
+        return [int(pid) for pid in STARTED.findall(self.log())]
+
+    def get(self, path: str, timeout: float = 10) -> requests.Response:
+        return requests.get(f"{self.base}{path}", headers=self.auth, timeout=timeout)
+
+    def health(self) -> dict[str, Any] | None:
+        assert self.process.poll() is None, self.log()[-3000:]
+        response = self.get("/health", timeout=5)
+        return response.json() if response.status_code == 200 else None
+
+    def login(self) -> None:
+        token = requests.post(
+            f"{self.base}/auth/token", json={"username": "admin", "password": "admin"}, timeout=10
+        ).json()["token"]
+        self.auth = {"Authorization": f"Token {token}"}
+
+    def submit(self, session: str, sql: str) -> str:
+        response = requests.post(
+            f"{self.base}/sessions/{session}/statements",
+            json={"sql": sql},
+            headers=self.auth,
+            timeout=30,
+        )
+        assert response.status_code == 201, response.text
+        return str(response.json()["id"])
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        body: dict[str, Any] = self.get(f"/jobs/{job_id}").json()
+        return body
+
+    def wait_job(self, job_id: str, statuses: set[str], timeout: float) -> dict[str, Any]:
+        return dict(
+            poll(
+                lambda: (job := self.job(job_id))["status"] in statuses and job,
+                timeout,
+                f"job {job_id} to be {statuses}",
+            )
+        )
+
+    def claimed_by(self, job_id: str) -> str:
+        """The worker identity recorded on the job (the launcher's SQLite database)."""
+        with sqlite3.connect(self.data_dir / "tessera.sqlite3") as db:
+            row = db.execute(
+                "SELECT worker FROM jobs_job WHERE id = ?", (job_id.replace("-", ""),)
+            ).fetchone()
+        return str(row[0]) if row else ""
+
+    def ctrl_c(self) -> bool:
+        """SIGINT to the group, as a terminal does; True if everything stopped."""
+        os.killpg(self.process.pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=60)
+        deadline = time.monotonic() + 20
+        while _group_alive(self.process.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        stopped = not _group_alive(self.process.pid)
+        if not stopped:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self._log.close()
+        return stopped
+
+
+@pytest.fixture
+def launcher(tmp_path: Path) -> Iterator[Launcher]:
+    started = Launcher(tmp_path)
+    try:
+        yield started
+    except BaseException:
+        print(started.log()[-5000:])
+        raise
+    finally:
+        if _group_alive(started.process.pid):
+            started.ctrl_c()
+
+
+def test_a_killed_worker_is_restarted_and_the_web_keeps_serving(launcher: Launcher) -> None:
+    poll(lambda: (h := launcher.health()) and h["workers"] == 1, 180, "the web and a worker")
+    launcher.login()
+    session = requests.post(
+        f"{launcher.base}/sessions", json={}, headers=launcher.auth, timeout=10
+    ).json()["id"]
+    first = launcher.wait_job(launcher.submit(session, "SELECT 1 AS one"), {"FINISHED"}, 180)
+    [first_pid] = launcher.worker_pids()
+    first_identity = launcher.claimed_by(first["id"])
+    assert first_identity.startswith("worker1@") and f"/{first_pid}/" in first_identity
+
+    slow = launcher.submit(session, SLOW_SQL)
+    launcher.wait_job(slow, {"RUNNING"}, 60)
+    os.kill(first_pid, signal.SIGKILL)
+    killed = time.monotonic()
+
+    # The web server keeps answering while the worker is down and coming back.
+    answered = 0
+    while time.monotonic() - killed < 3:
+        assert launcher.get("/catalogs").status_code == 200
+        answered += 1
+        time.sleep(0.1)
+    assert answered >= 5
+    assert launcher.process.poll() is None
+
+    pids = poll(lambda: len(p := launcher.worker_pids()) == 2 and p, 60, "a new worker")
+    assert pids[1] != first_pid
+    log = launcher.log()
+    assert "worker exited (killed by SIGKILL)" in log
+    assert "starting it again in 1 s" in log
+
+    lost = launcher.wait_job(slow, {"FAILED", "CANCELED", "FINISHED"}, 60)
+    reaped = time.monotonic() - killed
+    print(f"\nlost job reaped {reaped:.1f} s after kill -9 (worker timeout 120 s)")
+    assert lost["status"] == "FAILED" and lost["error"]["code"] == "WORKER_LOST", lost
+    assert first_identity in lost["error"]["message"]
+    assert reaped < 60  # judged by identity, not by the 120 s timeout
+
+    poll(lambda: (h := launcher.health()) and h["workers"] == 1, 60, "one live worker")
+    after = launcher.wait_job(launcher.submit(session, "SELECT 2 AS two"), {"FINISHED"}, 180)
+    second_identity = launcher.claimed_by(after["id"])
+    assert second_identity != first_identity
+    assert f"/{pids[1]}/" in second_identity
+
+    assert launcher.ctrl_c(), "Ctrl-C left processes of scripts/run.sh running"
+    assert "worker stopped" in launcher.log()
