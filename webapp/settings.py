@@ -219,6 +219,12 @@ CSRF_FAILURE_VIEW = "webapp.errors.json_csrf_failure"
 # Workers run Spark; the web process never imports pyspark.
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
 SPARK_REMOTE = os.environ.get("SPARK_REMOTE", "")  # sc://host:15002 for Spark Connect
+# The worker's driver JVM (local mode: executors too): heap, and how long it may not answer
+# before the worker kills and restarts it (docs/security.md §4).
+TESSERA_SPARK_DRIVER_MEMORY = os.environ.get("TESSERA_SPARK_DRIVER_MEMORY", "1g")
+TESSERA_SPARK_UNRESPONSIVE_SECONDS = float(
+    os.environ.get("TESSERA_SPARK_UNRESPONSIVE_SECONDS", "60")
+)
 # Python UDFs may only come from these packages (CREATE FUNCTION … AS 'pkg.module.func').
 TESSERA_UDF_PACKAGES = tuple(_env_list("TESSERA_UDF_PACKAGES", "tessera_udfs"))
 # Query results: the first rows of each query, as Arrow files, kept for a while.
