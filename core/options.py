@@ -130,20 +130,20 @@ _ORC_CODECS = _one_of("none", "uncompressed", "snappy", "zlib", "lzo", "lz4", "z
 
 # Generic file-source options (docs: sql-data-sources-generic-options), every format.
 _GENERIC: dict[str, Check] = {
-    "ignorecorruptfiles": _boolean,
-    "ignoremissingfiles": _boolean,
-    "pathglobfilter": _GLOB_FILTER,  # matches file names inside the path only
-    "recursivefilelookup": _boolean,
-    "modifiedbefore": _TIMESTAMP,
-    "modifiedafter": _TIMESTAMP,
+    "ignoreCorruptFiles": _boolean,
+    "ignoreMissingFiles": _boolean,
+    "pathGlobFilter": _GLOB_FILTER,  # matches file names inside the path only
+    "recursiveFileLookup": _boolean,
+    "modifiedBefore": _TIMESTAMP,
+    "modifiedAfter": _TIMESTAMP,
 }
 
 _DATETIME: dict[str, Check] = {
-    "dateformat": _FORMAT_STRING,
-    "timestampformat": _FORMAT_STRING,
-    "timestampntzformat": _FORMAT_STRING,
-    "enabledatetimeparsingfallback": _boolean,
-    "timezone": _TIME_ZONE,
+    "dateFormat": _FORMAT_STRING,
+    "timestampFormat": _FORMAT_STRING,
+    "timestampNTZFormat": _FORMAT_STRING,
+    "enableDateTimeParsingFallback": _boolean,
+    "timeZone": _TIME_ZONE,
     "locale": _LOCALE,
 }
 
@@ -155,31 +155,31 @@ _CSV: dict[str, Check] = {
     "encoding": _CHARSET,
     "charset": _CHARSET,
     "quote": _character,
-    "quoteall": _boolean,
+    "quoteAll": _boolean,
     "escape": _character,
-    "escapequotes": _boolean,
+    "escapeQuotes": _boolean,
     "comment": _character,
     "header": _boolean,
-    "inferschema": _boolean,
-    "preferdate": _boolean,
-    "enforceschema": _boolean,
-    "ignoreleadingwhitespace": _boolean,
-    "ignoretrailingwhitespace": _boolean,
-    "nullvalue": _TEXT,
-    "nanvalue": _TEXT,
-    "positiveinf": _TEXT,
-    "negativeinf": _TEXT,
+    "inferSchema": _boolean,
+    "preferDate": _boolean,
+    "enforceSchema": _boolean,
+    "ignoreLeadingWhiteSpace": _boolean,
+    "ignoreTrailingWhiteSpace": _boolean,
+    "nullValue": _TEXT,
+    "nanValue": _TEXT,
+    "positiveInf": _TEXT,
+    "negativeInf": _TEXT,
     # The parser allocates arrays of these sizes: bounded so one table cannot exhaust memory.
-    "maxcolumns": _integer(1, 100_000),
-    "maxcharspercolumn": _integer(1, 10_000_000, -1),
+    "maxColumns": _integer(1, 100_000),
+    "maxCharsPerColumn": _integer(1, 10_000_000, -1),
     "mode": _PARSE_MODE,
-    "columnnameofcorruptrecord": _COLUMN_NAME,
-    "multiline": _boolean,
-    "chartoescapequoteescaping": _character,
-    "samplingratio": _fraction,
-    "emptyvalue": _TEXT,
-    "linesep": _SEPARATOR,
-    "unescapedquotehandling": _one_of(
+    "columnNameOfCorruptRecord": _COLUMN_NAME,
+    "multiLine": _boolean,
+    "charToEscapeQuoteEscaping": _character,
+    "samplingRatio": _fraction,
+    "emptyValue": _TEXT,
+    "lineSep": _SEPARATOR,
+    "unescapedQuoteHandling": _one_of(
         "STOP_AT_CLOSING_QUOTE",
         "BACK_TO_DELIMITER",
         "STOP_AT_DELIMITER",
@@ -192,45 +192,45 @@ _CSV: dict[str, Check] = {
 
 _JSON: dict[str, Check] = {
     **_DATETIME,
-    "primitivesasstring": _boolean,
-    "prefersdecimal": _boolean,
-    "allowcomments": _boolean,
-    "allowunquotedfieldnames": _boolean,
-    "allowsinglequotes": _boolean,
-    "allownumericleadingzero": _boolean,
-    "allowbackslashescapinganycharacter": _boolean,
+    "primitivesAsString": _boolean,
+    "prefersDecimal": _boolean,
+    "allowComments": _boolean,
+    "allowUnquotedFieldNames": _boolean,
+    "allowSingleQuotes": _boolean,
+    "allowNumericLeadingZero": _boolean,
+    "allowBackslashEscapingAnyCharacter": _boolean,
     "mode": _PARSE_MODE,
-    "columnnameofcorruptrecord": _COLUMN_NAME,
-    "multiline": _boolean,
-    "allowunquotedcontrolchars": _boolean,
+    "columnNameOfCorruptRecord": _COLUMN_NAME,
+    "multiLine": _boolean,
+    "allowUnquotedControlChars": _boolean,
     "encoding": _CHARSET,
-    "linesep": _SEPARATOR,
-    "samplingratio": _fraction,
-    "dropfieldifallnull": _boolean,
-    "allownonnumericnumbers": _boolean,
+    "lineSep": _SEPARATOR,
+    "samplingRatio": _fraction,
+    "dropFieldIfAllNull": _boolean,
+    "allowNonNumericNumbers": _boolean,
     "compression": _TEXT_CODECS,
-    "ignorenullfields": _boolean,
+    "ignoreNullFields": _boolean,
 }
 
 _PARQUET: dict[str, Check] = {
-    "datetimerebasemode": _REBASE,
-    "int96rebasemode": _REBASE,
-    "mergeschema": _boolean,
+    "datetimeRebaseMode": _REBASE,
+    "int96RebaseMode": _REBASE,
+    "mergeSchema": _boolean,
     "compression": _PARQUET_CODECS,
 }
 
 _ORC: dict[str, Check] = {
-    "mergeschema": _boolean,
+    "mergeSchema": _boolean,
     "compression": _ORC_CODECS,
 }
 
 _TEXT_FORMAT: dict[str, Check] = {
     "wholetext": _boolean,
-    "linesep": _SEPARATOR,
+    "lineSep": _SEPARATOR,
     "compression": _TEXT_CODECS,
 }
 
-# format -> lower-case key -> value check: the allow-list.
+# format -> key (as Spark documents it) -> value check: the allow-list.
 ALLOWED: dict[str, dict[str, Check]] = {
     "csv": {**_GENERIC, **_CSV},
     "json": {**_GENERIC, **_JSON},
@@ -238,7 +238,11 @@ ALLOWED: dict[str, dict[str, Check]] = {
     "parquet": {**_GENERIC, **_PARQUET},
     "text": {**_GENERIC, **_TEXT_FORMAT},
 }
-_ANY_FORMAT = frozenset(key for keys in ALLOWED.values() for key in keys)
+# Spark reads option keys case-insensitively: so do the checks.
+_BY_LOWER_KEY: dict[str, dict[str, Check]] = {
+    fmt: {key.lower(): check for key, check in keys.items()} for fmt, keys in ALLOWED.items()
+}
+_ANY_FORMAT = frozenset(key for keys in _BY_LOWER_KEY.values() for key in keys)
 
 
 class OptionRefused(CoreError):
@@ -290,7 +294,8 @@ def check_options(
     """Check every option of a ``fmt`` table (source keys excluded by the caller) and
     return them unchanged. Keys are case-insensitive, as Spark reads them: two spellings of
     one key are refused."""
-    allowed = ALLOWED[check_format(fmt)]
+    fmt = check_format(fmt)
+    allowed = _BY_LOWER_KEY[fmt]
     seen: dict[str, str] = {}
     for key, value in options.items():
         lowered = key.lower()
@@ -310,7 +315,7 @@ def check_options(
         check_key(key, prefix=prefix)
         check = allowed.get(lowered)
         if check is None:
-            takes = ", ".join(sorted(allowed))
+            takes = ", ".join(sorted(ALLOWED[fmt], key=str.lower))
             raise CoreError(
                 f"The option '{key}' does not apply to {fmt} tables; {fmt} tables take: {takes}.",
                 details=_field(key, prefix),

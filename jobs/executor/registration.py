@@ -42,19 +42,16 @@ def _column_expression(column: Mapping[str, Any]) -> str:
 
 
 def register_table(spark: SparkSession, relation: Mapping[str, Any]) -> None:
-    options = relation.get("options") or {}
-    fmt = str(relation.get("format") or options.get("connector") or options.get("format") or "")
-    path = str(relation.get("path") or options.get("path") or "")
-    if not fmt or not path:
-        raise CoreError(
-            f"Table {_display(relation)} has no format or location to read it from.",
-            details={"alias": relation.get("alias")},
-        )
-    reader: Any = spark.read.format(fmt)
+    """Register a table relation as a temporary view named by its alias. Its format, path
+    and options are checked again here, at use (``jobs.executor.locations``): Spark reads
+    the resolved path that was checked, with allow-listed options only."""
+    from jobs.executor import locations
+
+    source = locations.checked_read(spark, relation, _display(relation))
+    reader: Any = spark.read.format(source.format)
     if relation.get("physical_schema"):
         reader = reader.schema(str(relation["physical_schema"]))
-    reader_options = {k: str(v) for k, v in options.items() if k not in _NOT_READER_OPTIONS}
-    frame = reader.options(**reader_options).load(path)
+    frame = reader.options(**source.options).load(source.path)
     columns = relation.get("columns") or []
     if columns:
         frame = frame.selectExpr(*(_column_expression(c) for c in columns))

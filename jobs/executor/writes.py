@@ -76,7 +76,16 @@ class PreparedWrite:
 
 
 def _writer_options(options: Mapping[str, Any]) -> dict[str, str]:
-    return {str(k): str(v) for k, v in options.items() if k not in _NOT_WRITER_OPTIONS}
+    """A table's options without the source keys, as writer options. A key no format takes
+    (``fs.*``, ``spark.*``, unknown …) is refused here rather than dropped: the row or the
+    plan is not one Tessera made (``write_one`` checks the rest against the format)."""
+    from jobs.executor import locations
+
+    result = {
+        str(k): str(v) for k, v in options.items() if str(k).lower() not in _NOT_WRITER_OPTIONS
+    }
+    locations.check_option_keys(result, "The table's options cannot be written")
+    return result
 
 
 def _validation(message: str, **details: Any) -> CoreError:
@@ -349,12 +358,23 @@ def parquet_rows(location: str) -> int | None:
 def write_one(job: Job, item: PreparedWrite) -> int | None:
     """Write one target into this job's staging location; returns its row count if known."""
     from jobs import writes
+    from jobs.executor import locations
 
-    location = writes.staging_location(job, item.identifier)
+    writes.staging_location(job, item.identifier)  # decided at CREATED; recorded if not
+    # Checked now, at the write: the resolved directory and allow-listed options only.
+    target = locations.checked_write(
+        item.frame.sparkSession,
+        writes.entry(job, item.identifier),
+        str(job.pk),
+        item.format,
+        item.options,
+        item.shown,
+    )
+    location = target.path
     frame, observation = _observe(item.frame)
-    writer = frame.write.format(item.format).mode("overwrite")
-    if item.options:
-        writer = writer.options(**item.options)
+    writer = frame.write.format(target.format).mode("overwrite")
+    if target.options:
+        writer = writer.options(**target.options)
     if item.partition_by:
         writer = writer.partitionBy(*item.partition_by)
     writer.save(location)

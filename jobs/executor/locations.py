@@ -1,0 +1,145 @@
+"""The storage boundary on a worker, checked again every time a job registers or writes
+a table's files: the plan may predate today's rules, may not come from the planner at all,
+and a symbolic link may have been swapped in since the table was created.
+
+For each path Spark is given: the text passes ``core.locations`` (no globs, escapes,
+schemes, ``..``); its symbolic links are resolved now and it must stay under a storage
+root (external tables) or in the warehouse (managed tables and write staging), with no
+link inside its tree leading out (``catalog.storage``); then Spark's own JVM is asked how
+Hadoop reads the resolved path (``org.apache.hadoop.fs.Path(p).toUri()`` and the file
+system it names) and must agree. Spark is handed that resolved path, which narrows the
+window in which a link could be swapped between the check and the read. The options pass
+the format's allow-list (``core.options``). Refusals are ``FORBIDDEN_SQL``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from pyspark.sql import SparkSession
+
+from catalog import storage
+from core import locations
+from core import options as table_options
+from core.errors import CoreError
+from core.planner.errors import ForbiddenSql
+from jobs.executor import runtime
+
+
+@dataclass(frozen=True)
+class CheckedSource:
+    """What Spark may open: a file format, the resolved path and allow-listed options."""
+
+    format: str
+    path: str
+    options: dict[str, str]
+
+
+@contextmanager
+def refusals(what: str) -> Iterator[None]:
+    """The storage boundary's refusals as FORBIDDEN_SQL, prefixed with ``what`` (the table)."""
+    try:
+        yield
+    except (locations.LocationRefused, table_options.OptionRefused) as exc:
+        raise ForbiddenSql(f"{what}. {exc.message}", details=exc.details) from None
+    except ForbiddenSql:
+        raise
+    except CoreError as exc:
+        exc.message = f"{what}. {exc.message}"
+        exc.args = (exc.message,)
+        raise
+
+
+def check_option_keys(options: Mapping[str, str], what: str) -> None:
+    """Refuse option keys no format takes (``fs.*``, ``hadoop.*``, ``spark.*``, unknown)."""
+    with refusals(what):
+        for key in options:
+            table_options.check_key(key)
+
+
+def hadoop_agrees(spark: SparkSession, path: str) -> None:
+    """Ask the JVM how Hadoop reads ``path``: a local file system, no authority, exactly this
+    path. Spark Connect has no JVM in this process: the text check stands alone there."""
+    if runtime.is_connect():
+        return
+    spark_any: Any = spark
+    jvm = spark_any._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    uri = hadoop_path.toUri()
+    scheme, authority, read = uri.getScheme(), uri.getAuthority(), uri.getPath()
+    if scheme not in (None, "file") or authority not in (None, "") or read != path:
+        raise locations.LocationRefused(
+            f"Hadoop reads the path '{path}' as '{uri.toString()}', not as the local path "
+            "that was checked.",
+            details={"path": path},
+        )
+    # The session's Hadoop configuration decides what an unqualified path means.
+    conf = spark_any._jsparkSession.sessionState().newHadoopConf()
+    file_system = hadoop_path.getFileSystem(conf).getUri().getScheme()
+    if file_system != "file":
+        raise locations.LocationRefused(
+            f"Hadoop would read the path '{path}' from the file system '{file_system}', not "
+            "from the local storage roots.",
+            details={"path": path},
+        )
+
+
+def _resolved(path: str) -> str:
+    """``path`` checked and resolved: managed tables live in the warehouse, external ones
+    under a storage root."""
+    warehouse = locations.normal_root(str(settings.WAREHOUSE_DIR))
+    if locations.is_under(locations.local_path(path, allow_percent=True), warehouse):
+        return storage.resolved_managed_location(path)
+    return storage.resolved_external_path(path)
+
+
+def checked_read(spark: SparkSession, relation: Mapping[str, Any], shown: str) -> CheckedSource:
+    """A plan's table relation (``format``, ``path``, ``options``), checked for reading."""
+    with refusals(f"Table {shown} cannot be read"):
+        options = {str(k): str(v) for k, v in (relation.get("options") or {}).items()}
+        fmt = table_options.check_format(str(relation.get("format") or ""))
+        checked_options = table_options.check_options(fmt, options)
+        path = str(relation.get("path") or "")
+        if not path:
+            raise CoreError("It has no location to read from.")
+        real = _resolved(path)
+        hadoop_agrees(spark, real)
+        return CheckedSource(fmt, real, checked_options)
+
+
+def checked_write(
+    spark: SparkSession,
+    entry: Mapping[str, Any],
+    job_id: str,
+    fmt: str,
+    options: Mapping[str, str],
+    shown: str,
+) -> CheckedSource:
+    """Where a job writes a target (its staging ``entry``, see ``jobs.writes``), checked
+    now: a new directory in the warehouse, or the table's path's staging directory under a
+    storage root; the format must be the table's and the options on its allow-list."""
+    from jobs import writes
+
+    with refusals(f"Table {shown} cannot be written"):
+        fmt = table_options.check_format(fmt)
+        if str(entry.get("format") or "").lower() != fmt:
+            raise CoreError(
+                f"The plan writes {fmt}, but the table's format is {entry.get('format')}."
+            )
+        checked_options = table_options.check_options(fmt, dict(options))
+        location = str(entry["location"])
+        if entry.get("managed"):
+            real = storage.resolved_managed_location(location)
+        else:
+            final = storage.resolved_external_path(str(entry["final"]))
+            staging = f"{writes.STAGING_PREFIX}{job_id}"
+            if location != f"{locations.local_path(str(entry['final']))}/{staging}":
+                raise CoreError("The staging location is not this job's own.")
+            real = f"{final}/{staging}"
+            locations.local_path(real)
+        hadoop_agrees(spark, real)
+        return CheckedSource(fmt, real, checked_options)
