@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from catalog.models import Table
-from jobs.models import TemporaryObject
+from jobs.models import Job, TemporaryObject
 from tests.conftest import API, assert_error
 from tests.worker.helpers import api_for, create_user, open_session, statement, wait_job
 
@@ -67,6 +67,12 @@ def refused(actor: Actor, job: dict[str, Any], code: str, *fragments: str) -> di
     assert SECRET not in str(error)
     assert_error(actor.api.get(f"{API}/jobs/{job['id']}/result"), 404, "NOT_FOUND")
     return dict(error)
+
+
+def error_of(job: Job) -> dict[str, Any]:
+    """A failed job row's error object."""
+    assert job.error is not None, job.status
+    return dict(job.error)
 
 
 def storage_root() -> Path:

@@ -32,6 +32,7 @@ from tests.conftest import API, assert_error, simple_schema
 from tests.security.boundary import (
     SECRET,
     Actor,
+    error_of,
     files_under,
     no_table,
     no_temporary_objects,
@@ -381,8 +382,8 @@ def test_hand_made_plan_reading_a_bad_path_is_refused_by_the_worker(
         path = path.replace(outside.name, f"{outside.name}/secret.txt")
     job = _hand_read(alice, _relation(path))
     assert job.status == "FAILED", job.error
-    assert job.error["code"] == "FORBIDDEN_SQL", job.error
-    assert "cannot be read" in job.error["message"]
+    assert error_of(job)["code"] == "FORBIDDEN_SQL", job.error
+    assert "cannot be read" in error_of(job)["message"]
     assert SECRET not in str(job.error)
     assert_error(alice.api.get(f"{API}/jobs/{job.id}/result"), 404, "NOT_FOUND")
 
@@ -393,15 +394,15 @@ def test_hand_made_plan_reading_through_a_link_out_is_refused(
     for variant, path in _links(outside).items():
         job = _hand_read(alice, _relation(str(path), "csv"))
         assert job.status == "FAILED", (variant, job.error)
-        assert job.error["code"] == "FORBIDDEN_SQL", (variant, job.error)
+        assert error_of(job)["code"] == "FORBIDDEN_SQL", (variant, job.error)
         assert SECRET not in str(job.error)
 
 
 def test_hand_made_plan_with_a_non_file_format_is_refused(security_worker, alice) -> None:
     folder = table_dir()
     job = _hand_read(alice, _relation(str(folder), "jdbc", {"url": "jdbc:derby:memory:x"}))
-    assert job.status == "FAILED" and job.error["code"] == "FORBIDDEN_SQL", job.error
-    assert "jdbc" in job.error["message"]
+    assert job.status == "FAILED" and error_of(job)["code"] == "FORBIDDEN_SQL", job.error
+    assert "jdbc" in error_of(job)["message"]
 
 
 def test_directory_swapped_for_a_link_after_creation_is_refused_when_read(
@@ -465,7 +466,7 @@ def test_directory_swapped_for_a_link_before_the_write_is_refused(
         os.symlink(outside, folder)
     ended = wait_for_status(job.id, {"FINISHED", "FAILED", "CANCELED"}, 120)
     assert ended.status == "FAILED", ended.error
-    assert ended.error["code"] == "FORBIDDEN_SQL", ended.error
-    assert "outside the storage roots" in ended.error["message"]
+    assert error_of(ended)["code"] == "FORBIDDEN_SQL", ended.error
+    assert "outside the storage roots" in error_of(ended)["message"]
     # Nothing was written through the link: the outside directory holds what it held.
     assert files_under(outside) == {"secret.csv", "secret.txt"}
