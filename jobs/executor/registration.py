@@ -14,6 +14,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from core.errors import CoreError
+from jobs.executor import sqlguard
 
 # Keys a relation's ``options`` may carry that are not reader options.
 _NOT_READER_OPTIONS = frozenset({"connector", "format", "path"})
@@ -59,7 +60,9 @@ def register_table(spark: SparkSession, relation: Mapping[str, Any]) -> None:
 
 
 def register_view(spark: SparkSession, relation: Mapping[str, Any]) -> None:
-    spark.sql(str(relation["sql"])).createOrReplaceTempView(str(relation["alias"]))
+    """The view's query (rewritten to the plan's aliases), checked as Spark parses it."""
+    frame = sqlguard.guard(spark).sql(str(relation["sql"]))
+    frame.createOrReplaceTempView(str(relation["alias"]))
 
 
 def register_relations(spark: SparkSession, relations: Iterable[Mapping[str, Any]]) -> None:
@@ -121,6 +124,9 @@ def register_function(
 
 def register_functions(
     spark: SparkSession, functions: Iterable[Mapping[str, Any]], udf_packages: Iterable[str]
+    # Spark must read exactly this definition, and the body only what the plan allows.
+    sqlguard.guard(spark).check_function(text, alias, body)
+    spark.sql(text)
 ) -> None:
     packages = tuple(udf_packages)
     for function in functions:
@@ -140,6 +146,7 @@ def register_plan(
     register_relations(spark, plan.get("relations") or [])
 
 
+    sqlguard.install(spark, plan)
 def _display(item: Mapping[str, Any]) -> str:
     identifier = item.get("identifier") or [item.get("alias", "?")]
     return ".".join(quote(str(part)) for part in identifier)

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from core import jobstate
 from jobs import lifecycle
-from jobs.executor import errors, registration, runtime
+from jobs.executor import errors, registration, runtime, sqlguard
 from jobs.executor import writes as write_path
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
@@ -191,8 +191,9 @@ def execute_query(spark: Any, plan: Mapping[str, Any], job_id: Any, limit: int) 
     """Run a query/explain plan and store its first ``limit`` rows; returns the result dict."""
     from jobs.results import write_result  # the web side's results store
 
-    sql = _explain_sql(plan) if plan.get("action") == "explain" else str(plan["sql"])
-    frame = spark.sql(sql)
+    explain = plan.get("action") == "explain"
+    sql = _explain_sql(plan) if explain else str(plan["sql"])
+    frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query")
     table = frame.limit(limit + 1).toArrow()
     truncated = table.num_rows > limit
     if truncated:

@@ -16,6 +16,7 @@ from pyspark.sql import types as st
 from core import datatypes as dt
 from core.errors import CoreError, DataTypeError, SchemaError
 from core.schema import PhysicalColumn, ResolvedColumn, Schema
+from jobs.executor import sqlguard
 from jobs.executor.errors import spark_message
 
 
@@ -78,9 +79,11 @@ class SparkExpressionTyper:
         ddl = ", ".join(_column_ddl(c) for c in typed)
         frame: Any = self.spark.createDataFrame([], ddl) if ddl else self.spark.range(0)
         result: dict[str, dt.DataType] = {}
+        guard = sqlguard.guard(self.spark)
         for name, expression in expressions.items():
             try:
-                field = frame.selectExpr(f"{expression} AS {_quote(name)}").schema.fields[0]
+                projected = guard.select_expr(frame, [f"{expression} AS {_quote(name)}"])
+                field = projected.schema.fields[0]
             except PySparkException as exc:
                 raise SchemaError(
                     f"The expression of column `{name}` is not valid: {spark_message(exc)}",
@@ -100,7 +103,7 @@ class SparkExpressionTyper:
 def schema_of_query(spark: SparkSession, sql: str) -> Schema:
     """The schema Spark derives for a query (analysis only), as physical columns."""
     try:
-        struct = spark.sql(sql).schema
+        struct = sqlguard.guard(spark).sql(sql).schema
     except PySparkException as exc:
         raise CoreError(f"The view's query is not valid: {spark_message(exc)}") from None
     columns: list[PhysicalColumn] = []

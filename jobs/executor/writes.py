@@ -38,7 +38,7 @@ from core.errors import CoreError, DataTypeError
 from core.identifiers import name_key, quote_path
 from core.schema import PhysicalColumn, ResolvedSchema, Schema
 from jobs import lifecycle
-from jobs.executor import errors, runtime
+from jobs.executor import errors, runtime, sqlguard
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import to_tessera_type
 from jobs.models import Job
@@ -122,7 +122,7 @@ def _prepare_ctas(spark: SparkSession, target: Mapping[str, Any], sql: str) -> P
     identifier = list(target["identifier"])
     args: Mapping[str, Any] = target["args"]
     shown = quote_path(identifier)
-    frame = spark.sql(sql)
+    frame = sqlguard.guard(spark).sql(sql)
     schema = ctas_schema(frame.schema, shown)
     partition_by = catalog_services.check_partitioning(list(args.get("partition_by") or []), schema)
     options = writes.ctas_options(args)
@@ -282,7 +282,8 @@ def _prepare_insert(
         raise _validation(f"Table {shown} has no physical columns to insert into.")
     physical = spark.createDataFrame([], ddl).schema
     listed = args.get("columns")
-    frame = insert_frame(spark.sql(sql), physical, list(listed) if listed else None, shown)
+    query = sqlguard.guard(spark).sql(sql)
+    frame = insert_frame(query, physical, list(listed) if listed else None, shown)
     options = dict(table.get("options") or {})
     fmt = str(table.get("format") or options.get("connector") or options.get("format") or "")
     partition_by = args.get("partition_by")

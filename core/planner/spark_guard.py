@@ -1,0 +1,665 @@
+"""The guard that cannot be bypassed by a lexer difference: Spark's own parse, checked.
+
+The planner reads a statement with sqlglot's tokenizer and parser; Spark reads the text the
+worker sends it with its own ANTLR lexer and parser. Wherever the two disagree (where a
+comment or a string ends, how quotes nest, what an escape means), text the planner took for
+harmless would be code for Spark. So, before Spark runs anything, the worker parses the exact
+text with Spark's parser (``sessionState.sqlParser``: parsing only, no analysis), describes
+the tree as JSON (``jobs/executor/jvm/TreeDescriber.java``) and hands it here.
+
+``check_tree`` walks every node of that tree and refuses, with ``ForbiddenSql``:
+
+- any class that is not on an allow-list (commands, script transforms, ``InsertIntoDir``,
+  ``IDENTIFIER(…)`` with a computed name, parameter markers, anything this module does not
+  know — new Spark syntax is refused until it is reviewed and listed here);
+- a relation that is not one the planner registered (its ``__tessera_rN`` alias) or a CTE in
+  scope: no file paths, no other catalog, no relation options;
+- a function call that is neither a registered alias (``__tessera_fN``) nor a Spark built-in
+  outside ``FORBIDDEN_FUNCTIONS`` (``reflect`` & co.); a table-valued function outside a
+  short list.
+
+``check_references`` is the differential half: the number of references to each alias that
+Spark's parse holds must equal the number the planner's tokenizer sees in the same text. A
+difference means the two read the text differently (one of them took code for a comment or a
+string), and the statement is refused even if what Spark would run is harmless.
+
+Pure Python: the tree arrives as JSON text; nothing here imports pyspark or Django.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from core.errors import CoreError
+from core.identifiers import name_key, quote_part, quote_path
+from core.planner.errors import ForbiddenSql
+from core.planner.functions import is_builtin
+from core.planner.guard import FORBIDDEN_FUNCTIONS
+from core.planner.tokens import line_col, tokenize
+
+RootKind: TypeAlias = Literal["query", "explain", "expression"]
+
+_LOGICAL = "org.apache.spark.sql.catalyst.plans.logical."
+_ANALYSIS = "org.apache.spark.sql.catalyst.analysis."
+_EXPRESSIONS = "org.apache.spark.sql.catalyst.expressions."
+
+# Plan nodes a query may consist of, as Spark's parser builds them. Relations, CTEs and
+# table-valued functions have their own rules below.
+PLAN_CLASSES: frozenset[str] = frozenset(
+    {
+        _LOGICAL + name
+        for name in (
+            "Aggregate",
+            "Deduplicate",
+            "Distinct",
+            "Except",
+            "Expand",
+            "Filter",
+            "Generate",
+            "GlobalLimit",
+            "Intersect",
+            "Join",
+            "LateralJoin",
+            "LimitAll",
+            "LocalLimit",
+            "LocalRelation",
+            "Offset",
+            "OneRowRelation",
+            "Pivot",
+            "Project",
+            "RebalancePartitions",
+            "Repartition",
+            "RepartitionByExpression",
+            "Sample",
+            "Sort",
+            "SubqueryAlias",
+            "Tail",
+            "Union",
+            "UnresolvedHint",
+            "UnresolvedWith",
+            "Unpivot",
+            "Window",
+            "WithWindowDefinition",
+        )
+    }
+    | {
+        _ANALYSIS + name
+        for name in (
+            "UnresolvedHaving",
+            "UnresolvedInlineTable",
+            "UnresolvedQualify",
+            "UnresolvedRelation",
+            "UnresolvedSubqueryColumnAliases",
+            "UnresolvedTVFAliases",
+            "UnresolvedTableValuedFunction",
+        )
+    }
+    | {_EXPRESSIONS + "PipeOperator"}
+)
+
+# Expression classes Spark's parser builds directly (function calls are UnresolvedFunction
+# and checked by name). Anything in Catalyst's ``expressions.objects`` (reflection) or a UDF
+# class is not here and never will be.
+EXPRESSION_CLASSES: frozenset[str] = frozenset(
+    {
+        _ANALYSIS + name
+        for name in (
+            "UnresolvedAlias",
+            "UnresolvedAttribute",
+            "UnresolvedExtractValue",
+            "UnresolvedFunction",
+            "MultiAlias",  # generator(…) AS (a, b)
+            "UnresolvedGenerator",
+            "UnresolvedOrdinal",
+            "UnresolvedPipeAggregateOrdinal",
+            "UnresolvedRegex",
+            "UnresolvedStar",
+            "UnresolvedStarExceptOrReplace",
+            "UnresolvedStarExcept",
+        )
+    }
+    | {
+        _EXPRESSIONS + name
+        for name in (
+            "Add",
+            "Alias",
+            "And",
+            "ArrayFilter",
+            "Ascending$",
+            "BitwiseAnd",
+            "BitwiseNot",
+            "BitwiseOr",
+            "BitwiseXor",
+            "AttributeReference",  # the columns of VALUES folded into a LocalRelation
+            "CaseWhen",
+            "Cast",
+            "Coalesce",
+            "Collate",
+            "Concat",
+            "CreateNamedStruct",
+            "CurrentDate",
+            "CurrentTimestamp",
+            "CurrentRow$",
+            "CurrentUser",
+            "Cube",
+            "Divide",
+            "EqualNullSafe",
+            "EqualTo",
+            "Exists",
+            "GreaterThan",
+            "GreaterThanOrEqual",
+            "GroupingSets",
+            "ILike",
+            "In",
+            "InSubquery",
+            "IntegralDivide",
+            "IsNotNull",
+            "IsNotUnknown$$anon$1",  # IS NOT UNKNOWN: an IsNotNull with its own SQL text
+            "IsNull",
+            "IsUnknown$$anon$1",
+            "LambdaFunction",
+            "LateralSubquery",
+            "LessThan",
+            "LessThanOrEqual",
+            "Like",
+            "LikeAll",
+            "LikeAny",
+            "ListQuery",
+            "Literal",
+            "Multiply",
+            "NamePlaceholder$",  # struct(t.*)
+            "NamedArgumentExpression",
+            "Not",
+            "NotLikeAll",
+            "NotLikeAny",
+            "Or",
+            "Overlay",
+            "PipeExpression",
+            "Remainder",
+            "RLike",
+            "Rollup",
+            "RowFrame$",
+            "RangeFrame$",
+            "ScalarSubquery",
+            "SortOrder",
+            "SpecifiedWindowFrame",
+            "StringLocate",
+            "StringTrim",
+            "StringTrimBoth",
+            "StringTrimLeft",
+            "StringTrimRight",
+            "Substring",
+            "Subtract",
+            "UnaryMinus",
+            "UnaryPositive",
+            "UnboundedFollowing$",
+            "UnboundedPreceding$",
+            "UnresolvedCollation",
+            "UnresolvedNamedLambdaVariable",
+            "UnresolvedWindowExpression",
+            "UnspecifiedFrame$",
+            "WindowExpression",
+            "WindowSpecDefinition",
+        )
+    }
+    # |> SELECT with an aggregate: the pipe syntax builds these directly.
+    | {_EXPRESSIONS + "aggregate.AggregateExpression", _EXPRESSIONS + "aggregate.AnyValue"}
+)
+
+# Other case classes that only carry data (names, ids, frame bounds…).
+PRODUCT_CLASSES: frozenset[str] = frozenset(
+    {
+        "org.apache.spark.sql.catalyst.AliasIdentifier",
+        "org.apache.spark.sql.catalyst.FunctionIdentifier",
+        _EXPRESSIONS + "ExprId",
+        _EXPRESSIONS + "NumericEvalContext",
+        _EXPRESSIONS + "WindowSpecReference",
+        "org.apache.spark.sql.catalyst.plans.NaturalJoin",
+        "org.apache.spark.sql.catalyst.plans.UsingJoin",
+        _LOGICAL + "JoinHint",
+        "scala.Tuple2",
+        "scala.Tuple3",
+    }
+)
+
+# Values of literals and the like that the describer cannot take apart (and need not).
+OPAQUE_CLASSES: frozenset[str] = frozenset(
+    {
+        "java.util.UUID",
+        "org.apache.spark.sql.types.Decimal",
+        "org.apache.spark.sql.types.Metadata",
+        "scala.Enumeration$Val",  # evaluation modes (ANSI, TRY, LEGACY)
+        "org.apache.spark.unsafe.types.CalendarInterval",
+        "org.apache.spark.sql.catalyst.expressions.GenericInternalRow",
+        "org.apache.spark.sql.catalyst.expressions.UnsafeRow",
+        "[B",  # binary literals (X'…')
+    }
+)
+
+# Table-valued functions a query may call: Spark's, but python_worker_logs (it reads the
+# logs of Spark's Python workers, shared by every user). tests/spark pins Spark's list.
+TABLE_FUNCTIONS: frozenset[str] = frozenset(
+    {
+        "collations",
+        "range",
+        "sql_keywords",
+        "explode",
+        "explode_outer",
+        "inline",
+        "inline_outer",
+        "json_tuple",
+        "posexplode",
+        "posexplode_outer",
+        "stack",
+        "variant_explode",
+        "variant_explode_outer",
+    }
+)
+
+# Why a known construct is refused, in the words of the SQL reference (docs/statements.md).
+_REASONS: dict[str, str] = {
+    "ScriptTransformation": "Script transforms (TRANSFORM … USING '…') are not allowed: they "
+    "run external programs on the cluster.",
+    "InsertIntoDir": "INSERT OVERWRITE DIRECTORY is not allowed: writing files by path "
+    "bypasses the catalog.",
+    "InsertIntoStatement": "INSERT inside a query is not allowed: Tessera runs writes itself.",
+    "PlanWithUnresolvedIdentifier": "IDENTIFIER(…) is not allowed: names built from strings "
+    "cannot be checked before the statement runs.",
+    "ExpressionWithUnresolvedIdentifier": "IDENTIFIER(…) is not allowed: names built from "
+    "strings cannot be checked before the statement runs.",
+    "NamedParameter": "Parameter markers (:name) are not supported.",
+    "PosParameter": "Parameter markers (?) are not supported.",
+    "UnresolvedWithCTERelations": "This form of WITH is not supported.",
+}
+
+_SPARK_SAYS = "Spark reads this statement"
+_READ_DIFFERENTLY = (
+    "Tessera and Spark read this statement differently ({what}); rewrite it without "
+    "ambiguous comments, quotes or escapes."
+)
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """What a text sent to Spark may reference: the aliases of the relations and functions
+    the planner resolved and registered (lower case), and whether built-ins may be called."""
+
+    relations: frozenset[str] = frozenset()
+    functions: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, relations: Sequence[str] = (), functions: Sequence[str] = ()) -> Allowed:
+        return cls(
+            frozenset(name_key(r) for r in relations), frozenset(name_key(f) for f in functions)
+        )
+
+
+@dataclass
+class References:
+    """How often Spark's parse references each registered alias."""
+
+    relations: Counter[str] = field(default_factory=Counter)
+    functions: Counter[str] = field(default_factory=Counter)
+
+
+Ref: TypeAlias = Any  # a JSON scalar, or {"#": index}
+
+
+class SparkTree:
+    """A parse tree as ``TreeDescriber`` describes it (flat: nodes by index)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        nodes = data.get("nodes")
+        if not isinstance(nodes, list) or "root" not in data:
+            raise ValueError("not a described Spark tree")
+        self.root: Ref = data["root"]
+        self.nodes: list[Mapping[str, Any]] = nodes
+
+    @classmethod
+    def from_json(cls, text: str) -> SparkTree:
+        return cls(json.loads(text))
+
+    def node(self, ref: Ref) -> Mapping[str, Any] | None:
+        """The node a ref points at (None for a scalar)."""
+        if isinstance(ref, dict) and "#" in ref:
+            return self.nodes[int(ref["#"])]
+        return None
+
+    def fields(self, node: Mapping[str, Any]) -> dict[str, Ref]:
+        return {str(name): value for name, value in node.get("f", ())}
+
+    def items(self, ref: Ref) -> list[Ref]:
+        """The items of a sequence (or Option) ref; a scalar or None is no items."""
+        node = self.node(ref)
+        if node is None or node.get("k") != "seq":
+            return []
+        return list(node.get("items", ()))
+
+    def strings(self, ref: Ref) -> list[str] | None:
+        """A sequence of strings (name parts), or None if it is anything else."""
+        node = self.node(ref)
+        if node is None or node.get("k") != "seq":
+            return None
+        items = node.get("items", [])
+        if not all(isinstance(item, str) for item in items):
+            return None
+        return list(items)
+
+    def children(self, node: Mapping[str, Any]) -> Iterator[Ref]:
+        """Every ref a node holds (fields, items, map keys and values)."""
+        kind = node.get("k")
+        if kind in ("plan", "expr", "tree", "product"):
+            for _, value in node.get("f", ()):
+                yield value
+        elif kind == "seq":
+            yield from node.get("items", ())
+        elif kind == "map":
+            for key, value in node.get("items", ()):
+                yield key
+                yield value
+
+
+def _short(class_name: str) -> str:
+    return class_name.rsplit(".", 1)[-1].rstrip("$")
+
+
+def _refuse_class(class_name: str, kind: str) -> ForbiddenSql:
+    short = _short(class_name)
+    reason = _REASONS.get(short)
+    if reason is None:
+        if "execution.command" in class_name or short.endswith(("Command", "Statement")):
+            reason = (
+                f"{_SPARK_SAYS} as a command ({short}): only queries run on Spark, and "
+                "Tessera runs the statements of its SQL reference itself."
+            )
+        else:
+            what = {"plan": "plan node", "expr": "expression"}.get(kind, "construct")
+            reason = (
+                f"{_SPARK_SAYS} with a {what} Tessera does not allow ({short}): only the "
+                "query syntax Tessera has reviewed can run."
+            )
+    return ForbiddenSql(reason, details={"checked_by": "spark_parser", "construct": short})
+
+
+class _Walk:
+    def __init__(self, tree: SparkTree, allowed: Allowed) -> None:
+        self.tree = tree
+        self.allowed = allowed
+        self.references = References()
+
+    def run(self, root: Ref, root_kind: RootKind) -> References:
+        node = self.tree.node(root)
+        if node is None:
+            raise ForbiddenSql(f"{_SPARK_SAYS} as nothing Tessera can run.")
+        kind, class_name = node.get("k"), str(node.get("c", ""))
+        start: Ref = root
+        if root_kind == "explain":
+            if class_name != "org.apache.spark.sql.execution.command.ExplainCommand":
+                raise _refuse_class(class_name, str(kind))
+            fields = self.tree.fields(node)
+            start = fields.get("logicalPlan")
+            inner = self.tree.node(start)
+            if inner is None or inner.get("k") != "plan":
+                raise ForbiddenSql("EXPLAIN can only explain queries.")
+        elif root_kind == "query" and kind != "plan":
+            raise ForbiddenSql(f"{_SPARK_SAYS} as something other than a query.")
+        elif root_kind == "expression" and kind != "expr":
+            raise ForbiddenSql(f"{_SPARK_SAYS} as something other than an expression.")
+        self._walk(start)
+        return self.references
+
+    def _walk(self, start: Ref) -> None:
+        # Explicit stack: parse trees of long expressions are deep (a + b + c … is a chain).
+        stack: list[tuple[Ref, frozenset[str]]] = [(start, frozenset())]
+        while stack:
+            ref, ctes = stack.pop()
+            node = self.tree.node(ref)
+            if node is None:
+                continue  # a string, a boolean, null
+            kind = node.get("k")
+            class_name = str(node.get("c", ""))
+            if kind == "plan":
+                stack.extend(self._plan(node, class_name, ctes))
+            elif kind == "expr":
+                self._expression(node, class_name)
+                stack.extend((child, ctes) for child in self.tree.children(node))
+            elif kind == "product":
+                if class_name not in PRODUCT_CLASSES:
+                    raise _refuse_class(class_name, "product")
+                stack.extend((child, ctes) for child in self.tree.children(node))
+            elif kind in ("seq", "map"):
+                stack.extend((child, ctes) for child in self.tree.children(node))
+            elif kind == "opaque":
+                if class_name not in OPAQUE_CLASSES:
+                    raise _refuse_class(class_name, "value")
+            elif kind in ("num", "type", "object", "enum"):
+                continue  # constants: numbers, data types, Scala objects, Java enums
+            else:
+                raise _refuse_class(class_name or str(kind), "construct")
+
+    def _plan(
+        self, node: Mapping[str, Any], class_name: str, ctes: frozenset[str]
+    ) -> list[tuple[Ref, frozenset[str]]]:
+        if class_name not in PLAN_CLASSES:
+            raise _refuse_class(class_name, "plan")
+        fields = self.tree.fields(node)
+        short = _short(class_name)
+        if short == "UnresolvedRelation":
+            self._relation(fields, ctes)
+            return []
+        if short == "UnresolvedWith":
+            return self._with(fields, ctes)
+        if short == "UnresolvedTableValuedFunction":
+            self._table_function(fields)
+        return [(child, ctes) for child in self.tree.children(node)]
+
+    def _relation(self, fields: Mapping[str, Ref], ctes: frozenset[str]) -> None:
+        parts = self.tree.strings(fields.get("multipartIdentifier"))
+        if parts is None:
+            raise ForbiddenSql(f"{_SPARK_SAYS} with a table name Tessera cannot check.")
+        options = self.tree.node(fields.get("options"))
+        if options is not None and options.get("items"):
+            raise ForbiddenSql(
+                f"Table options in a query (… WITH ('key' = 'value')) are not allowed: "
+                f"{quote_path(parts)} is read as the catalog declares it.",
+                details={"checked_by": "spark_parser", "table": parts},
+            )
+        if fields.get("isStreaming") is True:
+            raise ForbiddenSql("Streaming reads (STREAM …) are not supported.")
+        key = name_key(parts[0]) if len(parts) == 1 else None
+        if key is not None and key in ctes:
+            return
+        if key is not None and key in self.allowed.relations:
+            self.references.relations[key] += 1
+            return
+        raise ForbiddenSql(
+            f"{_SPARK_SAYS} as reading {quote_path(parts)}, which is not a table or view the "
+            "planner resolved: every table must come from the Tessera catalog.",
+            details={"checked_by": "spark_parser", "table": parts},
+        )
+
+    def _with(
+        self, fields: Mapping[str, Ref], ctes: frozenset[str]
+    ) -> list[tuple[Ref, frozenset[str]]]:
+        """A CTE sees the CTEs before it (and itself when recursion is allowed); the query
+        after WITH sees them all."""
+        recursive = fields.get("allowRecursion") is True
+        pending: list[tuple[Ref, frozenset[str]]] = []
+        scope = set(ctes)
+        for definition in self.tree.items(fields.get("cteRelations")):
+            entry = self.tree.node(definition)
+            if entry is None or entry.get("c") not in ("scala.Tuple2", "scala.Tuple3"):
+                raise ForbiddenSql(f"{_SPARK_SAYS} with a WITH clause Tessera cannot check.")
+            parts = [value for _, value in entry.get("f", ())]
+            name = parts[0]
+            if not isinstance(name, str):
+                raise ForbiddenSql(f"{_SPARK_SAYS} with a WITH clause Tessera cannot check.")
+            if recursive:
+                scope.add(name_key(name))
+            pending.extend((value, frozenset(scope)) for value in parts[1:])
+            scope.add(name_key(name))
+        pending.append((fields.get("child"), frozenset(scope)))
+        return pending
+
+    def _table_function(self, fields: Mapping[str, Ref]) -> None:
+        parts = self.tree.strings(fields.get("name"))
+        if parts is None or len(parts) != 1 or name_key(parts[0]) not in TABLE_FUNCTIONS:
+            shown = quote_path(parts) if parts else "?"
+            raise ForbiddenSql(
+                f"The table-valued function {shown} is not allowed: Tessera allows "
+                f"{', '.join(sorted(TABLE_FUNCTIONS))}.",
+                details={"checked_by": "spark_parser", "function": parts},
+            )
+
+    def _expression(self, node: Mapping[str, Any], class_name: str) -> None:
+        if class_name not in EXPRESSION_CLASSES:
+            raise _refuse_class(class_name, "expr")
+        if _short(class_name) == "UnresolvedFunction":
+            self._function(self.tree.fields(node))
+
+    def _function(self, fields: Mapping[str, Ref]) -> None:
+        parts = self.tree.strings(fields.get("nameParts"))
+        if parts is None:
+            raise ForbiddenSql(f"{_SPARK_SAYS} with a function name Tessera cannot check.")
+        if fields.get("isInternal") is True:
+            raise ForbiddenSql(
+                f"Calling Spark's internal function {quote_path(parts)} is not allowed."
+            )
+        if len(parts) == 1:
+            key = name_key(parts[0])
+            if key in self.allowed.functions:
+                self.references.functions[key] += 1
+                return
+            reason = FORBIDDEN_FUNCTIONS.get(key)
+            if reason is not None:
+                raise ForbiddenSql(
+                    f"Calling {key}() is not allowed: {reason}.",
+                    details={"checked_by": "spark_parser", "function": parts},
+                )
+            if is_builtin(key):
+                return
+        raise ForbiddenSql(
+            f"{_SPARK_SAYS} as calling {quote_path(parts)}, which is neither a Spark built-in "
+            "Tessera allows nor a function the planner resolved.",
+            details={"checked_by": "spark_parser", "function": parts},
+        )
+
+
+def check_tree(tree: SparkTree, allowed: Allowed, root: RootKind = "query") -> References:
+    """Refuse (``ForbiddenSql``) anything in Spark's parse the planner did not allow; returns
+    the references to registered aliases, for ``check_references``."""
+    return _Walk(tree, allowed).run(tree.root, root)
+
+
+# What a character is to a lexer (TreeDescriber.lexClasses builds Spark's string).
+_CLASS_NAMES = {"S": "a string", "Q": "a quoted name", "H": "a comment", "X": "code"}
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _blank_whitespace(text: str, classes: bytearray) -> bytes:
+    """Whitespace inside code means nothing (a hint's spaces are one token to sqlglot, gaps
+    between tokens to Spark): only strings, quoted names and comments keep their class."""
+    for match in _WHITESPACE.finditer(text):
+        begin, end = match.span()
+        classes[begin:end] = classes[begin:end].replace(b"X", b"H")
+    return bytes(classes)
+
+
+def lexical_classes(text: str) -> bytes:
+    """What the planner's tokenizer makes of each character of ``text``: S (in a string
+    literal, quotes included), Q (a backquoted name), H (comment or whitespace) or X (code).
+    A string's prefix letter (X'…', R'…') counts as code. Raises ParseError."""
+    classes = bytearray(b"H" * len(text))
+    _mark_tokens(text, 0, len(text), classes)
+    return _blank_whitespace(text, classes)
+
+
+def _mark_tokens(text: str, begin: int, end: int, classes: bytearray) -> None:
+    for token in tokenize(text[begin:end]):
+        start, stop = begin + token.start, begin + token.end
+        mark = _TOKEN_CLASSES.get(token.kind, b"X")
+        classes[start:stop] = mark * (stop - start)
+        if token.kind == "string" and stop - start > 1 and text[start].isalpha():
+            classes[start] = ord("X")
+        elif token.text.startswith("/*+") and token.text.endswith("*/") and stop - start >= 5:
+            # sqlglot keeps a hint as one token; Spark lexes its inside like any SQL. Read
+            # the inside too (what cannot be read stays code, and Spark's reading decides).
+            inside = bytearray(b"H" * (stop - start - 5))
+            try:
+                _mark_tokens(text[start + 3 : stop - 2], 0, stop - start - 5, inside)
+            except CoreError:
+                inside = bytearray(b"X" * (stop - start - 5))
+            classes[start + 3 : stop - 2] = inside
+
+
+_TOKEN_CLASSES = {"string": b"S", "ident": b"Q"}
+
+
+def check_lexing(text: str, spark_classes: str) -> None:
+    """The lexical differential: every character must be code, string, quoted name or
+    comment to Spark's lexer exactly as it is to the planner's. Raises ForbiddenSql."""
+    try:
+        ours = lexical_classes(text)
+    except CoreError as exc:
+        raise ForbiddenSql(
+            f"Tessera cannot read the statement Spark would run: {exc.message}",
+            details={"checked_by": "spark_lexer"},
+        ) from None
+    theirs = _blank_whitespace(text, bytearray(spark_classes.encode("ascii", "replace")))
+    if ours == theirs:
+        return
+    if len(ours) != len(theirs):
+        raise ForbiddenSql(
+            _READ_DIFFERENTLY.format(what="Spark counts the characters differently"),
+            details={"checked_by": "spark_lexer"},
+        )
+    index = next(i for i in range(len(ours)) if ours[i] != theirs[i])
+    line, column = line_col(text, index)
+    planner = _CLASS_NAMES.get(chr(ours[index]), "?")
+    spark = _CLASS_NAMES.get(chr(theirs[index]), "?")
+    raise ForbiddenSql(
+        _READ_DIFFERENTLY.format(
+            what=f"at line {line}, column {column} Tessera reads {planner}, Spark reads {spark}"
+        ),
+        details={"checked_by": "spark_lexer", "line": line, "column": column},
+    )
+
+
+def token_references(text: str, allowed: Allowed) -> References:
+    """How often the planner's tokenizer sees each registered alias as a name in ``text``."""
+    found = References()
+    for token in tokenize(text):
+        if not token.is_name:
+            continue
+        key = name_key(token.text)
+        if key in allowed.relations:
+            found.relations[key] += 1
+        elif key in allowed.functions:
+            found.functions[key] += 1
+    return found
+
+
+def check_references(text: str, spark: References, allowed: Allowed) -> None:
+    """The differential check: Spark's parse and the planner's tokens must reference the
+    registered aliases equally often."""
+    planner = token_references(text, allowed)
+    for what, ours, theirs in (
+        ("tables", planner.relations, spark.relations),
+        ("functions", planner.functions, spark.functions),
+    ):
+        if ours != theirs:
+            names = sorted(set(ours) | set(theirs))
+            shown = ", ".join(
+                f"{quote_part(name)}: planner {ours[name]}, Spark {theirs[name]}"
+                for name in names
+                if ours[name] != theirs[name]
+            )
+            raise ForbiddenSql(
+                _READ_DIFFERENTLY.format(what=f"references to {what}: {shown}"),
+                details={"checked_by": "spark_parser", "differential": what},
+            )
