@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -32,6 +33,28 @@ _JOB_GROUP_PROPERTIES = (
 )
 
 
+class _Lane:
+    """Runs one call at a time in a daemon thread, and lets the caller wait a bounded
+    time: a JVM that does not answer blocks the lane, never the caller (the job's monitor
+    must keep heartbeating and honour cancel whatever Spark does)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def run(self, call: Callable[[], object], timeout: float) -> bool:
+        """Start ``call`` unless the previous one still runs; wait up to ``timeout`` s.
+        True when no call of this lane is running any more."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=call, name=self.name, daemon=True)
+                self._thread.start()
+            thread = self._thread
+        thread.join(timeout)
+        return not thread.is_alive()
+
+
 class SparkJobControl:
     """Pool, group/tag, cancel and progress of one Tessera job's Spark work."""
 
@@ -43,6 +66,9 @@ class SparkJobControl:
         self.connect = runtime.is_connect()
         self._connect_stages: dict[int, tuple[int, int, bool]] = {}
         self._lock = threading.Lock()
+        self._last_progress: dict[str, int] = dict(EMPTY_PROGRESS)
+        self._cancel_lane = _Lane(f"tessera-cancel-{job_id}")
+        self._progress_lane = _Lane(f"tessera-progress-{job_id}")
 
     # --- in the job's own thread ----------------------------------------------------------
 
@@ -88,6 +114,11 @@ class SparkJobControl:
             sc.cancelJobGroup(self.group)
         except Exception:
             log.warning("cancelling %s failed", self.group, exc_info=True)
+
+    def cancel_within(self, timeout: float) -> bool:
+        """``cancel`` without waiting more than ``timeout`` s for Spark to take it; True if
+        it did. A cancel still under way is not sent twice."""
+        return self._cancel_lane.run(self.cancel, timeout)
 
     def wait_idle(self, timeout: float, interval: float = 0.1, rekill: float = 1.0) -> bool:
         """After the job's Spark work was stopped: wait until none of its tasks runs any more
@@ -148,10 +179,17 @@ class SparkJobControl:
     def progress(self) -> dict[str, int]:
         """``{"stages_total","stages_done","tasks_total","tasks_done"}`` so far."""
         try:
-            return self._connect_progress() if self.connect else self._classic_progress()
+            progress = self._connect_progress() if self.connect else self._classic_progress()
         except Exception:
             log.debug("progress of %s unavailable", self.group, exc_info=True)
-            return dict(EMPTY_PROGRESS)
+            return dict(self._last_progress)
+        self._last_progress = progress
+        return dict(progress)
+
+    def progress_within(self, timeout: float) -> dict[str, int]:
+        """``progress`` if Spark tells it within ``timeout`` s, else the last one known."""
+        self._progress_lane.run(self.progress, timeout)
+        return dict(self._last_progress)
 
     def _classic_progress(self) -> dict[str, int]:
         tracker: Any = self.spark.sparkContext.statusTracker()

@@ -1,10 +1,24 @@
 """Turn Spark's exceptions into a job's ``error``: a code and Spark's first line(s), never a
-Java stack trace nor a Python traceback."""
+Java stack trace nor a Python traceback, and never a path of the server.
+
+Spark's messages name files (``Path does not exist: file:/srv/tessera/warehouse/…``): the
+data dir, the warehouse, the storage roots, Spark's local dirs, the Python environment,
+home directories. ``scrub_paths`` replaces them with what a user understands: the table
+whose location it is (``<location of table c.d.t>/part-0.parquet``, from the job's plan,
+see ``known_locations``), else a placeholder (``<warehouse>``, ``<storage>``, ``<path>``…).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import site
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from core.errors import CoreError
@@ -14,6 +28,22 @@ INTERNAL_ERROR = "INTERNAL_ERROR"
 TIMEOUT = "TIMEOUT"
 WORKER_LOST = "WORKER_LOST"
 MAX_MESSAGE = 2000
+
+SPARK_OUT_OF_MEMORY = "SPARK_OUT_OF_MEMORY"
+SPARK_LOST = "SPARK_LOST"
+
+
+class SparkOutOfMemory(CoreError):
+    """The worker's Spark driver ran out of memory while the job ran (it was restarted)."""
+
+    code = SPARK_OUT_OF_MEMORY
+
+
+class SparkLost(CoreError):
+    """The worker's Spark driver died, stopped or stopped answering while the job ran."""
+
+    code = SPARK_LOST
+
 
 _JAVA_PREFIX = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): ")
 _POSITION_SUFFIX = re.compile(r";?\s*line \d+ pos \d+;?$")
@@ -44,13 +74,28 @@ def _first_lines(text: str) -> str:
     return message
 
 
+def _java_message(java: Any) -> str:
+    """The message of a Java exception; a wrapper's (``Exception thrown in awaitResult:``,
+    a message ending in a colon, or none) gives way to its cause's."""
+    first = ""
+    for _ in range(8):
+        message = str(java.getMessage() or "").strip()
+        if message and not message.endswith(":"):
+            return message
+        first = first or message
+        java = java.getCause()
+        if java is None:
+            break
+    return first
+
+
 def spark_message(exc: BaseException) -> str:
     """Spark's message for ``exc`` without stack traces (first line(s) only)."""
     java = getattr(exc, "java_exception", None)
     text = ""
     if java is not None:
         try:
-            text = str(java.getMessage() or "")
+            text = _java_message(java)
         except Exception:
             text = ""
     if not text:
@@ -99,7 +144,8 @@ def error_from_exception(
     """The job's ``error`` for an exception raised while running it.
 
     ``aliases`` maps the plan's internal names (``__tessera_r1``) back to what the user wrote,
-    so messages speak of the user's tables and functions.
+    so messages speak of the user's tables and functions. Spark's and unexpected errors'
+    messages lose their server paths (``scrub_paths``); ours (``CoreError``) are kept.
     """
     if isinstance(exc, CoreError):
         error: dict[str, Any] = {"code": exc.code, "message": exc.message}
@@ -116,9 +162,124 @@ def error_from_exception(
             details["condition"] = condition
         if sqlstate:
             details["sqlstate"] = sqlstate
-        error = {"code": SPARK_ERROR, "message": message}
+        error = {"code": SPARK_ERROR, "message": scrub_paths(message)}
         if details:
             error["details"] = details
         return error
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {first}"[:MAX_MESSAGE]}
+    message = scrub_paths(f"{type(exc).__name__}: {first}"[:MAX_MESSAGE])
+    return {"code": INTERNAL_ERROR, "message": message}
+
+
+# --- server paths out of messages -------------------------------------------------------------
+
+# Locations of the running job's tables (path → "c.d.t"), set around the job (run.py).
+_locations: ContextVar[Mapping[str, str] | None] = ContextVar("tessera_job_locations", default=None)
+
+
+@contextmanager
+def known_locations(locations: Mapping[str, str]) -> Iterator[None]:
+    """While the block runs (in this thread), messages name these paths by their table."""
+    token = _locations.set(dict(locations))
+    try:
+        yield
+    finally:
+        _locations.reset(token)
+
+
+def plan_locations(
+    plan: Mapping[str, Any], staging: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """Path → table name for the tables a job reads (plan relations) and writes (its
+    ``Job.staging`` entries: staging and final locations)."""
+    found: dict[str, str] = {}
+    for relation in plan.get("relations") or []:
+        path = str(relation.get("path") or (relation.get("options") or {}).get("path") or "")
+        identifier = relation.get("identifier") or []
+        if path and identifier:
+            found[path] = ".".join(str(part) for part in identifier if part)
+    for entry in (staging or {}).values():
+        if not isinstance(entry, Mapping):
+            continue
+        name = ".".join(str(part) for part in entry.get("identifier") or [] if part)
+        for key in ("location", "final"):
+            if entry.get(key) and name:
+                found[str(entry[key])] = name
+    return found
+
+
+def _forms(path: str) -> set[str]:
+    """The spellings of a directory in Spark's messages (as given and resolved)."""
+    text = path.rstrip("/")
+    if not text.startswith("/"):
+        return set()
+    try:
+        resolved = str(Path(text).resolve())
+    except OSError:
+        resolved = text
+    return {text, resolved} - {"", "/"}
+
+
+@lru_cache(maxsize=1)
+def _server_roots() -> tuple[tuple[str, str], ...]:
+    """(directory, placeholder) of every server directory that may appear in a message,
+    the longest first (the most specific name wins)."""
+    from django.conf import settings
+
+    data = Path(settings.DATA_DIR)
+    named: list[tuple[str, str]] = [
+        (str(settings.WAREHOUSE_DIR), "<warehouse>"),
+        (str(data / "spark" / "warehouse"), "<warehouse>"),
+        (str(data / "spark" / "tmp"), "<spark-local>"),
+        (str(data / "spark"), "<spark>"),
+        (str(data), "<data>"),
+        (str(settings.BASE_DIR), "<app>"),
+        (tempfile.gettempdir(), "<tmp>"),
+        (str(Path.home()), "<home>"),
+        (sys.prefix, "<python>"),
+        (sys.base_prefix, "<python>"),
+        *((path, "<python>") for path in site.getsitepackages()),
+    ]
+    named += [(str(root), "<storage>") for root in settings.TESSERA_STORAGE_ROOTS]
+    roots = {form: label for path, label in named for form in _forms(path)}
+    return tuple(sorted(roots.items(), key=lambda item: -len(item[0])))
+
+
+# What may follow a directory name for it to be that directory (not /data2 for /data).
+_END = r"(?=[/\s'\"`\]),;:]|\.(?:\s|$)|\.?$)"
+# An absolute path left over (after the known ones), with an optional file: or Hadoop URI
+# scheme. Not a URL (http…), not part of a word, a number or a placeholder (``<x>/a``).
+_ANY_PATH = re.compile(
+    r"(?<![\w/:.>\\])"
+    r"(?:(?:file|hdfs|viewfs|s3a?|s3n|gs|abfss?|wasbs?|har|ftp|sftp):(?://[^/\s'\"`]*)?)?"
+    r"/[\w.~-][^\s'\"`<>()\[\]{},;]*"
+)
+# Spark names the executor's host: "(192.0.2.2 executor driver)".
+_EXECUTOR_HOST = re.compile(r"\((?:[\w.-]+|\[[\w:]+\]) (executor [\w.-]+)\)")
+
+
+def _replace_directory(message: str, directory: str, label: str) -> str:
+    pattern = re.compile(r"(?:file:(?://)?)?" + re.escape(directory) + _END)
+    return pattern.sub(lambda _: label, message)
+
+
+def scrub_paths(message: str, locations: Mapping[str, str] | None = None) -> str:
+    """``message`` without server paths: a table's location becomes ``<location of table
+    c.d.t>``, a server directory its placeholder, any other absolute path ``<path>``."""
+    if "/" not in message and "(" not in message:
+        return message
+    known = {**(_locations.get() or {}), **(locations or {})}
+    pairs = [
+        (form, f"<location of table {name}>")
+        for path, name in known.items()
+        for form in _forms(path)
+    ]
+    for directory, label in sorted(pairs, key=lambda item: -len(item[0])):
+        message = _replace_directory(message, directory, label)
+    for directory, label in _server_roots():
+        message = _replace_directory(message, directory, label)
+    # Keep a sentence's full stop or colon after a path.
+    message = _ANY_PATH.sub(
+        lambda m: "<path>" + m.group(0)[len(m.group(0).rstrip(".:")) :], message
+    )
+    return _EXECUTOR_HOST.sub(r"(\1)", message)

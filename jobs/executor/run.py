@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.2
 HEARTBEAT_SECONDS = 1.0
+# How long the monitor waits for Spark to take a cancel, or to tell progress: a JVM that
+# does not answer must not stop the heartbeat, nor a cancel from ending the job.
+CANCEL_WAIT_SECONDS = 3.0
+PROGRESS_WAIT_SECONDS = 0.5
 QUERY_ACTIONS = frozenset({"query", "explain"})
 COMMAND_ACTIONS = frozenset({"create_table", "create_view", "create_function"})
 WRITE_ACTIONS = write_path.WRITE_ACTIONS
@@ -86,7 +90,11 @@ def timeout_seconds(job: Job, properties: Mapping[str, Any]) -> int:
 
 
 class JobMonitor(threading.Thread):
-    """Watches a RUNNING job's row while its Spark work runs in another thread."""
+    """Watches a RUNNING job's row while its Spark work runs in another thread.
+
+    It never waits on Spark for long (``SparkJobControl.cancel_within``/``progress_within``):
+    with a JVM that does not answer, the job still heartbeats, and a cancel or a timeout
+    still ends it within seconds (the worker's watchdog then restarts that JVM)."""
 
     def __init__(self, job_id: Any, control: SparkJobControl, timeout: float) -> None:
         super().__init__(name=f"tessera-monitor-{job_id}", daemon=True)
@@ -118,12 +126,12 @@ class JobMonitor(threading.Thread):
         if self.outcome is not None:
             # Already decided: keep stopping Spark until the job's thread gives up (an
             # action that had not started at the first cancel starts with the same tag).
-            self.control.cancel()
+            self.control.cancel_within(0)
             return last_beat
         row = Job.objects.filter(pk=self.job_id).values("status", "cancel_requested").first()
         if row is None or row["status"] != jobstate.RUNNING:
             self.outcome = "gone"  # reaped or otherwise ended: stop the work, write nothing
-            self.control.cancel()
+            self.control.cancel_within(0)
             return last_beat
         if row["cancel_requested"]:
             self._cancel()
@@ -133,39 +141,51 @@ class JobMonitor(threading.Thread):
             return last_beat
         now = time.monotonic()
         if now - last_beat >= HEARTBEAT_SECONDS:
+            progress = self.control.progress_within(PROGRESS_WAIT_SECONDS)
             Job.objects.filter(pk=self.job_id, status=jobstate.RUNNING).update(
-                heartbeat_at=timezone.now(), progress=self.control.progress()
+                heartbeat_at=timezone.now(), progress=progress
             )
             return now
         return last_beat
 
+    def _stop_spark(self) -> tuple[bool, dict[str, int]]:
+        """Cancel the job's Spark work, waiting at most ``CANCEL_WAIT_SECONDS``; whether
+        Spark took it, and the progress to record."""
+        stopped = self.control.cancel_within(CANCEL_WAIT_SECONDS)
+        progress = self.control.progress_within(PROGRESS_WAIT_SECONDS if stopped else 0)
+        if not stopped:
+            log.warning("job %s: Spark did not take the cancel in time", self.job_id)
+        return stopped, progress
+
     def _cancel(self) -> None:
         begin = time.monotonic()
         self.outcome = "canceled"
-        self.control.cancel()
+        stopped, progress = self._stop_spark()
+        message = (
+            "Canceled while running; its Spark work was stopped."
+            if stopped
+            else "Canceled while running; Spark did not answer, so its work is stopped as "
+            "soon as it does or when the worker restarts Spark."
+        )
         lifecycle.try_transition(
             self.job_id,
             jobstate.RUNNING,
             jobstate.CANCELED,
-            progress=self.control.progress(),
-            error={
-                "code": "CANCELED",
-                "message": "Canceled while running; its Spark work was stopped.",
-                "details": {},
-            },
+            progress=progress,
+            error={"code": "CANCELED", "message": message, "details": {}},
         )
         self.cancel_latency = time.monotonic() - begin
         log.info("job %s canceled (Spark stopped in %.3f s)", self.job_id, self.cancel_latency)
 
     def _time_out(self) -> None:
         self.outcome = "timeout"
-        self.control.cancel()
+        _, progress = self._stop_spark()
         seconds = int(self.timeout)
         lifecycle.try_transition(
             self.job_id,
             jobstate.RUNNING,
             jobstate.FAILED,
-            progress=self.control.progress(),
+            progress=progress,
             error={
                 "code": errors.TIMEOUT,
                 "message": f"The job ran longer than its timeout of {seconds} s and was stopped.",
@@ -236,21 +256,28 @@ def run_job(job_id: Any, worker: str) -> str | None:
     if _claim(job_id, worker) is None:
         log.info("job %s was claimed by someone else", job_id)
         return None
-    try:
-        if action in COMMAND_ACTIONS:
-            return _run_command(job)
-        if action in WRITE_ACTIONS:
-            return _run_write(job)
-        return _run_claimed(job)
-    except Exception as exc:  # never leave a claimed job RUNNING behind
-        log.exception("job %s: the executor failed", job_id)
-        lifecycle.try_transition(
-            job_id,
-            jobstate.RUNNING,
-            jobstate.FAILED,
-            error=errors.error_from_exception(exc, registration.alias_names(job.plan or {})),
-        )
-        return _status_of(job_id)
+    # Spark's messages name the job's tables, not their paths on this server.
+    with errors.known_locations(errors.plan_locations(job.plan or {}, _staging_of(job_id))):
+        try:
+            if action in COMMAND_ACTIONS:
+                return _run_command(job)
+            if action in WRITE_ACTIONS:
+                return _run_write(job)
+            return _run_claimed(job)
+        except Exception as exc:  # never leave a claimed job RUNNING behind
+            log.exception("job %s: the executor failed", job_id)
+            lifecycle.try_transition(
+                job_id,
+                jobstate.RUNNING,
+                jobstate.FAILED,
+                error=errors.error_from_exception(exc, registration.alias_names(job.plan or {})),
+            )
+            return _status_of(job_id)
+
+
+def _staging_of(job_id: Any) -> dict[str, Any]:
+    staging = Job.objects.filter(pk=job_id).values_list("staging", flat=True).first()
+    return dict(staging or {})
 
 
 def _run_claimed(job: Job) -> str:
@@ -268,7 +295,9 @@ def _run_claimed(job: Job) -> str:
         if monitor.outcome is None:
             result = execute_query(spark, plan, job.id, max_rows(properties))
     except Exception as exc:
-        failure = exc
+        # A JVM that died or stopped answering under the job: a clear SPARK_* error (and
+        # the next job gets a new JVM), not a py4j socket message.
+        failure = runtime.failure_of(spark, exc)
     finally:
         monitor.stop()
         control.leave()
@@ -284,6 +313,8 @@ def _run_claimed(job: Job) -> str:
         error = errors.error_from_exception(failure, registration.alias_names(plan))
         if error["code"] == errors.INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
+        elif error["code"] in {errors.SPARK_OUT_OF_MEMORY, errors.SPARK_LOST}:
+            log.warning("job %s failed: %s", job.id, error["message"])
         else:
             log.info("job %s failed: %s", job.id, error["message"])
         lifecycle.try_transition(
@@ -320,19 +351,21 @@ def _run_write(job: Job) -> str:
         if monitor.outcome is None:
             write_path.write_all(job, prepared, lambda: monitor.outcome is not None)
     except Exception as exc:
-        failure = exc
+        failure = runtime.failure_of(spark, exc)  # a dead JVM: SPARK_* (see _run_claimed)
     finally:
         monitor.stop()
         control.leave()
-    return write_path.end_write(
-        job,
-        prepared,
-        failure,
-        stopped=monitor.outcome is not None,
-        progress=control.progress(),
-        aliases=registration.alias_names(plan),
-        control=control,
-    )
+    # The staging locations the write added name their table in messages too.
+    with errors.known_locations(errors.plan_locations(plan, _staging_of(job.id))):
+        return write_path.end_write(
+            job,
+            prepared,
+            failure,
+            stopped=monitor.outcome is not None,
+            progress=control.progress(),
+            aliases=registration.alias_names(plan),
+            control=control,
+        )
 
 
 def _status_of(job_id: Any) -> str:
@@ -356,7 +389,8 @@ def _run_command(job: Job) -> str:
                 str(args.get("implementation") or ""), settings.TESSERA_UDF_PACKAGES
             )
     except Exception as exc:
-        error = errors.error_from_exception(exc, registration.alias_names(plan))
+        failure = runtime.failure_of(spark, exc)
+        error = errors.error_from_exception(failure, registration.alias_names(plan))
         lifecycle.try_transition(job.id, jobstate.RUNNING, jobstate.FAILED, error=error)
         return _status_of(job.id)
     claimed = Job.objects.select_related("session", "user").get(pk=job.id)

@@ -1,4 +1,5 @@
-"""The worker process's one SparkSession, and a fresh isolated session per job.
+"""The worker process's one SparkSession, a fresh isolated session per job, and the health
+of the driver JVM behind them.
 
 A worker creates the SparkSession once (``start_in_background`` at worker start, so the
 first job does not pay Spark's start-up) and every job runs in ``new_job_session()``, a
@@ -6,35 +7,84 @@ first job does not pay Spark's start-up) and every job runs in ``new_job_session
 and SQL conf. Configuration: ``SPARK_REMOTE`` (Spark Connect, ``sc://host:15002``) when
 set, else ``SPARK_MASTER`` (default ``local[*]``).
 
+The driver JVM is protected (classic Spark; docs/security.md §4):
+
+- its heap is ``TESSERA_SPARK_DRIVER_MEMORY``, and what one action may bring to the driver
+  (``spark.driver.maxResultSize``) or broadcast is a fraction of it;
+- it runs with ``-XX:+ExitOnOutOfMemoryError``: a JVM out of heap exits at once instead of
+  thrashing for minutes, which makes "unhealthy" "dead", and detectable;
+- a watchdog thread checks that the JVM process runs, answers a trivial call within
+  ``TESSERA_SPARK_UNRESPONSIVE_SECONDS`` (else it is killed) and that its SparkContext is
+  not stopped. A JVM found dead is dropped and a new SparkSession started in the
+  background; ``get_spark()`` does the same when a job comes first.
+- ``failure_of(spark, exc)`` tells a job whose Spark call failed whether its JVM died
+  under it, as an error with a clear code (``SPARK_OUT_OF_MEMORY``, ``SPARK_LOST``).
+
 Spark Connect has no SparkContext in the client: cancellation uses session tags
 (``addTag``/``interruptTag``) and there is no status tracker, so progress stays empty
-(see ``jobs.executor.control``).
+(see ``jobs.executor.control``). Its server's JVM is not this process's to watch.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
+import subprocess
 import sys
 import tempfile
 import threading
+import time
 import zipfile
+from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
+
+from jobs.executor.errors import SparkLost, SparkOutOfMemory
 
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
-_spark: SparkSession | None = None
-_start_error: BaseException | None = None
 _starter: threading.Thread | None = None
+_watchdog: threading.Thread | None = None
+_start_error: BaseException | None = None
 
 # Local mode: modest parallelism for shuffles; users may SET their own per session.
 DEFAULT_SHUFFLE_PARTITIONS = "8"
+# -XX:+ExitOnOutOfMemoryError exits with 3; Spark's own handler (an executor thread out of
+# memory, in local mode the driver) with 52.
+OOM_EXIT_CODES = frozenset({3, 52})
+WATCH_SECONDS = 1.0  # how often the watchdog looks at the JVM process
+PING_SECONDS = 5.0  # how often it asks the JVM something
+# After a Spark call failed with a broken connection: how long the JVM gets to finish exiting.
+EXIT_GRACE_SECONDS = 10.0
+# Messages of py4j and sockets when the JVM went away under a call.
+_CONNECTION_LOST = re.compile(
+    r"Answer from Java side is empty|Error while (?:sending|receiving)|Connection refused"
+    r"|Connection reset|Broken pipe|Gateway is closed|JAVA_GATEWAY_EXITED",
+    re.IGNORECASE,
+)
+_CONTEXT_STOPPED = re.compile(r"stopped SparkContext|SparkContext (?:was|has been) shut down")
+
+
+@dataclass(eq=False)
+class _Jvm:
+    """One driver JVM and the SparkSession on it."""
+
+    spark: SparkSession
+    process: subprocess.Popen[bytes] | None
+    started: float = field(default_factory=time.monotonic)
+    lost: BaseException | None = None  # why it was dropped (SparkLost / SparkOutOfMemory)
+
+
+_current: _Jvm | None = None
+_retired: list[_Jvm] = []  # dropped JVMs whose jobs may still ask why (kept briefly)
+RETIRED_KEPT = 8
 
 
 def is_connect() -> bool:
@@ -48,12 +98,26 @@ def _spark_dir() -> Path:
     return path
 
 
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
+
+
+def memory_bytes(text: str) -> int:
+    """A JVM memory size (``512m``, ``2g``, ``1048576``) in bytes; 1 GiB if unreadable."""
+    match = _SIZE.match(text or "")
+    if not match:
+        return 1 << 30
+    return int(match.group(1)) << (10 * " kmgt".index((match.group(2) or " ").lower()))
+
+
+def driver_memory() -> str:
+    return str(settings.TESSERA_SPARK_DRIVER_MEMORY or "1g")
+
+
 def _builder() -> Any:
     # Spark must read exactly the text the guard checked: no ${…} substitution before parsing
     # (it would expand ${env:…}, ${system:…} and ${spark:…} into the statement).
-    builder: Any = (
-        SparkSession.builder.appName("tessera-worker")
-        .config("spark.sql.variable.substitute", "false")
+    builder: Any = SparkSession.builder.appName("tessera-worker").config(
+        "spark.sql.variable.substitute", "false"
     )
     if is_connect():
         return builder.remote(settings.SPARK_REMOTE).config("spark.sql.session.timeZone", "UTC")
@@ -67,9 +131,15 @@ def _builder() -> Any:
         # Python UDFs run in Spark's Python workers: use this interpreter, which can import
         # the allowlisted UDF packages, not whatever `python3` is on the PATH.
         os.environ["PYSPARK_PYTHON"] = sys.executable
-    java_options = f"-Dderby.system.home={derby} -Dderby.stream.error.file={derby / 'derby.log'}"
+    java_options = (
+        f"-Dderby.system.home={derby} -Dderby.stream.error.file={derby / 'derby.log'}"
+        # Out of heap: exit now (detected, jobs failed, Spark restarted) rather than thrash.
+        " -XX:+ExitOnOutOfMemoryError"
+    )
+    heap = memory_bytes(driver_memory())
     return (
         builder.master(master)
+        .config("spark.driver.memory", driver_memory())
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.scheduler.mode", "FAIR")
@@ -78,6 +148,17 @@ def _builder() -> Any:
         .config("spark.sql.warehouse.dir", str(spark_dir / "warehouse"))
         .config("spark.local.dir", str(local_dir))
         .config("spark.driver.extraJavaOptions", java_options)
+        # What one job may pull into the driver's heap: results of an action, a broadcast
+        # side of a join. Over it the job fails with Spark's error; the JVM lives on.
+        .config("spark.driver.maxResultSize", str(max(heap // 4, 16 << 20)))
+        .config("spark.sql.maxBroadcastTableSize", str(max(heap // 8, 8 << 20)))
+        # Plan strings (EXPLAIN, listener events) of huge statements stay bounded.
+        .config("spark.sql.maxPlanStringLength", str(1_000_000))
+        # A long-lived driver keeps less history of finished jobs (no UI reads it).
+        .config("spark.ui.retainedJobs", "200")
+        .config("spark.ui.retainedStages", "200")
+        .config("spark.ui.retainedTasks", "20000")
+        .config("spark.sql.ui.retainedExecutions", "50")
     )
 
 
@@ -103,7 +184,9 @@ def _ship_udf_packages(spark: SparkSession) -> None:
 def _create() -> SparkSession:
     log.info(
         "starting Spark (%s)",
-        f"remote {settings.SPARK_REMOTE}" if is_connect() else f"master {settings.SPARK_MASTER}",
+        f"remote {settings.SPARK_REMOTE}"
+        if is_connect()
+        else f"master {settings.SPARK_MASTER}, driver memory {driver_memory()}",
     )
     spark: SparkSession = _builder().getOrCreate()
     if not is_connect():
@@ -116,15 +199,282 @@ def _create() -> SparkSession:
     return spark
 
 
-def get_spark() -> SparkSession:
-    """The process-wide SparkSession, created on first use (thread-safe)."""
-    global _spark
-    if _spark is not None:
-        return _spark
+def _process_of(spark: SparkSession) -> subprocess.Popen[bytes] | None:
+    gateway = getattr(spark.sparkContext, "_gateway", None)
+    process = getattr(gateway, "proc", None)
+    return process if isinstance(process, subprocess.Popen) else None
+
+
+# --- the JVM's health ----------------------------------------------------------------------
+
+
+def _heap_advice() -> str:
+    return (
+        f"Spark on this worker ran out of memory (driver heap {driver_memory()}) while this "
+        "job was running, and was restarted. The statement that exhausted it may be this one "
+        "or another one running on the same worker: run it again, and if it fails again make "
+        "it hold less in memory (fewer or narrower rows, no huge collect_list or string)."
+    )
+
+
+def _exit_error(jvm: _Jvm, code: int) -> BaseException:
+    if code in OOM_EXIT_CODES:
+        return SparkOutOfMemory(_heap_advice(), details={"exit_code": code})
+    return SparkLost(
+        f"Spark on this worker stopped (exit code {code}) while this job was running, and was "
+        "restarted. Run the statement again.",
+        details={"exit_code": code},
+    )
+
+
+def _unresponsive_error(seconds: float) -> BaseException:
+    return SparkLost(
+        f"Spark on this worker did not answer for {seconds:.0f} s while this job was running; "
+        "it was stopped and restarted. Run the statement again.",
+        details={"unresponsive_seconds": int(seconds)},
+    )
+
+
+def _stopped_error() -> BaseException:
+    return SparkLost(
+        "Spark on this worker was stopped while this job was running, and was restarted. "
+        "Run the statement again.",
+        details={},
+    )
+
+
+def _reset_pyspark_globals(jvm: _Jvm) -> None:
+    """Forget the dead JVM in PySpark's process-wide singletons, so that the next
+    ``getOrCreate()`` launches a new JVM instead of reusing a dead gateway."""
+    from pyspark.sql.context import SQLContext
+
+    sc: Any = jvm.spark.sparkContext
+    gateway = getattr(sc, "_gateway", None)
+    try:
+        if gateway is not None:
+            gateway.shutdown()
+    except Exception:
+        log.debug("closing the dead JVM's gateway failed", exc_info=True)
+    accumulators = getattr(sc, "_accumulatorServer", None)
+    if accumulators is not None:
+        try:
+            accumulators.shutdown()
+        except Exception:
+            log.debug("closing the accumulator server failed", exc_info=True)
+        sc._accumulatorServer = None
+    with SparkContext._lock:
+        if SparkContext._gateway is gateway:
+            SparkContext._gateway = None
+            SparkContext._jvm = None
+        if SparkContext._active_spark_context is sc:
+            SparkContext._active_spark_context = None
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+    SQLContext._instantiatedContext = None
+
+
+def _drop(jvm: _Jvm, why: BaseException) -> None:
+    """Kill (if needed) and forget a JVM; its jobs learn ``why`` from ``failure_of``.
+    Call with ``_lock`` held."""
+    global _current
+    if jvm.lost is None:
+        jvm.lost = why
+    process = jvm.process
+    if process is not None and process.poll() is None:
+        process.kill()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            log.error("the driver JVM (pid %s) did not exit after SIGKILL", process.pid)
+    _reset_pyspark_globals(jvm)
+    if _current is jvm:
+        _current = None
+    _retired.append(jvm)
+    del _retired[:-RETIRED_KEPT]
+    log.error("Spark's driver JVM was dropped: %s", why)
+
+
+def _dead(jvm: _Jvm) -> BaseException | None:
+    """Why ``jvm`` is dead (its process exited), or None while it runs."""
+    if jvm.lost is not None:
+        return jvm.lost
+    process = jvm.process
+    if process is None:
+        return None
+    code = process.poll()
+    return None if code is None else _exit_error(jvm, code)
+
+
+def _jvm_of(spark: SparkSession) -> _Jvm | None:
+    sc = getattr(spark, "_sc", None)
+    for jvm in [_current, *reversed(_retired)]:
+        if jvm is not None and jvm.spark._sc is sc:
+            return jvm
+    return None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 10:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    """Did this call fail because the JVM went away (socket closed, gateway gone)?"""
+    for item in _chain(exc):
+        if isinstance(item, ConnectionError | EOFError) or type(item).__name__ == (
+            "Py4JNetworkError"
+        ):
+            return True
+        if _CONNECTION_LOST.search(str(item)):
+            return True
+    return False
+
+
+def _context_stopped(exc: BaseException) -> bool:
+    return any(_CONTEXT_STOPPED.search(str(item)) for item in _chain(exc))
+
+
+def _exit_within(jvm: _Jvm, seconds: float) -> BaseException:
+    """A JVM whose connection broke: its exit code once it has exited (a dying JVM closes
+    its sockets a moment before), or, still running after ``seconds``, a lost connection."""
+    process = jvm.process
+    if process is not None:
+        try:
+            return _exit_error(jvm, process.wait(seconds))
+        except subprocess.TimeoutExpired:
+            pass
+    return SparkLost(
+        "Spark on this worker lost its connection while this job was running; it was "
+        "restarted. Run the statement again.",
+        details={},
+    )
+
+
+def _drop_and_restart(jvm: _Jvm, why: BaseException) -> BaseException:
     with _lock:
-        if _spark is None:
-            _spark = _create()
-        return _spark
+        if jvm.lost is None:
+            _drop(jvm, why)
+    _restart_soon()
+    return jvm.lost or why
+
+
+def failure_of(spark: SparkSession | None, exc: BaseException) -> BaseException:
+    """The error to report for ``exc``, raised by a Spark call of a job on ``spark``: a
+    ``SparkOutOfMemory``/``SparkLost`` if the job's JVM died, stopped or stopped answering
+    under it (the JVM is dropped then, so the next job gets a new one), else ``exc``."""
+    if spark is None or is_connect():
+        return exc
+    with _lock:
+        jvm = _jvm_of(spark)
+    if jvm is None:
+        return exc
+    why = _dead(jvm)
+    if why is None and _context_stopped(exc):
+        why = _stopped_error()
+    elif why is None and _connection_lost(exc):
+        why = _exit_within(jvm, EXIT_GRACE_SECONDS)
+    if why is None:
+        return exc
+    return _drop_and_restart(jvm, why)
+
+
+def _ping(spark: SparkSession, answer: list[BaseException | bool]) -> None:
+    try:
+        sc: Any = spark.sparkContext
+        answer.append(bool(sc._jsc.sc().isStopped()))
+    except Exception as exc:
+        answer.append(exc)
+
+
+def check_health(unresponsive_seconds: float | None = None) -> BaseException | None:
+    """Look at the current JVM once: dropped when its process exited, its SparkContext is
+    stopped, or it did not answer within ``unresponsive_seconds``. Returns why, or None."""
+    if is_connect():
+        return None
+    with _lock:
+        jvm = _current
+    if jvm is None:
+        return None
+    why = _dead(jvm)
+    if why is None:
+        limit = unresponsive_seconds or settings.TESSERA_SPARK_UNRESPONSIVE_SECONDS
+        answer: list[BaseException | bool] = []
+        caller = threading.Thread(
+            target=_ping, args=(jvm.spark, answer), name="tessera-spark-ping", daemon=True
+        )
+        caller.start()
+        caller.join(limit)
+        if caller.is_alive():
+            why = _unresponsive_error(limit)
+        elif answer and answer[0] is True:
+            why = _stopped_error()
+        elif answer and isinstance(answer[0], BaseException):
+            why = _exit_within(jvm, EXIT_GRACE_SECONDS)
+    if why is None:
+        return None
+    return _drop_and_restart(jvm, why)
+
+
+def _watch() -> None:
+    """The watchdog: a dead JVM is noticed within ``WATCH_SECONDS``, a stopped or silent
+    one within ``PING_SECONDS`` (+ the unresponsive limit)."""
+    last_ping = time.monotonic()
+    while True:
+        time.sleep(WATCH_SECONDS)
+        try:
+            with _lock:
+                jvm = _current
+            if jvm is None:
+                continue
+            if _dead(jvm) is not None or time.monotonic() - last_ping >= PING_SECONDS:
+                last_ping = time.monotonic()
+                check_health()
+        except Exception:
+            log.exception("the Spark watchdog failed; it carries on")
+
+
+def _start_watchdog() -> None:
+    global _watchdog
+    if is_connect() or (_watchdog is not None and _watchdog.is_alive()):
+        return
+    _watchdog = threading.Thread(target=_watch, name="tessera-spark-watchdog", daemon=True)
+    _watchdog.start()
+
+
+# --- sessions ---------------------------------------------------------------------------------
+
+
+def get_spark() -> SparkSession:
+    """The process-wide SparkSession, created on first use and again after its JVM died
+    (thread-safe)."""
+    global _current
+    jvm = _current
+    if jvm is not None and jvm.lost is None and (jvm.process is None or jvm.process.poll() is None):
+        return jvm.spark
+    with _lock:
+        if _current is not None:
+            why = _dead(_current)
+            if why is not None:
+                _drop(_current, why)
+        if _current is None:
+            spark = _create()
+            _current = _Jvm(spark, None if is_connect() else _process_of(spark))
+            _start_watchdog()
+        return _current.spark
+
+
+def _restart_soon() -> None:
+    """After a JVM was dropped: start the next one now, so the next job does not wait."""
+    global _starter
+    with _lock:
+        if _starter is not None and _starter.is_alive():
+            return
+        _starter = None
+    start_in_background()
 
 
 def start_in_background() -> threading.Thread:
@@ -151,12 +501,18 @@ def new_job_session() -> SparkSession:
     return get_spark().newSession()
 
 
+def driver_pid() -> int | None:
+    """The pid of the current driver JVM (classic Spark launched here), if any."""
+    jvm = _current
+    return jvm.process.pid if jvm is not None and jvm.process is not None else None
+
+
 def stop() -> None:
     """Stop the SparkSession (worker shutdown)."""
-    global _spark
+    global _current
     with _lock:
-        if _spark is not None:
+        if _current is not None:
             try:
-                _spark.stop()
+                _current.spark.stop()
             finally:
-                _spark = None
+                _current = None
