@@ -14,6 +14,14 @@ FROM python:3.11-slim-bookworm
 RUN apt-get update \
  && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
  && rm -rf /var/lib/apt/lists/*
+# Web and workers run as an unprivileged user (docs/security.md §6): Spark executes users'
+# SQL in the worker, so what that process may touch is what a user could reach. It owns
+# only the data dir (/data: database files, broker, warehouse, results, storage roots).
+RUN groupadd --system --gid 10001 tessera \
+ && useradd --system --uid 10001 --gid tessera --create-home --home-dir /home/tessera \
+      --shell /usr/sbin/nologin tessera \
+ && mkdir -p /data \
+ && chown tessera:tessera /data
 WORKDIR /app
 COPY pyproject.toml constraints.txt ./
 COPY core core
@@ -26,5 +34,7 @@ COPY --from=ui /build/frontend/dist frontend/dist
 COPY manage.py ./
 RUN pip install --no-cache-dir -c constraints.txt .
 ENV TESSERA_DATA_DIR=/data TESSERA_ALLOWED_HOSTS=* PORT=8000
+# The code stays root-owned and read-only to the service user.
+USER tessera:tessera
 EXPOSE 8000
 CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py collectstatic --noinput -v 0 && gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind 0.0.0.0:${PORT} --workers 4 --threads 4"]

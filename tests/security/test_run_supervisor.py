@@ -1,4 +1,5 @@
-"""`make run` survives a worker crash (docs/security.md §5).
+"""`make run` survives a worker crash (docs/security.md §5); the containers run as an
+unprivileged user (§6).
 
 Starts the real launcher (``scripts/run.sh``) on a free port with its own data dir, on the
 embedded defaults (SQLite, file-system broker: nothing shared with other tests), then
@@ -25,7 +26,6 @@ import pytest
 import requests
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 SLOW_SQL = "SELECT count(*) AS n FROM range(0, 100000000) AS a CROSS JOIN range(0, 100000) AS b"
 STARTED = re.compile(r"\[run\.sh [\d:]+\] worker started \(pid (\d+)\)")
@@ -171,6 +171,8 @@ def launcher(tmp_path: Path) -> Iterator[Launcher]:
             started.ctrl_c()
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_a_killed_worker_is_restarted_and_the_web_keeps_serving(launcher: Launcher) -> None:
     poll(lambda: (h := launcher.health()) and h["workers"] == 1, 180, "the web and a worker")
     launcher.login()
@@ -217,3 +219,52 @@ def test_a_killed_worker_is_restarted_and_the_web_keeps_serving(launcher: Launch
 
     assert launcher.ctrl_c(), "Ctrl-C left processes of scripts/run.sh running"
     assert "worker stopped" in launcher.log()
+
+
+# --- the production shape: containers as an unprivileged user ---------------------------------
+
+
+def _compose_config() -> dict[str, Any]:
+    """``docker compose config`` (the resolved file), or skip where no client is installed."""
+    import shutil
+
+    import yaml
+
+    docker = shutil.which("docker")
+    if (
+        docker
+        and subprocess.run([docker, "compose", "version"], capture_output=True).returncode == 0
+    ):
+        command = [docker, "compose"]
+    elif shutil.which("docker-compose"):
+        command = ["docker-compose"]
+    else:
+        pytest.skip(
+            "neither `docker compose` nor `docker-compose` is installed (.ci/run installs it)"
+        )
+    result = subprocess.run(
+        [*command, "-f", "docker-compose.yml", "config"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    config: dict[str, Any] = yaml.safe_load(result.stdout)
+    return config
+
+
+def test_web_and_workers_run_as_an_unprivileged_user() -> None:
+    services = _compose_config()["services"]
+    for name in ("web", "worker", "spark-worker"):
+        service = services[name]
+        uid = str(service.get("user", "")).split(":")[0]
+        assert uid not in {"", "0", "root"}, (name, service.get("user"))
+        assert service.get("cap_drop") == ["ALL"], name
+        assert "no-new-privileges:true" in service.get("security_opt", []), name
+    for name in ("web", "worker"):
+        assert services[name].get("restart") == "unless-stopped", name
+    # The image itself does not default to root either.
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    users = [line.split()[1] for line in dockerfile.splitlines() if line.startswith("USER ")]
+    assert users and users[-1].split(":")[0] not in {"root", "0"}, users
