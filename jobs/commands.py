@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
@@ -35,7 +34,7 @@ from core.schema import (
     ResolvedSchema,
     Schema,
 )
-from jobs import lifecycle, results
+from jobs import lifecycle, planning, results
 from jobs.models import Job, Session, TemporaryObject
 
 log = logging.getLogger(__name__)
@@ -45,52 +44,9 @@ Rows = list[list[Any]]
 Columns = list[dict[str, str]]
 
 # --- session properties ----------------------------------------------------------------------
-
-PROPERTY_DEFAULTS: Mapping[str, Callable[[], str]] = {
-    "result.max_rows": lambda: str(settings.TESSERA_RESULT_MAX_ROWS),
-    "job.timeout_seconds": lambda: str(settings.TESSERA_JOB_TIMEOUT_SECONDS),
-}
-_POSITIVE_INT_KEYS = frozenset(
-    {
-        "result.max_rows",
-        "job.timeout_seconds",
-        "spark.sql.shuffle.partitions",
-    }
-)
-_BOOLEAN_KEYS = frozenset(
-    {"spark.sql.ansi.enabled", "spark.sql.adaptive.enabled", "table.ctas.atomic"}
-)
-
-
-def check_session_property(key: Any, value: Any, field: str = "properties") -> str:
-    """Validate one session property (SET or PATCH); return its value.
-
-    Only keys in ``settings.TESSERA_SETTABLE_KEYS`` exist; values are strings, and the keys
-    Tessera itself reads must hold what it can use (a positive number, true/false).
-    """
-    if not isinstance(key, str) or key not in settings.TESSERA_SETTABLE_KEYS:
-        allowed = ", ".join(sorted(settings.TESSERA_SETTABLE_KEYS))
-        raise CoreError(
-            f"The session property '{key}' cannot be set. Settable properties: {allowed}.",
-            details={"field": f"{field}.{key}", "key": key},
-        )
-    if not isinstance(value, str):
-        raise CoreError(
-            f"The value of session property '{key}' must be a string, e.g. \"{value}\".",
-            details={"field": f"{field}.{key}", "key": key},
-        )
-    text = value.strip()
-    if key in _POSITIVE_INT_KEYS and not (text.isdigit() and int(text) > 0):
-        raise CoreError(
-            f"The session property '{key}' must be a positive whole number, got '{value}'.",
-            details={"field": f"{field}.{key}", "key": key},
-        )
-    if key in _BOOLEAN_KEYS and text.lower() not in {"true", "false"}:
-        raise CoreError(
-            f"The session property '{key}' must be true or false, got '{value}'.",
-            details={"field": f"{field}.{key}", "key": key},
-        )
-    return text
+# What may be set, with which values, is the registry's (core/session_properties.py, bound to
+# the server's limits by jobs/planning.py): SET, RESET, sessions' properties and the worker
+# all read it there.
 
 
 # --- the entry point -------------------------------------------------------------------------
@@ -270,13 +226,16 @@ def _set(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     session = _session(job)
     key, value = args.get("key"), args.get("value")
     columns = _strings("key", "value")
+    registry = planning.session_properties()
+    # The values in force: a value stored before a limit existed (or was lowered) shows as
+    # what jobs get, clamped, not as it was stored.
+    in_force = registry.effective(session.properties)
     if key is None:  # SET: list the session's properties
-        return columns, [[k, session.properties[k]] for k in sorted(session.properties)]
+        return columns, [[k, in_force[k]] for k in sorted(in_force)]
     if value is None:  # SET key: show one
-        default = PROPERTY_DEFAULTS.get(str(key))
-        shown = session.properties.get(key, default() if default else "<undefined>")
+        shown = in_force.get(key) or registry.default(str(key)) or "<undefined>"
         return columns, [[key, shown]]
-    checked = check_session_property(key, value, field="args")
+    checked = registry.check(key, value, field="args")
     session.properties = {**session.properties, key: checked}
     session.save(update_fields=["properties"])
     return columns, [[key, checked]]

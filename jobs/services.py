@@ -37,7 +37,8 @@ from core import jobstate
 from core.errors import AlreadyExists, CoreError, NotFound
 from core.identifiers import ObjectIdentifier, expand_path, parse_path, quote_path
 from core.jobstate import IllegalTransition, JobView, NoOpHook, Record
-from jobs import commands, dispatch, lifecycle, results
+from core.limits import PlanningTimeout, StatementLimits, StatementTooLarge, check_statement
+from jobs import commands, dispatch, lifecycle, planning, results
 from jobs.models import Job, JobEvent, Session, TemporaryObject
 
 log = logging.getLogger(__name__)
@@ -120,9 +121,8 @@ def _where(
 
 
 def _properties(properties: Any) -> dict[str, str]:
-    if not isinstance(properties, dict):
-        raise CoreError("'properties' must be a JSON object.", details={"field": "properties"})
-    return {key: commands.check_session_property(key, value) for key, value in properties.items()}
+    """A session's properties checked by the registry (type, range, canonical form)."""
+    return planning.session_properties().check_all(properties)
 
 
 def session_create(
@@ -374,12 +374,16 @@ def guess_kind(sql: str) -> str:
 def plan_context(session: Session) -> Any:
     from core.planner import PlanContext
 
+    registry = planning.session_properties()
     return PlanContext(
         current_catalog=session.current_catalog,
         current_database=session.current_database,
         storage_roots=tuple(str(root) for root in settings.TESSERA_STORAGE_ROOTS),
-        settable_keys=frozenset(settings.TESSERA_SETTABLE_KEYS),
+        settable_keys=registry.keys,
         udf_packages=tuple(settings.TESSERA_UDF_PACKAGES),
+        session_properties=registry,
+        limits=planning.statement_limits(),
+        budget_seconds=planning.budget_seconds(),
     )
 
 
@@ -393,10 +397,16 @@ def plan_sql(session: Session, sql: str) -> dict[str, Any]:
 
 
 def _plan_or_error(session: Session, sql: str) -> dict[str, Any]:
-    """``{"plan": …}`` or ``{"error": …}`` — a planner bug is an INTERNAL_ERROR, logged."""
+    """``{"plan": …}`` or ``{"error": …}`` — a planner bug is an INTERNAL_ERROR, logged.
+
+    Limits and the planning budget are the planner's (``plan_context``): over them, the
+    statement's job fails with STATEMENT_TOO_LARGE, STATEMENT_TOO_DEEP or PLANNING_TIMEOUT.
+    """
     try:
         return {"plan": plan_sql(session, sql)}
     except CoreError as exc:
+        if isinstance(exc, PlanningTimeout):
+            log.warning("planning a statement of session %s ran out of its budget", session.pk)
         return {"error": commands.error_json(exc)}
     except Exception:
         log.exception("the planner failed on a statement of session %s", session.pk)
@@ -404,10 +414,9 @@ def _plan_or_error(session: Session, sql: str) -> dict[str, Any]:
 
 
 def _timeout(session: Session) -> int:
-    value = str(session.properties.get("job.timeout_seconds", "")).strip()
-    return (
-        int(value) if value.isdigit() and int(value) > 0 else settings.TESSERA_JOB_TIMEOUT_SECONDS
-    )
+    """The timeout a new job of the session gets: its job.timeout_seconds, within the
+    server's range (a value stored before the range existed is clamped)."""
+    return planning.session_properties().job_timeout_seconds(session.properties)
 
 
 def _plan_fields(plan: dict[str, Any], session: Session) -> dict[str, Any]:
@@ -513,28 +522,53 @@ def _check_wait(wait: Any) -> float:
 
 
 def statement_submit(*, session: Session, sql: str, wait: float | None = 0) -> Job:
-    """Plan and start one statement; with ``wait``, hold until it ended or the time passed."""
+    """Plan and start one statement; with ``wait``, hold until it ended or the time passed.
+
+    A statement over the server's limits (size, tokens, nesting) is refused before it is
+    planned and makes no job; planning takes one of the user's planning slots of this
+    process (``TooManyRequests`` when there is none free) and runs under the budget.
+    """
     seconds = _check_wait(wait)
     _check_sql(sql)
-    outcome = _plan_or_error(session, sql)
-    if "error" in outcome:
-        return _failed_statement(session, sql, outcome["error"])
-    job = submit_plan(session=session, sql=sql, plan=outcome["plan"])
+    check_statement(sql, planning.statement_limits())
+    with planning.GATE.slot(session.user_id):
+        outcome = _plan_or_error(session, sql)
+        if "error" in outcome:
+            job = _failed_statement(session, sql, outcome["error"])
+        else:
+            job = submit_plan(session=session, sql=sql, plan=outcome["plan"])
     return wait_for([job.id], seconds)[0]
 
 
 def script_submit(*, session: Session, sql: str, wait: float | None = 0) -> list[Job]:
-    """One job per statement of a script, run in order, stopping at the first failure."""
-    from core.planner import split_script
+    """One job per statement of a script, run in order, stopping at the first failure.
 
+    The script as a whole must be within the statement limits (characters, tokens) and
+    hold at most ``max_statements``; its first statement is planned in a planning slot."""
     seconds = _check_wait(wait)
     _check_sql(sql)
+    limits = planning.statement_limits()
+    check_statement(sql, limits, what="script")
+    with planning.GATE.slot(session.user_id):
+        jobs = _submit_script(session, sql, limits)
+    return wait_for([job.id for job in jobs], seconds)
+
+
+def _submit_script(session: Session, sql: str, limits: StatementLimits) -> list[Job]:
+    from core.planner import split_script
+
     try:
         statements = [s for s in split_script(sql) if s.strip()]
     except CoreError as exc:  # e.g. an unterminated string: the script as one failed job
         return [_failed_statement(session, sql, commands.error_json(exc))]
     if not statements:
         raise CoreError("The script holds no statement.", details={"field": "sql"})
+    if len(statements) > limits.max_statements:
+        raise StatementTooLarge(
+            f"The script has {len(statements):,} statements; the server runs at most "
+            f"{limits.max_statements:,} in one script. Split it.",
+            details={"field": "sql", "limit": "statements", "maximum": limits.max_statements},
+        )
     script_id = uuid.uuid4()
     with transaction.atomic():
         jobs = []
@@ -553,7 +587,7 @@ def script_submit(*, session: Session, sql: str, wait: float | None = 0) -> list
             lifecycle.record_event(job.id, "queued", detail)
             jobs.append(job)
     advance_script(script_id)
-    return wait_for([job.id for job in jobs], seconds)
+    return jobs
 
 
 def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
@@ -797,7 +831,16 @@ def _instant(value: str | None, field: str) -> datetime | None:
             continue
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
-        return parsed
+        try:
+            # In UTC, as the databases compare it: 0001-01-01T00:00:00+14:00 is before year 1
+            # (SQLite's adapter failed on it with a 500; PostgreSQL took it).
+            return parsed.astimezone(UTC)
+        except OverflowError:
+            raise CoreError(
+                f"{field} is out of range: in UTC it must fall between 0001-01-01 and "
+                f"9999-12-31, got '{value}'.",
+                details={"field": field},
+            ) from None
     raise CoreError(
         f"{field} must be an ISO-8601 date or date-time such as 2026-01-31T12:00:00Z, "
         f"got '{value}'.",

@@ -236,17 +236,23 @@ TESSERA_SESSION_IDLE_SECONDS = int(os.environ.get("TESSERA_SESSION_IDLE_SECONDS"
 TESSERA_JOB_TIMEOUT_SECONDS = int(os.environ.get("TESSERA_JOB_TIMEOUT_SECONDS", "3600"))
 # A CREATED job whose message has not been picked up for this long is enqueued again.
 TESSERA_SWEEP_AFTER_SECONDS = float(os.environ.get("TESSERA_SWEEP_AFTER_SECONDS", "15"))
-# Session properties a user may SET (everything else is refused with FORBIDDEN_SQL).
-TESSERA_SETTABLE_KEYS = frozenset(
-    {
-        "spark.sql.shuffle.partitions",
-        "spark.sql.ansi.enabled",
-        "spark.sql.session.timeZone",
-        "spark.sql.adaptive.enabled",
-        "spark.sql.files.maxPartitionBytes",
-        "spark.sql.autoBroadcastJoinThreshold",
-        "result.max_rows",
-        "job.timeout_seconds",
-        "table.ctas.atomic",
-    }
+# The most a session's job.timeout_seconds may ask for (SET/PATCH can only go up to it).
+TESSERA_JOB_TIMEOUT_MAX_SECONDS = int(
+    os.environ.get("TESSERA_JOB_TIMEOUT_MAX_SECONDS", str(TESSERA_JOB_TIMEOUT_SECONDS))
 )
+# Session properties (what a user may SET, with their ranges) live in one registry:
+# core/session_properties.py, bound to the limits above by jobs/planning.py.
+
+# --- Statement limits: what one user's statements may cost the web process -----------------
+# (docs/security.md §4: how they were measured.) Checked before a statement is planned;
+# a script counts as a whole for characters and tokens.
+TESSERA_SQL_MAX_CHARS = int(os.environ.get("TESSERA_SQL_MAX_CHARS", str(1024 * 1024)))
+TESSERA_SQL_MAX_TOKENS = int(os.environ.get("TESSERA_SQL_MAX_TOKENS", "50000"))
+TESSERA_SQL_MAX_DEPTH = int(os.environ.get("TESSERA_SQL_MAX_DEPTH", "24"))
+TESSERA_SCRIPT_MAX_STATEMENTS = int(os.environ.get("TESSERA_SCRIPT_MAX_STATEMENTS", "500"))
+# Planning one statement stops with PLANNING_TIMEOUT after this many seconds (0: never).
+TESSERA_PLANNING_BUDGET_SECONDS = float(os.environ.get("TESSERA_PLANNING_BUDGET_SECONDS", "10"))
+# Statements planned at once in one web process: per user, and in all (jobs/planning.py).
+# gunicorn runs 4 threads per process: 2 stay free for every other request.
+TESSERA_PLANNING_PER_USER = int(os.environ.get("TESSERA_PLANNING_PER_USER", "1"))
+TESSERA_PLANNING_PER_PROCESS = int(os.environ.get("TESSERA_PLANNING_PER_PROCESS", "2"))

@@ -8,7 +8,10 @@ for what is recognised but not run, ``ParseError`` for text that is not SQL at a
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
+from core import limits
+from core.limits import StatementTooDeep
 from core.planner import guard
 from core.planner.ddl import is_ctas, plan_create_table
 from core.planner.errors import ForbiddenSql
@@ -193,8 +196,29 @@ def plan_tokens(statement: Statement) -> Plan:
 
 
 def plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Plan:
-    """Plan one statement (a trailing ';' is allowed); raises a ``CoreError``."""
-    groups = statement_groups(tokenize(sql), len(sql))
+    """Plan one statement (a trailing ';' is allowed); raises a ``CoreError``.
+
+    The statement must be within ``context.limits`` (checked before anything else), and
+    planning stops with ``PlanningTimeout`` once it has taken ``context.budget_seconds``.
+    """
+    limits.check_statement(sql, context.limits)
+    with limits.planning_budget(context.budget_seconds):
+        try:
+            return _plan_statement(sql, cast(CatalogReader, limits.BudgetedReader(reader)), context)
+        except RecursionError:
+            # Nesting the scan does not count (NOT NOT …, a chain of views) can still run out
+            # of stack in sqlglot's recursive parser: the same refusal, never a 500.
+            raise StatementTooDeep(
+                "The statement is nested too deeply for the planner (or reads views nested "
+                "too deeply); flatten it, e.g. with a WITH clause.",
+                details={"field": "sql", "limit": "depth"},
+            ) from None
+
+
+def _plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Plan:
+    tokens = tokenize(sql)
+    limits.check_budget()
+    groups = statement_groups(tokens, len(sql))
     if not groups:
         raise parse_error(sql, 0, "Expected a SQL statement but found none")
     if len(groups) > 1:
@@ -206,4 +230,5 @@ def plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Pla
     begin, end = strip_region(sql, groups[0][0], groups[0][1])
     statement = Statement(sql, tuple(groups[0][2]), reader, context, begin, end)
     guard.check_statement_tokens(statement.tokens)
+    limits.check_budget()
     return plan_tokens(statement)

@@ -7,21 +7,11 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from core.identifiers import ObjectIdentifier
+from core.limits import StatementLimits
 from core.schema import ResolvedSchema
+from core.session_properties import PROPERTY_KEYS, SessionProperties
 
-DEFAULT_SETTABLE_KEYS: frozenset[str] = frozenset(
-    {
-        "spark.sql.shuffle.partitions",
-        "spark.sql.ansi.enabled",
-        "spark.sql.session.timeZone",
-        "spark.sql.adaptive.enabled",
-        "spark.sql.files.maxPartitionBytes",
-        "spark.sql.autoBroadcastJoinThreshold",
-        "result.max_rows",
-        "job.timeout_seconds",
-        "table.ctas.atomic",
-    }
-)
+DEFAULT_SETTABLE_KEYS: frozenset[str] = PROPERTY_KEYS
 
 
 @dataclass(frozen=True)
@@ -92,3 +82,8 @@ class PlanContext:
     storage_roots: tuple[str, ...] = ()  # normalised absolute directories
     settable_keys: frozenset[str] = field(default=DEFAULT_SETTABLE_KEYS)
     udf_packages: tuple[str, ...] = ("tessera_udfs",)  # allowlisted Python UDF packages
+    # SET values are checked against the registry bound to the server's limits (None: keys
+    # only, the executing side checks values).
+    session_properties: SessionProperties | None = None
+    limits: StatementLimits = field(default_factory=StatementLimits)
+    budget_seconds: float | None = None  # planning time budget (None: unlimited)

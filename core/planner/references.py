@@ -18,6 +18,7 @@ from sqlglot.errors import TokenError
 
 from core.errors import CoreError
 from core.identifiers import name_key, quote_path
+from core.limits import check_budget
 from core.planner import guard
 from core.planner.errors import ForbiddenSql, ParseError
 from core.planner.functions import is_builtin
@@ -219,6 +220,10 @@ def _tables_and_scopes(tree: exp.Expr) -> Iterator[tuple[exp.Table, _CteScope | 
     stack: list[tuple[exp.Expr, _CteScope | None]] = [(tree, None)]
     while stack:
         node, scope = stack.pop()
+        if isinstance(node, exp.Hint):
+            # /*+ BROADCAST(b) */ names aliases, not catalog tables; the hint is one token to
+            # us, and the worker checks Spark's own parse of it (jobs/executor/sqlguard.py).
+            continue
         if isinstance(node, exp.Table):
             yield node, scope
         if isinstance(node, exp.With):
@@ -415,7 +420,9 @@ def find_references(tree: exp.Expr, tokens: Sequence[Token]) -> QueryRefs:
     positions = _Positions(tokens)
     tables: dict[int, TableRef] = {}
     functions: dict[int, FunctionRef] = {}
-    for table, scope in _tables_and_scopes(tree):
+    for count, (table, scope) in enumerate(_tables_and_scopes(tree)):
+        if count % 256 == 255:
+            check_budget()
         ref = _table_ref(table, positions)
         if ref is None:
             continue
@@ -424,7 +431,9 @@ def find_references(tree: exp.Expr, tokens: Sequence[Token]) -> QueryRefs:
         if len(ref.parts) == 1 and scope is not None and scope.sees(name_key(ref.parts[0])):
             continue
         tables[ref.start] = ref
-    for node in tree.find_all(exp.Func):
+    for count, node in enumerate(tree.find_all(exp.Func)):
+        if count % 256 == 255:
+            check_budget()
         call = _function_ref(node, positions)
         if call is None:
             continue
@@ -445,7 +454,9 @@ def analyze_query(text: str, tokens: Sequence[Token]) -> QueryRefs:
     guard.check_query_tokens(tokens)
     if tokens[0].is_word("TABLE"):
         return _table_statement(text, tokens)
+    check_budget()
     tree = parse_region(text, tokens[0].start, tokens[-1].end)
+    check_budget()
     check_query_tree(tree)
     return replace(find_references(tree, tokens), width=output_width(tree))
 

@@ -37,8 +37,9 @@ def _text(statement: Statement, tokens: tuple[Token, ...]) -> str:
 
 
 def plan_set(statement: Statement) -> Plan:
-    """``SET key = value`` (allowlisted keys); ``SET`` / ``SET -v`` list the properties;
-    ``SET key`` shows one. A quoted value is unquoted."""
+    """``SET key = value`` (allowlisted keys; with a registry in the context, the value
+    checked and made canonical); ``SET`` / ``SET -v`` list the properties; ``SET key``
+    shows one. A quoted value is unquoted."""
     rest = statement.tokens[1:]
     raw = _text(statement, rest)
     if not rest or raw == "-v":
@@ -50,6 +51,11 @@ def plan_set(statement: Statement) -> Plan:
     key = _text(statement, key_tokens)
     guard.check_set_key(key, statement.context.settable_keys)
     value = None if equals is None else _text(statement, rest[equals + 1 :])
+    registry = statement.context.session_properties
+    if value is not None and registry is not None:
+        # Type and range now, with the server's limits: a refused value never becomes a job
+        # that could run (the web side checks again when it stores the value).
+        value = registry.check(key, value, field="args")
     return Plan.of("set", args={"key": key, "value": value})
 
 

@@ -17,6 +17,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokenizer_core import TokenType
 
 from core.identifiers import validate_name
+from core.limits import check_budget
 from core.planner.errors import ParseError
 
 TokenKind = Literal["word", "ident", "string", "number", "punct"]
@@ -138,9 +139,12 @@ def tokenize(text: str) -> list[Token]:
     except TokenError:
         offset, what = _unterminated(text)
         raise parse_error(text, offset, what) from None
+    check_budget()
     tokens: list[Token] = []
     last_span = (-1, -1)
-    for token in raw:
+    for index, token in enumerate(raw):
+        if index % 4096 == 4095:
+            check_budget()
         span = (token.start, token.end)
         if span == last_span:
             continue  # synthetic tokens (number suffixes such as 10L) share their span

@@ -25,10 +25,13 @@ def quote(name: str) -> str:
 
 
 def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None:
-    """Set the session's ``spark.*`` properties (the SET allowlist is the planner's job)."""
-    for key, value in properties.items():
-        if key.startswith("spark."):
-            spark.conf.set(key, str(value))
+    """Set the session's ``spark.*`` properties: only the allow-listed keys, each value
+    checked again against its range (``core.session_properties``; a value stored before
+    the range existed is clamped, an unreadable one dropped and Spark's default kept)."""
+    from core.session_properties import spark_settings
+
+    for key, value in spark_settings(properties).items():
+        spark.conf.set(key, value)
 
 
 def _column_expression(column: Mapping[str, Any]) -> str:

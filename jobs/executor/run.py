@@ -56,7 +56,11 @@ WRITE_ACTIONS = write_path.WRITE_ACTIONS
 
 def job_properties(job: Job) -> dict[str, Any]:
     """The session properties in force for this job: the session's, overridden by those the
-    plan captured when the statement was submitted."""
+    plan captured when the statement was submitted, each checked again by the registry
+    (unknown keys and unreadable values dropped, numbers clamped to the server's limits):
+    a value stored before a limit existed is never trusted as it was stored."""
+    from jobs.planning import session_properties  # the web side's registry of the settings
+
     properties: dict[str, Any] = {}
     if job.session is not None:
         properties.update(job.session.properties or {})
@@ -64,26 +68,25 @@ def job_properties(job: Job) -> dict[str, Any]:
     for key in ("session_properties", "properties"):
         if isinstance(plan.get(key), Mapping):
             properties.update(plan[key])
-    return properties
-
-
-def _int_property(properties: Mapping[str, Any], key: str, default: int) -> int:
-    try:
-        value = int(str(properties[key]).strip())
-    except (KeyError, TypeError, ValueError):
-        return default
-    return value if value > 0 else default
+    return dict(session_properties().effective(properties))
 
 
 def max_rows(properties: Mapping[str, Any]) -> int:
-    return _int_property(properties, "result.max_rows", settings.TESSERA_RESULT_MAX_ROWS)
+    """Rows of a result that are kept: ``result.max_rows``, at most the server's limit."""
+    from jobs.planning import session_properties
+
+    return session_properties().result_max_rows(properties)
 
 
 def timeout_seconds(job: Job, properties: Mapping[str, Any]) -> int:
-    """The job's own timeout (the web copies the session's ``job.timeout_seconds`` into it)."""
+    """The job's own timeout (the web copies the session's ``job.timeout_seconds`` into it),
+    within the server's range: a job stored with a larger one is held to the maximum."""
+    from jobs.planning import session_properties
+
+    registry = session_properties()
     if job.timeout_seconds:
-        return int(job.timeout_seconds)
-    return _int_property(properties, "job.timeout_seconds", settings.TESSERA_JOB_TIMEOUT_SECONDS)
+        return registry.clamp_timeout(int(job.timeout_seconds))
+    return registry.job_timeout_seconds(properties)
 
 
 # --- the monitor thread ---------------------------------------------------------------------

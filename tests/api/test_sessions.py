@@ -140,7 +140,7 @@ def test_properties_come_only_from_the_allowlist(alice_api):
         alice_api.post(SESSIONS, {"properties": {"result.max_rows": "-1"}}),
         400,
         "VALIDATION_ERROR",
-        "positive whole number",
+        "whole number from 1 to",
     )
     assert_error(
         alice_api.patch(

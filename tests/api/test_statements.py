@@ -126,7 +126,7 @@ def test_set_and_reset_change_the_session_properties(sql):
     sql.message("RESET")
     assert sql.state()["properties"] == {}
     sql.fails("SET spark.sql.warehouse.dir = /tmp", "FORBIDDEN_SQL", "spark.sql.warehouse.dir")
-    sql.fails("SET result.max_rows = lots", "VALIDATION_ERROR", "positive whole number")
+    sql.fails("SET result.max_rows = lots", "VALIDATION_ERROR", "whole number from 1 to")
     assert sql.state()["properties"] == {}
 
 
