@@ -96,6 +96,18 @@ def ctas_options(args: Mapping[str, Any]) -> dict[str, str]:
     return check_options(options)
 
 
+def table_options(table: Table) -> dict[str, str]:
+    """A target table's options checked by today's rules (format, allow-list, path under a
+    storage root with its links resolved now): the row may predate them."""
+    try:
+        return check_options(dict(table.options))
+    except CoreError as exc:
+        name = quote_path([table.database.catalog.name, table.database.name, table.name])
+        exc.message = f"Table {name} cannot be written. {exc.message}"
+        exc.args = (exc.message,)
+        raise
+
+
 def path_holds_data(path: str | Path) -> bool:
     """Whether a directory holds data files (what Spark would read from it)."""
     path = Path(path)
@@ -119,8 +131,9 @@ def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
     else:
         table = _table(identifier, lock=False)
         managed = table.managed
-        fmt = str(table.options.get("format" if managed else "connector") or "parquet")
-        path = "" if managed else storage.normalize_external_path(str(table.options["path"]))
+        checked = table_options(table)
+        fmt = checked.get("format" if managed else "connector") or "parquet"
+        path = "" if managed else checked["path"]
     entry: dict[str, Any] = {
         "identifier": list(identifier),
         "table": quote_path(identifier),
@@ -285,7 +298,7 @@ def _delete_old_location(location: str) -> None:
 
 def _external_paths(table: Table, item: Mapping[str, Any], job_id: str) -> tuple[Path, Path]:
     """The table's path and this job's staging directory in it, checked for the commit."""
-    path = Path(storage.normalize_external_path(str(table.options.get("path") or "")))
+    path = Path(table_options(table)["path"])
     staged = _external_staging(path, job_id)
     if Path(item["location"]) != staged:
         raise RuntimeError(f"Refusing to commit {item['location']}: not this job's staging.")
