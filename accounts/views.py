@@ -1,5 +1,7 @@
 """POST /auth/token, POST /users (admins), GET /users/me; the browser's session login:
-POST /auth/login, POST /auth/logout, GET /auth/csrf, GET /auth/session."""
+POST /auth/login, POST /auth/logout, GET /auth/csrf, GET /auth/session.
+
+Sign-in attempts (token and login) are throttled per client address (accounts.throttles)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.services import user_create
+from accounts.throttles import SignInThrottle
 from core.errors import CoreError
 
 
@@ -63,6 +66,7 @@ def _credentials_user(request: Request) -> User | None:
 class TokenView(APIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
+    throttle_classes = (SignInThrottle,)
 
     @extend_schema(
         request=Credentials,
@@ -107,6 +111,7 @@ class MeView(APIView):
 class LoginView(APIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
+    throttle_classes = (SignInThrottle,)
 
     @extend_schema(
         request=Credentials,

@@ -320,22 +320,43 @@ def _column_names(schema: pa.Schema) -> list[str]:
     return names
 
 
-def _csv_cell(value: Any) -> str:
+# OWASP "CSV injection": a spreadsheet reads a cell starting with one of these as a formula
+# (=HYPERLINK(…), +cmd|…, @SUM(…)); a leading single quote makes it text, and shows nothing.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_numeric(arrow_type: pa.DataType) -> bool:
+    t = pa.types
+    return bool(t.is_integer(arrow_type) or t.is_floating(arrow_type) or t.is_decimal(arrow_type))
+
+
+def neutralise(text: str) -> str:
+    """A text cell as a spreadsheet must show it: never a formula."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _csv_cell(value: Any, numeric: bool = False) -> str:
+    """One CSV cell. Cells of numeric columns are numbers (``-5``, ``-1.5E-7``, ``NaN``)
+    and stay as they are; every other cell that could start a formula is neutralised, so
+    ``-5`` in a string column is written ``'-5``."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list | dict):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
+    nested = isinstance(value, list | dict)
+    text = json.dumps(value, ensure_ascii=False) if nested else str(value)
+    return text if numeric else neutralise(text)
 
 
 def _csv_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(reader.schema.names)
+    writer.writerow([neutralise(name) for name in reader.schema.names])
+    numeric = [_is_numeric(field.type) for field in reader.schema]
     for batch in _batches(reader):
-        writer.writerows([_csv_cell(v) for v in row] for row in _rows(batch))
+        writer.writerows(
+            [_csv_cell(v, numeric[i]) for i, v in enumerate(row)] for row in _rows(batch)
+        )
         yield buffer.getvalue().encode("utf-8")
         buffer.seek(0)
         buffer.truncate()

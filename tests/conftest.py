@@ -101,6 +101,14 @@ def require_postgresql() -> None:
         )
 
 
+@pytest.fixture(autouse=True)
+def _sign_in_throttle_off(settings: Any) -> None:
+    """Sign-in attempts are throttled per client address (accounts/throttles.py), and every
+    test client is 127.0.0.1: tests that are not about throttling sign in as often as they
+    need (tests/security/test_http_edges.py turns it on)."""
+    settings.TESSERA_AUTH_THROTTLE_RATE = None
+
+
 @pytest.fixture
 def admin(db: None) -> User:
     return User.objects.create_superuser("admin", "admin@example.com", PASSWORD)

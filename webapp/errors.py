@@ -8,8 +8,10 @@ Django's own errors are translated here, so views never build error responses th
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -22,9 +24,12 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
     "VALIDATION_ERROR": 400,
     "PARSE_ERROR": 400,
     "MALFORMED_REQUEST": 400,
+    "JSON_TOO_DEEP": 400,
     "FORBIDDEN_SQL": 400,
     "UNSUPPORTED_STATEMENT": 400,
     "INVALID_CREDENTIALS": 400,
+    "STATEMENT_TOO_DEEP": 400,
+    "PLANNING_TIMEOUT": 400,
     "NOT_AUTHENTICATED": 401,
     "PERMISSION_DENIED": 403,
     "NOT_FOUND": 404,
@@ -35,9 +40,16 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
     "TEMPORARY_OBJECT_EXISTS": 409,
     "ILLEGAL_TRANSITION": 409,
     "RESULT_NOT_READY": 409,
+    "LENGTH_REQUIRED": 411,
+    "PAYLOAD_TOO_LARGE": 413,
+    "STATEMENT_TOO_LARGE": 413,
+    "REQUEST_LINE_TOO_LONG": 414,
     "UNSUPPORTED_MEDIA_TYPE": 415,
-    "THROTTLED": 429,
+    "EXPECTATION_FAILED": 417,
+    "TOO_MANY_REQUESTS": 429,
+    "REQUEST_HEADERS_TOO_LARGE": 431,
     "INTERNAL_ERROR": 500,
+    "NOT_IMPLEMENTED": 501,
     "UNAVAILABLE": 503,
 }
 
@@ -77,7 +89,7 @@ _DRF_CODES: list[tuple[type[drf.APIException], str]] = [
     (drf.MethodNotAllowed, "METHOD_NOT_ALLOWED"),
     (drf.NotAcceptable, "NOT_ACCEPTABLE"),
     (drf.UnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE"),
-    (drf.Throttled, "THROTTLED"),
+    (drf.Throttled, "TOO_MANY_REQUESTS"),
     (drf.ParseError, "MALFORMED_REQUEST"),
 ]
 
@@ -86,11 +98,17 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """DRF's EXCEPTION_HANDLER: map every known error to the contract's shape."""
     if isinstance(exc, CoreError):
         status = HTTP_STATUS_BY_CODE.get(exc.code, 400)
-        return Response(error_body(exc.code, exc.message, exc.details), status=status)
+        retry_after = getattr(exc, "retry_after", None)
+        retry = {"Retry-After": str(int(retry_after))} if retry_after else None
+        body = error_body(exc.code, exc.message, exc.details)
+        return Response(body, status=status, headers=retry)
 
     from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+    from django.core.exceptions import RequestDataTooBig
     from django.http import Http404
 
+    if isinstance(exc, RequestDataTooBig):  # a body without Content-Length, read past the limit
+        return Response(payload_too_large_body(), status=413)
     if isinstance(exc, Http404):
         exc = drf.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -122,8 +140,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         if auth_header:
             headers["WWW-Authenticate"] = auth_header
         wait = getattr(exc, "wait", None)
-        if wait:
-            headers["Retry-After"] = str(int(wait))
+        if isinstance(exc, drf.Throttled):
+            seconds = max(1, math.ceil(wait or 1))
+            headers["Retry-After"] = str(seconds)
+            message = f"Too many attempts; try again in {seconds} s."
+            details = {"retry_after": seconds}
+            return Response(error_body(code, message, details), status=status, headers=headers)
         return Response(error_body(code, message), status=status, headers=headers)
 
     log.exception("Unhandled error in API view", exc_info=exc)
@@ -146,8 +168,22 @@ def json_server_error(request: HttpRequest) -> JsonResponse:
     )
 
 
+def payload_too_large_body() -> dict[str, Any]:
+    """The error of a request body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (413)."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return error_body(
+        "PAYLOAD_TOO_LARGE",
+        f"The request body is larger than the server accepts ({limit:,} bytes).",
+        {"maximum": limit},
+    )
+
+
 def json_bad_request(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
-    """handler400."""
+    """handler400 (Django raises SuspiciousOperation subclasses outside DRF views)."""
+    from django.core.exceptions import RequestDataTooBig
+
+    if isinstance(exception, RequestDataTooBig):
+        return JsonResponse(payload_too_large_body(), status=413)
     return JsonResponse(error_body("MALFORMED_REQUEST", "The request is malformed."), status=400)
 
 

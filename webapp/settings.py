@@ -78,6 +78,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "webapp.middleware.RequestLimitsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -182,10 +183,13 @@ REST_FRAMEWORK: dict[str, Any] = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["webapp.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "webapp.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "webapp.openapi.TesseraAutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Throttles key on the client's address: REMOTE_ADDR, unless the server sits behind this
+    # many proxies that append to X-Forwarded-For (None would trust any client's header).
+    "NUM_PROXIES": int(os.environ.get("TESSERA_NUM_PROXIES", "0")),
 }
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = [
@@ -214,6 +218,26 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "INFO"}},
 }
 CSRF_FAILURE_VIEW = "webapp.errors.json_csrf_failure"
+
+# --- The HTTP edges (docs/security.md §6) ----------------------------------------------------
+# Request bodies over this many bytes are refused (413 PAYLOAD_TOO_LARGE) before they are read.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("TESSERA_REQUEST_MAX_BYTES", str(2621440)))
+# JSON bodies nested deeper are refused (400 JSON_TOO_DEEP); the API's own nest a few levels.
+TESSERA_JSON_MAX_DEPTH = int(os.environ.get("TESSERA_JSON_MAX_DEPTH", "32"))
+# Sign-in attempts (POST /auth/token, /auth/login) per client address; further ones answer
+# 429 TOO_MANY_REQUESTS with Retry-After. Empty: no limit.
+TESSERA_AUTH_THROTTLE_RATE = os.environ.get("TESSERA_AUTH_THROTTLE_RATE", "30/min") or None
+# The throttle's counts must be shared by every web process (gunicorn runs several, maybe on
+# several hosts): the database is the one store both the embedded default (SQLite) and the
+# production shape (PostgreSQL) have. Its table is made by a migration (accounts/0001).
+CACHES: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "tessera_cache",
+        "OPTIONS": {"MAX_ENTRIES": 20000},
+    },
+}
 
 # --- Sessions, jobs, results, Spark (see docs/statements.md) --------------------------------
 # Workers run Spark; the web process never imports pyspark.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from accounts.views import (
     CsrfView,
@@ -17,6 +17,7 @@ from accounts.views import (
     UsersView,
 )
 from catalog.completion import CompletionView
+from webapp.docs import DocsView
 from webapp.health import HealthView
 from webapp.ui import ui_index
 
@@ -30,7 +31,7 @@ api_v1: list[URLPattern | URLResolver] = [
     re_path(r"^users/?$", UsersView.as_view(), name="users"),
     re_path(r"^users/me/?$", MeView.as_view(), name="users-me"),
     re_path(r"^schema/?$", SpectacularAPIView.as_view(), name="schema"),
-    re_path(r"^docs/?$", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    re_path(r"^docs/?$", DocsView.as_view(url_name="schema"), name="docs"),
     path("", include("catalog.urls")),
     path("", include("jobs.urls")),
     path("", include("workbench.urls")),

@@ -254,7 +254,7 @@ def test_legacy_values_show_and_apply_clamped_on_the_web_side(alice: Any, alice_
     job = _set(alice_api, str(session.pk), "SET")
     assert job["status"] == "FINISHED"
     _, rows = result_rows(alice_api, job["id"])
-    assert dict(map(tuple, rows)) == {  # type: ignore[arg-type]
+    assert {key: value for key, value in rows} == {
         "result.max_rows": str(CAP),
         "job.timeout_seconds": str(TIMEOUT_MAX),
         "spark.sql.shuffle.partitions": "1",
@@ -284,7 +284,8 @@ def test_the_registry_clamps_what_it_did_not_store() -> None:
         "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS_MAX),
         "spark.sql.autoBroadcastJoinThreshold": str(BROADCAST_THRESHOLD_MAX),
     }
-    assert spark_settings({"spark.sql.shuffle.partitions": True, 5: "x"}) == {}
+    odd: dict[Any, Any] = {"spark.sql.shuffle.partitions": True, 5: "x"}
+    assert spark_settings(odd) == {}
 
 
 # --- on the worker ----------------------------------------------------------------------------

@@ -1,0 +1,152 @@
+"""A real gunicorn for the tests of the HTTP edges and of planning under load.
+
+Started the way ``scripts/run.sh`` starts it (``-c python:webapp.gunicorn_conf``, 2 worker
+processes of 4 threads), on a free port, with its own data dir, in its own process group;
+its access log records the worker process of every request (``%(p)s``). Stopped by the id
+of the process it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / ".venv" / "bin"
+START_TIMEOUT = 60.0
+ACCESS_FORMAT = '%(p)s "%(r)s" %(s)s %(L)s'
+
+# What the test runner's own environment must not hand the server (it picks its own).
+_NOT_INHERITED = ("DATABASE_URL", "CELERY_BROKER_URL", "TESSERA_STORAGE_ROOTS", "TESSERA_DATA_DIR")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(data_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a server on ``data_dir``: the embedded default (SQLite, file-system
+    broker) unless ``extra`` names DATABASE_URL / CELERY_BROKER_URL."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in _NOT_INHERITED and not k.startswith(("PYTEST", "DJANGO_SETTINGS"))
+    }
+    env.update(TESSERA_DATA_DIR=str(data_dir), TESSERA_LOG_LEVEL="WARNING")
+    env.update(extra or {})
+    return env
+
+
+def manage(env: Mapping[str, str], *args: str, stdin: str | None = None) -> str:
+    """Run ``manage.py`` with the server's environment; its output."""
+    result = subprocess.run(
+        [str(BIN / "python"), "manage.py", *args],
+        cwd=ROOT,
+        env=dict(env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+class Gunicorn:
+    """``gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --workers 2 --threads 4``."""
+
+    def __init__(self, env: Mapping[str, str], log_dir: Path, workers: int = 2) -> None:
+        self.env = dict(env)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.access_log = log_dir / "access.log"
+        self.error_log = log_dir / "error.log"
+        self.workers = workers
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        command = [
+            str(BIN / "gunicorn"),
+            "webapp.wsgi",
+            "-c",
+            "python:webapp.gunicorn_conf",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(self.workers),
+            "--threads",
+            "4",
+            "--graceful-timeout",
+            "5",
+            "--access-logfile",
+            str(self.access_log),
+            "--access-logformat",
+            ACCESS_FORMAT,
+            "--error-logfile",
+            str(self.error_log),
+        ]
+        self.process = subprocess.Popen(command, cwd=ROOT, env=self.env, start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log_tail()
+            try:
+                requests.get(f"{self.url}/api/v1/health", timeout=5)
+                return
+            except requests.RequestException:
+                time.sleep(0.2)
+        raise AssertionError(f"gunicorn did not answer within {START_TIMEOUT} s\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)  # the group this test started
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(30)
+
+    def worker_pids(self) -> set[str]:
+        """The worker processes that served at least one request (from the access log)."""
+        return {line.split(" ", 1)[0] for line in self.access_lines()}
+
+    def access_lines(self) -> list[str]:
+        try:
+            return self.access_log.read_text().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            text = self.error_log.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def raw(self, data: bytes, timeout: float = 10) -> bytes:
+        """Send raw bytes on a new connection; everything the server answers."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
+            # It may answer and close before it has read everything sent.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                sock.sendall(data)
+            chunks = []
+            while True:
+                try:
+                    chunk = sock.recv(65536)
+                except (ConnectionResetError, TimeoutError):
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        return b"".join(chunks)
