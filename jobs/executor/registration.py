@@ -58,7 +58,9 @@ def register_table(spark: SparkSession, relation: Mapping[str, Any]) -> None:
     frame = reader.options(**source.options).load(source.path)
     columns = relation.get("columns") or []
     if columns:
-        frame = frame.selectExpr(*(_column_expression(c) for c in columns))
+        # Computed and metadata columns: Spark-parsed and checked (built-ins only).
+        expressions = [_column_expression(c) for c in columns]
+        frame = sqlguard.guard(spark).select_expr(frame, expressions)
     frame.createOrReplaceTempView(str(relation["alias"]))
 
 

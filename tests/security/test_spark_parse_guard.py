@@ -379,6 +379,33 @@ def test_a_view_reading_a_file_is_refused_when_registered(attacker: User) -> Non
     assert "`text`.`/etc/passwd`" in done.error["message"]
 
 
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "reflect('java.lang.System', 'getenv', 'HOME')",
+        "(SELECT max(value) FROM text.`/etc/passwd`)",
+        "qty -- \\\n + java_method('a', 'b')",
+        "`__tessera_f1`(qty)",
+    ],
+)
+def test_a_computed_column_is_checked_when_the_table_is_registered(
+    attacker: User, expression: str
+) -> None:
+    """A table row written before a check existed (or by hand): its computed column's
+    expression is Spark-parsed and refused unless it calls built-ins only."""
+    relation = _relation("__tessera_r1")
+    relation["columns"] = [
+        *relation["columns"],
+        {"name": "evil", "kind": "computed", "expression": expression},
+    ]
+    plan = hand_plan("SELECT * FROM `__tessera_r1`", relations=[relation])
+    done = wait_for_status(submit_plan(attacker.user, plan).id, {"FAILED", "FINISHED"}, 90)
+    assert done.status == "FAILED", done.error
+    assert done.error["code"] == "FORBIDDEN_SQL", done.error
+    assert done.error["details"]["checked_by"] in ("spark_lexer", "spark_parser")
+    no_secrets(done.error)
+
+
 def test_a_sql_function_body_calling_reflect_is_refused(attacker: User) -> None:
     function = {
         "alias": "__tessera_f1",
