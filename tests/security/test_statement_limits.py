@@ -1,0 +1,363 @@
+"""Statements cannot stall the web process (docs/security.md §4).
+
+A statement longer than ``TESSERA_SQL_MAX_CHARS``, with more than ``TESSERA_SQL_MAX_TOKENS``
+tokens or nested deeper than ``TESSERA_SQL_MAX_DEPTH`` is refused before it is planned —
+4xx in the contract's shape, and no job. Planning runs under a time budget, and takes one of
+the user's planning slots in the process (``429 TOO_MANY_REQUESTS`` when there is none).
+
+"Planned" below means the planner went all the way to resolving names: those statements read
+a table that does not exist, so their job fails with NOT_FOUND and nothing runs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from core.limits import (
+    MAX_CHARS,
+    MAX_DEPTH,
+    MAX_TOKENS,
+    BudgetedReader,
+    PlanningTimeout,
+    StatementLimits,
+    check_statement,
+    planning_budget,
+)
+from core.planner import PlanContext, Relation, plan_statement
+from jobs import planning
+from jobs.models import Job
+from tests.conftest import API, assert_error
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def console(alice_api: APIClient, make: Any) -> Console:
+    make.catalog("demo")
+    return Console(alice_api)
+
+
+class Console:
+    def __init__(self, client: APIClient) -> None:
+        self.client = client
+        response = client.post(f"{API}/sessions", {"current_catalog": "demo"})
+        assert response.status_code == 201, response.content
+        self.id = response.json()["id"]
+
+    def post(self, sql: str, **extra: Any) -> Any:
+        return self.client.post(f"{API}/sessions/{self.id}/statements", {"sql": sql, **extra})
+
+    def refused(self, sql: str, status: int, code: str, *fragments: str, **extra: Any) -> Any:
+        """A 4xx in the contract's shape, answered fast, and no job made."""
+        jobs = Job.objects.count()
+        began = time.monotonic()
+        error = assert_error(self.post(sql, **extra), status, code, *fragments)
+        elapsed = time.monotonic() - began
+        assert Job.objects.count() == jobs, "a refused statement made a job"
+        return error, elapsed
+
+    def planned(self, sql: str, code: str = "NOT_FOUND") -> dict[str, Any]:
+        """Accepted and planned: a job that failed as planning ends for it (never a 500)."""
+        response = self.post(sql)
+        assert response.status_code == 201, response.content[:500]
+        job = response.json()
+        assert job["status"] == "FAILED", job
+        assert job["error"]["code"] == code, job["error"]
+        return dict(job)
+
+
+def tokens(sql: str) -> int:
+    huge = StatementLimits(max_chars=10**9, max_tokens=10**9, max_depth=10**6)
+    return check_statement(sql, huge).tokens
+
+
+# --- size -------------------------------------------------------------------------------------
+
+MISSING = "SELECT * FROM missing_table WHERE name = "
+
+
+def _padded(size: int, pad: Callable[[int], str]) -> str:
+    body = MISSING + "'x'"
+    return body + pad(size - len(body))
+
+
+PADDINGS: dict[str, Callable[[int], str]] = {
+    "comment": lambda n: " --" + "c" * (n - 3),
+    "block comment": lambda n: " /*" + "c" * (n - 5) + "*/",
+    "spaces": lambda n: " " * n,
+    "newlines": lambda n: "\n" * n,
+    "string": lambda n: " AND name = '" + "s" * (n - 14) + "'",
+}
+
+
+@pytest.mark.parametrize("padding", list(PADDINGS))
+@pytest.mark.parametrize("size", [MAX_CHARS + 1, 2 * 1024 * 1024])
+def test_statements_over_the_size_limit_are_413(
+    console: Console, settings: Any, padding: str, size: int
+) -> None:
+    sql = _padded(size, PADDINGS[padding])
+    assert len(sql) == size
+    if len(json.dumps({"sql": sql})) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+        # 2 MiB of newlines are 4 MiB of JSON ("\n"): the body limit answers first.
+        console.refused(sql, 413, "PAYLOAD_TOO_LARGE")
+        return
+    error, elapsed = console.refused(sql, 413, "STATEMENT_TOO_LARGE", "characters")
+    assert error["details"] == {
+        "field": "sql",
+        "limit": "characters",
+        "maximum": MAX_CHARS,
+        "found": size,
+    }
+    assert elapsed < 5, elapsed  # refused before planning (measured: milliseconds)
+    console.refused(sql, 413, "STATEMENT_TOO_LARGE", script=True)
+
+
+def test_a_statement_at_the_size_limit_is_planned(console: Console) -> None:
+    for padding in ("string", "comment"):
+        sql = _padded(MAX_CHARS, PADDINGS[padding])
+        assert len(sql) == MAX_CHARS
+        console.planned(sql)
+
+
+# --- tokens ------------------------------------------------------------------------------------
+
+
+def _in_list(count: int) -> str:
+    """A statement of exactly ``count`` tokens (an IN list reading a missing table)."""
+    head = "SELECT * FROM missing_table WHERE id IN ("  # 8 tokens, then 2 per value
+    sql = head + ",".join(str(i) for i in range((count - 8) // 2)) + ")"
+    if tokens(sql) < count:
+        sql = sql.replace("WHERE id", "WHERE +id", 1)
+    assert tokens(sql) == count
+    return sql
+
+
+TOKEN_SHAPES: dict[str, Callable[[int], str]] = {
+    "numbers": lambda n: "SELECT 1 FROM missing_table WHERE x IN (" + ",1" * n + ")",
+    "names": lambda n: "SELECT " + ", ".join(["c"] * n) + " FROM missing_table",
+    "strings": lambda n: "SELECT " + " || ".join(["'s'"] * n) + " FROM missing_table",
+    "symbols": lambda n: "SELECT 1" + " + 1" * n + " FROM missing_table",
+}
+
+
+@pytest.mark.parametrize("shape", list(TOKEN_SHAPES))
+def test_statements_over_the_token_limit_are_413(console: Console, shape: str) -> None:
+    sql = TOKEN_SHAPES[shape](MAX_TOKENS)
+    assert tokens(sql) > MAX_TOKENS
+    error, elapsed = console.refused(sql, 413, "STATEMENT_TOO_LARGE", "tokens")
+    assert error["details"] == {"field": "sql", "limit": "tokens", "maximum": MAX_TOKENS}
+    assert elapsed < 5, elapsed
+
+
+def test_a_statement_at_the_token_limit_is_planned(console: Console) -> None:
+    console.planned(_in_list(MAX_TOKENS))
+    console.refused(_in_list(MAX_TOKENS + 1), 413, "STATEMENT_TOO_LARGE", "tokens")
+
+
+# --- nesting depth ----------------------------------------------------------------------------
+
+NESTINGS: dict[str, Callable[[int], str]] = {
+    "parentheses": lambda n: "SELECT " + "(" * n + "1" + ")" * n + " FROM missing_table",
+    "calls": lambda n: "SELECT " + "abs(" * n + "1" + ")" * n + " FROM missing_table",
+    "scalar subqueries": lambda n: (
+        "SELECT " + "(SELECT " * n + "1" + ")" * n + " FROM missing_table"
+    ),
+    "subqueries in FROM": lambda n: (
+        "SELECT * FROM " + "(SELECT * FROM " * n + "missing_table" + ") t" * n
+    ),
+    "CASE": lambda n: (
+        "SELECT " + "CASE WHEN true THEN " * n + "1" + " END" * n + " FROM missing_table"
+    ),
+    "lambdas": lambda n: (
+        "SELECT " + "transform(a, x -> " * n + "x" + ")" * n + " FROM missing_table"
+    ),
+    "brackets": lambda n: "SELECT a" + "[a" * (n - 1) + "[0" + "]" * n + " FROM missing_table",
+    "IN subqueries": lambda n: (
+        "SELECT 1 FROM missing_table WHERE 1 IN "
+        + "(SELECT 1 FROM missing_table WHERE 1 IN " * (n - 1)
+        + "(1)"
+        + ")" * (n - 1)
+    ),
+    "CTEs in CTEs": lambda n: (
+        "WITH a AS (" * n
+        + "SELECT 1"
+        + ") SELECT * FROM a" * (n - 1)
+        + ") SELECT * FROM missing_table"
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(NESTINGS))
+def test_statements_nested_past_the_limit_are_400(console: Console, shape: str) -> None:
+    for depth in (MAX_DEPTH + 1, 60, 10_000):
+        sql = NESTINGS[shape](depth)
+        error, elapsed = console.refused(sql, 400, "STATEMENT_TOO_DEEP", f"more than {MAX_DEPTH}")
+        assert error["details"]["limit"] == "depth"
+        assert error["details"]["maximum"] == MAX_DEPTH
+        assert error["details"]["line"] == 1 and error["details"]["column"] > 1
+        assert elapsed < 5, elapsed
+
+
+@pytest.mark.parametrize("shape", list(NESTINGS))
+def test_statements_at_the_depth_limit_are_planned(console: Console, shape: str) -> None:
+    """The margin: at the limit, the deepest constructs plan (no RecursionError) even from
+    the test client's stack, deeper than a gunicorn request's."""
+    sql = NESTINGS[shape](MAX_DEPTH)
+    assert check_statement(sql, StatementLimits()).depth == MAX_DEPTH
+    console.planned(sql)
+
+
+def test_nesting_inside_strings_and_comments_does_not_count(console: Console) -> None:
+    console.planned("SELECT '" + "(" * 5000 + "' FROM missing_table")
+    console.planned("SELECT `" + "(" * 500 + "` FROM missing_table")
+    console.planned("SELECT 1 /* " + "( /* ( */ " * 500 + " */ FROM missing_table")
+    console.planned("SELECT 1 -- " + "(" * 5000 + "\nFROM missing_table")
+
+
+def test_what_the_scan_does_not_count_still_ends_in_a_clear_error(console: Console) -> None:
+    """NOT NOT … and unary minus chains recurse in sqlglot without parentheses: past the
+    interpreter's stack they end as STATEMENT_TOO_DEEP jobs, never INTERNAL_ERROR."""
+    job = console.planned(
+        "SELECT " + "NOT " * 2000 + "true FROM missing_table", code="STATEMENT_TOO_DEEP"
+    )
+    assert "nested too deeply" in job["error"]["message"]
+    for sql in ("SELECT " + "- " * 3000 + "1 FROM missing_table", "SELECT " + "~" * 3000 + "1"):
+        response = console.post(sql)
+        assert response.status_code == 201
+        assert response.json()["error"]["code"] in (
+            "NOT_FOUND",
+            "PARSE_ERROR",
+            "STATEMENT_TOO_DEEP",
+        )
+
+
+# --- scripts -------------------------------------------------------------------------------------
+
+
+def test_scripts_are_limited_as_a_whole(console: Console, settings: Any) -> None:
+    settings.TESSERA_SCRIPT_MAX_STATEMENTS = 20
+    error, _ = console.refused(
+        "SHOW CATALOGS;" * 21, 413, "STATEMENT_TOO_LARGE", "21 statements", script=True
+    )
+    assert error["details"] == {"field": "sql", "limit": "statements", "maximum": 20}
+    # Tokens count over the whole script, though each statement is small.
+    small = "SELECT 1 FROM missing_table WHERE x IN (" + ",1" * 200 + ");"
+    console.refused(small * 130, 413, "STATEMENT_TOO_LARGE", "tokens", script=True)
+    console.refused(
+        "SHOW CATALOGS; " + NESTINGS["parentheses"](MAX_DEPTH + 1),
+        400,
+        "STATEMENT_TOO_DEEP",
+        script=True,
+    )
+    response = console.post("SHOW CATALOGS;" * 20, script=True)
+    assert response.status_code == 201 and len(response.json()["jobs"]) == 20
+
+
+# --- the planning budget ------------------------------------------------------------------
+
+
+def test_planning_stops_at_its_budget(console: Console, settings: Any) -> None:
+    settings.TESSERA_PLANNING_BUDGET_SECONDS = 0.2
+    sql = _in_list(40_000)  # planning it takes about a second
+    began = time.monotonic()
+    job = console.planned(sql, code="PLANNING_TIMEOUT")
+    elapsed = time.monotonic() - began
+    assert "longer than the server allows (0.2 s)" in job["error"]["message"]
+    assert job["error"]["details"] == {"budget_seconds": 0.2}
+    assert elapsed < 10, elapsed  # the budget plus at most one step it cannot interrupt
+    settings.TESSERA_PLANNING_BUDGET_SECONDS = 0  # none: the same statement plans
+    console.planned(sql)
+
+
+def test_many_chained_ctes_plan_within_the_budget(console: Console) -> None:
+    """A regression test of the quadratic CTE scopes: 5,000 chained CTEs took about 20 s
+    to plan (8,000: 47 s) and would now fail the 10 s budget; linear, they take ~2 s."""
+    n = 5000
+    sql = (
+        "WITH a0 AS (SELECT 1 AS x), "
+        + ", ".join(f"a{i} AS (SELECT * FROM a{i - 1})" for i in range(1, n))
+        + f" SELECT * FROM a{n - 1} JOIN missing_table"
+    )
+    assert tokens(sql) < MAX_TOKENS
+    console.planned(sql)
+
+
+class SlowReader:
+    """A catalog far away: every lookup takes 20 ms; every table exists (a parquet table
+    without columns), nothing else does."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        def lookup(*args: Any) -> Any:
+            time.sleep(0.02)
+            if name == "get_relation":
+                return Relation(args[0], "table", "active", {"format": "parquet"}, "/w/t", None)
+            return None if name.startswith("get_") else True
+
+        return lookup
+
+
+def test_the_budget_bounds_catalog_lookups_too() -> None:
+    """2,000 tables are 2,000 lookups (40 s here); the budget stops them."""
+    sql = "SELECT * FROM " + ", ".join(f"t{i}" for i in range(2000))
+    context = PlanContext("demo", "default", storage_roots=("/w",), budget_seconds=0.3)
+    began = time.monotonic()
+    with pytest.raises(PlanningTimeout):
+        plan_statement(sql, SlowReader(), context)
+    assert time.monotonic() - began < 3
+    few = "SELECT * FROM " + ", ".join(f"t{i}" for i in range(5))
+    plan = plan_statement(few, SlowReader(), context)
+    assert len(plan.relations) == 5
+
+
+def test_budgets_nest_without_extending() -> None:
+    with planning_budget(0.05), planning_budget(60):
+        time.sleep(0.1)
+        reader = BudgetedReader(SlowReader())
+        with pytest.raises(PlanningTimeout):
+            reader.catalog_exists("demo")
+
+
+# --- planning slots -----------------------------------------------------------------------------
+
+
+def test_a_user_planning_in_this_process_gets_429_others_do_not(
+    console: Console, alice: Any, bob_api: APIClient
+) -> None:
+    with planning.GATE.slot(alice.pk):  # as if a statement of alice's were being planned
+        error, _ = console.refused("SHOW CATALOGS", 429, "TOO_MANY_REQUESTS", "already")
+        assert error["details"]["limit"] == "planning_per_user"
+        response = console.post("SHOW CATALOGS")
+        assert response["Retry-After"] == "1"
+        console.refused("SHOW CATALOGS", 429, "TOO_MANY_REQUESTS", script=True)
+        bob = bob_api.post(f"{API}/sessions", {}).json()["id"]
+        answer = bob_api.post(f"{API}/sessions/{bob}/statements", {"sql": "SHOW CATALOGS"})
+        assert answer.status_code == 201 and answer.json()["status"] == "FINISHED"
+    assert console.post("SHOW CATALOGS").json()["status"] == "FINISHED"
+    assert planning.GATE.in_use() == 0
+
+
+def test_the_process_keeps_threads_for_everyone_else(console: Console, settings: Any) -> None:
+    settings.TESSERA_PLANNING_PER_PROCESS = 2
+    with planning.GATE.slot("someone"), planning.GATE.slot("someone else"):
+        error, _ = console.refused("SHOW CATALOGS", 429, "TOO_MANY_REQUESTS", "in a moment")
+        assert error["details"] == {
+            "limit": "planning_per_process",
+            "maximum": 2,
+            "retry_after": 1,
+        }
+        # Requests that plan nothing are not held back.
+        assert console.client.get(f"{API}/catalogs").status_code == 200
+    assert console.post("SHOW CATALOGS").status_code == 201
+
+
+def test_a_refused_or_failed_planning_gives_its_slot_back(console: Console, alice: Any) -> None:
+    console.refused(NESTINGS["parentheses"](MAX_DEPTH + 1), 400, "STATEMENT_TOO_DEEP")
+    console.planned("SELECT * FROM missing_table")
+    console.planned("SELECT (", code="PARSE_ERROR")
+    assert planning.GATE.in_use(alice.pk) == 0
