@@ -26,7 +26,7 @@ from core.errors import CoreError
 
 # Defaults; the web side passes the server's settings (TESSERA_SQL_MAX_*, README).
 MAX_CHARS = 1_048_576
-MAX_TOKENS = 50_000
+MAX_TOKENS = 30_000
 MAX_DEPTH = 24
 MAX_SCRIPT_STATEMENTS = 500
 PLANNING_BUDGET_SECONDS = 10.0

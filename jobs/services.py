@@ -521,6 +521,14 @@ def _check_wait(wait: Any) -> float:
     return float(wait)
 
 
+def check_statement_limits(body: Any) -> None:
+    """Refuse a statements request whose ``sql`` is over the server's limits (size, tokens,
+    nesting; a script as a whole); anything else about the body is checked later."""
+    if isinstance(body, dict) and isinstance(body.get("sql"), str):
+        what = "script" if body.get("script") is True else "statement"
+        check_statement(body["sql"], planning.statement_limits(), what=what)
+
+
 def statement_submit(*, session: Session, sql: str, wait: float | None = 0) -> Job:
     """Plan and start one statement; with ``wait``, hold until it ended or the time passed.
 

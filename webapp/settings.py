@@ -271,7 +271,7 @@ TESSERA_JOB_TIMEOUT_MAX_SECONDS = int(
 # (docs/security.md §4: how they were measured.) Checked before a statement is planned;
 # a script counts as a whole for characters and tokens.
 TESSERA_SQL_MAX_CHARS = int(os.environ.get("TESSERA_SQL_MAX_CHARS", str(1024 * 1024)))
-TESSERA_SQL_MAX_TOKENS = int(os.environ.get("TESSERA_SQL_MAX_TOKENS", "50000"))
+TESSERA_SQL_MAX_TOKENS = int(os.environ.get("TESSERA_SQL_MAX_TOKENS", "30000"))
 TESSERA_SQL_MAX_DEPTH = int(os.environ.get("TESSERA_SQL_MAX_DEPTH", "24"))
 TESSERA_SCRIPT_MAX_STATEMENTS = int(os.environ.get("TESSERA_SCRIPT_MAX_STATEMENTS", "500"))
 # Planning one statement stops with PLANNING_TIMEOUT after this many seconds (0: never).

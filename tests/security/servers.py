@@ -9,15 +9,20 @@ of the process it started.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
+
+from core.limits import MAX_TOKENS, StatementLimits, check_statement
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
@@ -150,3 +155,113 @@ class Gunicorn:
                     break
                 chunks.append(chunk)
         return b"".join(chunks)
+
+
+# --- one user's statements against another user's reads -------------------------------------
+
+
+@dataclass
+class Attack:
+    """What ``attack`` measured: the victim's reads and the attacker's answers."""
+
+    victim: list[tuple[float, int]] = field(default_factory=list)  # (seconds, status)
+    attacker: list[tuple[float, int, str]] = field(default_factory=list)  # (seconds, status, code)
+
+    @property
+    def victim_max(self) -> float:
+        return max(seconds for seconds, _ in self.victim)
+
+    def victim_percentile(self, fraction: float) -> float:
+        ordered = sorted(seconds for seconds, _ in self.victim)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def attack(
+    base_url: str,
+    attacker_token: str,
+    victim_token: str,
+    session_id: str,
+    sql: str,
+    *,
+    concurrency: int = 8,
+    poll_seconds: float = 0.05,
+    settle_seconds: float = 0.5,
+    timeout: float = 300,
+) -> Attack:
+    """Fire ``concurrency`` copies of ``sql`` at once from the attacker's session while the
+    victim reads ``GET /api/v1/catalogs`` in a loop (from before the first statement until
+    ``settle_seconds`` after the last answer). Each attacker answer is recorded with its
+    status and error code (for a 201, the job's status or its error code)."""
+    result = Attack()
+    body = json.dumps({"sql": sql}).encode()
+    done = threading.Event()
+    start = threading.Barrier(concurrency + 1)
+
+    def victim() -> None:
+        with requests.Session() as http:
+            http.headers["Authorization"] = f"Token {victim_token}"
+            while not done.is_set():
+                began = time.monotonic()
+                try:
+                    status = http.get(f"{base_url}/api/v1/catalogs", timeout=30).status_code
+                except requests.RequestException:
+                    status = 0
+                result.victim.append((time.monotonic() - began, status))
+                time.sleep(poll_seconds)
+
+    def attacker() -> None:
+        headers = {"Authorization": f"Token {attacker_token}", "Content-Type": "application/json"}
+        url = f"{base_url}/api/v1/sessions/{session_id}/statements"
+        start.wait()
+        began = time.monotonic()
+        try:
+            response = requests.post(url, data=body, headers=headers, timeout=timeout)
+            answer = response.json()
+            code = (answer.get("error") or {}).get("code") or answer.get("status", "")
+            if response.status_code == 429:
+                code += f" retry-after={response.headers.get('Retry-After')}"
+            status = response.status_code
+        except (requests.RequestException, ValueError) as error:
+            status, code = 0, type(error).__name__
+        result.attacker.append((time.monotonic() - began, status, str(code)))
+
+    reader = threading.Thread(target=victim, name="victim")
+    reader.start()
+    time.sleep(0.3)  # the victim's reads before the attack are in the figures too
+    threads = [threading.Thread(target=attacker, name=f"attacker-{i}") for i in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    for thread in threads:
+        thread.join()
+    time.sleep(settle_seconds)
+    done.set()
+    reader.join()
+    return result
+
+
+# --- the statements of the issue's reproduction ------------------------------------------------
+
+TWO_MB = 2 * 1024 * 1024
+
+
+def two_megabyte_statement() -> str:
+    """What the issue sent: a query of about 2 MB (here a long IN list)."""
+    head = "SELECT * FROM missing_table WHERE id IN ("
+    values = ",".join(str(i) for i in range(400_000))
+    return (head + values)[: TWO_MB - 1] + ")"
+
+
+def heavy_statement(tokens: int = MAX_TOKENS - 10) -> str:
+    """Just under the token limit, and as costly to plan per token as anything measured
+    (subqueries in a long AND chain): seconds of planning, then NOT_FOUND (it reads a
+    table that does not exist), so nothing ever runs."""
+    parts: list[str] = []
+    count = 12
+    while count < tokens - 12:
+        parts.append(f"x IN (SELECT y FROM missing_{len(parts) % 50})")
+        count += 12
+    sql = "SELECT * FROM missing_table WHERE " + " AND ".join(parts)
+    huge = StatementLimits(max_chars=10**9, max_tokens=10**9, max_depth=10**6)
+    assert check_statement(sql, huge).tokens <= MAX_TOKENS
+    return sql
