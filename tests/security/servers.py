@@ -101,7 +101,16 @@ class Gunicorn:
             "--error-logfile",
             str(self.error_log),
         ]
-        self.process = subprocess.Popen(command, cwd=ROOT, env=self.env, start_new_session=True)
+        output = (self.error_log.parent / "server.log").open("ab")
+        self.process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=self.env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        output.close()
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             assert self.process.poll() is None, self.log_tail()
@@ -174,6 +183,23 @@ class Attack:
     def victim_percentile(self, fraction: float) -> float:
         ordered = sorted(seconds for seconds, _ in self.victim)
         return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def reads_alone(
+    base_url: str, token: str, seconds: float, poll_seconds: float = 0.05
+) -> list[float]:
+    """The victim's ``GET /api/v1/catalogs`` latencies with nobody attacking (the baseline
+    of the machine as it is loaded right now)."""
+    latencies = []
+    end = time.monotonic() + seconds
+    with requests.Session() as http:
+        http.headers["Authorization"] = f"Token {token}"
+        while time.monotonic() < end:
+            began = time.monotonic()
+            http.get(f"{base_url}/api/v1/catalogs", timeout=30).raise_for_status()
+            latencies.append(time.monotonic() - began)
+            time.sleep(poll_seconds)
+    return latencies
 
 
 def attack(
@@ -256,12 +282,10 @@ def heavy_statement(tokens: int = MAX_TOKENS - 10) -> str:
     """Just under the token limit, and as costly to plan per token as anything measured
     (subqueries in a long AND chain): seconds of planning, then NOT_FOUND (it reads a
     table that does not exist), so nothing ever runs."""
-    parts: list[str] = []
-    count = 12
-    while count < tokens - 12:
-        parts.append(f"x IN (SELECT y FROM missing_{len(parts) % 50})")
-        count += 12
-    sql = "SELECT * FROM missing_table WHERE " + " AND ".join(parts)
+    head = "SELECT * FROM missing_table WHERE "  # 5 tokens
+    part = "x IN (SELECT y FROM missing_{})"  # 8 tokens, and AND between parts
+    count = (tokens - 5 + 1) // 9
+    sql = head + " AND ".join(part.format(i % 50) for i in range(count))
     huge = StatementLimits(max_chars=10**9, max_tokens=10**9, max_depth=10**6)
-    assert check_statement(sql, huge).tokens <= MAX_TOKENS
+    assert tokens - 9 < check_statement(sql, huge).tokens <= tokens
     return sql

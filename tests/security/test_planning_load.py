@@ -30,6 +30,7 @@ from tests.security.servers import (
     Gunicorn,
     attack,
     heavy_statement,
+    reads_alone,
     server_env,
     two_megabyte_statement,
 )
@@ -65,7 +66,14 @@ def server(transactional_db: None, tmp_path: Path) -> Iterator[dict[str, Any]]:
             headers=auth,
             timeout=30,
         ).json()["id"]
-        yield {"gunicorn": gunicorn, "tokens": tokens, "session": session, "attacker": attacker}
+        alone = reads_alone(gunicorn.url, tokens["victor"], 2.0)
+        yield {
+            "gunicorn": gunicorn,
+            "tokens": tokens,
+            "session": session,
+            "attacker": attacker,
+            "baseline_max": max(alone),
+        }
     finally:
         gunicorn.stop()
 
@@ -78,6 +86,14 @@ def _run(server: dict[str, Any], sql: str) -> Attack:
         server["session"],
         sql,
     )
+
+
+def _bound(server: dict[str, Any]) -> float:
+    """The issue's bound, on top of the slowest read of this machine as loaded right now
+    without any attack (a few tens of milliseconds on a quiet machine): the attack may add
+    at most 1 s to any read. Without that tolerance, other processes on a shared machine
+    would decide the test."""
+    return VICTIM_BOUND_SECONDS + float(server["baseline_max"])
 
 
 def _report(name: str, measured: Attack) -> None:
@@ -102,7 +118,7 @@ def test_eight_two_megabyte_statements_are_refused_and_others_read_on(
         assert (status, code) == (413, "STATEMENT_TOO_LARGE"), measured.attacker
         assert seconds < 5, measured.attacker  # refused before planning
     assert {status for _, status in measured.victim} == {200}
-    assert measured.victim_max < VICTIM_BOUND_SECONDS, measured.victim
+    assert measured.victim_max < _bound(server), (measured.victim, server["baseline_max"])
     assert not Job.objects.filter(user=server["attacker"]).exists()  # nothing was made
 
 
@@ -123,7 +139,7 @@ def test_eight_statements_under_the_limits_take_one_slot_per_process(
     for _, _, code in planned:
         assert code in ("NOT_FOUND", "PLANNING_TIMEOUT"), measured.attacker
     assert {status for _, status in measured.victim} == {200}
-    assert measured.victim_max < VICTIM_BOUND_SECONDS, measured.victim
+    assert measured.victim_max < _bound(server), (measured.victim, server["baseline_max"])
     # Nothing ran: the planned statements' jobs failed in planning.
     jobs = Job.objects.filter(user=server["attacker"])
     assert jobs.count() == len(planned)
