@@ -521,25 +521,29 @@ def _check_wait(wait: Any) -> float:
     return float(wait)
 
 
-def check_statement_limits(body: Any) -> None:
-    """Refuse a statements request whose ``sql`` is over the server's limits (size, tokens,
-    nesting; a script as a whole); anything else about the body is checked later."""
+def check_statement_size(body: Any) -> None:
+    """Refuse a statements request whose ``sql`` has more characters than the server
+    accepts, in constant time (the body's own checks walk the text character by character;
+    tokens and nesting are checked in the user's planning slot)."""
     if isinstance(body, dict) and isinstance(body.get("sql"), str):
-        what = "script" if body.get("script") is True else "statement"
-        check_statement(body["sql"], planning.statement_limits(), what=what)
+        limits = planning.statement_limits()
+        if len(body["sql"]) > limits.max_chars:
+            what = "script" if body.get("script") is True else "statement"
+            check_statement(body["sql"], limits, what=what)
 
 
 def statement_submit(*, session: Session, sql: str, wait: float | None = 0) -> Job:
     """Plan and start one statement; with ``wait``, hold until it ended or the time passed.
 
-    A statement over the server's limits (size, tokens, nesting) is refused before it is
-    planned and makes no job; planning takes one of the user's planning slots of this
-    process (``TooManyRequests`` when there is none free) and runs under the budget.
+    It takes one of the user's planning slots of this process first (``TooManyRequests``
+    when there is none free: nothing else is done); a statement over the server's limits
+    (size, tokens, nesting) is then refused before it is planned and makes no job;
+    planning runs under the budget.
     """
     seconds = _check_wait(wait)
     _check_sql(sql)
-    check_statement(sql, planning.statement_limits())
     with planning.GATE.slot(session.user_id):
+        check_statement(sql, planning.statement_limits())
         outcome = _plan_or_error(session, sql)
         if "error" in outcome:
             job = _failed_statement(session, sql, outcome["error"])
@@ -556,8 +560,8 @@ def script_submit(*, session: Session, sql: str, wait: float | None = 0) -> list
     seconds = _check_wait(wait)
     _check_sql(sql)
     limits = planning.statement_limits()
-    check_statement(sql, limits, what="script")
     with planning.GATE.slot(session.user_id):
+        check_statement(sql, limits, what="script")
         jobs = _submit_script(session, sql, limits)
     return wait_for([job.id for job in jobs], seconds)
 

@@ -79,9 +79,9 @@ class StatementView(APIView):
         },
     )
     def post(self, request: Request, session: str) -> Response:
-        # Over the statement limits, refuse before anything else reads the text: the body's
-        # own checks walk a multi-megabyte string character by character.
-        services.check_statement_limits(request.data)
+        # Too long a statement is refused before the body's own checks walk it character by
+        # character; tokens and nesting are checked in the user's planning slot.
+        services.check_statement_size(request.data)
         data = valid_body(s.StatementIn, request)
         found = services.session_get(user=request.user, session_id=session)
         if data["script"]:
