@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -74,10 +75,24 @@ def token(name: str) -> str:
     return name.ljust(40, "0")
 
 
+DATABASE = "tessera_bench_planning"
+
+
+def drop_database(url: str) -> None:
+    """Drop the bench's own database (made by ``ensure_database`` for this run)."""
+    import psycopg
+    from psycopg import sql
+
+    admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(DATABASE)))
+
+
 def start(args: argparse.Namespace, data: Path) -> Gunicorn:
     extra: dict[str, str] = {}
     if args.database_url:
-        url = bench_database_url("tessera_bench_planning")
+        os.environ["DATABASE_URL"] = args.database_url  # the server bench_database_url uses
+        url = bench_database_url(DATABASE)
         if not ensure_database(url):
             sys.exit(f"{url} exists: drop it first (the bench makes its own users)")
         extra["DATABASE_URL"] = url
@@ -221,6 +236,8 @@ def main() -> None:
                 report(name, measured)
         finally:
             server.stop()
+            if args.database_url:
+                drop_database(bench_database_url(DATABASE))
     if not args.skip_planner:
         planner_alone()
 
