@@ -27,6 +27,7 @@ Spark Connect has no SparkContext in the client: cancellation uses session tags
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -45,11 +46,13 @@ from django.conf import settings
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from core.errors import CoreError
 from jobs.executor.errors import SparkLost, SparkOutOfMemory
 
 log = logging.getLogger(__name__)
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # the state below; never held while a JVM starts
+_create_lock = threading.Lock()
 _starter: threading.Thread | None = None
 _watchdog: threading.Thread | None = None
 _start_error: BaseException | None = None
@@ -63,6 +66,8 @@ WATCH_SECONDS = 1.0  # how often the watchdog looks at the JVM process
 PING_SECONDS = 5.0  # how often it asks the JVM something
 # After a Spark call failed with a broken connection: how long the JVM gets to finish exiting.
 EXIT_GRACE_SECONDS = 10.0
+# After another unexplained failure: how long to look whether the JVM is exiting.
+EXITING_SECONDS = 2.0
 # Messages of py4j and sockets when the JVM went away under a call.
 _CONNECTION_LOST = re.compile(
     r"Answer from Java side is empty|Error while (?:sending|receiving)|Connection refused"
@@ -331,6 +336,15 @@ def _connection_lost(exc: BaseException) -> bool:
             return True
         if _CONNECTION_LOST.search(str(item)):
             return True
+        # py4j turns a network failure into a bare error answer: "An error occurred while
+        # calling o177.getResult", with no Java exception and no trace.
+        text = str(item)
+        if (
+            type(item).__name__ == "Py4JError"
+            and "Trace:" not in text
+            and text.startswith("An error occurred while calling")
+        ):
+            return True
     return False
 
 
@@ -377,9 +391,23 @@ def failure_of(spark: SparkSession | None, exc: BaseException) -> BaseException:
         why = _stopped_error()
     elif why is None and _connection_lost(exc):
         why = _exit_within(jvm, EXIT_GRACE_SECONDS)
+    elif why is None and not _jvm_answered(exc) and jvm.process is not None:
+        # Some other failure (an Arrow stream cut short…): did the JVM just exit?
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            why = _exit_error(jvm, jvm.process.wait(EXITING_SECONDS))
     if why is None:
         return exc
     return _drop_and_restart(jvm, why)
+
+
+def _jvm_answered(exc: BaseException) -> bool:
+    """An error the JVM itself raised (an analysis error, a failed Spark job), or one of
+    ours: the JVM was alive to answer."""
+    return isinstance(exc, CoreError) or any(
+        getattr(item, "java_exception", None) is not None
+        or callable(getattr(item, "getCondition", None))
+        for item in _chain(exc)
+    )
 
 
 def _ping(spark: SparkSession, answer: list[BaseException | bool]) -> None:
@@ -448,23 +476,34 @@ def _start_watchdog() -> None:
 # --- sessions ---------------------------------------------------------------------------------
 
 
+def _healthy(jvm: _Jvm | None) -> bool:
+    return (
+        jvm is not None and jvm.lost is None and (jvm.process is None or jvm.process.poll() is None)
+    )
+
+
 def get_spark() -> SparkSession:
     """The process-wide SparkSession, created on first use and again after its JVM died
     (thread-safe)."""
     global _current
     jvm = _current
-    if jvm is not None and jvm.lost is None and (jvm.process is None or jvm.process.poll() is None):
+    if jvm is not None and _healthy(jvm):
         return jvm.spark
-    with _lock:
-        if _current is not None:
-            why = _dead(_current)
-            if why is not None:
-                _drop(_current, why)
-        if _current is None:
-            spark = _create()
+    # One start at a time; ``_lock`` is not held while the JVM starts (seconds), so jobs of
+    # a dead JVM can learn why meanwhile.
+    with _create_lock:
+        with _lock:
+            if _current is not None:
+                why = _dead(_current)
+                if why is not None:
+                    _drop(_current, why)
+            if _current is not None:
+                return _current.spark
+        spark = _create()
+        with _lock:
             _current = _Jvm(spark, None if is_connect() else _process_of(spark))
-            _start_watchdog()
-        return _current.spark
+        _start_watchdog()
+        return spark
 
 
 def _restart_soon() -> None:
