@@ -38,8 +38,9 @@ LIMIT = 2_621_440  # DATA_UPLOAD_MAX_MEMORY_SIZE (TESSERA_REQUEST_MAX_BYTES's de
 JSON_DEPTH = 32  # TESSERA_JSON_MAX_DEPTH's default
 
 
-@pytest.fixture(autouse=True)
-def _results(settings: Any, tmp_path: Path) -> None:
+@pytest.fixture
+def private_results(settings: Any, tmp_path: Path) -> None:
+    """Results of jobs made here (not by a worker) in the test's own directory."""
     settings.RESULTS_DIR = tmp_path / "results"
 
 
@@ -235,6 +236,7 @@ def _csv_of(client: APIClient, job_id: Any) -> list[list[str]]:
 
 
 @pytest.mark.django_db
+@pytest.mark.usefixtures("private_results")
 def test_csv_cells_that_could_be_formulas_are_neutralised(alice_api: APIClient) -> None:
     texts = FORMULAS + SAFE
     count = len(texts)
