@@ -16,8 +16,6 @@ from pyspark.sql import SparkSession
 from core.errors import CoreError
 from jobs.executor import sqlguard
 
-# Keys a relation's ``options`` may carry that are not reader options.
-_NOT_READER_OPTIONS = frozenset({"connector", "format", "path"})
 
 
 def quote(name: str) -> str:
@@ -121,17 +119,18 @@ def register_function(
         spark.udf.register(alias, implementation, return_type)
         return
     parameters = ", ".join(f"{quote(str(n))} {t}" for n, t in function.get("parameters") or [])
-    spark.sql(
+    body = str(function["body"])
+    text = (
         f"CREATE OR REPLACE TEMPORARY FUNCTION {quote(alias)}({parameters}) "
-        f"RETURNS {function['return_type']} RETURN {function['body']}"
+        f"RETURNS {function['return_type']} RETURN {body}"
     )
+    # Spark must read exactly this definition, and the body only what the plan allows.
+    sqlguard.guard(spark).check_function(text, alias, body)
+    spark.sql(text)
 
 
 def register_functions(
     spark: SparkSession, functions: Iterable[Mapping[str, Any]], udf_packages: Iterable[str]
-    # Spark must read exactly this definition, and the body only what the plan allows.
-    sqlguard.guard(spark).check_function(text, alias, body)
-    spark.sql(text)
 ) -> None:
     packages = tuple(udf_packages)
     for function in functions:
@@ -147,11 +146,11 @@ def register_plan(
     """Everything a plan needs before its SQL runs: properties, functions, then relations
     (functions first: a view's query or a computed column may call one)."""
     apply_properties(spark, properties)
+    sqlguard.install(spark, plan)
     register_functions(spark, plan.get("functions") or [], udf_packages)
     register_relations(spark, plan.get("relations") or [])
 
 
-    sqlguard.install(spark, plan)
 def _display(item: Mapping[str, Any]) -> str:
     identifier = item.get("identifier") or [item.get("alias", "?")]
     return ".".join(quote(str(part)) for part in identifier)
