@@ -589,6 +589,12 @@ def view_schema(schema: Schema | None) -> tuple[dict[str, Any], dict[str, Any] |
 def _check_query(query: str) -> str:
     if not query.strip():
         raise CoreError("A view needs a query.", details={"field": "query"})
+    # The query is planned with every statement that reads the view: the statement limits
+    # hold for it as for SQL's CREATE VIEW (docs/security.md §4).
+    from core.limits import check_statement
+    from jobs.planning import statement_limits
+
+    check_statement(query, statement_limits(), what="view query", field="query")
     return query
 
 

@@ -110,13 +110,13 @@ class StatementSize:
 
 
 def check_statement(
-    text: str, limits: StatementLimits, *, what: str = "statement"
+    text: str, limits: StatementLimits, *, what: str = "statement", field: str = "sql"
 ) -> StatementSize:
     """Refuse ``text`` if it is longer, has more tokens or nests deeper than ``limits``.
 
     Runs in time linear in the text and stops at the first limit crossed, so a huge
     statement is refused in milliseconds, before the planner tokenizes or parses it.
-    ``what`` names it in messages ("statement", "script").
+    ``what`` names it in messages ("statement", "script"), ``field`` in ``details``.
     """
     if len(text) > limits.max_chars:
         raise StatementTooLarge(
@@ -124,7 +124,7 @@ def check_statement(
             f"{limits.max_chars:,}. Split it, or load large lists of values into a "
             "table and read them from there.",
             details={
-                "field": "sql",
+                "field": field,
                 "limit": "characters",
                 "maximum": limits.max_chars,
                 "found": len(text),
@@ -150,7 +150,7 @@ def check_statement(
                 f"The {what} has more than {limits.max_tokens:,} tokens (words, "
                 "numbers, strings and symbols); the server plans at most that many. Split "
                 "it, or load large lists of values into a table and read them from there.",
-                details={"field": "sql", "limit": "tokens", "maximum": limits.max_tokens},
+                details={"field": field, "limit": "tokens", "maximum": limits.max_tokens},
             )
         if kind == "open":
             depth += 1
@@ -172,16 +172,21 @@ def check_statement(
             deepest = depth
             if depth > limits.max_depth:
                 line, column = _line_column(text, found.start())
-                raise too_deep(limits.max_depth, what, line=line, column=column)
+                raise too_deep(limits.max_depth, what, line=line, column=column, field=field)
     return StatementSize(tokens, deepest)
 
 
 def too_deep(
-    maximum: int, what: str = "statement", *, line: int | None = None, column: int | None = None
+    maximum: int,
+    what: str = "statement",
+    *,
+    line: int | None = None,
+    column: int | None = None,
+    field: str = "sql",
 ) -> StatementTooDeep:
     """The error for a statement nested deeper than ``maximum`` levels."""
     where = f" (line {line}, column {column})" if line is not None else ""
-    details: dict[str, Any] = {"field": "sql", "limit": "depth", "maximum": maximum}
+    details: dict[str, Any] = {"field": field, "limit": "depth", "maximum": maximum}
     if line is not None:
         details.update(line=line, column=column)
     return StatementTooDeep(

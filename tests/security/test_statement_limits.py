@@ -364,3 +364,27 @@ def test_a_refused_or_failed_planning_gives_its_slot_back(console: Console, alic
     console.planned("SELECT * FROM missing_table")
     console.planned("SELECT (", code="PARSE_ERROR")
     assert planning.GATE.in_use(alice.pk) == 0
+
+
+# --- view queries made through REST ----------------------------------------------------------
+
+
+def test_view_queries_made_through_rest_are_held_to_the_same_limits(
+    console: Console, make: Any
+) -> None:
+    """A view's query is planned with every statement that reads it: REST may not store one
+    SQL's CREATE VIEW would refuse."""
+    views = f"{API}/catalogs/demo/databases/default/views"
+    client = console.client
+    for query, status, code in [
+        (_padded(MAX_CHARS + 1, PADDINGS["string"]), 413, "STATEMENT_TOO_LARGE"),
+        (_in_list(MAX_TOKENS + 1), 413, "STATEMENT_TOO_LARGE"),
+        (NESTINGS["parentheses"](MAX_DEPTH + 1), 400, "STATEMENT_TOO_DEEP"),
+    ]:
+        error = assert_error(client.post(views, {"name": "v", "query": query}), status, code)
+        assert error["details"]["field"] == "query"
+        assert client.get(f"{views}/v").status_code == 404  # nothing was stored
+    make.view("demo", "default", "v")
+    response = client.patch(f"{views}/v", {"query": NESTINGS["CASE"](MAX_DEPTH + 1)})
+    assert_error(response, 400, "STATEMENT_TOO_DEEP", "view query")
+    assert client.get(f"{views}/v").json()["query"] == "SELECT 1 AS one"
