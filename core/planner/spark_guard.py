@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -40,7 +40,7 @@ from core.identifiers import name_key, quote_part, quote_path
 from core.planner.errors import ForbiddenSql
 from core.planner.functions import is_builtin
 from core.planner.guard import FORBIDDEN_FUNCTIONS
-from core.planner.tokens import line_col, tokenize
+from core.planner.tokens import Token, line_col, tokenize
 
 RootKind: TypeAlias = Literal["query", "explain", "expression"]
 
@@ -307,61 +307,80 @@ class References:
     functions: Counter[str] = field(default_factory=Counter)
 
 
-Ref: TypeAlias = Any  # a JSON scalar, or {"#": index}
+Ref: TypeAlias = Any  # a node's number, a string, True, False or None
+
+_KINDS = {
+    "p": "plan",
+    "e": "expr",
+    "t": "tree",
+    "o": "product",
+    "s": "seq",
+    "m": "map",
+    "n": "num",
+    "y": "type",
+    "j": "object",
+    "u": "enum",
+    "q": "opaque",
+}
+_CLASSED = frozenset({"p", "e", "t", "o", "j", "u", "q"})
 
 
 class SparkTree:
-    """A parse tree as ``TreeDescriber`` describes it (flat: nodes by index)."""
+    """A parse tree as ``TreeDescriber`` describes it: flat, nodes by number, class and field
+    names interned (see jobs/executor/jvm/TreeDescriber.java for the format)."""
 
     def __init__(self, data: Mapping[str, Any]) -> None:
-        nodes = data.get("nodes")
+        nodes, classes, fields = data.get("nodes"), data.get("classes"), data.get("fields")
         if not isinstance(nodes, list) or "root" not in data:
             raise ValueError("not a described Spark tree")
         self.root: Ref = data["root"]
-        self.nodes: list[Mapping[str, Any]] = nodes
+        self.nodes: list[list[Any]] = nodes
+        self.classes: list[str] = list(classes or [])
+        self.field_names: list[str] = list(fields or [])
 
     @classmethod
     def from_json(cls, text: str) -> SparkTree:
         return cls(json.loads(text))
 
-    def node(self, ref: Ref) -> Mapping[str, Any] | None:
-        """The node a ref points at (None for a scalar)."""
-        if isinstance(ref, dict) and "#" in ref:
-            return self.nodes[int(ref["#"])]
-        return None
+    def node(self, ref: Ref) -> list[Any] | None:
+        """The node a ref points at (None for a scalar: bool is not a ref)."""
+        return self.nodes[ref] if type(ref) is int else None
 
-    def fields(self, node: Mapping[str, Any]) -> dict[str, Ref]:
-        return {str(name): value for name, value in node.get("f", ())}
+    def kind(self, node: Sequence[Any]) -> str:
+        return _KINDS.get(node[0], str(node[0]))
+
+    def class_name(self, node: Sequence[Any]) -> str:
+        return self.classes[node[1]] if node[0] in _CLASSED else ""
+
+    def fields(self, node: Sequence[Any]) -> dict[str, Ref]:
+        """A case class's fields by name (empty for other nodes)."""
+        if node[0] not in ("p", "e", "t", "o"):
+            return {}
+        names = self.field_names
+        return {names[node[i]]: node[i + 1] for i in range(2, len(node) - 1, 2)}
 
     def items(self, ref: Ref) -> list[Ref]:
         """The items of a sequence (or Option) ref; a scalar or None is no items."""
         node = self.node(ref)
-        if node is None or node.get("k") != "seq":
+        if node is None or node[0] != "s":
             return []
-        return list(node.get("items", ()))
+        return list(node[1:])
 
     def strings(self, ref: Ref) -> list[str] | None:
         """A sequence of strings (name parts), or None if it is anything else."""
         node = self.node(ref)
-        if node is None or node.get("k") != "seq":
+        if node is None or node[0] != "s" or not all(isinstance(i, str) for i in node[1:]):
             return None
-        items = node.get("items", [])
-        if not all(isinstance(item, str) for item in items):
-            return None
-        return list(items)
+        return list(node[1:])
 
-    def children(self, node: Mapping[str, Any]) -> Iterator[Ref]:
-        """Every ref a node holds (fields, items, map keys and values)."""
-        kind = node.get("k")
-        if kind in ("plan", "expr", "tree", "product"):
-            for _, value in node.get("f", ()):
-                yield value
-        elif kind == "seq":
-            yield from node.get("items", ())
-        elif kind == "map":
-            for key, value in node.get("items", ()):
-                yield key
-                yield value
+    def children(self, node: Sequence[Any]) -> Sequence[Ref]:
+        """Every ref a node holds (field values, items, map keys and values)."""
+        tag = node[0]
+        if tag in ("p", "e", "t", "o"):
+            return node[3::2]
+        if tag in ("s", "m"):
+            return node[1:]
+        return ()
 
 
 def _short(class_name: str) -> str:
@@ -396,7 +415,7 @@ class _Walk:
         node = self.tree.node(root)
         if node is None:
             raise ForbiddenSql(f"{_SPARK_SAYS} as nothing Tessera can run.")
-        kind, class_name = node.get("k"), str(node.get("c", ""))
+        kind, class_name = self.tree.kind(node), self.tree.class_name(node)
         start: Ref = root
         if root_kind == "explain":
             if class_name != "org.apache.spark.sql.execution.command.ExplainCommand":
@@ -404,7 +423,7 @@ class _Walk:
             fields = self.tree.fields(node)
             start = fields.get("logicalPlan")
             inner = self.tree.node(start)
-            if inner is None or inner.get("k") != "plan":
+            if inner is None or self.tree.kind(inner) != "plan":
                 raise ForbiddenSql("EXPLAIN can only explain queries.")
         elif root_kind == "query" and kind != "plan":
             raise ForbiddenSql(f"{_SPARK_SAYS} as something other than a query.")
@@ -421,8 +440,8 @@ class _Walk:
             node = self.tree.node(ref)
             if node is None:
                 continue  # a string, a boolean, null
-            kind = node.get("k")
-            class_name = str(node.get("c", ""))
+            kind = self.tree.kind(node)
+            class_name = self.tree.class_name(node)
             if kind == "plan":
                 stack.extend(self._plan(node, class_name, ctes))
             elif kind == "expr":
@@ -443,7 +462,7 @@ class _Walk:
                 raise _refuse_class(class_name or str(kind), "construct")
 
     def _plan(
-        self, node: Mapping[str, Any], class_name: str, ctes: frozenset[str]
+        self, node: Sequence[Any], class_name: str, ctes: frozenset[str]
     ) -> list[tuple[Ref, frozenset[str]]]:
         if class_name not in PLAN_CLASSES:
             raise _refuse_class(class_name, "plan")
@@ -463,7 +482,7 @@ class _Walk:
         if parts is None:
             raise ForbiddenSql(f"{_SPARK_SAYS} with a table name Tessera cannot check.")
         options = self.tree.node(fields.get("options"))
-        if options is not None and options.get("items"):
+        if options is not None and len(options) > 1:
             raise ForbiddenSql(
                 f"Table options in a query (… WITH ('key' = 'value')) are not allowed: "
                 f"{quote_path(parts)} is read as the catalog declares it.",
@@ -493,9 +512,9 @@ class _Walk:
         scope = set(ctes)
         for definition in self.tree.items(fields.get("cteRelations")):
             entry = self.tree.node(definition)
-            if entry is None or entry.get("c") not in ("scala.Tuple2", "scala.Tuple3"):
+            if entry is None or self.tree.class_name(entry) not in ("scala.Tuple2", "scala.Tuple3"):
                 raise ForbiddenSql(f"{_SPARK_SAYS} with a WITH clause Tessera cannot check.")
-            parts = [value for _, value in entry.get("f", ())]
+            parts = list(self.tree.children(entry))
             name = parts[0]
             if not isinstance(name, str):
                 raise ForbiddenSql(f"{_SPARK_SAYS} with a WITH clause Tessera cannot check.")
@@ -516,7 +535,7 @@ class _Walk:
                 details={"checked_by": "spark_parser", "function": parts},
             )
 
-    def _expression(self, node: Mapping[str, Any], class_name: str) -> None:
+    def _expression(self, node: Sequence[Any], class_name: str) -> None:
         if class_name not in EXPRESSION_CLASSES:
             raise _refuse_class(class_name, "expr")
         if _short(class_name) == "UnresolvedFunction":
@@ -570,17 +589,41 @@ def _blank_whitespace(text: str, classes: bytearray) -> bytes:
     return bytes(classes)
 
 
-def lexical_classes(text: str) -> bytes:
+@dataclass(frozen=True)
+class PlannerReading:
+    """The planner's tokens of one text, read once for both differential checks (or the
+    reason the planner's tokenizer cannot read it)."""
+
+    text: str
+    tokens: tuple[Token, ...] | None
+    error: str = ""
+
+    @classmethod
+    def of(cls, text: str) -> PlannerReading:
+        try:
+            return cls(text, tuple(tokenize(text)))
+        except CoreError as exc:
+            return cls(text, None, exc.message)
+
+
+def lexical_classes(text: str, reading: PlannerReading | None = None) -> bytes:
     """What the planner's tokenizer makes of each character of ``text``: S (in a string
     literal, quotes included), Q (a backquoted name), H (comment or whitespace) or X (code).
-    A string's prefix letter (X'…', R'…') counts as code. Raises ParseError."""
+    A string's prefix letter (X'…', R'…') counts as code. ForbiddenSql if the planner's
+    tokenizer cannot read the text at all."""
+    reading = reading or PlannerReading.of(text)
+    if reading.tokens is None:
+        raise ForbiddenSql(
+            f"Tessera cannot read the statement Spark would run: {reading.error}",
+            details={"checked_by": "spark_lexer"},
+        )
     classes = bytearray(b"H" * len(text))
-    _mark_tokens(text, 0, len(text), classes)
+    _mark(text, 0, reading.tokens, classes)
     return _blank_whitespace(text, classes)
 
 
-def _mark_tokens(text: str, begin: int, end: int, classes: bytearray) -> None:
-    for token in tokenize(text[begin:end]):
+def _mark(text: str, begin: int, tokens: Sequence[Token], classes: bytearray) -> None:
+    for token in tokens:
         start, stop = begin + token.start, begin + token.end
         mark = _TOKEN_CLASSES.get(token.kind, b"X")
         classes[start:stop] = mark * (stop - start)
@@ -591,7 +634,7 @@ def _mark_tokens(text: str, begin: int, end: int, classes: bytearray) -> None:
             # the inside too (what cannot be read stays code, and Spark's reading decides).
             inside = bytearray(b"H" * (stop - start - 5))
             try:
-                _mark_tokens(text[start + 3 : stop - 2], 0, stop - start - 5, inside)
+                _mark(text[start + 3 : stop - 2], 0, tokenize(text[start + 3 : stop - 2]), inside)
             except CoreError:
                 inside = bytearray(b"X" * (stop - start - 5))
             classes[start + 3 : stop - 2] = inside
@@ -600,16 +643,10 @@ def _mark_tokens(text: str, begin: int, end: int, classes: bytearray) -> None:
 _TOKEN_CLASSES = {"string": b"S", "ident": b"Q"}
 
 
-def check_lexing(text: str, spark_classes: str) -> None:
+def check_lexing(text: str, spark_classes: str, reading: PlannerReading | None = None) -> None:
     """The lexical differential: every character must be code, string, quoted name or
     comment to Spark's lexer exactly as it is to the planner's. Raises ForbiddenSql."""
-    try:
-        ours = lexical_classes(text)
-    except CoreError as exc:
-        raise ForbiddenSql(
-            f"Tessera cannot read the statement Spark would run: {exc.message}",
-            details={"checked_by": "spark_lexer"},
-        ) from None
+    ours = lexical_classes(text, reading)
     theirs = _blank_whitespace(text, bytearray(spark_classes.encode("ascii", "replace")))
     if ours == theirs:
         return
@@ -630,10 +667,13 @@ def check_lexing(text: str, spark_classes: str) -> None:
     )
 
 
-def token_references(text: str, allowed: Allowed) -> References:
+def token_references(
+    text: str, allowed: Allowed, reading: PlannerReading | None = None
+) -> References:
     """How often the planner's tokenizer sees each registered alias as a name in ``text``."""
+    reading = reading or PlannerReading.of(text)
     found = References()
-    for token in tokenize(text):
+    for token in reading.tokens or ():
         if not token.is_name:
             continue
         key = name_key(token.text)
@@ -644,10 +684,12 @@ def token_references(text: str, allowed: Allowed) -> References:
     return found
 
 
-def check_references(text: str, spark: References, allowed: Allowed) -> None:
+def check_references(
+    text: str, spark: References, allowed: Allowed, reading: PlannerReading | None = None
+) -> None:
     """The differential check: Spark's parse and the planner's tokens must reference the
     registered aliases equally often."""
-    planner = token_references(text, allowed)
+    planner = token_references(text, allowed, reading)
     for what, ours, theirs in (
         ("tables", planner.relations, spark.relations),
         ("functions", planner.functions, spark.functions),

@@ -17,7 +17,6 @@ from core.errors import CoreError
 from jobs.executor import sqlguard
 
 
-
 def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 

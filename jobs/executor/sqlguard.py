@@ -21,6 +21,7 @@ no relation and no registered function at all.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import weakref
@@ -37,6 +38,7 @@ from core.identifiers import quote_path
 from core.planner.errors import ForbiddenSql
 from core.planner.spark_guard import (
     Allowed,
+    PlannerReading,
     RootKind,
     SparkTree,
     check_lexing,
@@ -105,24 +107,62 @@ def _spark_error(exc: Py4JJavaError) -> BaseException:
 
 
 def _parser(spark: SparkSession) -> Any:
-    if str(spark.conf.get(SUBSTITUTE, "true")).strip().lower() != "false":
-        raise ForbiddenSql(
-            "Spark's variable substitution (${…}) is switched on for this session, so the "
-            "statement cannot be checked as Spark would read it; nothing was run."
-        )
+    _substitution_off(str(spark.conf.get(SUBSTITUTE, "true")))
+    return _session(spark).sessionState().sqlParser()
+
+
+# A py4j answer longer than ~8 KB waits ~40 ms for a delayed ACK (the JVM writes it in two
+# buffers; Nagle holds the second): large results are read in pieces below that. The
+# describer writes ASCII, and py4j may double backslashes: 3,900 characters stay under it.
+CHUNK = 3_900
+
+
+def _read(builder: Any) -> str:
+    """The text of a JVM StringBuilder, read in chunks that each fit one quick answer."""
+    length = int(builder.length())
+    if length <= CHUNK:
+        return str(builder.toString())
+    return "".join(
+        str(builder.substring(start, min(start + CHUNK, length)))
+        for start in range(0, length, CHUNK)
+    )
+
+
+def _session(spark: SparkSession) -> Any:
     session: Any = getattr(spark, "_jsparkSession", None)
     if session is None:  # Spark Connect: the parser lives in the server, out of reach here
         raise UnsupportedRuntime(
             "This worker talks to Spark through Spark Connect, where Tessera cannot check "
             "Spark's parse of a statement yet; nothing was run."
         )
-    return session.sessionState().sqlParser()
+    return session
+
+
+def _substitution_off(value: str) -> None:
+    if value.strip().lower() != "false":
+        raise ForbiddenSql(
+            "Spark's variable substitution (${…}) is switched on for this session, so the "
+            "statement cannot be checked as Spark would read it; nothing was run."
+        )
+
+
+def inspect(spark: SparkSession, text: str, *, expression: bool = False) -> tuple[str, SparkTree]:
+    """Spark's reading of ``text`` in one JVM call: its lexer's class of every character
+    and its parse (as a statement, or an expression), described."""
+    session = _session(spark)
+    try:
+        described = _tree_describer(spark).inspect(session, text, expression, MAX_TREE_NODES)
+    except Py4JJavaError as exc:
+        raise _spark_error(exc) from None
+    data = json.loads(_read(described))
+    _substitution_off(str(data["substitute"]))
+    return str(data["lex"]), SparkTree(data["tree"])
 
 
 def lexing(spark: SparkSession, text: str) -> str:
     """What Spark's lexer makes of each character of ``text`` (S, Q, H or X)."""
     try:
-        return str(_tree_describer(spark).lexClasses(text))
+        return _read(_tree_describer(spark).lexClasses(text))
     except Py4JJavaError as exc:
         raise _spark_error(exc) from None
 
@@ -134,7 +174,7 @@ def parse(spark: SparkSession, text: str, *, expression: bool = False) -> SparkT
         described = _tree_describer(spark).parse(parser, text, expression, MAX_TREE_NODES)
     except Py4JJavaError as exc:
         raise _spark_error(exc) from None
-    return SparkTree.from_json(str(described))
+    return SparkTree.from_json(_read(described))
 
 
 class SqlGuard:
@@ -169,10 +209,19 @@ class SqlGuard:
         """Refuse ``text`` unless Spark's parse of it holds only what the plan allows."""
         rules = self.allowed if allowed is None else allowed
         try:
-            check_lexing(text, lexing(self.spark, text))
-            tree = parse(self.spark, text, expression=root == "expression")
+            reading = PlannerReading.of(text)
+            try:
+                lex, tree = inspect(self.spark, text, expression=root == "expression")
+            except ForbiddenSql:
+                raise
+            except Exception:
+                # Spark cannot parse it: if the two lexers disagree, that is the better
+                # answer (it says where); otherwise Spark's own syntax error stands.
+                check_lexing(text, lexing(self.spark, text), reading)
+                raise
+            check_lexing(text, lex, reading)
             references = check_tree(tree, rules, root)
-            check_references(text, references, rules)
+            check_references(text, references, rules, reading)
         except ForbiddenSql as exc:
             raise self._readable(exc) from None
 
@@ -186,14 +235,15 @@ class SqlGuard:
             tree = parse(self.spark, text)
         except ForbiddenSql as exc:
             raise self._readable(exc) from None
-        node = tree.node(tree.root) or {}
-        fields = tree.fields(node) if node else {}
-        name = tree.node(fields.get("name")) or {}
-        name_fields = tree.fields(name) if name else {}
+        node = tree.node(tree.root)
+        fields = tree.fields(node) if node is not None else {}
+        name = tree.node(fields.get("name"))
+        name_fields = tree.fields(name) if name is not None else {}
         expression_text = tree.items(fields.get("exprText"))
         query_text = tree.items(fields.get("queryText"))
         expected = (
-            str(node.get("c", "")).endswith(".CreateSQLFunctionCommand")
+            node is not None
+            and tree.class_name(node).endswith(".CreateSQLFunctionCommand")
             and name_fields.get("funcName") == alias
             and not tree.items(name_fields.get("database"))
             and not tree.items(name_fields.get("catalog"))

@@ -26,33 +26,47 @@ ANALYSIS = "org.apache.spark.sql.catalyst.analysis."
 
 
 class Tree:
-    """Builds a described tree node by node (the flat format of TreeDescriber.java)."""
+    """Builds a described tree node by node, in TreeDescriber.java's compact format."""
 
     def __init__(self) -> None:
-        self.nodes: list[dict[str, Any]] = []
+        self.nodes: list[list[Any]] = []
+        self.classes: list[str] = []
+        self.fields: list[str] = []
 
-    def add(self, node: dict[str, Any]) -> dict[str, int]:
+    def _intern(self, names: list[str], name: str) -> int:
+        if name not in names:
+            names.append(name)
+        return names.index(name)
+
+    def add(self, node: list[Any]) -> int:
         self.nodes.append(node)
-        return {"#": len(self.nodes) - 1}
+        return len(self.nodes) - 1
 
-    def seq(self, *items: Any) -> dict[str, int]:
-        return self.add({"k": "seq", "items": list(items)})
+    def seq(self, *items: Any) -> int:
+        return self.add(["s", *items])
 
-    def plan(self, name: str, **fields: Any) -> dict[str, int]:
-        return self.add({"k": "plan", "c": name, "f": [[k, v] for k, v in fields.items()]})
+    def classed(self, tag: str, name: str, **fields: Any) -> int:
+        node: list[Any] = [tag, self._intern(self.classes, name)]
+        for field, value in fields.items():
+            node += [self._intern(self.fields, field), value]
+        return self.add(node)
 
-    def expr(self, name: str, **fields: Any) -> dict[str, int]:
-        return self.add({"k": "expr", "c": name, "f": [[k, v] for k, v in fields.items()]})
+    def plan(self, name: str, **fields: Any) -> int:
+        return self.classed("p", name, **fields)
 
-    def relation(self, *parts: str, options: dict[str, str] | None = None) -> dict[str, int]:
+    def expr(self, name: str, **fields: Any) -> int:
+        return self.classed("e", name, **fields)
+
+    def relation(self, *parts: str, options: dict[str, str] | None = None) -> int:
+        pairs = [x for key, value in (options or {}).items() for x in (key, value)]
         return self.plan(
             ANALYSIS + "UnresolvedRelation",
             multipartIdentifier=self.seq(*parts),
-            options=self.add({"k": "map", "items": [[k, v] for k, v in (options or {}).items()]}),
+            options=self.add(["m", *pairs]),
             isStreaming=False,
         )
 
-    def call(self, *parts: str) -> dict[str, int]:
+    def call(self, *parts: str) -> int:
         return self.expr(
             ANALYSIS + "UnresolvedFunction",
             nameParts=self.seq(*parts),
@@ -64,15 +78,13 @@ class Tree:
             isInternal=False,
         )
 
-    def project(self, child: Any, *expressions: Any) -> dict[str, int]:
+    def project(self, child: Any, *expressions: Any) -> int:
         return self.plan(LOGICAL + "Project", projectList=self.seq(*expressions), child=child)
 
-    def with_ctes(self, child: Any, *ctes: tuple[str, Any], recursive: bool = False) -> Any:
+    def with_ctes(self, child: Any, *ctes: tuple[str, Any], recursive: bool = False) -> int:
         definitions = [
-            self.add(
-                {"k": "product", "c": "scala.Tuple3", "f": [["_1", n], ["_2", q], ["_3", None]]}
-            )
-            for n, q in ctes
+            self.classed("o", "scala.Tuple3", _1=name, _2=query, _3=self.seq())
+            for name, query in ctes
         ]
         return self.plan(
             LOGICAL + "UnresolvedWith",
@@ -82,7 +94,9 @@ class Tree:
         )
 
     def done(self, root: Any) -> SparkTree:
-        return SparkTree({"root": root, "nodes": self.nodes})
+        return SparkTree(
+            {"root": root, "nodes": self.nodes, "classes": self.classes, "fields": self.fields}
+        )
 
 
 ALLOWED = Allowed.of(["__tessera_r1"], ["__tessera_f1"])
@@ -192,7 +206,8 @@ def test_a_cte_named_like_a_path_does_not_cover_the_path() -> None:
 )
 def test_classes_off_the_allow_list_are_refused(kind: str, name: str, construct: str) -> None:
     t = Tree()
-    odd = t.add({"k": kind, "c": name, "f": []})
+    tag = {"plan": "p", "expr": "e", "opaque": "q", "product": "o"}[kind]
+    odd = t.classed(tag, name)
     root = t.project(t.relation("__tessera_r1"), odd) if kind != "plan" else odd
     with pytest.raises(ForbiddenSql) as refused:
         check_tree(t.done(root), ALLOWED)

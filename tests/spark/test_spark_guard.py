@@ -27,6 +27,7 @@ from core.planner import ForbiddenSql, ParseError
 from core.planner.spark_guard import (
     TABLE_FUNCTIONS,
     Allowed,
+    RootKind,
     check_lexing,
     check_tree,
     lexical_classes,
@@ -75,12 +76,12 @@ def everything_named(tree: Any) -> Allowed:
     relations: set[str] = set()
     functions: set[str] = set()
     for node in tree.nodes:
-        fields = tree.fields(node) if "f" in node else {}
-        if str(node.get("c", "")).endswith(".UnresolvedRelation"):
+        fields = tree.fields(node)
+        if tree.class_name(node).endswith(".UnresolvedRelation"):
             parts = tree.strings(fields.get("multipartIdentifier")) or []
             if len(parts) == 1:
                 relations.add(parts[0])
-        if str(node.get("c", "")).endswith(".UnresolvedFunction"):
+        if tree.class_name(node).endswith(".UnresolvedFunction"):
             parts = tree.strings(fields.get("nameParts")) or []
             if len(parts) == 1 and not is_builtin(parts[0]):
                 functions.add(parts[0])
@@ -93,8 +94,9 @@ def judge(spark: Any, sql: str) -> None:
 
     check_lexing(sql, sqlguard.lexing(spark, sql))
     tree = sqlguard.parse(spark, sql)
-    root = tree.node(tree.root) or {}
-    kind = "explain" if str(root.get("c", "")).endswith("ExplainCommand") else "query"
+    root = tree.node(tree.root)
+    explain = root is not None and tree.class_name(root).endswith("ExplainCommand")
+    kind: RootKind = "explain" if explain else "query"
     check_tree(tree, everything_named(tree), kind)
 
 
@@ -211,7 +213,7 @@ def test_when_lexers_disagree_the_statement_is_refused(spark: Any, middle: list[
         return  # refused by the planner
     try:
         ours = lexical_classes(text)
-    except ParseError:
+    except ForbiddenSql:  # the planner's tokenizer cannot read it: refused either way
         ours = None
     theirs = sqlguard.lexing(spark, text)
     from core.planner.spark_guard import _blank_whitespace
