@@ -13,8 +13,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
@@ -128,6 +128,12 @@ def refused(job: dict[str, Any], *, by_worker: bool | None = None) -> dict[str, 
         assert checked_by is None, error
     assert "__tessera_" not in error["message"], error
     return dict(error)
+
+
+def failure(job: Any) -> dict[str, Any]:
+    """A failed job row's error (the job model's ``error`` is optional)."""
+    assert job.error is not None, job.status
+    return dict(job.error)
 
 
 def no_secrets(value: Any) -> None:
@@ -355,11 +361,11 @@ def test_the_worker_refuses_plans_the_planner_never_saw(
     job = submit_plan(attacker.user, hand_plan(sql, relations=[_relation("__tessera_r1")]))
     done = wait_for_status(job.id, {"FAILED", "FINISHED", "CANCELED"}, 90)
     assert done.status == "FAILED", (done.status, done.error)
-    assert done.error["code"] in ("FORBIDDEN_SQL", "SPARK_ERROR"), done.error
-    if done.error["code"] == "FORBIDDEN_SQL":
-        assert done.error["details"]["checked_by"] in ("spark_lexer", "spark_parser")
+    assert failure(done)["code"] in ("FORBIDDEN_SQL", "SPARK_ERROR"), done.error
+    if failure(done)["code"] == "FORBIDDEN_SQL":
+        assert failure(done)["details"]["checked_by"] in ("spark_lexer", "spark_parser")
     else:  # Spark's own parser refused the text before anything could run
-        assert "PARSE" in str(done.error.get("details", {}).get("condition", "")), done.error
+        assert "PARSE" in str(failure(done).get("details", {}).get("condition", "")), done.error
     assert not marker.exists() and not out.exists()
     assert done.result is None
     no_secrets(done.error)
@@ -375,8 +381,8 @@ def test_a_view_reading_a_file_is_refused_when_registered(attacker: User) -> Non
     plan = hand_plan("SELECT * FROM `__tessera_r2`", relations=[_relation("__tessera_r1"), view])
     done = wait_for_status(submit_plan(attacker.user, plan).id, {"FAILED", "FINISHED"}, 90)
     assert done.status == "FAILED", done.error
-    assert done.error["details"]["checked_by"] == "spark_parser"
-    assert "`text`.`/etc/passwd`" in done.error["message"]
+    assert failure(done)["details"]["checked_by"] == "spark_parser"
+    assert "`text`.`/etc/passwd`" in failure(done)["message"]
 
 
 @pytest.mark.parametrize(
@@ -401,8 +407,8 @@ def test_a_computed_column_is_checked_when_the_table_is_registered(
     plan = hand_plan("SELECT * FROM `__tessera_r1`", relations=[relation])
     done = wait_for_status(submit_plan(attacker.user, plan).id, {"FAILED", "FINISHED"}, 90)
     assert done.status == "FAILED", done.error
-    assert done.error["code"] == "FORBIDDEN_SQL", done.error
-    assert done.error["details"]["checked_by"] in ("spark_lexer", "spark_parser")
+    assert failure(done)["code"] == "FORBIDDEN_SQL", done.error
+    assert failure(done)["details"]["checked_by"] in ("spark_lexer", "spark_parser")
     no_secrets(done.error)
 
 
@@ -418,8 +424,8 @@ def test_a_sql_function_body_calling_reflect_is_refused(attacker: User) -> None:
     plan = hand_plan("SELECT `__tessera_f1`(1) AS v", functions=[function])
     done = wait_for_status(submit_plan(attacker.user, plan).id, {"FAILED", "FINISHED"}, 90)
     assert done.status == "FAILED", done.error
-    assert done.error["code"] == "FORBIDDEN_SQL"
-    assert "reflect() is not allowed" in done.error["message"]
+    assert failure(done)["code"] == "FORBIDDEN_SQL"
+    assert "reflect() is not allowed" in failure(done)["message"]
 
 
 def test_a_sql_function_definition_spark_reads_differently_is_refused(attacker: User) -> None:
@@ -436,7 +442,7 @@ def test_a_sql_function_definition_spark_reads_differently_is_refused(attacker: 
     plan = hand_plan("SELECT `__tessera_f1`(1) AS v", functions=[function])
     done = wait_for_status(submit_plan(attacker.user, plan).id, {"FAILED", "FINISHED"}, 90)
     assert done.status == "FAILED", done.error
-    assert done.error["code"] == "FORBIDDEN_SQL", done.error
+    assert failure(done)["code"] == "FORBIDDEN_SQL", done.error
 
 
 def test_explain_of_a_write_is_refused(attacker: User, tmp_path: Path) -> None:
@@ -446,7 +452,7 @@ def test_explain_of_a_write_is_refused(attacker: User, tmp_path: Path) -> None:
     )
     done = wait_for_status(submit_plan(attacker.user, plan).id, {"FAILED", "FINISHED"}, 90)
     assert done.status == "FAILED", done.error
-    assert done.error["details"]["checked_by"] == "spark_parser"
+    assert failure(done)["details"]["checked_by"] == "spark_parser"
     assert not (tmp_path / "out").exists()
 
 

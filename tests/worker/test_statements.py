@@ -368,7 +368,10 @@ def test_jobs_do_not_share_temporary_views_or_functions(alice: Pipeline):
     for sql in ("SELECT * FROM `__tessera_r1`", "SELECT `__tessera_f1`()"):
         job = wait_job(frank.api, submit_plan(frank.user, hand_plan(sql), frank.session).id)
         assert job["status"] == "FAILED", job
-        assert job["error"]["code"] == "SPARK_ERROR"
+        # The worker's guard refuses a name the job's own plan did not register before Spark
+        # looks for it (and Spark's newSession() would not find it either).
+        assert job["error"]["code"] == "FORBIDDEN_SQL", job["error"]
+        assert job["error"]["details"]["checked_by"] == "spark_parser"
         assert "__tessera_" in job["error"]["message"]
         # Not even the same user's next job sees them.
         again = wait_job(alice.api, submit_plan(alice.user, hand_plan(sql), alice.session).id)
