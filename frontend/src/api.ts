@@ -55,6 +55,20 @@ export function onUnauthenticated(listener: Listener): () => void {
   return () => unauthenticatedListeners.delete(listener);
 }
 
+/** How long to wait before sending a refused request again, or null not to. The server
+ * answers 429 with a short Retry-After when the user already has a statement being planned
+ * (nothing was done: sending it again is safe); a long wait (sign-in throttling) is shown. */
+export function retryDelayMs(
+  status: number,
+  retryAfter: string | null,
+  attempt: number,
+): number | null {
+  if (status !== 429 || attempt >= 3) return null;
+  const seconds = Number(retryAfter ?? "1");
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 2) return null;
+  return Math.max(seconds, 0.2) * 1000 * (attempt + 1);
+}
+
 export async function api<T>(
   method: "GET" | "POST" | "PATCH" | "DELETE",
   path: string,
@@ -65,17 +79,22 @@ export async function api<T>(
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
   let response: Response;
-  try {
-    response = await fetch(`${API}${path}`, {
-      method,
-      headers,
-      credentials: "same-origin",
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: init.signal,
-    });
-  } catch (error) {
-    if (error instanceof DOMException && error.name === "AbortError") throw error;
-    throw new ApiError(0, { code: "NETWORK_ERROR", message: "The server cannot be reached." });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      response = await fetch(`${API}${path}`, {
+        method,
+        headers,
+        credentials: "same-origin",
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: init.signal,
+      });
+    } catch (error) {
+      if (error instanceof DOMException && error.name === "AbortError") throw error;
+      throw new ApiError(0, { code: "NETWORK_ERROR", message: "The server cannot be reached." });
+    }
+    const delay = retryDelayMs(response.status, response.headers.get("Retry-After"), attempt);
+    if (delay === null) break;
+    await new Promise((resolve) => setTimeout(resolve, delay));
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
