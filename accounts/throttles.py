@@ -1,18 +1,24 @@
-"""Throttling of sign-in attempts (``POST /auth/token``, ``POST /auth/login``).
+"""Throttling of sign-in attempts (``POST /auth/token``, ``POST /auth/login`` and Django
+admin's login form, ``POST /admin/login/``).
 
 Each attempt costs a password hash (hundreds of milliseconds of CPU) and is a guess at a
 password, so attempts are counted per client address: at most
-``TESSERA_AUTH_THROTTLE_RATE`` (e.g. ``30/min``) over both endpoints, then
+``TESSERA_AUTH_THROTTLE_RATE`` (e.g. ``30/min``) over all three, then
 ``429 TOO_MANY_REQUESTS`` with ``Retry-After`` until the window has room again. The counts
 live in the ``throttle`` cache (the database), which every web process shares.
+
+The API views use ``SignInThrottle`` as a DRF throttle; the admin's form is a plain Django
+view, so it asks ``admit_sign_in`` (the same throttle, the same count).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import BaseCache, caches
+from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
@@ -45,3 +51,21 @@ class SignInThrottle(SimpleRateThrottle):
     def wait(self) -> float | None:
         seconds: Any = super().wait()
         return None if seconds is None else float(seconds)
+
+
+def retry_after_seconds(wait: float | None) -> int:
+    """``Retry-After`` for a throttle's ``wait()``: whole seconds, at least 1 (a client told
+    0 would try again at once and be refused again)."""
+    return max(1, math.ceil(wait or 1))
+
+
+def admit_sign_in(request: HttpRequest) -> int | None:
+    """Count one sign-in attempt of ``request``'s client address, in the same count as the
+    API's sign-in endpoints: None when it may go on, else the seconds to wait (the attempt
+    must then be refused without looking at the credentials)."""
+    throttle = SignInThrottle()
+    # DRF's throttles read the client address from the request's META (a DRF Request hands
+    # it through) and never look at the view.
+    if throttle.allow_request(Request(request), cast(APIView, None)):
+        return None
+    return retry_after_seconds(throttle.wait())

@@ -1,16 +1,22 @@
 """POST /auth/token, POST /users (admins), GET /users/me; the browser's session login:
 POST /auth/login, POST /auth/logout, GET /auth/csrf, GET /auth/session.
 
-Sign-in attempts (token and login) are throttled per client address (accounts.throttles)."""
+Sign-in attempts (token and login, and Django admin's login form: ``admin_login``) are
+throttled per client address, in one count (accounts.throttles)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import admin
 from django.contrib.auth import authenticate, login, logout
+from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.middleware.csrf import get_token
 from django.utils.decorators import method_decorator
+from django.utils.html import escape
+from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
@@ -21,8 +27,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.services import user_create
-from accounts.throttles import SignInThrottle
+from accounts.throttles import SignInThrottle, admit_sign_in
 from core.errors import CoreError
+from webapp.errors import error_body
 
 
 class Credentials(serializers.Serializer[Any]):
@@ -175,3 +182,57 @@ class SessionView(APIView):
         if isinstance(user, User) and user.is_authenticated:
             return Response({"authenticated": True, "user": UserOut(user).data})
         return Response({"authenticated": False, "user": None})
+
+
+# --- Django admin's login form ---------------------------------------------------------------
+
+_THROTTLED_PAGE = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Too many sign-in attempts</title></head>
+<body>
+<h1>Too many sign-in attempts</h1>
+<p>Too many sign-in attempts came from your address. Wait {seconds} seconds, then
+<a href="{again}">try again</a>.</p>
+</body>
+</html>
+"""
+
+
+@never_cache
+@login_not_required
+def admin_login(
+    request: HttpRequest, extra_context: dict[str, Any] | None = None
+) -> HttpResponseBase:
+    """``/admin/login/``: Django admin's own login form, behind the sign-in throttle.
+
+    Each POST is a password guess and counts with ``/auth/token`` and ``/auth/login``
+    (showing the form does not). Past the rate the form is not processed: ``429`` with
+    ``Retry-After``, as a short HTML page — the admin is used from a browser, which would
+    show the contract's JSON as raw text in place of the form — unless the client prefers
+    JSON (``Accept: application/json``), which gets the contract's ``TOO_MANY_REQUESTS``.
+    CSRF was already checked by the middleware, as for the API's ``/auth/login``.
+    """
+    if request.method == "POST":
+        seconds = admit_sign_in(request)
+        if seconds is not None:
+            return _throttled(request, seconds)
+    return admin.site.login(request, extra_context)
+
+
+def _throttled(request: HttpRequest, seconds: int) -> HttpResponseBase:
+    wanted = request.get_preferred_type(["text/html", "application/json"])
+    response: HttpResponseBase
+    if wanted == "application/json":
+        response = JsonResponse(
+            error_body(
+                "TOO_MANY_REQUESTS",
+                f"Too many attempts; try again in {seconds} s.",
+                {"retry_after": seconds},
+            ),
+            status=429,
+        )
+    else:
+        page = _THROTTLED_PAGE.format(seconds=seconds, again=escape(request.get_full_path()))
+        response = HttpResponse(page, status=429, content_type="text/html; charset=utf-8")
+    response["Retry-After"] = str(seconds)
+    return response

@@ -15,6 +15,7 @@ from accounts.views import (
     SessionView,
     TokenView,
     UsersView,
+    admin_login,
 )
 from catalog.completion import CompletionView
 from webapp.docs import DocsView
@@ -40,6 +41,9 @@ api_v1: list[URLPattern | URLResolver] = [
 
 urlpatterns = [
     path("api/v1/", include(api_v1)),
+    # The admin's login form behind the sign-in throttle (the same count as /api/v1/auth/…):
+    # matched before the admin's own URLs, and reverse("admin:login") names this path.
+    path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     # The UI's client-side routes: anything not under api/, admin/ or static/ (unknown API
     # paths stay JSON 404s; /admin and /static without a slash are not UI routes either).

@@ -23,6 +23,8 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 import requests
 from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import resolve, reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -199,6 +201,113 @@ def test_no_rate_means_no_throttle(alice: User, settings: Any) -> None:
     settings.TESSERA_AUTH_THROTTLE_RATE = None
     client = json_client()
     assert {_sign_in(client, "token", PASSWORD).status_code for _ in range(40)} == {200}
+
+
+# --- the admin's login form (the same sign-in throttle) -------------------------------------
+
+
+class AdminForm:
+    """Django admin's login form as a browser uses it: CSRF enforced, token from the form."""
+
+    def __init__(self, **extra: Any) -> None:
+        self.client = Client(enforce_csrf_checks=True, **extra)
+        self.token = self.show()
+
+    def show(self) -> str:
+        """GET the form (which is not a sign-in attempt); the CSRF token it sets."""
+        response = self.client.get("/admin/login/?next=/admin/")
+        assert response.status_code == 200
+        assert b'name="password"' in response.content
+        return str(self.client.cookies["csrftoken"].value)
+
+    def sign_in(self, password: str, **extra: Any) -> Any:
+        body = {
+            "username": "admin",
+            "password": password,
+            "next": "/admin/",
+            "csrfmiddlewaretoken": self.token,
+        }
+        return self.client.post("/admin/login/?next=/admin/", body, **extra)
+
+    def signed_in(self) -> bool:
+        return bool(self.client.get("/admin/").status_code == 200)
+
+
+def _assert_throttled_page(response: Any) -> int:
+    assert response.status_code == 429, response.content[:300]
+    assert response["Content-Type"] == "text/html; charset=utf-8"
+    seconds = int(response["Retry-After"])
+    assert 1 <= seconds <= 60
+    page = response.content.decode()
+    assert "Too many sign-in attempts" in page
+    assert f"Wait {seconds} seconds" in page
+    assert 'href="/admin/login/?next=/admin/"' in page  # back to the form
+    assert "sessionid" not in response.cookies
+    assert "no-cache" in response["Cache-Control"]
+    return seconds
+
+
+def test_the_admin_login_is_the_throttled_view() -> None:
+    assert reverse("admin:login") == "/admin/login/"
+    assert resolve("/admin/login/").func.__name__ == "admin_login"
+
+
+@pytest.mark.django_db
+def test_admin_sign_in_attempts_past_the_rate_are_429(admin: User, settings: Any) -> None:
+    settings.TESSERA_AUTH_THROTTLE_RATE = "3/min"
+    form = AdminForm()
+    for _ in range(3):
+        response = form.sign_in("wrong")
+        assert response.status_code == 200  # the form again, with Django's error
+        assert b"Please enter the correct username and password" in response.content
+        form.show()  # showing the form is not an attempt
+    # The fourth attempt is refused without looking at the (correct) password.
+    _assert_throttled_page(form.sign_in(PASSWORD))
+    admin.refresh_from_db()
+    assert admin.last_login is None
+    assert not form.signed_in()
+    # A client that asks for JSON gets the contract's answer.
+    response = form.sign_in(PASSWORD, HTTP_ACCEPT="application/json")
+    error = assert_error(response, 429, "TOO_MANY_REQUESTS", "Too many attempts")
+    assert error["details"]["retry_after"] == int(response["Retry-After"]) >= 1
+    # The API's sign-in endpoints share the count, and another address has its own.
+    assert_error(_sign_in(json_client(), "token", PASSWORD), 429, "TOO_MANY_REQUESTS")
+    elsewhere = AdminForm(REMOTE_ADDR="10.1.2.3")
+    assert elsewhere.sign_in(PASSWORD).status_code == 302
+    assert elsewhere.signed_in()
+
+
+@pytest.mark.django_db
+def test_api_sign_in_attempts_count_against_the_admin_form(admin: User, settings: Any) -> None:
+    settings.TESSERA_AUTH_THROTTLE_RATE = "2/min"
+    client = json_client()
+    body = {"username": "admin", "password": "wrong"}
+    assert client.post(f"{API}/auth/token", body).status_code == 401
+    assert client.post(f"{API}/auth/login", body).status_code == 400
+    form = AdminForm()
+    _assert_throttled_page(form.sign_in(PASSWORD))
+    assert not form.signed_in()
+
+
+@pytest.mark.django_db
+def test_a_correct_admin_sign_in_under_the_rate_works(admin: User, settings: Any) -> None:
+    settings.TESSERA_AUTH_THROTTLE_RATE = "3/min"
+    form = AdminForm()
+    assert form.sign_in("wrong").status_code == 200
+    assert form.sign_in("wrong").status_code == 200
+    response = form.sign_in(PASSWORD)  # the third attempt: still within the rate
+    assert response.status_code == 302 and response["Location"] == "/admin/"
+    assert form.signed_in()
+    admin.refresh_from_db()
+    assert admin.last_login is not None
+
+
+@pytest.mark.django_db
+def test_no_rate_means_no_admin_throttle(admin: User, settings: Any) -> None:
+    settings.TESSERA_AUTH_THROTTLE_RATE = None
+    form = AdminForm()
+    assert {form.sign_in("wrong").status_code for _ in range(35)} == {200}
+    assert form.sign_in(PASSWORD).status_code == 302
 
 
 # --- CSV downloads ----------------------------------------------------------------------------
