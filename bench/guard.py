@@ -97,6 +97,8 @@ def main() -> None:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.variable.substitute", "false")
         .config("spark.sql.shuffle.partitions", "4")
+        # Spark would otherwise create spark-warehouse/ in the working directory.
+        .config("spark.sql.warehouse.dir", tempfile.mkdtemp(prefix="tessera-bench-warehouse-"))
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

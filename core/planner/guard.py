@@ -58,6 +58,17 @@ FORBIDDEN_FUNCTIONS: dict[str, str] = {
     "python_worker_logs": "it reads the logs of Spark's Python workers, shared by all users",
     "from_protobuf": "it can read descriptor files by path",
     "to_protobuf": "it can read descriptor files by path",
+    # Tessera ships no Avro; its options can fetch a schema by URL (avroSchemaUrl).
+    "from_avro": "its options can fetch a schema by URL",
+    "to_avro": "its options can fetch a schema by URL",
+    "schema_of_avro": "its options can fetch a schema by URL",
+}
+
+# Option keys of Spark's functions that read a file or a URL (from_xml's XSD validation):
+# refused wherever they appear as a string in a query (the worker's guard also requires
+# those functions' options to be a literal map without them).
+FORBIDDEN_OPTION_KEYS: dict[str, str] = {
+    "rowvalidationxsdpath": "it reads an XML schema file by path or URL",
 }
 
 _PATH_CHARACTERS = re.compile(r"[/\\:.*?~]")
@@ -132,6 +143,9 @@ def check_query_tokens(tokens: Sequence[Token]) -> None:
     for i, token in enumerate(tokens):
         following = _next(tokens, i)
         previous = tokens[i - 1] if i > 0 else None
+        if token.kind == "string" and name_key(token.text) in FORBIDDEN_OPTION_KEYS:
+            reason = FORBIDDEN_OPTION_KEYS[name_key(token.text)]
+            raise ForbiddenSql(f"The option '{token.text}' is not allowed: {reason}.")
         opens_call = following is not None and following.is_punct("(")
         forbidden = token.is_name and name_key(token.text) in FORBIDDEN_FUNCTIONS
         if forbidden and opens_call and (previous is None or not previous.is_word("AS")):

@@ -39,8 +39,9 @@ from core.errors import CoreError
 from core.identifiers import name_key, quote_part, quote_path
 from core.planner.errors import ForbiddenSql
 from core.planner.functions import is_builtin
-from core.planner.guard import FORBIDDEN_FUNCTIONS
+from core.planner.guard import FORBIDDEN_FUNCTIONS, FORBIDDEN_OPTION_KEYS
 from core.planner.tokens import Token, line_col, tokenize
+from core.session_properties import SHUFFLE_PARTITIONS_MAX as MAX_PARTITIONS
 
 RootKind: TypeAlias = Literal["query", "explain", "expression"]
 
@@ -240,6 +241,12 @@ OPAQUE_CLASSES: frozenset[str] = frozenset(
         "[B",  # binary literals (X'…')
     }
 )
+
+# Functions that read a file or URL named in their options, with the position of their
+# options argument: those options must be a literal map without the keys that do.
+OPTION_MAP_FUNCTIONS: dict[str, int] = {"from_xml": 2, "schema_of_xml": 1, "to_xml": 1}
+# Hints whose integer parameters are partition counts.
+PARTITIONING_HINTS = frozenset({"REPARTITION", "REPARTITION_BY_RANGE", "REBALANCE", "COALESCE"})
 
 # Table-valued functions a query may call: Spark's, but python_worker_logs (it reads the
 # logs of Spark's Python workers, shared by every user). tests/spark pins Spark's list.
@@ -475,6 +482,8 @@ class _Walk:
             return self._with(fields, ctes)
         if short == "UnresolvedTableValuedFunction":
             self._table_function(fields)
+        elif short == "UnresolvedHint":
+            self._hint(fields)
         return [(child, ctes) for child in self.tree.children(node)]
 
     def _relation(self, fields: Mapping[str, Ref], ctes: frozenset[str]) -> None:
@@ -534,12 +543,25 @@ class _Walk:
                 f"{', '.join(sorted(TABLE_FUNCTIONS))}.",
                 details={"checked_by": "spark_parser", "function": parts},
             )
+        if name_key(parts[0]) == "range":
+            # range(start, end, step, numPartitions): the fourth, positional or named.
+            for index, argument in enumerate(self.tree.items(fields.get("functionArgs"))):
+                node = self.tree.node(argument)
+                named = node is not None and self.tree.class_name(node).endswith(
+                    ".NamedArgumentExpression"
+                )
+                if named or index >= 3:
+                    value = self.tree.fields(node).get("value") if named and node else argument
+                    self._partitions("range(…)", value)
 
     def _expression(self, node: Sequence[Any], class_name: str) -> None:
         if class_name not in EXPRESSION_CLASSES:
             raise _refuse_class(class_name, "expr")
-        if _short(class_name) == "UnresolvedFunction":
+        short = _short(class_name)
+        if short == "UnresolvedFunction":
             self._function(self.tree.fields(node))
+        elif short == "UnresolvedGenerator":
+            self._generator(self.tree.fields(node))
 
     def _function(self, fields: Mapping[str, Ref]) -> None:
         parts = self.tree.strings(fields.get("nameParts"))
@@ -549,6 +571,28 @@ class _Walk:
             raise ForbiddenSql(
                 f"Calling Spark's internal function {quote_path(parts)} is not allowed."
             )
+        self._function_name(parts)
+        key = name_key(parts[0])
+        if key in OPTION_MAP_FUNCTIONS:
+            arguments = self.tree.items(fields.get("arguments"))
+            position = OPTION_MAP_FUNCTIONS[key]
+            if len(arguments) > position:
+                self._literal_options(key, arguments[position])
+
+    def _generator(self, fields: Mapping[str, Ref]) -> None:
+        """``LATERAL VIEW gen(…)``: the generator's name follows the rules of any call."""
+        name = self.tree.node(fields.get("name"))
+        name_fields = self.tree.fields(name) if name is not None else {}
+        function = name_fields.get("funcName")
+        qualified = self.tree.items(name_fields.get("database")) or self.tree.items(
+            name_fields.get("catalog")
+        )
+        if not isinstance(function, str) or qualified:
+            raise ForbiddenSql(f"{_SPARK_SAYS} with a generator Tessera cannot check.")
+        self._function_name([function])
+
+    def _function_name(self, parts: Sequence[str]) -> None:
+        """A call's name: one of the plan's functions, or an allowed Spark built-in."""
         if len(parts) == 1:
             key = name_key(parts[0])
             if key in self.allowed.functions:
@@ -558,15 +602,84 @@ class _Walk:
             if reason is not None:
                 raise ForbiddenSql(
                     f"Calling {key}() is not allowed: {reason}.",
-                    details={"checked_by": "spark_parser", "function": parts},
+                    details={"checked_by": "spark_parser", "function": list(parts)},
                 )
             if is_builtin(key):
                 return
         raise ForbiddenSql(
             f"{_SPARK_SAYS} as calling {quote_path(parts)}, which is neither a Spark built-in "
             "Tessera allows nor a function the planner resolved.",
-            details={"checked_by": "spark_parser", "function": parts},
+            details={"checked_by": "spark_parser", "function": list(parts)},
         )
+
+    def _literal_options(self, function: str, ref: Ref) -> None:
+        """The options of a function that can read files by an option: a literal
+        ``map('key', 'value', …)``, without the keys that read files or URLs."""
+        node = self.tree.node(ref)
+        fields = self.tree.fields(node) if node is not None else {}
+        parts = self.tree.strings(fields.get("nameParts")) if node is not None else None
+        entries = self.tree.items(fields.get("arguments"))
+        keys = [self._string_literal(entry) for entry in entries[0::2]]
+        if (
+            node is None
+            or not self.tree.class_name(node).endswith(".UnresolvedFunction")
+            or parts is None
+            or [name_key(p) for p in parts] != ["map"]
+            or any(key is None for key in keys)
+        ):
+            raise ForbiddenSql(
+                f"The options of {function}() must be written as map('key', 'value', …) with "
+                "literal keys, so that Tessera can check them.",
+                details={"checked_by": "spark_parser", "function": [function]},
+            )
+        for key in keys:
+            reason = FORBIDDEN_OPTION_KEYS.get(name_key(key or ""))
+            if reason is not None:
+                raise ForbiddenSql(
+                    f"The option '{key}' of {function}() is not allowed: {reason}.",
+                    details={"checked_by": "spark_parser", "function": [function]},
+                )
+
+    def _string_literal(self, ref: Ref) -> str | None:
+        node = self.tree.node(ref)
+        if node is None or not self.tree.class_name(node).endswith(".Literal"):
+            return None
+        value = self.tree.fields(node).get("value")
+        return value if isinstance(value, str) else None
+
+    def _integer_literal(self, ref: Ref) -> int | None:
+        node = self.tree.node(ref)
+        if node is None or not self.tree.class_name(node).endswith(".Literal"):
+            return None
+        value = self.tree.node(self.tree.fields(node).get("value"))
+        if value is None or self.tree.kind(value) != "num":
+            return None
+        try:
+            return int(str(value[1]))
+        except ValueError:
+            return None
+
+    def _partitions(self, what: str, ref: Ref) -> None:
+        """A partition count written in the query: a literal within the server's range
+        (Spark allocates per partition up front; a huge count exhausts the shared JVM)."""
+        count = self._integer_literal(ref)
+        if count is not None and not 1 <= count <= MAX_PARTITIONS:
+            raise ForbiddenSql(
+                f"{what} asks for {count} partitions; at most {MAX_PARTITIONS} are allowed.",
+                details={"checked_by": "spark_parser", "partitions": count},
+            )
+        if count is None and what.startswith("range"):
+            raise ForbiddenSql(
+                f"{what} must give its number of partitions as a whole number.",
+                details={"checked_by": "spark_parser"},
+            )
+
+    def _hint(self, fields: Mapping[str, Ref]) -> None:
+        name = fields.get("name")
+        if isinstance(name, str) and name.upper() in PARTITIONING_HINTS:
+            for parameter in self.tree.items(fields.get("parameters")):
+                if self._integer_literal(parameter) is not None:
+                    self._partitions(f"The hint {name.upper()}", parameter)
 
 
 def check_tree(tree: SparkTree, allowed: Allowed, root: RootKind = "query") -> References:

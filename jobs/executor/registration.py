@@ -14,6 +14,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from core.errors import CoreError
+from core.planner.guard import check_udf_implementation
 from jobs.executor import sqlguard
 
 
@@ -76,16 +77,19 @@ def register_relations(spark: SparkSession, relations: Iterable[Mapping[str, Any
             register_table(spark, relation)
 
 
+def _in_packages(module: str, packages: Iterable[str]) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in packages)
+
+
 def load_python_function(implementation: str, packages: Iterable[str]) -> Any:
-    """Import ``package.module.function``, only from the allowlisted packages."""
-    dotted = implementation.strip()
+    """Import ``package.module.function``: the name passes the planner's own check (a dotted
+    name inside an allowlisted package), and the object must be a function defined there,
+    not a name the package merely imported (``tessera_udfs.TypeVar``)."""
     allowed = tuple(packages)
-    if not any(dotted == p or dotted.startswith(p + ".") for p in allowed):
-        raise CoreError(
-            f"Python function '{dotted}' is not in an allowed UDF package "
-            f"({', '.join(allowed) or 'none configured'}).",
-            details={"implementation": dotted},
-        )
+    try:
+        dotted = check_udf_implementation(implementation, allowed)
+    except CoreError as exc:
+        raise CoreError(exc.message, details={"implementation": implementation.strip()}) from None
     module_name, _, attribute = dotted.rpartition(".")
     try:
         module = import_module(module_name)
@@ -95,9 +99,11 @@ def load_python_function(implementation: str, packages: Iterable[str]) -> Any:
             details={"implementation": dotted},
         ) from None
     function = getattr(module, attribute, None)
-    if not callable(function):
+    defined_in = str(getattr(function, "__module__", "") or "")
+    if not callable(function) or not _in_packages(defined_in, allowed):
         raise CoreError(
-            f"'{attribute}' is not a function of module '{module_name}'.",
+            f"'{attribute}' is not a function defined in module '{module_name}' of an allowed "
+            f"UDF package ({', '.join(allowed) or 'none configured'}).",
             details={"implementation": dotted},
         )
     return function

@@ -221,9 +221,25 @@ def execute_query(spark: Any, plan: Mapping[str, Any], job_id: Any, limit: int) 
     truncated = table.num_rows > limit
     if truncated:
         table = table.slice(0, limit)
+    if explain:
+        table = _scrubbed_plan(table)
     columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
     result: dict[str, Any] = write_result(job_id, table, columns=columns, truncated=truncated)
     return result
+
+
+def _scrubbed_plan(table: Any) -> Any:
+    """EXPLAIN's text without server paths (file indexes name their directories): tables
+    by name, server directories by placeholder, as in error messages."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    columns = [
+        pa.array([errors.scrub_paths(v) if isinstance(v, str) else v for v in column.to_pylist()])
+        if pa.types.is_string(column.type)
+        else column
+        for column in table.columns
+    ]
+    return pa.table(columns, names=table.column_names)
 
 
 def _claim(job_id: Any, worker: str) -> Job | None:

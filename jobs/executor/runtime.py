@@ -92,6 +92,14 @@ _retired: list[_Jvm] = []  # dropped JVMs whose jobs may still ask why (kept bri
 RETIRED_KEPT = 8
 
 
+# No XML parser in the JVM may fetch external DTDs, schemas or stylesheets (file: or
+# http:): Spark's XML functions would otherwise resolve entities a query supplies.
+XML_HARDENING = (
+    "-Djavax.xml.accessExternalDTD= -Djavax.xml.accessExternalSchema="
+    " -Djavax.xml.accessExternalStylesheet="
+)
+
+
 def is_connect() -> bool:
     """True when the worker talks to Spark through Spark Connect (``SPARK_REMOTE``)."""
     return bool(settings.SPARK_REMOTE)
@@ -140,6 +148,7 @@ def _builder() -> Any:
         f"-Dderby.system.home={derby} -Dderby.stream.error.file={derby / 'derby.log'}"
         # Out of heap: exit now (detected, jobs failed, Spark restarted) rather than thrash.
         " -XX:+ExitOnOutOfMemoryError"
+        f" {XML_HARDENING}"
     )
     heap = memory_bytes(driver_memory())
     return (
@@ -153,6 +162,8 @@ def _builder() -> Any:
         .config("spark.sql.warehouse.dir", str(spark_dir / "warehouse"))
         .config("spark.local.dir", str(local_dir))
         .config("spark.driver.extraJavaOptions", java_options)
+        # Executors of a cluster parse XML too (local mode: they are the driver's JVM).
+        .config("spark.executor.extraJavaOptions", XML_HARDENING)
         # What one job may pull into the driver's heap: results of an action, a broadcast
         # side of a join. Over it the job fails with Spark's error; the JVM lives on.
         .config("spark.driver.maxResultSize", str(max(heap // 4, 16 << 20)))

@@ -492,3 +492,151 @@ def test_ordinary_queries_still_run(attacker: User, name: str) -> None:
     if expected is not None:
         _, rows = result_rows(attacker.client, job["id"])
         assert rows == expected
+
+
+# -- found by review: option maps that read files, partition counts, generators, UDFs ------
+
+
+class Listener:
+    """A local HTTP server that records every request it gets (an SSRF would reach it)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.requests: list[str] = []
+        requests = self.requests
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                requests.append(self.path)
+                body = b'<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"/>'
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+@pytest.fixture
+def listener() -> Any:
+    found = Listener()
+    yield found
+    found.close()
+
+
+XSD_OPTIONS = [
+    "map('rowValidationXSDPath', '{url}/evil.xsd')",
+    "map('ROWVALIDATIONXSDPATH', '{url}/evil.xsd')",
+    "map('rowTag', 'r', 'rowValidationXSDPath', '/etc/passwd')",
+    "str_to_map('rowValidationXSDPath:{url}/evil.xsd')",
+    "map_from_arrays(array('rowValidation' || 'XSDPath'), array('{url}/evil.xsd'))",
+    "map(concat('rowValidation', 'XSDPath'), '{url}/evil.xsd')",
+]
+
+
+@pytest.mark.parametrize("options", XSD_OPTIONS)
+def test_xml_options_cannot_fetch_a_schema(
+    attacker: User, listener: Listener, options: str
+) -> None:
+    """from_xml's rowValidationXSDPath opened any Hadoop path — a local file, or a URL the
+    worker fetched (SSRF) — and parsed it with entity resolution on."""
+    expression = f"from_xml('<r>1</r>', 'r INT', {options.format(url=listener.url)})"
+    job = attacker.run(f"SELECT {expression} AS x")
+    refused(job)
+    plan = hand_plan(f"SELECT {expression} AS x")
+    done = wait_for_status(submit_plan(attacker.user, plan).id, {"FAILED", "FINISHED"}, 90)
+    assert done.status == "FAILED", failure(done)
+    assert failure(done)["details"]["checked_by"] == "spark_parser"
+    assert listener.requests == []
+    no_secrets(failure(done))
+
+
+def test_xml_functions_with_ordinary_options_still_run(attacker: User) -> None:
+    job = attacker.run(
+        "SELECT from_xml('<r><a>7</a></r>', 'a INT', map('rowTag', 'r')).a AS a, "
+        "to_xml(named_struct('a', 1), map('rowTag', 'row')) AS x"
+    )
+    assert job["status"] == "FINISHED", job
+    _, rows = result_rows(attacker.client, job["id"])
+    assert rows[0][0] == 7 and "<a>1</a>" in rows[0][1]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT count(*) AS n FROM range(0, 1, 1, 2000000000)",
+        "SELECT /*+ REPARTITION(2000000000) */ * FROM range(10)",
+        "SELECT /*+ COALESCE(100000) */ * FROM orders",
+        "SELECT /*+ REPARTITION_BY_RANGE(50000, id) */ * FROM orders",
+    ],
+)
+def test_partition_counts_in_the_query_are_capped(attacker: User, sql: str) -> None:
+    """Spark allocates per partition up front: a literal count of two billion ended the
+    worker's JVM (and every job on it). The session cap applies to counts in the text."""
+    job = attacker.run(sql)
+    error = refused(job, by_worker=True)
+    assert error["details"]["checked_by"] == "spark_parser"
+    assert "partitions" in error["message"]
+    follow_up = attacker.run("SELECT count(*) AS n FROM range(0, 100, 1, 4)")
+    assert follow_up["status"] == "FINISHED", follow_up
+
+
+@pytest.mark.parametrize("generator", ["reflect", "java_method", "try_reflect"])
+def test_a_generator_is_a_call_like_any_other(attacker: User, generator: str) -> None:
+    call = f"{generator}('java.lang.System', 'getenv', 'HOME')"
+    sql = f"SELECT id, x FROM orders LATERAL VIEW {call} t AS x"
+    job = attacker.run(sql)
+    refused(job)
+    done = wait_for_status(
+        submit_plan(
+            attacker.user,
+            hand_plan(
+                sql.replace("orders", "`__tessera_r1`"), relations=[_relation("__tessera_r1")]
+            ),
+        ).id,
+        {"FAILED", "FINISHED"},
+        90,
+    )
+    assert done.status == "FAILED", failure(done)
+    assert failure(done)["code"] == "FORBIDDEN_SQL"
+    assert f"{generator}() is not allowed" in failure(done)["message"]
+
+
+@pytest.mark.parametrize(
+    "implementation",
+    ["tessera_udfs.TypeVar", "tessera_udfs.text.re.compile", "tessera_udfs.text.unicodedata"],
+)
+def test_a_python_udf_must_be_defined_in_an_allowed_package(
+    attacker: User, implementation: str
+) -> None:
+    function = {
+        "alias": "__tessera_f1",
+        "identifier": ["c", "default", "f"],
+        "language": "python",
+        "implementation": implementation,
+        "return_type": "STRING",
+    }
+    plan = hand_plan("SELECT `__tessera_f1`('x') AS v", functions=[function])
+    done = wait_for_status(submit_plan(attacker.user, plan).id, {"FAILED", "FINISHED"}, 90)
+    assert done.status == "FAILED", failure(done)
+    assert failure(done)["code"] in ("VALIDATION_ERROR", "FORBIDDEN_SQL"), failure(done)
+
+
+def test_explain_names_tables_not_server_paths(attacker: User) -> None:
+    job = attacker.run("EXPLAIN EXTENDED SELECT * FROM orders WHERE qty > 10")
+    assert job["status"] == "FINISHED", job
+    _, rows = result_rows(attacker.client, job["id"])
+    text = "\n".join(str(value) for row in rows for value in row)
+    assert "InMemoryFileIndex" in text or "FileScan" in text
+    assert str(settings.TESSERA_STORAGE_ROOTS[0]) not in text
+    assert "<location of table" in text

@@ -179,6 +179,18 @@ SELECT * FROM IDENTIFIER('r1')
 
 FROM r1 |> EXTEND a + 1 AS b |> SET b = b * 2 |> DROP b |> AS t
 
+SELECT from_xml('<r><a>1</a></r>', 'a INT', map('rowTag', 'r', 'mode', 'PERMISSIVE')) AS x
+
+SELECT schema_of_xml('<r><a>1</a></r>'), to_xml(named_struct('a', 1), map('rowTag', 'r'))
+
+SELECT from_json('{"a": 1}', 'a INT', map('mode', 'FAILFAST')), from_csv('1', 'a INT', str_to_map('sep:,'))
+
+SELECT * FROM range(0, 10, 1, 4)
+
+SELECT /*+ REPARTITION(8, a), COALESCE(2), REBALANCE(a) */ * FROM r1
+
+SELECT a, e FROM r1 LATERAL VIEW explode(arr) t AS e
+
 -- @refused
 SELECT a FROM r1 WHERE b = :param
 
@@ -359,3 +371,33 @@ SELECT 1 AS a -- \
 SELECT /*/**/*/ 1
 
 SELECT $$ ' $$, 1
+
+SELECT from_xml('<r>1</r>', 'r INT', map('rowValidationXSDPath', 'http://127.0.0.1:1/evil.xsd'))
+
+SELECT from_xml('<r>1</r>', 'r INT', map('ROWVALIDATIONXSDPATH', '/etc/passwd'))
+
+SELECT from_xml('<r>1</r>', 'r INT', str_to_map('rowValidationXSDPath:/etc/passwd'))
+
+SELECT from_xml('<r>1</r>', 'r INT', map_from_arrays(array('rowValidationXSDPath'), array('/etc/passwd')))
+
+SELECT from_xml('<r>1</r>', 'r INT', map(concat('rowValidation', 'XSDPath'), '/etc/passwd'))
+
+SELECT schema_of_xml('<r>1</r>', map('rowValidationXSDPath', '/etc/passwd'))
+
+SELECT from_avro(b, '{"type": "int"}', map('avroSchemaUrl', 'http://x'))
+
+SELECT to_avro(a)
+
+SELECT * FROM range(0, 1, 1, 2000000000)
+
+SELECT * FROM range(0, 1, 1, a)
+
+SELECT /*+ REPARTITION(2000000000) */ * FROM range(10)
+
+SELECT /*+ COALESCE(100000) */ * FROM r1
+
+SELECT /*+ REPARTITION_BY_RANGE(20000, a) */ * FROM r1
+
+SELECT a, x FROM r1 LATERAL VIEW reflect('java.lang.System', 'getenv', 'HOME') t AS x
+
+SELECT a, x FROM r1 LATERAL VIEW OUTER java_method('java.lang.System', 'getenv', 'HOME') t AS x

@@ -63,7 +63,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
         .getOrCreate()
     )
-    yield session.newSession()
+    # The session may be another module's (not built with the worker's settings): the
+    # guard refuses to judge where substitution is on, so switch it off here, as the
+    # worker does for every job's session.
+    job_session = session.newSession()
+    job_session.conf.set("spark.sql.variable.substitute", "false")
+    yield job_session
     if existing is None:
         session.stop()
 
