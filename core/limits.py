@@ -3,7 +3,11 @@
 The planner is pure Python; a statement of a few megabytes, or one nested a few dozen
 levels deep, costs seconds of CPU or overflows the interpreter's stack. So every statement
 passes ``check_statement`` before it is tokenized for real: a length check, then one fast
-scan that counts tokens and nesting depth and stops at the first limit crossed. Planning
+scan that counts tokens and nesting depth and stops at the first limit crossed. It is
+scanned once: a caller that must refuse it before planning (the statements service, which
+answers a 4xx and makes no job) checks it with ``accept_statement`` and hands the planner the
+``CheckedStatement``; the planner (``ensure_checked``) scans only what it was not handed
+checked under its own limits, so it stays safe for any other caller. Planning
 then runs under a time budget (``planning_budget``): the planner calls ``check_budget``
 between its steps, and the reader it is given is wrapped so every catalog lookup checks it
 too. One step the budget cannot interrupt is sqlglot's parse of the statement, which the
@@ -174,6 +178,38 @@ def check_statement(
                 line, column = _line_column(text, found.start())
                 raise too_deep(limits.max_depth, what, line=line, column=column, field=field)
     return StatementSize(tokens, deepest)
+
+
+@dataclass(frozen=True)
+class CheckedStatement:
+    """A statement ``accept_statement`` found within ``limits``, and what the scan found.
+
+    The planner plans it without scanning it again (``ensure_checked``). Make one with
+    ``accept_statement`` only: one built by hand vouches for a scan that never ran."""
+
+    text: str
+    limits: StatementLimits
+    size: StatementSize
+
+
+def accept_statement(
+    text: str, limits: StatementLimits, *, what: str = "statement", field: str = "sql"
+) -> CheckedStatement:
+    """``check_statement``, keeping the proof that ``text`` passed it under ``limits``."""
+    size = check_statement(text, limits, what=what, field=field)
+    return CheckedStatement(text, limits, size)
+
+
+def ensure_checked(statement: str | CheckedStatement, limits: StatementLimits) -> str:
+    """The text of ``statement``, within ``limits``: a ``CheckedStatement`` accepted under
+    these very limits is not scanned again; a plain string, or one checked under other
+    limits, is scanned now (``StatementTooLarge``/``StatementTooDeep`` when over them)."""
+    if isinstance(statement, CheckedStatement):
+        if statement.limits == limits:
+            return statement.text
+        statement = statement.text
+    check_statement(statement, limits)
+    return statement
 
 
 def too_deep(

@@ -37,7 +37,14 @@ from core import jobstate
 from core.errors import AlreadyExists, CoreError, NotFound
 from core.identifiers import ObjectIdentifier, expand_path, parse_path, quote_path
 from core.jobstate import IllegalTransition, JobView, NoOpHook, Record
-from core.limits import PlanningTimeout, StatementLimits, StatementTooLarge, check_statement
+from core.limits import (
+    CheckedStatement,
+    PlanningTimeout,
+    StatementLimits,
+    StatementTooLarge,
+    accept_statement,
+    check_statement,
+)
 from jobs import commands, dispatch, lifecycle, planning, results
 from jobs.models import Job, JobEvent, Session, TemporaryObject
 
@@ -387,8 +394,12 @@ def plan_context(session: Session) -> Any:
     )
 
 
-def plan_sql(session: Session, sql: str) -> dict[str, Any]:
-    """Plan one statement in the session's context; raises CoreError (planner errors)."""
+def plan_sql(session: Session, sql: str | CheckedStatement) -> dict[str, Any]:
+    """Plan one statement in the session's context; raises CoreError (planner errors).
+
+    A ``CheckedStatement`` (``statement_submit``) is not scanned for the limits again; a
+    plain string (a script's statement, planned when its turn comes) is scanned by the
+    planner."""
     from core.planner import plan_statement
     from jobs.catalog_reader import DjangoCatalogReader
 
@@ -396,7 +407,7 @@ def plan_sql(session: Session, sql: str) -> dict[str, Any]:
     return dict(plan.to_dict())
 
 
-def _plan_or_error(session: Session, sql: str) -> dict[str, Any]:
+def _plan_or_error(session: Session, sql: str | CheckedStatement) -> dict[str, Any]:
     """``{"plan": …}`` or ``{"error": …}`` — a planner bug is an INTERNAL_ERROR, logged.
 
     Limits and the planning budget are the planner's (``plan_context``): over them, the
@@ -538,13 +549,14 @@ def statement_submit(*, session: Session, sql: str, wait: float | None = 0) -> J
     It takes one of the user's planning slots of this process first (``TooManyRequests``
     when there is none free: nothing else is done); a statement over the server's limits
     (size, tokens, nesting) is then refused before it is planned and makes no job;
-    planning runs under the budget.
+    planning runs under the budget. The statement is scanned for the limits once: here,
+    and the planner is handed the proof (``CheckedStatement``).
     """
     seconds = _check_wait(wait)
     _check_sql(sql)
     with planning.GATE.slot(session.user_id):
-        check_statement(sql, planning.statement_limits())
-        outcome = _plan_or_error(session, sql)
+        statement = accept_statement(sql, planning.statement_limits())
+        outcome = _plan_or_error(session, statement)
         if "error" in outcome:
             job = _failed_statement(session, sql, outcome["error"])
         else:
@@ -556,7 +568,10 @@ def script_submit(*, session: Session, sql: str, wait: float | None = 0) -> list
     """One job per statement of a script, run in order, stopping at the first failure.
 
     The script as a whole must be within the statement limits (characters, tokens) and
-    hold at most ``max_statements``; its first statement is planned in a planning slot."""
+    hold at most ``max_statements``; its first statement is planned in a planning slot.
+    Each statement is scanned for the limits again, alone, when its turn comes and it is
+    planned (``_start_script_job``): that may be in another process, later, under the
+    limits then in force, and only the text crosses that gap."""
     seconds = _check_wait(wait)
     _check_sql(sql)
     limits = planning.statement_limits()

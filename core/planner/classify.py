@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import cast
 
 from core import limits
-from core.limits import StatementTooDeep
+from core.limits import CheckedStatement, StatementTooDeep
 from core.planner import guard
 from core.planner.ddl import is_ctas, plan_create_table
 from core.planner.errors import ForbiddenSql
@@ -195,16 +195,22 @@ def plan_tokens(statement: Statement) -> Plan:
     raise parse_error(statement.text, first.start, f"Expected a SQL statement but found '{shown}'")
 
 
-def plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Plan:
+def plan_statement(
+    sql: str | CheckedStatement, reader: CatalogReader, context: PlanContext
+) -> Plan:
     """Plan one statement (a trailing ';' is allowed); raises a ``CoreError``.
 
-    The statement must be within ``context.limits`` (checked before anything else), and
-    planning stops with ``PlanningTimeout`` once it has taken ``context.budget_seconds``.
+    The statement must be within ``context.limits``, checked before anything else — unless
+    the caller already did (``limits.accept_statement`` under those limits): then it is not
+    scanned twice. Planning stops with ``PlanningTimeout`` once it has taken
+    ``context.budget_seconds``.
     """
-    limits.check_statement(sql, context.limits)
+    text = limits.ensure_checked(sql, context.limits)
     with limits.planning_budget(context.budget_seconds):
         try:
-            return _plan_statement(sql, cast(CatalogReader, limits.BudgetedReader(reader)), context)
+            return _plan_statement(
+                text, cast(CatalogReader, limits.BudgetedReader(reader)), context
+            )
         except RecursionError:
             # Nesting the scan does not count (NOT NOT …, a chain of views) can still run out
             # of stack in sqlglot's recursive parser: the same refusal, never a 500.

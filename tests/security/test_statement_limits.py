@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+import core.limits
 from core.limits import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -26,11 +27,14 @@ from core.limits import (
     BudgetedReader,
     PlanningTimeout,
     StatementLimits,
+    StatementSize,
+    StatementTooDeep,
+    accept_statement,
     check_statement,
     planning_budget,
 )
 from core.planner import PlanContext, Relation, plan_statement
-from jobs import planning
+from jobs import planning, services
 from jobs.models import Job
 from tests.conftest import API, assert_error
 
@@ -257,6 +261,63 @@ def test_scripts_are_limited_as_a_whole(console: Console, settings: Any) -> None
     )
     response = console.post("SHOW CATALOGS;" * 20, script=True)
     assert response.status_code == 201 and len(response.json()["jobs"]) == 20
+
+
+# --- one scan per statement ------------------------------------------------------------------
+
+
+@pytest.fixture
+def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts ``check_statement`` scans (the real function runs), wherever it is called."""
+    seen: list[str] = []
+
+    def spy(text: str, limits: StatementLimits, **kwargs: Any) -> StatementSize:
+        seen.append(text)
+        return check_statement(text, limits, **kwargs)
+
+    monkeypatch.setattr(core.limits, "check_statement", spy)
+    monkeypatch.setattr(services, "check_statement", spy)
+    return seen
+
+
+def test_a_statement_is_scanned_for_its_limits_once(console: Console, scans: list[str]) -> None:
+    sql = _in_list(1000)
+    console.planned(sql)
+    assert scans == [sql]
+    scans.clear()
+    deep = NESTINGS["parentheses"](MAX_DEPTH + 1)
+    console.refused(deep, 400, "STATEMENT_TOO_DEEP")
+    assert scans == [deep]
+
+
+def test_a_script_is_scanned_whole_then_each_statement_when_it_is_planned(
+    console: Console, scans: list[str]
+) -> None:
+    """A script's statements are planned one by one when their turn comes (maybe in another
+    process, later): the planner checks each then, under the limits in force."""
+    script = "SHOW CATALOGS; SELECT * FROM missing_table"
+    response = console.post(script, script=True)
+    assert response.status_code == 201
+    assert scans == [script, "SHOW CATALOGS", "SELECT * FROM missing_table"]
+
+
+def test_the_planner_alone_still_checks_the_limits(scans: list[str]) -> None:
+    """Called directly (tests, the bench, any other caller), the planner scans what it is not
+    handed checked under its own limits."""
+    deep = NESTINGS["CASE"](MAX_DEPTH + 1)
+    context = PlanContext("demo", "default")
+    with pytest.raises(StatementTooDeep):
+        plan_statement(deep, SlowReader(), context)
+    # Checked under looser limits than the planner's: scanned again, and refused.
+    loose = accept_statement(deep, StatementLimits(max_depth=1000))
+    with pytest.raises(StatementTooDeep):
+        plan_statement(loose, SlowReader(), context)
+    assert scans == [deep, deep, deep]
+    # Checked under the planner's own limits: planned without another scan.
+    scans.clear()
+    checked = accept_statement("SELECT * FROM t0", context.limits)
+    assert len(plan_statement(checked, SlowReader(), context).relations) == 1
+    assert scans == ["SELECT * FROM t0"]
 
 
 # --- the planning budget ------------------------------------------------------------------
