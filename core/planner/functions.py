@@ -21,6 +21,12 @@ def spark_builtins() -> frozenset[str]:
     )
 
 
+# Calls Spark's parser turns into expressions of their own (TimestampAdd, TimestampDiff), so
+# SHOW SYSTEM FUNCTIONS does not list them; DATEADD/DATEDIFF are listed under their names.
+SYNTAX_BUILTINS = frozenset({"timestampadd", "timestampdiff"})
+
+
 def is_builtin(name: str) -> bool:
     """Whether a one-part function name is a Spark built-in (names are case-insensitive)."""
-    return name_key(name) in spark_builtins()
+    key = name_key(name)
+    return key in spark_builtins() or key in SYNTAX_BUILTINS

@@ -101,6 +101,12 @@ PLAN_CLASSES: frozenset[str] = frozenset(
         )
     }
     | {_EXPRESSIONS + "PipeOperator"}
+    | {
+        _LOGICAL + "NearestByJoin",  # JOIN … EXACT|APPROX NEAREST n BY …
+        _LOGICAL + "AsOfJoin",  # ASOF JOIN (when Spark's conf enables it)
+        _LOGICAL + "UnresolvedBinBy",  # BIN BY (…)
+        _ANALYSIS + "UnresolvedEventTimeWatermark",  # t WATERMARK ts DELAY OF … (inert in batch)
+    }
 )
 
 # Expression classes Spark's parser builds directly (function calls are UnresolvedFunction
@@ -121,7 +127,6 @@ EXPRESSION_CLASSES: frozenset[str] = frozenset(
             "UnresolvedRegex",
             "UnresolvedStar",
             "UnresolvedStarExceptOrReplace",
-            "UnresolvedStarExcept",
         )
     }
     | {
@@ -160,9 +165,7 @@ EXPRESSION_CLASSES: frozenset[str] = frozenset(
             "InSubquery",
             "IntegralDivide",
             "IsNotNull",
-            "IsNotUnknown$$anon$1",  # IS NOT UNKNOWN: an IsNotNull with its own SQL text
             "IsNull",
-            "IsUnknown$$anon$1",
             "LambdaFunction",
             "LateralSubquery",
             "LessThan",
@@ -210,6 +213,35 @@ EXPRESSION_CLASSES: frozenset[str] = frozenset(
     }
     # |> SELECT with an aggregate: the pipe syntax builds these directly.
     | {_EXPRESSIONS + "aggregate.AggregateExpression", _EXPRESSIONS + "aggregate.AnyValue"}
+    # Built by the parser from their own syntax (found in Spark 4.3's AstBuilder bytecode):
+    # <<, >>, >>>; j:a.b; DATEADD/TIMESTAMPADD/DATEDIFF(unit, …); first(x)/last(x);
+    # ILIKE ANY/ALL; CURRENT_PATH/CURRENT_TIME; UNNEST; JSON_TABLE; f(TABLE(t)).
+    | {
+        _EXPRESSIONS + name
+        for name in (
+            "ShiftLeft",
+            "ShiftRight",
+            "ShiftRightUnsigned",
+            "SemiStructuredExtract",
+            "TimestampAdd",
+            "TimestampDiff",
+            "aggregate.First",
+            "aggregate.Last",
+            "Lower",
+            "CurrentPath",
+            "CurrentTime",
+            "Unnest",
+            "JsonTable",
+            "FunctionTableSubqueryArgumentExpression",
+        )
+    }
+)
+
+# Anonymous subclasses (IS [NOT] UNKNOWN: IsNull/IsNotNull with their own SQL text): the
+# Scala compiler numbers them ($$anon$1, $$anon$2…) per source file, so match the prefix.
+ANONYMOUS_EXPRESSIONS: tuple[str, ...] = (
+    _EXPRESSIONS + "IsUnknown$$anon$",
+    _EXPRESSIONS + "IsNotUnknown$$anon$",
 )
 
 # Other case classes that only carry data (names, ids, frame bounds…).
@@ -220,6 +252,8 @@ PRODUCT_CLASSES: frozenset[str] = frozenset(
         _EXPRESSIONS + "ExprId",
         _EXPRESSIONS + "NumericEvalContext",
         _EXPRESSIONS + "WindowSpecReference",
+        _EXPRESSIONS + "JsonTableColumn",
+        _LOGICAL + "BinByOutputAliases",
         "org.apache.spark.sql.catalyst.plans.NaturalJoin",
         "org.apache.spark.sql.catalyst.plans.UsingJoin",
         _LOGICAL + "JoinHint",
@@ -555,7 +589,9 @@ class _Walk:
                     self._partitions("range(…)", value)
 
     def _expression(self, node: Sequence[Any], class_name: str) -> None:
-        if class_name not in EXPRESSION_CLASSES:
+        if class_name not in EXPRESSION_CLASSES and not class_name.startswith(
+            ANONYMOUS_EXPRESSIONS
+        ):
             raise _refuse_class(class_name, "expr")
         short = _short(class_name)
         if short == "UnresolvedFunction":

@@ -745,3 +745,18 @@ def test_hint_arguments_are_aliases_not_catalog_tables(
     planned = plan(sql)
     assert [r.identifier[2] for r in planned.relations] == tables
     assert hint in planned.sql
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT TIMESTAMPDIFF(HOUR, ts, ts) FROM events",
+        "SELECT TIMESTAMPADD(HOUR, 2, ts) FROM events",
+    ],
+)
+def test_spark_syntax_calls_are_built_ins(sql: str) -> None:
+    """TIMESTAMPADD/TIMESTAMPDIFF are syntax to Spark (not in SHOW SYSTEM FUNCTIONS): they were
+    looked up as catalog functions and reported missing."""
+    planned = plan(sql)
+    assert planned.functions == ()
+    assert planned.sql.startswith(sql.split(" FROM")[0])

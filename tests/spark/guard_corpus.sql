@@ -191,6 +191,44 @@ SELECT /*+ REPARTITION(8, a), COALESCE(2), REBALANCE(a) */ * FROM r1
 
 SELECT a, e FROM r1 LATERAL VIEW explode(arr) t AS e
 
+SELECT a << 2 FROM t
+
+SELECT a >> 2 FROM t
+
+SELECT a >>> 2 FROM t
+
+SELECT j:a.b[0], j:['k']::INT FROM t
+
+SELECT DATEADD(DAY, 1, d), TIMESTAMPADD(HOUR, 2, ts) FROM t
+
+SELECT DATEDIFF(DAY, d, ts), TIMESTAMPDIFF(MONTH, d, ts) FROM t
+
+SELECT first(a), first(b IGNORE NULLS) FROM t
+
+SELECT last(a), last(b IGNORE NULLS) FROM t
+
+SELECT s ILIKE ANY ('a%', 'B%'), s NOT ILIKE ALL ('x%') FROM t
+
+SELECT CURRENT_PATH
+
+SELECT a IS NOT UNKNOWN FROM t
+
+SELECT * FROM t, UNNEST(t.arr) WITH ORDINALITY AS u(x, n)
+
+SELECT * FROM t, JSON_TABLE(t.s, '$.items[*]' COLUMNS (x INT PATH '$.x', n FOR ORDINALITY, e BOOLEAN EXISTS PATH '$.y') ERROR ON ERROR) AS jt
+
+SELECT * FROM t JOIN u EXACT NEAREST 3 BY DISTANCE abs(t.a - u.a)
+
+SELECT * FROM t BIN BY (RANGE ts TO ts BIN WIDTH INTERVAL '1' HOUR ALIGN TO TIMESTAMP '2024-01-01 00:30:00' DISTRIBUTE UNIFORM (a) BIN_START AS ws BIN_END AS we BIN_DISTRIBUTE_RATIO AS frac) AS bb
+
+SELECT * FROM explode(TABLE(t) PARTITION BY a ORDER BY b)
+
+SELECT * FROM t WATERMARK ts DELAY OF INTERVAL 1 MINUTE
+
+SELECT a IS NOT UNKNOWN, a IS UNKNOWN FROM r1
+
+SELECT first(a), last(a) FROM r1
+
 -- @refused
 SELECT a FROM r1 WHERE b = :param
 
@@ -401,3 +439,13 @@ SELECT /*+ REPARTITION_BY_RANGE(20000, a) */ * FROM r1
 SELECT a, x FROM r1 LATERAL VIEW reflect('java.lang.System', 'getenv', 'HOME') t AS x
 
 SELECT a, x FROM r1 LATERAL VIEW OUTER java_method('java.lang.System', 'getenv', 'HOME') t AS x
+
+SELECT * FROM t, UNNEST((SELECT arr FROM text.`/etc/passwd`))
+
+SELECT j:a.b FROM t WHERE reflect('a', 'b') IS NULL
+
+SELECT * FROM t JOIN text.`/etc/passwd` EXACT NEAREST 3 BY DISTANCE abs(t.a - 1)
+
+SELECT * FROM explode(TABLE(text.`/etc/passwd`))
+
+SELECT DATEADD(DAY, java_method('a', 'b'), d) FROM t
