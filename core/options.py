@@ -11,7 +11,9 @@ numbers that size buffers, strings that are not what the option takes).
 
 Used by the SQL planner (``core/planner/sources.py``: CREATE [TEMPORARY] TABLE, CTAS), the
 REST services (``catalog/services.check_options``: POST/PATCH tables, properties,
-temporary tables) and the worker (registration for reading, writing).
+temporary tables) and the worker (registration for reading, writing). Keys are read here
+only: ``split_source`` separates a table's own format and path from its other options,
+``check_options`` checks those; both refuse two spellings of one key.
 """
 
 from __future__ import annotations
@@ -288,16 +290,12 @@ def check_format(value: str, what: str = "The table format") -> str:
     return fmt
 
 
-def check_options(
-    fmt: str, options: Mapping[str, str], *, prefix: str = FIELD_PREFIX
-) -> dict[str, str]:
-    """Check every option of a ``fmt`` table (source keys excluded by the caller) and
-    return them unchanged. Keys are case-insensitive, as Spark reads them: two spellings of
-    one key are refused."""
-    fmt = check_format(fmt)
-    allowed = _BY_LOWER_KEY[fmt]
+def spellings(options: Mapping[str, object], *, prefix: str = FIELD_PREFIX) -> dict[str, str]:
+    """Each key lower-cased -> the key as given. Spark reads keys case-insensitively, so
+    two spellings of one key (``path`` and ``PATH``) would leave which one wins to Spark:
+    refused."""
     seen: dict[str, str] = {}
-    for key, value in options.items():
+    for key in options:
         lowered = key.lower()
         if lowered in seen:
             raise CoreError(
@@ -306,6 +304,31 @@ def check_options(
                 details=_field(key, prefix),
             )
         seen[lowered] = key
+    return seen
+
+
+def split_source(
+    options: Mapping[str, str], *, prefix: str = FIELD_PREFIX
+) -> tuple[dict[str, str], dict[str, str]]:
+    """A table's options as (its source keys ``connector``/``format``/``path`` under their
+    lower-case names, every other option as given). Nothing is checked but the spellings:
+    callers check the source keys their way and the rest with ``check_options``."""
+    keys = spellings(options, prefix=prefix)
+    source = {lowered: options[key] for lowered, key in keys.items() if lowered in SOURCE_KEYS}
+    rest = {key: options[key] for lowered, key in keys.items() if lowered not in SOURCE_KEYS}
+    return source, rest
+
+
+def check_options(
+    fmt: str, options: Mapping[str, str], *, prefix: str = FIELD_PREFIX
+) -> dict[str, str]:
+    """Check every option of a ``fmt`` table (source keys excluded by the caller, see
+    ``split_source``) and return them unchanged. Keys are case-insensitive, as Spark reads
+    them: two spellings of one key are refused."""
+    fmt = check_format(fmt)
+    allowed = _BY_LOWER_KEY[fmt]
+    for lowered, key in spellings(options, prefix=prefix).items():
+        value = options[key]
         if lowered in SOURCE_KEYS:
             raise OptionRefused(
                 f"The option '{key}' is not allowed here: the table's {lowered} is given once, "

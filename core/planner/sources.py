@@ -20,9 +20,6 @@ from core.locations import LocationRefused
 from core.planner import guard
 from core.planner.errors import ForbiddenSql
 
-# Option keys (case-insensitive, as Spark reads them) that describe the source itself.
-SOURCE_KEYS = ("connector", "format", "path")
-
 
 @dataclass(frozen=True)
 class TableSource:
@@ -49,28 +46,9 @@ def _as_forbidden(prefix: str = "") -> Iterator[None]:
         raise
 
 
-def _lower_keys(options: Mapping[str, str]) -> dict[str, str]:
-    seen: dict[str, str] = {}
-    for key in options:
-        lowered = key.lower()
-        if lowered in seen:
-            raise CoreError(
-                f"The option '{key}' is given twice (as '{seen[lowered]}' and '{key}'); "
-                "option keys are case-insensitive.",
-                details={"field": f"options.{key}", "key": key},
-            )
-        seen[lowered] = key
-    return {lowered: options[key] for lowered, key in seen.items()}
-
-
-def _other_options(options: Mapping[str, str]) -> dict[str, str]:
-    """Options other than the source keys, as given."""
-    return {key: value for key, value in options.items() if key.lower() not in SOURCE_KEYS}
-
-
-def _check_keys(options: Mapping[str, str]) -> None:
+def _check_keys(rest: Mapping[str, str]) -> None:
     """The format-independent refusals first (``fs.*``, ``spark.*``, ``paths``, …)."""
-    for key in _other_options(options):
+    for key in rest:
         table_options.check_key(key)
 
 
@@ -96,14 +74,14 @@ def _declared_source(
     location: str | None,
     roots: Sequence[str],
 ) -> dict[str, str]:
-    lowered = _lower_keys(options)
-    path = lowered.get("path")
+    source, rest = table_options.split_source(options)
+    path = source.get("path")
     if location is not None and path is not None:
         raise CoreError("Give the table path once: either LOCATION or the 'path' option.")
     if location is not None:
         path = location
-    connector = lowered.get("connector")
-    fmt = lowered.get("format")
+    connector = source.get("connector")
+    fmt = source.get("format")
     # The guard first: a non-file source is refused whatever else is wrong.
     if connector is not None:
         connector = guard.check_file_format(connector, "The connector")
@@ -117,12 +95,12 @@ def _declared_source(
                     f"USING {using} contradicts the option value '{value}'; give the format once."
                 )
         fmt = using_fmt
-    _check_keys(options)
+    _check_keys(rest)
     if path is None and connector is None:
-        rest = table_options.check_options(fmt or "parquet", _other_options(options))
+        checked = table_options.check_options(fmt or "parquet", rest)
         if fmt is None:
-            return rest
-        return {"format": fmt, **rest}
+            return checked
+        return {"format": fmt, **checked}
     if path is None:
         raise CoreError("An external table needs a path: add LOCATION '…' or a 'path' option.")
     source_fmt = connector if connector is not None else fmt
@@ -136,8 +114,8 @@ def _declared_source(
             f"The options 'connector' ('{connector}') and 'format' ('{fmt}') contradict each other."
         )
     checked_path = guard.check_storage_path(path, roots)
-    rest = table_options.check_options(source_fmt, _other_options(options))
-    return {"connector": source_fmt, "path": checked_path, **rest}
+    checked = table_options.check_options(source_fmt, rest)
+    return {"connector": source_fmt, "path": checked_path, **checked}
 
 
 def stored_source(
@@ -148,18 +126,17 @@ def stored_source(
     API; managed tables read their warehouse location."""
     prefix = f"Table {table} cannot be used: " if table else ""
     with _as_forbidden(prefix):
-        lowered = _lower_keys(options)
-        _check_keys(options)
-        connector = lowered.get("connector")
-        path = lowered.get("path")
+        source, rest = table_options.split_source(options)
+        _check_keys(rest)
+        connector = source.get("connector")
+        path = source.get("path")
         if connector is not None or path is not None:
             fmt = guard.check_file_format(
-                connector if connector is not None else lowered.get("format", ""),
+                connector if connector is not None else source.get("format", ""),
                 "The table format",
             )
             checked_path = guard.check_storage_path(path or "", roots)
-            rest = table_options.check_options(fmt, _other_options(options))
-            return TableSource(fmt, checked_path, rest, external=True)
-        fmt = guard.check_file_format(lowered.get("format") or "parquet", "The table format")
-        rest = table_options.check_options(fmt, _other_options(options))
-        return TableSource(fmt, location, rest)
+            checked = table_options.check_options(fmt, rest)
+            return TableSource(fmt, checked_path, checked, external=True)
+        fmt = guard.check_file_format(source.get("format") or "parquet", "The table format")
+        return TableSource(fmt, location, table_options.check_options(fmt, rest))
