@@ -9,10 +9,14 @@ columns, kept by the services, so that column search is an indexed query.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
+
+from core import locations
 
 
 class Named(models.Model):
@@ -95,6 +99,12 @@ class Table(Named):
     staged_by_job = models.UUIDField(null=True, blank=True)
     # Managed tables: the warehouse directory this table owns ("" for external tables and views).
     location = models.CharField(max_length=4096, blank=True, default="")
+    # External tables: their path, normalised, and as its symbolic links resolved when the row
+    # was last saved ("" for managed tables, views, and paths too long to compare). Set by
+    # save(); indexed because no two tables' paths may overlap (catalog.storage.find_overlap
+    # looks up a path's ancestors and descendants: equality and prefix queries).
+    data_path = models.CharField(max_length=1024, blank=True, default="", db_index=True)
+    data_real_path = models.CharField(max_length=1024, blank=True, default="", db_index=True)
     # Views: the query as written, and expanded to fully qualified names (by the planner).
     query = models.TextField(blank=True, default="")
     expanded_query = models.TextField(null=True, blank=True)  # noqa: DJ001  (None: not expanded yet)
@@ -116,6 +126,13 @@ class Table(Named):
         ]
         ordering: ClassVar = ["name_key"]
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.data_path, self.data_real_path = data_paths(self.kind, self.options)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None:
+            kwargs["update_fields"] = {*update_fields, "data_path", "data_real_path"}
+        super().save(*args, **kwargs)
+
     @property
     def managed(self) -> bool:
         return self.is_managed(self.kind, self.options)
@@ -124,6 +141,25 @@ class Table(Named):
     def is_managed(cls, kind: str, options: dict[str, Any]) -> bool:
         """A table whose data lives in the warehouse: its options name no connector/path."""
         return kind == cls.KIND_TABLE and not ("connector" in options or "path" in options)
+
+
+def data_paths(kind: str, options: Mapping[str, Any]) -> tuple[str, str]:
+    """``Table.data_path`` and ``Table.data_real_path`` of a row: an external table's path
+    in the form paths are compared in (``core.locations.comparable``: rows stored before
+    today's rules are compared too) and that path with its links resolved now."""
+    if kind != Table.KIND_TABLE:
+        return "", ""
+    raw = next((v for k, v in options.items() if str(k).lower() == "path"), None)
+    path = locations.comparable(raw) if isinstance(raw, str) else ""
+    if not path:
+        return "", ""
+    real = os.path.realpath(path)
+    limit = locations.MAX_PATH_BYTES
+
+    def fits(text: str) -> str:
+        return text if len(text.encode("utf-8")) <= limit else ""
+
+    return fits(path), fits(real)
 
 
 class Column(models.Model):
