@@ -5,6 +5,7 @@ it writes anything, runs in one transaction, and touches the file system only af
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
@@ -14,6 +15,7 @@ from django.db import IntegrityError, models, transaction
 
 from catalog import storage
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
+from core import locations
 from core import options as table_options
 from core.datatypes import DataType, parse_data_type
 from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
@@ -92,28 +94,15 @@ def _check_string_map(value: Mapping[str, Any], field: str) -> dict[str, str]:
     return result
 
 
-def _source_keys_in_lower_case(checked: dict[str, str]) -> dict[str, str]:
-    """``Connector``/``PATH``/… as their lower-case selves (Spark reads keys
-    case-insensitively); two spellings of one key are refused."""
-    result: dict[str, str] = {}
-    seen: dict[str, str] = {}
-    for key, value in checked.items():
-        lowered = key.lower()
-        if lowered in seen:
-            raise CoreError(
-                f"The option '{key}' is given twice (as '{seen[lowered]}' and '{key}'); "
-                "option keys are case-insensitive.",
-                details={"field": f"options.{key}"},
-            )
-        seen[lowered] = key
-        result[lowered if lowered in table_options.SOURCE_KEYS else key] = value
-    return result
-
-
-def check_options(options: Mapping[str, Any]) -> dict[str, str]:
+def check_options(options: Mapping[str, Any], *, tree: bool = True) -> dict[str, str]:
     """Table options: managed ({"format"}) or external ({"connector", "path"}), checked and
     normalised (for permanent and temporary tables alike); every other option must be on
-    the format's allow-list (``core.options``), and the path inside the storage roots."""
+    the format's allow-list (``core.options``), and the path strictly below a storage root.
+
+    ``tree``: look for symbolic links leading out anywhere in the path's directory tree
+    (creation, PATCH); a use that only needs the path itself (a write's staging, the commit)
+    passes False and follows the path's own links only. Overlaps with other tables are
+    checked by ``check_path_free``, where the row is saved."""
     checked = _check_string_map(options, "options")
     for key in checked:
         if key.startswith(RESERVED_PREFIXES):
@@ -122,16 +111,15 @@ def check_options(options: Mapping[str, Any]) -> dict[str, str]:
                 f"({', '.join(RESERVED_PREFIXES)}).",
                 details={"field": f"options.{key}"},
             )
-    checked = _source_keys_in_lower_case(checked)
-    rest = {k: v for k, v in checked.items() if k not in table_options.SOURCE_KEYS}
+    source, rest = table_options.split_source(checked)
     for key in rest:  # fs.*, spark.*, unknown keys: refused before anything else
         table_options.check_key(key)
-    connector, path = checked.get("connector"), checked.get("path")
+    connector, path = source.get("connector"), source.get("path")
     if connector is None and path is None:
-        fmt = checked.get("format", "parquet").lower()
+        fmt = source.get("format", "parquet").lower()
         if fmt not in FILE_FORMATS:
             raise CoreError(
-                f"Unknown format '{checked['format']}'. Supported: {', '.join(FILE_FORMATS)}.",
+                f"Unknown format '{source['format']}'. Supported: {', '.join(FILE_FORMATS)}.",
                 details={"field": "options.format"},
             )
         return {"format": fmt, **table_options.check_options(fmt, rest)}
@@ -146,16 +134,61 @@ def check_options(options: Mapping[str, Any]) -> dict[str, str]:
             f"Unknown connector '{connector}'. Supported: {', '.join(FILE_FORMATS)}.",
             details={"field": "options.connector"},
         )
-    if "format" in checked and checked["format"].lower() != connector.lower():
+    if "format" in source and source["format"].lower() != connector.lower():
         raise CoreError(
             "An external table's format is its 'connector'; drop the 'format' option.",
             details={"field": "options.format"},
         )
     fmt = connector.lower()
-    result = {"connector": fmt, "path": storage.normalize_external_path(path)}
-    if "format" in checked:
-        result["format"] = checked["format"]
+    result = {"connector": fmt, "path": storage.normalize_external_path(path, tree=tree)}
+    if "format" in source:
+        result["format"] = source["format"]
     return {**result, **table_options.check_options(fmt, rest)}
+
+
+def check_path_free(options: Mapping[str, str], *, exclude: models.Q | None = None) -> None:
+    """An external table's path (``options`` as ``check_options`` returns them) must not
+    equal, hold or lie inside another table's path (``exclude``: the table itself, on
+    PATCH). Call it in the transaction that saves the row: it takes the lock that keeps
+    two overlapping tables from being saved at the same moment."""
+    path = options.get("path")
+    if path is None:
+        return
+    storage.lock_table_paths()
+    storage.check_no_overlap(path, path, exclude=exclude)
+
+
+def check_temporary_path(
+    options: Mapping[str, str], siblings: Sequence[tuple[str, Mapping[str, Any]]]
+) -> None:
+    """A temporary table's path (``options`` checked by ``check_options``) must not equal,
+    hold or lie inside a permanent table's path, the warehouse, or the path of another
+    temporary table of its session (``siblings``: each one's quoted name and options). A
+    temporary table is its session user's; its files must not be another table's.
+
+    Other sessions' temporary tables are not looked at: they are private to their session
+    and cannot be written (INSERT into temporary tables is not supported), and letting them
+    block a path would let anyone hold any directory without a trace in the catalog."""
+    path = options.get("path")
+    if path is None:
+        return
+    storage.check_no_overlap(path, path)
+    mine = {path, os.path.realpath(path)}
+    for shown, other_options in siblings:
+        raw = next((v for k, v in other_options.items() if str(k).lower() == "path"), "")
+        other = locations.comparable(str(raw))
+        if not other:
+            continue
+        for candidate in sorted(mine):
+            for theirs in (other, os.path.realpath(other)):
+                how = locations.overlap(candidate, theirs)
+                if how is not None:
+                    raise locations.PathOverlap(
+                        locations.overlap_message(
+                            path, how, theirs, f"the temporary table {shown}"
+                        ),
+                        details={"field": "options.path", "path": path},
+                    )
 
 
 def check_partitioning(partition_by: Sequence[Any], resolved: ResolvedSchema) -> list[str]:
@@ -465,6 +498,7 @@ def table_create(
     )
     try:
         with transaction.atomic():
+            check_path_free(checked_options)
             table = Table(
                 database=database,
                 name=name,
@@ -549,6 +583,8 @@ def table_update(
         partition_by if partition_by is not None else table.partition_by, resolved
     )
     with transaction.atomic():
+        if options is not None:
+            check_path_free(table.options, exclude=models.Q(pk=table.pk))
         if comment is not None:
             table.comment = comment
         if schema is not None:
@@ -802,16 +838,19 @@ def ctas_table_create(
     location: str = "",
     staged_by_job: Any = None,
     schema: Schema | None = None,
+    tree: bool = True,
 ) -> Table:
     """The catalog entry of a CTAS: a stage table (``staged_by_job`` set, status ``staged``,
     schema unknown: no columns, ``resolved_schema`` null) or, in atomic mode at commit, the
     active table with its schema. ``location`` is where the job writes (not created here).
 
     Runs in the caller's transaction. A taken name (also by a concurrent transaction: the
-    unique constraint) raises AlreadyExists and leaves the caller's transaction usable.
+    unique constraint) raises AlreadyExists and leaves the caller's transaction usable; so
+    does a path that overlaps another table's. ``tree``: see ``check_options`` (the atomic
+    commit passes False: the job's staging was checked before its transaction).
     """
     validate_name(name, "table name")
-    checked_options = check_options(options)
+    checked_options = check_options(options, tree=tree)
     resolved = resolve_schema(schema) if schema is not None else None
     if resolved is not None and not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
@@ -837,6 +876,7 @@ def ctas_table_create(
     )
     try:
         with transaction.atomic():
+            check_path_free(checked_options)
             table.save()
             _replace_columns(table, resolved)
     except IntegrityError:

@@ -821,7 +821,10 @@ def _save_temporary(row: TemporaryObject, what: str) -> None:
 
 
 def _temporary_table_options(options: Mapping[str, Any]) -> dict[str, str]:
-    """A temporary table is external: Tessera does not own its data (FLIP-64)."""
+    """A temporary table is external: Tessera does not own its data (FLIP-64). Its path
+    is checked like a permanent table's (text, links, strictly below a root); whether it
+    overlaps another table's is checked once the session is locked
+    (``services.check_temporary_path``)."""
     checked = services.check_options(options)
     if "path" not in checked:
         raise CoreError(
@@ -864,8 +867,9 @@ def _create_temporary_table(
     resolved = services.resolve_schema(schema, typer)
     if not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
+    options = _temporary_table_options(args.get("options") or {})
     definition = {
-        "options": _temporary_table_options(args.get("options") or {}),
+        "options": options,
         "schema": schema.to_dict(),
         "resolved_schema": resolved.to_dict(),
         "partition_by": services.check_partitioning(args.get("partition_by") or [], resolved),
@@ -875,6 +879,12 @@ def _create_temporary_table(
     answer = _taken_relation(_temporary_row(session.pk, "relation", c, d, n), args, "table")
     if answer is not None:
         return answer
+    # Its files must be its own: no permanent table's, nor another of this session's.
+    siblings = [
+        (quote_path(other.parts), dict((other.definition or {}).get("options") or {}))
+        for other in _temporary_rows(session.pk, "relation").filter(kind=TemporaryObject.KIND_TABLE)
+    ]
+    services.check_temporary_path(options, siblings)
     row = TemporaryObject(
         session=session,
         kind=TemporaryObject.KIND_TABLE,
