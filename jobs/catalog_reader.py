@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog import services
+from catalog import services, storage
 from catalog.models import Catalog, Database, Function, Table
+from core import locations
 from core.identifiers import ObjectIdentifier
 from core.planner import FunctionDef, Relation
 from core.schema import ResolvedSchema
@@ -79,14 +80,26 @@ class DjangoCatalogReader:
 
     def may_write(self, relation: Relation) -> bool:
         """The session's user may write a permanent table they may change (its creator, its
-        catalog's owner, an admin: ``catalog.services.may_write_table``); a temporary table
-        is the session's own. No session, no user: no writes."""
-        if self.session is None:
+        catalog's owner, an admin: ``catalog.services.may_write_table``). The planner never
+        asks about a temporary table (INSERT into one is refused before, as unsupported):
+        should it ever, the answer is no. No session, no user: no writes."""
+        if self.session is None or relation.temporary:
             return False
-        if relation.temporary:
-            return True
         row = self.permanent_relation(relation.identifier)
         return row is not None and services.may_write_table(self.session.user, row)
+
+    def write_conflict(self, relation: Relation) -> str | None:
+        """Why writing ``relation`` would change another table's data: its path equals,
+        holds or lies inside another table's (``catalog.storage.check_table_apart``; rows
+        stored before that rule existed are refused here, and again at the commit)."""
+        row = self.permanent_relation(relation.identifier)
+        if row is None or relation.temporary:
+            return None
+        try:
+            storage.check_table_apart(row)
+        except locations.LocationRefused as exc:
+            return exc.message
+        return None
 
     # -- rows (for the REST API's resolve and for commands) ------------------------------
 

@@ -66,10 +66,16 @@ class CatalogReader(Protocol):
     def get_system_function(self, name: str) -> FunctionDef | None: ...
 
     def may_write(self, relation: Relation) -> bool:
-        """Whether the statement's user may write rows into ``relation`` (INSERT INTO,
-        INSERT OVERWRITE, statement sets): for a permanent table, its creator, its catalog's
-        owner or an admin (the rule of DDL, until team grants exist); a temporary table
-        belongs to its session's user."""
+        """Whether the statement's user may write rows into the permanent table
+        ``relation`` (INSERT INTO, INSERT OVERWRITE, statement sets): its creator, its
+        catalog's owner or an admin (the rule of DDL, until team grants exist). The planner
+        refuses temporary targets before asking (INSERT into them is not supported)."""
+        ...
+
+    def write_conflict(self, relation: Relation) -> str | None:
+        """Why writing the permanent table ``relation`` would change another table's data
+        (its path equals, holds or lies inside another table's), as a sentence naming the
+        other table; None when its files are its own."""
         ...
 
 

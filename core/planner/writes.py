@@ -8,8 +8,9 @@
 The query of each is planned exactly like a query (guarded, resolved, spliced); the worker
 analyses it, writes into a staging location and the web side commits (docs/statements.md,
 "Writes"). The planner checks what the text and the catalog can tell before anything
-runs: the target, the options, the column list and, when the select list is plain, the
-column count.
+runs: the target (a permanent table the user may write, whose path overlaps no other
+table's), the options, the column list and, when the select list is plain, the column
+count.
 
 Existing CTAS targets: the reader returns a session's temporary object before the
 permanent one, so when it returns a temporary object the permanent table is unknown to the
@@ -27,7 +28,7 @@ from core.errors import AlreadyExists, CoreError, NotFound, PermissionDenied
 from core.identifiers import ObjectIdentifier, name_key, quote_part
 from core.planner import guard
 from core.planner.ddl import Trailing, name_list, parse_trailing
-from core.planner.errors import UnsupportedStatement
+from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.model import Relation
 from core.planner.plan import Plan
 from core.planner.queries import starts_query
@@ -225,6 +226,11 @@ def _target_table(statement: Statement, ident: ObjectIdentifier) -> Relation:
             "or an admin may insert into it or overwrite it.",
             details=details,
         )
+    conflict = statement.reader.write_conflict(relation)
+    if conflict is not None:
+        # The table is the user's, but its files are (also) another table's: writing it
+        # would change that table (rows stored before paths could not overlap).
+        raise ForbiddenSql(f"Table {shown} cannot be written. {conflict}", details=details)
     return relation
 
 

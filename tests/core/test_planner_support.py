@@ -44,6 +44,8 @@ class MemoryCatalog:
     system_functions: dict[str, FunctionDef] = field(default_factory=dict)
     lookups: list[str] = field(default_factory=list)
     read_only: set[tuple[str, str, str]] = field(default_factory=set)  # the user may not write
+    # tables whose path overlaps another's: why they cannot be written
+    conflicts: dict[tuple[str, str, str], str] = field(default_factory=dict)
 
     # -- CatalogReader --------------------------------------------------------------------
 
@@ -66,7 +68,10 @@ class MemoryCatalog:
         return self.system_functions.get(name_key(name))
 
     def may_write(self, relation: Relation) -> bool:
-        return relation.temporary or relation.identifier.key not in self.read_only
+        return not relation.temporary and relation.identifier.key not in self.read_only
+
+    def write_conflict(self, relation: Relation) -> str | None:
+        return self.conflicts.get(relation.identifier.key)
 
     # -- building -------------------------------------------------------------------------
 
