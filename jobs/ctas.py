@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from catalog import selectors
+from catalog import selectors, storage
 from catalog import services as catalog_services
 from catalog.models import Table
 from core.errors import CoreError, NotFound
@@ -64,17 +64,30 @@ def is_atomic(row: Job, args: Mapping[str, Any]) -> bool:
 
 
 def _check_external_path(args: Mapping[str, Any]) -> None:
+    """Before anything is staged: a CTAS path must be empty (or new), hold no link leading
+    out, and overlap no other table's path — atomic mode creates its table only at the
+    commit, so this is the check that keeps its staging out of another table's files."""
     options = writes.ctas_options(args)
-    if "path" in options and writes.path_holds_data(options["path"]):
+    path = options.get("path")
+    if path is None:
+        return
+    if writes.path_holds_data(path):
         raise CoreError(
-            f"The path '{options['path']}' already holds files; CREATE TABLE … AS SELECT "
+            f"The path '{path}' already holds files; CREATE TABLE … AS SELECT "
             "writes only into an empty or new directory.",
             details={"field": "options.path"},
         )
+    storage.normalize_external_path(path)  # its tree: empty of data, so cheap
+    storage.check_no_overlap(path, path)
 
 
 def _create_table(
-    row: Job, args: Mapping[str, Any], entry: Mapping[str, Any], schema: Schema | None
+    row: Job,
+    args: Mapping[str, Any],
+    entry: Mapping[str, Any],
+    schema: Schema | None,
+    *,
+    tree: bool = True,
 ) -> Table:
     c, d, n = entry["identifier"]
     return catalog_services.ctas_table_create(
@@ -87,6 +100,7 @@ def _create_table(
         location=str(entry["final"]) if entry["managed"] else "",
         staged_by_job=None if schema is not None else row.pk,
         schema=schema,
+        tree=tree,
     )
 
 
@@ -130,7 +144,9 @@ class WriteCommitHook(NoOpHook):
             entry = writes.entry(row, _identifier(job))
             schema = worker_schema(entry)
             if entry.get("atomic"):
-                _create_table(row, args, entry, schema=schema)
+                # In the commit's transaction: no tree listed (the worker checked the
+                # staging before it; the path held no data at CREATED).
+                _create_table(row, args, entry, schema=schema, tree=False)
             else:
                 staged = (
                     Table.objects.select_for_update(of=("self",))

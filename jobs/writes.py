@@ -8,8 +8,15 @@ The contract is docs/statements.md, "Writes: CTAS, INSERT, statement sets (FLIP-
   deletes the old directory after commit. One pointer swap per table, so every commit is one
   step, for all targets of a statement set alike.
 - External tables: a job writes into ``<path>/_tessera_staging_<job id>/``; commit moves its
-  files into ``<path>`` (OVERWRITE deletes the old data files first; not atomic) and removes
-  the staging directory. Clean-up deletes only that directory.
+  files into ``<path>`` (OVERWRITE first deletes the old data: data files and ``k=v``
+  partition directories, nothing else; not atomic) and removes the staging directory.
+  Clean-up deletes only that directory.
+
+Before anything is staged (CREATED) and again at the commit, a target must be one the job's
+user may write and whose files are its own: its path equals, holds or lies inside no other
+table's (``catalog.storage.check_table_apart``). The commit lists only what it moves: the
+worker looked for symbolic links in the staging before the commit's transaction
+(``catalog.storage.check_tree``), and the commit refuses to move files through a link.
 
 Each job records what it staged in ``Job.staging``, one entry per target table, keyed by
 ``staging_key(identifier)``::
@@ -26,6 +33,7 @@ storage root (external); a directory a table row points at is never deleted here
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -42,10 +50,12 @@ from catalog import services as catalog_services
 from catalog import storage
 from catalog.models import Table
 from catalog.services import check_options
-from core import jobstate
-from core.errors import CoreError, NotFound
+from core import jobstate, locations
+from core import options as option_rules
+from core.errors import CoreError, NotFound, PermissionDenied
 from core.identifiers import quote_path
 from core.jobstate import JobView
+from core.planner.errors import ForbiddenSql
 from jobs.models import Job
 
 log = logging.getLogger(__name__)
@@ -91,21 +101,31 @@ def write_targets(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def ctas_options(args: Mapping[str, Any]) -> dict[str, str]:
-    """A CTAS's table options as they will be stored (checked, without statement options)."""
+    """A CTAS's table options as they will be stored (checked, without statement options;
+    the path's own links followed — its tree is looked at where the table row is made)."""
     options = {k: v for k, v in (args.get("options") or {}).items() if k not in CTAS_ONLY_OPTIONS}
-    return check_options(options)
+    return check_options(options, tree=False)
 
 
 def table_options(table: Table) -> dict[str, str]:
-    """A target table's options checked by today's rules (format, allow-list, path under a
-    storage root with its links resolved now): the row may predate them."""
+    """A target table's options checked by today's rules (format, allow-list, path strictly
+    below a storage root with its own links resolved now: the row may predate them), and
+    its files its own (no other table's path overlaps it). Refusals of the storage boundary
+    are FORBIDDEN_SQL, as on the worker. No directory tree is listed here: this runs when a
+    job is created and inside the commit's transaction."""
+    name = quote_path([table.database.catalog.name, table.database.name, table.name])
     try:
-        return check_options(dict(table.options))
+        checked = check_options(dict(table.options), tree=False)
+        storage.check_table_apart(table)
+    except (locations.LocationRefused, option_rules.OptionRefused) as exc:
+        raise ForbiddenSql(
+            f"Table {name} cannot be written. {exc.message}", details=exc.details
+        ) from None
     except CoreError as exc:
-        name = quote_path([table.database.catalog.name, table.database.name, table.name])
         exc.message = f"Table {name} cannot be written. {exc.message}"
         exc.args = (exc.message,)
         raise
+    return checked
 
 
 def path_holds_data(path: str | Path) -> bool:
@@ -244,12 +264,12 @@ def commit(job: JobRef) -> list[dict[str, Any]]:
         if item["managed"]:
             _commit_managed(table, item)
     external = [
-        (_external_paths(table, item, job_id), item)
+        (_external_paths(table, item, job_id), item, _reads_subdirectories(table))
         for item, table in zip(entries, tables, strict=True)
         if not item["managed"]
     ]  # every check before the first file moves
-    for (path, staged), item in external:
-        _move_external(path, staged, item)
+    for (path, staged), item, every_directory in external:
+        _move_external(path, staged, item, every_directory=every_directory)
     committed = []
     for item, table in zip(entries, tables, strict=True):
         detail: dict[str, Any] = {
@@ -267,11 +287,35 @@ def _check_rights(
     """The job's user must still be allowed to write every table it inserts into or
     overwrites (the planner checked it too, but a plan need not come from the planner, and
     rights can change while a job runs). One refusal refuses the whole job: nothing is
-    committed. A CTAS writes the table it creates itself."""
-    user = Job.objects.select_related("user").get(pk=job_id).user
+    committed. A CTAS writes only the table it created itself (``_check_own``)."""
+    job = Job.objects.select_related("user").get(pk=job_id)
     for item, table in zip(entries, tables, strict=True):
-        if item["mode"] != "ctas":
-            catalog_services.ensure_can_write_table(user, table)
+        if item["mode"] == "ctas":
+            _check_own(job, item, table)
+        else:
+            catalog_services.ensure_can_write_table(job.user, table)
+
+
+def _check_own(job: Job, item: Mapping[str, Any], table: Table) -> None:
+    """A CTAS target must be the table this job made: staged by this job, or made by its
+    user, and pointing where this job wrote (a managed table at this job's new directory,
+    an external one at the path it staged in). A hand-made plan naming someone else's
+    table as a CTAS target commits nothing."""
+    own = str(table.staged_by_job or "") == str(job.pk) or (
+        table.created_by_id is not None and table.created_by_id == job.user_id
+    )
+    if item["managed"]:
+        own = own and table.managed and table.location == str(item["location"])
+    else:
+        path = next((v for k, v in table.options.items() if k.lower() == "path"), "")
+        own = own and not table.managed and locations.comparable(str(path)) == item["final"]
+    if not own:
+        name = quote_path([table.database.catalog.name, table.database.name, table.name])
+        raise PermissionDenied(
+            f"Job {job.pk} did not create table {name}: CREATE TABLE … AS SELECT writes only "
+            "the table it creates. Nothing was committed.",
+            details={"identifier": list(item["identifier"])},
+        )
 
 
 def _commit_managed(table: Table, item: Mapping[str, Any]) -> None:
@@ -297,7 +341,9 @@ def _delete_old_location(location: str) -> None:
 
 
 def _external_paths(table: Table, item: Mapping[str, Any], job_id: str) -> tuple[Path, Path]:
-    """The table's path and this job's staging directory in it, checked for the commit."""
+    """The table's path and this job's staging directory in it, checked for the commit:
+    the path (its own links resolved now, strictly below a root, apart from every other
+    table's) and each directory the job's files will be moved into (no link among them)."""
     path = Path(table_options(table)["path"])
     staged = _external_staging(path, job_id)
     if Path(item["location"]) != staged:
@@ -308,15 +354,69 @@ def _external_paths(table: Table, item: Mapping[str, Any], job_id: str) -> tuple
             "empty or new directory. Nothing was committed.",
             details={"field": "options.path"},
         )
+    _check_destinations(path, staged)
     return path, staged
 
 
-def _move_external(path: Path, staged: Path, item: Mapping[str, Any]) -> None:
-    """OVERWRITE: the old data files go first (not atomic); then this job's files move in."""
+def _check_destinations(path: Path, staged: Path) -> None:
+    """Refuse to move the staging's files into ``path`` through a symbolic link: every
+    directory below ``path`` that a file goes into must be a plain directory (or not exist
+    yet). One ``lstat`` per directory the job wrote, not a walk of the table."""
+    if not staged.is_dir():
+        return
+    directories = {relative.parent for relative in _data_files(staged)} - {Path(".")}
+    checked: set[Path] = set()
+    for relative in sorted(directories):
+        current = path
+        for part in relative.parts:
+            current = current / part
+            if current in checked:
+                continue
+            if current.is_symlink():
+                raise ForbiddenSql(
+                    f"The table's directory {current} is a symbolic link; the commit does not "
+                    "move files through links. Nothing was committed.",
+                    details={"path": str(current)},
+                )
+            checked.add(current)
+
+
+def _reads_subdirectories(table: Table) -> bool:
+    """Whether Spark reads the files of every subdirectory of the table's path as its rows
+    (the option ``recursiveFileLookup``), not only those of ``k=v`` partitions."""
+    return any(
+        key.lower() == "recursivefilelookup" and str(value).strip().lower() == "true"
+        for key, value in table.options.items()
+    )
+
+
+def _remove_data(directory: Path, *, every_directory: bool) -> None:
+    """Delete what Spark reads as table data in ``directory``: its data files (with their
+    ``.<name>.crc`` checksums) and its ``k=v`` partition directories — every directory with
+    ``every_directory`` (``recursiveFileLookup``) — recursively. Hidden files and
+    directories stay (another job's staging, ``_SUCCESS``), and so do plain directories of
+    a table Spark reads by partitions: Spark 4 reads no file in them, so they are not this
+    table's data."""
+    for child in list(directory.iterdir()):
+        if _hidden(child.name):
+            continue
+        if child.is_symlink() or not child.is_dir():
+            _remove(child)  # a link itself, never what it points at
+            checksum = child.with_name(f".{child.name}.crc")
+            if checksum.is_file() and not checksum.is_symlink():
+                checksum.unlink(missing_ok=True)
+        elif every_directory or "=" in child.name:
+            _remove_data(child, every_directory=every_directory)
+            with contextlib.suppress(OSError):  # kept when something else is left inside
+                child.rmdir()
+
+
+def _move_external(
+    path: Path, staged: Path, item: Mapping[str, Any], *, every_directory: bool
+) -> None:
+    """OVERWRITE: the old data goes first (not atomic); then this job's files move in."""
     if item["mode"] == "overwrite" and path.is_dir():
-        for child in path.iterdir():
-            if not _hidden(child.name):
-                _remove(child)
+        _remove_data(path, every_directory=every_directory)
     if staged.is_dir():
         _move_tree(staged, path)
         _remove(staged)
@@ -359,7 +459,8 @@ def _clean_managed(location: str) -> bool:
 
 
 def _clean_external(item: Mapping[str, Any], job_id: str) -> bool:
-    path = Path(storage.normalize_external_path(str(item["final"])))
+    # The path itself is checked (text, its own links): only its staging child is deleted.
+    path = Path(storage.normalize_external_path(str(item["final"]), tree=False))
     staged = _external_staging(path, job_id)
     deleted = False
     if os.path.lexists(staged):

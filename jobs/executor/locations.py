@@ -9,7 +9,9 @@ link inside its tree leading out (``catalog.storage``); then Spark's own JVM is 
 Hadoop reads the resolved path (``org.apache.hadoop.fs.Path(p).toUri()`` and the file
 system it names) and must agree. Spark is handed that resolved path, which narrows the
 window in which a link could be swapped between the check and the read. The options pass
-the format's allow-list (``core.options``). Refusals are ``FORBIDDEN_SQL``.
+the format's allow-list (``core.options``). A write's target must also overlap no other
+table's path, and what the job wrote is looked at for links before the commit's
+transaction (``checked_written``). Refusals are ``FORBIDDEN_SQL``.
 """
 
 from __future__ import annotations
@@ -137,9 +139,20 @@ def checked_write(
         else:
             final = storage.resolved_external_path(str(entry["final"]))
             staging = f"{writes.STAGING_PREFIX}{job_id}"
-            if location != f"{locations.local_path(str(entry['final']))}/{staging}":
+            path = locations.local_path(str(entry["final"]))
+            if location != f"{path}/{staging}":
                 raise CoreError("The staging location is not this job's own.")
+            # Its staging would sit in another table's files: refused before Spark writes.
+            storage.check_no_overlap(path, path, exclude=storage.same_table(entry["identifier"]))
             real = f"{final}/{staging}"
             locations.local_path(real)
         hadoop_agrees(spark, real)
         return CheckedSource(fmt, real, checked_options)
+
+
+def checked_written(target: CheckedSource, entry: Mapping[str, Any], shown: str) -> None:
+    """After Spark wrote a target, before the commit's transaction: no symbolic link in
+    what the job wrote leads out (Spark writes none; a link found there was put there). The
+    commit then lists only what it moves (``jobs.writes``)."""
+    with refusals(f"Table {shown} cannot be written"):
+        storage.check_tree(target.path, managed=bool(entry.get("managed")))

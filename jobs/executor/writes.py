@@ -362,14 +362,10 @@ def write_one(job: Job, item: PreparedWrite) -> int | None:
     from jobs.executor import locations
 
     writes.staging_location(job, item.identifier)  # decided at CREATED; recorded if not
+    entry = writes.entry(job, item.identifier)
     # Checked now, at the write: the resolved directory and allow-listed options only.
     target = locations.checked_write(
-        item.frame.sparkSession,
-        writes.entry(job, item.identifier),
-        str(job.pk),
-        item.format,
-        item.options,
-        item.shown,
+        item.frame.sparkSession, entry, str(job.pk), item.format, item.options, item.shown
     )
     location = target.path
     frame, observation = _observe(item.frame)
@@ -379,6 +375,8 @@ def write_one(job: Job, item: PreparedWrite) -> int | None:
     if item.partition_by:
         writer = writer.partitionBy(*item.partition_by)
     writer.save(location)
+    # What the job wrote, looked at here, outside the commit's transaction.
+    locations.checked_written(target, entry, item.shown)
     rows = _observed_rows(observation)
     if rows is None and item.format == "parquet":
         rows = parquet_rows(location)
