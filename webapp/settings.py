@@ -280,3 +280,32 @@ TESSERA_PLANNING_BUDGET_SECONDS = float(os.environ.get("TESSERA_PLANNING_BUDGET_
 # gunicorn runs 4 threads per process: 2 stay free for every other request.
 TESSERA_PLANNING_PER_USER = int(os.environ.get("TESSERA_PLANNING_PER_USER", "1"))
 TESSERA_PLANNING_PER_PROCESS = int(os.environ.get("TESSERA_PLANNING_PER_PROCESS", "2"))
+
+
+# --- Storage roots stay apart from the server's own files (docs/security.md §2) -------------
+# Checked at start, in every process that loads these settings (web server, worker,
+# manage.py): a root holding the data directory or the warehouse, or one whose text Hadoop
+# could read differently, stops the process here with the reason.
+def _check_storage_roots() -> None:
+    from django.core.exceptions import ImproperlyConfigured
+
+    from core.locations import check_storage_roots
+
+    protected = {
+        "the warehouse": WAREHOUSE_DIR,
+        "the results directory": RESULTS_DIR,
+        "the broker directory": BROKER_DIR,
+        "STATIC_ROOT": STATIC_ROOT,
+    }
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        protected["the SQLite database"] = Path(str(DATABASES["default"]["NAME"]))
+    problems = check_storage_roots(
+        [str(root) for root in TESSERA_STORAGE_ROOTS],
+        str(DATA_DIR),
+        {name: os.path.realpath(path) for name, path in protected.items()},
+    )
+    if problems:
+        raise ImproperlyConfigured(" ".join(problems))
+
+
+_check_storage_roots()
