@@ -41,7 +41,7 @@ def test_table_page_equals_the_serializer_output(
         "d",
         "ext",
         simple_schema("id BIGINT", "name STRING"),
-        options={"connector": "parquet", "path": str(storage.external)},
+        options={"connector": "parquet", "path": str(storage.external / "ext")},
     )
     make.table("c", "d", "parted", simple_schema("id BIGINT", "day DATE"), partition_by=["day"])
     staged = make.table("c", "d", "staged")

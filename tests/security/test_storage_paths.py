@@ -89,6 +89,10 @@ def hostile_paths(root: Path, outside: Path) -> dict[str, str]:
         "outside": str(outside),
         "etc": "/etc",
         "sibling with the root as prefix": f"{r}-evil/x",
+        "the storage root itself": r,
+        "the storage root, slash": f"{r}/",
+        "the storage root as a URI": f"file://{r}",
+        "longer than 1024 bytes": f"{r}/" + "x" * 200 + "/" + "y" * 900,
         "empty": "",
         "blank": "   ",
     }
@@ -289,9 +293,30 @@ def test_links_leading_out_are_refused_at_creation(alice, catalog, outside, vari
         f"CREATE TABLE {catalog}.d.c WITH ('connector' = 'csv', 'path' = '{path}') AS SELECT 1"
     )
     assert ctas["status"] == "FAILED", ctas
-    assert "outside the storage roots" in ctas["error"]["message"]
+    # A directory holding files (the link is one) is refused before its tree is listed.
+    message = ctas["error"]["message"]
+    assert "outside the storage roots" in message or "already holds files" in message, message
     no_table(catalog, "c")
     assert files_under(outside) == {"secret.csv", "secret.txt"}
+
+
+@pytest.mark.parametrize("atomic", ["false", "true"])
+def test_ctas_into_a_directory_whose_only_entry_is_a_link_out_is_refused(
+    alice, catalog, outside, atomic
+) -> None:
+    """A hidden link is no data (the directory counts as empty), but Spark's writer and
+    the commit would go through it: the CTAS path's tree is checked before anything runs."""
+    folder = storage_root() / f"ctas-{uid()}"
+    folder.mkdir()
+    os.symlink(outside, folder / "_staging_alias")
+    job = alice.run(
+        f"CREATE TABLE {catalog}.d.c WITH ('connector' = 'csv', 'path' = '{folder}', "
+        f"'table.ctas.atomic' = '{atomic}') AS SELECT 1"
+    )
+    refused(alice, job, "VALIDATION_ERROR", "outside the storage roots")
+    no_table(catalog, "c")
+    assert files_under(outside) == {"secret.csv", "secret.txt"}
+    assert files_under(folder) == {"_staging_alias"}
 
 
 def test_link_that_stays_inside_the_roots_is_accepted(alice, catalog) -> None:
@@ -322,7 +347,15 @@ def _stored_table(catalog: str, alice: Actor, name: str, options: dict[str, str]
     )
 
 
-STORED_VARIANTS = ["backslash dots", "dot dot", "glob braces", "viewfs", "outside", "colon"]
+STORED_VARIANTS = [
+    "backslash dots",
+    "dot dot",
+    "glob braces",
+    "viewfs",
+    "outside",
+    "colon",
+    "the storage root itself",
+]
 
 
 @pytest.mark.parametrize("variant", STORED_VARIANTS)
@@ -351,6 +384,7 @@ def _relation(
 
 
 HAND_VARIANTS = [
+    "the storage root itself",
     "backslash dots",
     "backslash dots twice",
     "glob braces",
