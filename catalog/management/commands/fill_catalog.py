@@ -27,7 +27,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 
 from catalog import storage
-from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
+from catalog.models import Catalog, Column, ColumnName, Database, Function, Table, data_paths
 from core.datatypes import parse_data_type
 from core.identifiers import validate_name
 from core.schema import PhysicalColumn, PrimaryKey, Schema, SchemaResolver
@@ -345,9 +345,14 @@ class Command(BaseCommand):
         path = posixpath.normpath(
             str(root / database.catalog.name_key / database.name_key / name.lower())
         )
+        options = {"connector": "parquet", "path": path}
+        # bulk_create does not call save(): the indexed paths are set here, as save() would.
+        data_path, data_real_path = data_paths(Table.KIND_TABLE, options)
         return Table(
             kind=Table.KIND_TABLE,
-            options={"connector": "parquet", "path": path},
+            options=options,
+            data_path=data_path,
+            data_real_path=data_real_path,
             **common,
         )
 
