@@ -301,6 +301,30 @@ def test_a_storage_root_is_never_a_table_path(bob, world, variant) -> None:
     assert snapshot(storage_root()) == before
 
 
+def test_a_link_to_a_storage_root_is_refused_as_the_root(bob, world) -> None:
+    """The text names a directory below the root; resolved, it is the root itself."""
+    link = storage_root() / f"rootlink-{uid()}"
+    os.symlink(storage_root(), link)
+    before = snapshot(world.team)
+    job = bob.run(f"CREATE TABLE {world.bcat}.d.x (id INT) USING csv LOCATION '{link}'")
+    refused(bob, job, "VALIDATION_ERROR", "is a storage root")
+    temporary = bob.run(f"CREATE TEMPORARY TABLE x.y.t (id INT) USING csv LOCATION '{link}/'")
+    refused(bob, temporary, "VALIDATION_ERROR", "is a storage root")
+    response = bob.api.post(
+        tables_url(world.bcat),
+        {
+            "name": "x",
+            "schema": simple_schema("id INT"),
+            "options": {"connector": "csv", "path": f"file://{link}"},
+        },
+    )
+    assert_error(response, 400, "VALIDATION_ERROR", "is a storage root")
+    no_table(world.bcat)
+    assert not TemporaryObject.objects.filter(session_id=bob.session_id).exists()
+    assert snapshot(world.team) == before
+    link.unlink()
+
+
 CTAS_VARIANTS = {
     "onto an empty table's path": lambda w: str(w.empty_dir),
     "inside an empty table's path": lambda w: f"{w.empty_dir}/sub",
