@@ -101,8 +101,11 @@ def _spark_error(exc: Py4JJavaError) -> BaseException:
     """Spark's own exception (ParseException, …) for a failed JVM call, as ``spark.sql``
     would raise it; the describer's refusal (too many parts) becomes ForbiddenSql."""
     java = exc.java_exception
-    if str(java.getClass().getName()) == "java.lang.IllegalStateException":
-        return ForbiddenSql(f"{java.getMessage()} Split it into smaller statements.")
+    message = str(java.getMessage() or "")
+    if str(java.getClass().getName()) == "java.lang.IllegalStateException" and message.endswith(
+        "parts to check."
+    ):
+        return ForbiddenSql(f"{message} Split it into smaller statements.")
     return convert_exception(java)
 
 
