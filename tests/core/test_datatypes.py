@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.datatypes import (
     ArrayType,
@@ -23,6 +27,7 @@ from .strategies import ATOMIC_NAMES, data_types
 
 INT = AtomicType("INT")
 STRING = AtomicType("STRING")
+NN_INT = INT.with_nullable(False)
 
 
 def parse_error(text: str) -> DataTypeError:
@@ -167,6 +172,200 @@ def test_comments_are_escaped() -> None:
 )
 def test_parse_aliases_and_syntax(text: str, sql: str) -> None:
     assert parse_data_type(text).sql() == sql
+
+
+# Every form the grammar accepts, with the model value it must give (docs/adr/0007: the
+# grammar is ours, not sqlglot's; a replacement parser would have to pass this table).
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # atomic names, their aliases, any case
+        ("boolean", AtomicType("BOOLEAN")),
+        ("Bool", AtomicType("BOOLEAN")),
+        ("TinyInt", AtomicType("TINYINT")),
+        ("byte", AtomicType("TINYINT")),
+        ("smallint", AtomicType("SMALLINT")),
+        ("SHORT", AtomicType("SMALLINT")),
+        ("int", INT),
+        ("integer", INT),
+        ("BigInt", AtomicType("BIGINT")),
+        ("LONG", AtomicType("BIGINT")),
+        ("float", AtomicType("FLOAT")),
+        ("REAL", AtomicType("FLOAT")),
+        ("double", AtomicType("DOUBLE")),
+        ("String", STRING),
+        ("binary", AtomicType("BINARY")),
+        ("date", AtomicType("DATE")),
+        ("timestamp", AtomicType("TIMESTAMP")),
+        ("Timestamp_LTZ", AtomicType("TIMESTAMP")),
+        ("TIMESTAMP_ntz", AtomicType("TIMESTAMP_NTZ")),
+        # DECIMAL and its defaults
+        ("DECIMAL", DecimalType(10, 0)),
+        ("dec", DecimalType(10, 0)),
+        ("Numeric", DecimalType(10, 0)),
+        ("decimal(7)", DecimalType(7, 0)),
+        ("DEC( 5 , 2 )", DecimalType(5, 2)),
+        ("numeric(38,38)", DecimalType(38, 38)),
+        ("DECIMAL(007, 02)", DecimalType(7, 2)),
+        ("decimal(1, 0)", DecimalType(1, 0)),
+        # VARCHAR / CHAR
+        ("varchar(1)", VarcharType(1)),
+        ("VARCHAR ( 65535 )", VarcharType(65535)),
+        ("Char(2)", CharType(2)),
+        # intervals: one field, or start TO end, within either field group
+        ("interval year", YearMonthIntervalType("YEAR", "YEAR")),
+        ("INTERVAL MONTH", YearMonthIntervalType("MONTH", "MONTH")),
+        ("interval Year To Month", YearMonthIntervalType("YEAR", "MONTH")),
+        ("INTERVAL MONTH TO MONTH", YearMonthIntervalType("MONTH", "MONTH")),
+        ("interval day", DayTimeIntervalType("DAY", "DAY")),
+        ("INTERVAL HOUR", DayTimeIntervalType("HOUR", "HOUR")),
+        ("INTERVAL minute", DayTimeIntervalType("MINUTE", "MINUTE")),
+        ("INTERVAL SECOND", DayTimeIntervalType("SECOND", "SECOND")),
+        ("INTERVAL DAY TO HOUR", DayTimeIntervalType("DAY", "HOUR")),
+        ("INTERVAL DAY TO MINUTE", DayTimeIntervalType("DAY", "MINUTE")),
+        ("interval day to second", DayTimeIntervalType("DAY", "SECOND")),
+        ("INTERVAL HOUR TO MINUTE", DayTimeIntervalType("HOUR", "MINUTE")),
+        ("INTERVAL HOUR TO SECOND", DayTimeIntervalType("HOUR", "SECOND")),
+        ("INTERVAL MINUTE TO SECOND", DayTimeIntervalType("MINUTE", "SECOND")),
+        ("interval second to second", DayTimeIntervalType("SECOND", "SECOND")),
+        # nullability at every level: NOT NULL, or an explicit (redundant) NULL
+        ("INT NOT NULL", NN_INT),
+        ("int Not Null", NN_INT),
+        ("INT NULL", INT),
+        ("DECIMAL(5, 2) NOT NULL", DecimalType(5, 2, nullable=False)),
+        ("VARCHAR(3) NOT NULL", VarcharType(3, nullable=False)),
+        ("INTERVAL DAY NOT NULL", DayTimeIntervalType("DAY", "DAY", nullable=False)),
+        ("ARRAY<INT>", ArrayType(INT)),
+        ("array < int not null > not null", ArrayType(NN_INT, nullable=False)),
+        ("ARRAY<INT NULL>", ArrayType(INT)),
+        ("MAP<INT,STRING>", MapType(INT, STRING)),
+        ("map<int not null, string not null> null", MapType(NN_INT, STRING.with_nullable(False))),
+        ("ARRAY<ARRAY<INT NOT NULL> NOT NULL>", ArrayType(ArrayType(NN_INT, nullable=False))),
+        # structs: empty, with or without ':', NOT NULL / NULL, COMMENT in either quote
+        ("STRUCT<>", StructType(())),
+        ("struct< \t >", StructType(())),
+        ("STRUCT<> NOT NULL", StructType((), nullable=False)),
+        ("STRUCT<a INT>", StructType((StructField("a", INT),))),
+        ("struct<a:int,b : string>", StructType((StructField("a", INT), StructField("b", STRING)))),
+        ("STRUCT<a: INT NOT NULL>", StructType((StructField("a", NN_INT),))),
+        ("STRUCT<a: INT NULL COMMENT 'c'>", StructType((StructField("a", INT, "c"),))),
+        ('STRUCT<a: INT not null comment "c">', StructType((StructField("a", NN_INT, "c"),))),
+        ("STRUCT<a: INT COMMENT ''>", StructType((StructField("a", INT, ""),))),
+        (
+            "STRUCT<a: STRUCT<b: INT NOT NULL> NOT NULL COMMENT 'x'> NOT NULL",
+            StructType(
+                (StructField("a", StructType((StructField("b", NN_INT),), nullable=False), "x"),),
+                nullable=False,
+            ),
+        ),
+        # comment escapes: \n \t \r, any other escaped character stands for itself
+        (
+            "STRUCT<a INT COMMENT 'q\\'\\\"\\\\\\n\\t\\r\\x'>",
+            StructType((StructField("a", INT, "q'\"\\\n\t\rx"),)),
+        ),
+        (
+            'STRUCT<a INT COMMENT "it\'s \\"so\\"">',
+            StructType((StructField("a", INT, 'it\'s "so"'),)),
+        ),
+        ("STRUCT<a INT COMMENT 'two\nlines'>", StructType((StructField("a", INT, "two\nlines"),))),
+        # field names: bare words (Unicode letters, leading digits, keywords), backticks
+        (
+            "STRUCT<é: INT, 1st: INT, NOT: INT, null INT, comment: INT, struct STRING, int INT>",
+            StructType(
+                tuple(
+                    StructField(name, STRING if name == "struct" else INT)
+                    for name in ("é", "1st", "NOT", "null", "comment", "struct", "int")
+                )
+            ),
+        ),
+        (
+            "STRUCT<`a b`: INT, `x.y` INT, `a``b`: INT, ````: INT, `,<>:`: INT>",
+            StructType(
+                tuple(StructField(name, INT) for name in ("a b", "x.y", "a`b", "`", ",<>:"))
+            ),
+        ),
+        ("STRUCT<Ab: INT>", StructType((StructField("Ab", INT),))),
+        # whitespace of any kind between tokens, or none around punctuation
+        ("\tINTERVAL\nday\r\nTO  second ", DayTimeIntervalType("DAY", "SECOND")),
+        (
+            "MAP<STRING,ARRAY<STRUCT<a:INT>>>",
+            MapType(STRING, ArrayType(StructType((StructField("a", INT),)))),
+        ),
+    ],
+)
+def test_every_accepted_form_gives_its_model_value(text: str, expected: DataType) -> None:
+    assert parse_data_type(text) == expected
+
+
+# Syntax that other dialects (and sqlglot's reading of Spark) accept but Spark and Tessera
+# refuse, and other malformed text: each refused with its message.
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("INT[]", "Unexpected character '[' at position 3 in 'INT[]'."),
+        ("ARRAY(INT)", "Expected '<' at position 5 in 'ARRAY(INT)'."),
+        ("Nullable(INT)", "Unknown data type 'Nullable' at position 0 in 'Nullable(INT)'."),
+        ("DOUBLE PRECISION", "Unexpected 'PRECISION' at position 7 in 'DOUBLE PRECISION'."),
+        ("TINYINT UNSIGNED", "Unexpected 'UNSIGNED' at position 8 in 'TINYINT UNSIGNED'."),
+        ("TEXT", "Unknown data type 'TEXT' at position 0 in 'TEXT'."),
+        ("VARCHAR2(5)", "Unknown data type 'VARCHAR2' at position 0 in 'VARCHAR2(5)'."),
+        ("NVARCHAR(5)", "Unknown data type 'NVARCHAR' at position 0 in 'NVARCHAR(5)'."),
+        ("VARIANT", "Unknown data type 'VARIANT' at position 0 in 'VARIANT'."),
+        ("VOID", "Unknown data type 'VOID' at position 0 in 'VOID'."),
+        ("TIME", "Unknown data type 'TIME' at position 0 in 'TIME'."),
+        ("DATETIME", "Unknown data type 'DATETIME' at position 0 in 'DATETIME'."),
+        ("JSON", "Unknown data type 'JSON' at position 0 in 'JSON'."),
+        ("STRUCT", "Expected '<' at position 6 in 'STRUCT'."),
+        ("INT(11)", "Unexpected '(' at position 3 in 'INT(11)'."),
+        ("DECIMAL()", "Expected a number at position 8 in 'DECIMAL()'."),
+        ("DECIMAL(10,2,3)", "Expected ')' at position 12 in 'DECIMAL(10,2,3)'."),
+        ("DECIMAL(1.5)", "Unexpected character '.' at position 9 in 'DECIMAL(1.5)'."),
+        ("VARCHAR(\uff11)", "Expected a number at position 8 in 'VARCHAR(\uff11)'."),
+        ("ARRAY<INT, INT>", "Expected '>' at position 9 in 'ARRAY<INT, INT>'."),
+        ("MAP<INT, STRING, INT>", "Expected '>' at position 15 in 'MAP<INT, STRING, INT>'."),
+        ("MAP<INT, >", "Expected a data type at position 9 in 'MAP<INT, >'."),
+        ("STRUCT<a>", "Expected a data type at position 8 in 'STRUCT<a>'."),
+        ("STRUCT<a: INT,>", "Expected a struct field name at position 14 in 'STRUCT<a: INT,>'."),
+        ("STRUCT<a: INT", "Expected ',' or '>' at position 13 in 'STRUCT<a: INT'."),
+        (
+            "STRUCT<a: INT NOT NULL NOT NULL>",
+            "Expected ',' or '>' at position 23 in 'STRUCT<a: INT NOT NULL NOT NULL>'.",
+        ),
+        (
+            "STRUCT<a: INT COMMENT 'a' 'b'>",
+            "Expected ',' or '>' at position 26 in 'STRUCT<a: INT COMMENT 'a' 'b'>'.",
+        ),
+        (
+            "STRUCT<a: INT COMMENT>",
+            "Expected a string literal at position 21 in 'STRUCT<a: INT COMMENT>'.",
+        ),
+        ("STRUCT<`a: INT>", "Unclosed backtick at position 7 in 'STRUCT<`a: INT>'."),
+        ("INT -- c", "Unexpected character '-' at position 4 in 'INT -- c'."),
+        ("INT /* c */", "Unexpected character '/' at position 4 in 'INT /* c */'."),
+        ("INT 'x'", "Unexpected string literal at position 4 in 'INT 'x''."),
+        ("INT `a b`", "Unexpected `a b` at position 4 in 'INT `a b`'."),
+        ("INT\x01", "Unexpected character U+0001 at position 3 in 'INT\x01'."),
+        ("ARRAY<INT> ARRAY<INT>", "Unexpected 'ARRAY' at position 11 in 'ARRAY<INT> ARRAY<INT>'."),
+        ("DECIMAL(10, 2) NOT", "Expected 'NULL' at position 18 in 'DECIMAL(10, 2) NOT'."),
+        (
+            "INTERVAL '1' DAY",
+            "Expected an interval field (YEAR, MONTH, DAY, HOUR, MINUTE or SECOND) "
+            "at position 9 in 'INTERVAL '1' DAY'.",
+        ),
+        (
+            "INTERVAL WEEK",
+            "Expected an interval field (YEAR, MONTH, DAY, HOUR, MINUTE or SECOND) "
+            "at position 9 in 'INTERVAL WEEK'.",
+        ),
+        (
+            "INTERVAL DAY TO",
+            "Expected an interval field (YEAR, MONTH, DAY, HOUR, MINUTE or SECOND) "
+            "at position 15 in 'INTERVAL DAY TO'.",
+        ),
+    ],
+)
+def test_foreign_and_malformed_syntax_is_refused(text: str, message: str) -> None:
+    assert parse_error(text).message == message
 
 
 def test_nested_nullability_is_kept_at_every_level() -> None:
@@ -325,6 +524,89 @@ def test_every_atomic_type_round_trips(name: str) -> None:
 @given(data_types)
 def test_parse_inverts_sql(data_type: DataType) -> None:
     assert parse_data_type(data_type.sql()) == data_type
+
+
+# A second printer, writing a type in any spelling the grammar allows: aliases, any case,
+# optional ':' and DECIMAL defaults, a redundant NULL, backticks where not needed,
+# double-quoted comments, any whitespace. Parsing its text must give the type back.
+_ALIASES = {
+    "INT": ("INT", "INTEGER"),
+    "BIGINT": ("BIGINT", "LONG"),
+    "SMALLINT": ("SMALLINT", "SHORT"),
+    "TINYINT": ("TINYINT", "BYTE"),
+    "FLOAT": ("FLOAT", "REAL"),
+    "BOOLEAN": ("BOOLEAN", "BOOL"),
+    "TIMESTAMP": ("TIMESTAMP", "TIMESTAMP_LTZ"),
+}
+
+
+def _loose_sql(data_type: DataType, draw: Callable[[st.SearchStrategy[Any]], Any]) -> str:
+    def pick(*options: str) -> str:
+        return str(draw(st.sampled_from(options)))
+
+    def word(text: str) -> str:
+        return pick(text.upper(), text.lower(), text.title())
+
+    def gap() -> str:  # optional whitespace
+        return pick("", " ", "  ", "\t", "\n")
+
+    def sep() -> str:  # required whitespace
+        return pick(" ", "  ", "\t", "\n", " \r\n ")
+
+    text: str
+    if isinstance(data_type, AtomicType):
+        text = word(pick(*_ALIASES.get(data_type.name, (data_type.name,))))
+    elif isinstance(data_type, DecimalType):
+        name = word(pick("DECIMAL", "DEC", "NUMERIC"))
+        precision, scale = data_type.precision, data_type.scale
+        forms = [f"{name}{gap()}({gap()}{precision}{gap()},{gap()}{scale}{gap()})"]
+        if scale == 0:
+            forms.append(f"{name}({gap()}{precision}{gap()})")
+            if precision == 10:
+                forms.append(name)
+        text = pick(*forms)
+    elif isinstance(data_type, VarcharType | CharType):
+        name = "VARCHAR" if isinstance(data_type, VarcharType) else "CHAR"
+        text = f"{word(name)}{gap()}({gap()}{data_type.length}{gap()})"
+    elif isinstance(data_type, DayTimeIntervalType | YearMonthIntervalType):
+        text = word("INTERVAL") + sep() + word(data_type.start)
+        if data_type.start != data_type.end or draw(st.booleans()):
+            text += sep() + word("TO") + sep() + word(data_type.end)
+    elif isinstance(data_type, ArrayType):
+        text = f"{word('ARRAY')}{gap()}<{gap()}{_loose_sql(data_type.element, draw)}{gap()}>"
+    elif isinstance(data_type, MapType):
+        key, value = _loose_sql(data_type.key, draw), _loose_sql(data_type.value, draw)
+        text = f"{word('MAP')}{gap()}<{gap()}{key}{gap()},{gap()}{value}{gap()}>"
+    else:
+        assert isinstance(data_type, StructType)
+        fields = []
+        for struct_field in data_type.fields:
+            name = struct_field.name
+            quoted = "`" + name.replace("`", "``") + "`"
+            field = pick(name, quoted) if name.isascii() and name.isidentifier() else quoted
+            field += pick(f"{gap()}:{gap()}", sep()) + _loose_sql(struct_field.data_type, draw)
+            if struct_field.comment is not None:
+                quote = pick("'", '"')
+                escaped = "".join(
+                    "\\" + char
+                    if char in ("\\", quote)
+                    else pick("\n", "\\n")
+                    if char == "\n"
+                    else char
+                    for char in struct_field.comment
+                )
+                field += sep() + word("COMMENT") + sep() + quote + escaped + quote
+            fields.append(field)
+        text = f"{word('STRUCT')}{gap()}<{gap()}{f'{gap()},{gap()}'.join(fields)}{gap()}>"
+    if not data_type.nullable:
+        return text + sep() + word("NOT") + sep() + word("NULL")
+    return text + pick("", sep() + word("NULL"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data_types, st.data())
+def test_parse_reads_every_spelling_of_a_type(data_type: DataType, data: st.DataObject) -> None:
+    assert parse_data_type(" \t" + _loose_sql(data_type, data.draw) + "\n ") == data_type
 
 
 def test_char_and_varchar_are_read_as_string_at_every_depth() -> None:
