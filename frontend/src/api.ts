@@ -69,6 +69,30 @@ export function retryDelayMs(
   return Math.max(seconds, 0.2) * 1000 * (attempt + 1);
 }
 
+/** The error an aborted request (or wait) rejects with. */
+export const abortError = (): DOMException => new DOMException("aborted", "AbortError");
+
+/** The one check for "this was aborted, nobody wants the answer": not an error to show. */
+export function isAbort(error: unknown): boolean {
+  return error instanceof DOMException && error.name === "AbortError";
+}
+
+/** Wait `ms`, or reject with an AbortError as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError());
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(abortError());
+      },
+      { once: true },
+    );
+  });
+}
+
 export async function api<T>(
   method: "GET" | "POST" | "PATCH" | "DELETE",
   path: string,
@@ -89,16 +113,16 @@ export async function api<T>(
         signal: init.signal,
       });
     } catch (error) {
-      if (error instanceof DOMException && error.name === "AbortError") throw error;
+      if (isAbort(error)) throw error;
       throw new ApiError(0, { code: "NETWORK_ERROR", message: "The server cannot be reached." });
     }
     const delay = retryDelayMs(response.status, response.headers.get("Retry-After"), attempt);
     if (delay === null) break;
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    await sleep(delay, init.signal);
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
-  let data: unknown = null;
+  let data: unknown;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
@@ -117,7 +141,8 @@ export async function api<T>(
 
 export const get = <T>(path: string, init?: { signal?: AbortSignal }) =>
   api<T>("GET", path, undefined, init);
-export const post = <T>(path: string, body?: unknown) => api<T>("POST", path, body ?? {});
+export const post = <T>(path: string, body?: unknown, init?: { signal?: AbortSignal }) =>
+  api<T>("POST", path, body ?? {}, init);
 export const patch = <T>(path: string, body: unknown) => api<T>("PATCH", path, body);
 export const del = <T = void>(path: string) => api<T>("DELETE", path);
 

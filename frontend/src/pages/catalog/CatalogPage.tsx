@@ -4,11 +4,11 @@
 // /catalog?new=catalog, /catalog/<c>?new=database, /catalog/<c>/<d>?new=table: the create
 // forms live in the query string, so that no name (a catalog called "new-catalog") is taken.
 import { useState, type ReactNode } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { LIST_POLL_MS } from "../../data/client";
 import {
   enc,
-  del,
   get,
-  patch,
   type Catalog,
   type Database,
   type FunctionObject,
@@ -26,12 +26,16 @@ import {
   ErrorAlert,
   KeyValues,
   StatusBadge,
-  refreshTree,
-  useLoad,
-  usePoll,
+  useCatalogQuery,
+  useDelete,
+  usePatch,
 } from "./common";
-import { NewCatalogForm, NewDatabaseForm, NewTableForm } from "./Forms";
-import { FunctionPage, TablePage, ViewPage } from "./ObjectPage";
+import { NewCatalogForm } from "./forms/NewCatalogForm";
+import { NewDatabaseForm } from "./forms/NewDatabaseForm";
+import { NewTableForm } from "./forms/NewTableForm";
+import { FunctionPage } from "./FunctionPage";
+import { TablePage } from "./TablePage";
+import { ViewPage } from "./ViewPage";
 import "./catalog.css";
 
 const KINDS: ObjectKind[] = ["table", "view", "function"];
@@ -94,7 +98,7 @@ export function CatalogPage({ user }: { user: User }) {
 
 function CatalogHome() {
   useTitle("Catalog");
-  const catalogs = useLoad((signal) => get<Page<Catalog>>("/catalogs?page_size=200", { signal }), "home");
+  const catalogs = useCatalogQuery<Page<Catalog>>("/catalogs?page_size=200");
   return (
     <div className="cat-main-inner">
       <div className="cat-header">
@@ -105,7 +109,7 @@ function CatalogHome() {
         </button>
       </div>
       <ErrorAlert error={catalogs.error} />
-      {catalogs.loading && !catalogs.data ? <p className="muted">Loading catalogs…</p> : null}
+      {catalogs.isPending ? <p className="muted">Loading catalogs…</p> : null}
       {catalogs.data && catalogs.data.items.length === 0 ? (
         <p className="muted">No catalogs yet. Create one to get started.</p>
       ) : null}
@@ -159,11 +163,10 @@ async function databaseChildren(catalog: string, database: string, signal?: Abor
 
 function CatalogView({ catalog, user }: { catalog: string; user: User }) {
   useTitle(catalog);
-  const info = useLoad((signal) => get<Catalog>(`/catalogs/${enc(catalog)}`, { signal }), catalog);
-  const dbs = useLoad(
-    (signal) => get<Page<Database>>(`/catalogs/${enc(catalog)}/databases?page_size=200`, { signal }),
-    catalog,
-  );
+  const info = useCatalogQuery<Catalog>(`/catalogs/${enc(catalog)}`);
+  const dbs = useCatalogQuery<Page<Database>>(`/catalogs/${enc(catalog)}/databases?page_size=200`);
+  const save = usePatch<Catalog>(`/catalogs/${enc(catalog)}`);
+  const remove = useDelete();
   const [dropping, setDropping] = useState<null | { nonEmpty: boolean; summary: string[] }>(null);
   const [defaultDb, setDefaultDb] = useState<string | null>(null);
   const [defaultError, setDefaultError] = useState<unknown>(null);
@@ -203,7 +206,7 @@ function CatalogView({ catalog, user }: { catalog: string; user: User }) {
     if (!defaultDb) return;
     setDefaultError(null);
     try {
-      info.setData(await patch<Catalog>(`/catalogs/${enc(catalog)}`, { default_database: defaultDb }));
+      await save({ default_database: defaultDb });
       setDefaultDb(null);
     } catch (error) {
       setDefaultError(error);
@@ -228,7 +231,7 @@ function CatalogView({ catalog, user }: { catalog: string; user: User }) {
       <EditableComment
         value={cat.comment}
         onSave={async (comment) => {
-          info.setData(await patch<Catalog>(`/catalogs/${enc(catalog)}`, { comment }));
+          await save({ comment });
         }}
       />
       <dl className="cat-facts">
@@ -268,7 +271,7 @@ function CatalogView({ catalog, user }: { catalog: string; user: User }) {
       </dl>
       <h2>Databases</h2>
       <ErrorAlert error={dbs.error} />
-      {dbs.loading && !dbs.data ? <p className="muted">Loading databases…</p> : null}
+      {dbs.isPending ? <p className="muted">Loading databases…</p> : null}
       {dbs.data && dbs.data.items.length === 0 ? <p className="muted">No databases.</p> : null}
       {dbs.data && dbs.data.items.length > 0 ? (
         <table className="grid" data-testid="children">
@@ -305,9 +308,8 @@ function CatalogView({ catalog, user }: { catalog: string; user: User }) {
           typeToConfirm={dropping.nonEmpty}
           onClose={() => setDropping(null)}
           onConfirm={async () => {
-            await del(`/catalogs/${enc(catalog)}${dropping.nonEmpty ? "?cascade=true" : ""}`);
+            await remove(`/catalogs/${enc(catalog)}${dropping.nonEmpty ? "?cascade=true" : ""}`);
             setDropping(null);
-            refreshTree();
             navigate("/catalog");
           }}
         >
@@ -333,15 +335,18 @@ function CatalogView({ catalog, user }: { catalog: string; user: User }) {
 
 function DatabaseView({ catalog, database }: { catalog: string; database: string }) {
   useTitle(`${catalog}.${database}`);
-  const key = `${catalog}/${database}`;
-  const info = useLoad(
-    (signal) => get<Database>(`/catalogs/${enc(catalog)}/databases/${enc(database)}`, { signal }),
-    key,
-  );
-  const children = useLoad((signal) => databaseChildren(catalog, database, signal), key);
+  const base = `/catalogs/${enc(catalog)}/databases/${enc(database)}`;
+  const info = useCatalogQuery<Database>(base);
+  const save = usePatch<Database>(base);
+  const remove = useDelete();
+  // The tables, views and functions at once; polled while a table is staged.
+  const children = useQuery({
+    queryKey: ["catalogs", base, "children"],
+    queryFn: ({ signal }) => databaseChildren(catalog, database, signal),
+    refetchInterval: (query) =>
+      query.state.data?.tables.some((t) => t.status === "staged") ? LIST_POLL_MS : false,
+  });
   const [dropping, setDropping] = useState(false);
-  const staged = children.data?.tables.some((t) => t.status === "staged") ?? false;
-  usePoll(staged, children.reload);
 
   if (info.error && !info.data)
     return (
@@ -377,7 +382,7 @@ function DatabaseView({ catalog, database }: { catalog: string; database: string
       <EditableComment
         value={db.comment}
         onSave={async (comment) => {
-          info.setData(await patch<Database>(`/catalogs/${enc(catalog)}/databases/${enc(database)}`, { comment }));
+          await save({ comment });
         }}
       />
       <dl className="cat-facts">
@@ -391,7 +396,7 @@ function DatabaseView({ catalog, database }: { catalog: string; database: string
         <dd>{formatTimestamp((db as Database & { created_at?: string }).created_at)}</dd>
       </dl>
       <ErrorAlert error={children.error} />
-      {children.loading && !kids ? <p className="muted">Loading tables, views and functions…</p> : null}
+      {children.isPending ? <p className="muted">Loading tables, views and functions…</p> : null}
       {kids ? (
         <>
           <h2>Tables</h2>
@@ -463,9 +468,8 @@ function DatabaseView({ catalog, database }: { catalog: string; database: string
           typeToConfirm={count > 0}
           onClose={() => setDropping(false)}
           onConfirm={async () => {
-            await del(`/catalogs/${enc(catalog)}/databases/${enc(database)}${count > 0 ? "?cascade=true" : ""}`);
+            await remove(`${base}${count > 0 ? "?cascade=true" : ""}`);
             setDropping(false);
-            refreshTree();
             navigate(pathOf("catalog", catalog));
           }}
         >
