@@ -39,7 +39,8 @@ export function TabPane({
   const cache = useMemo(() => new CompletionCache(), []);
   const [side, setSide] = useState<"session" | "history">("session");
   const [refreshKey, setRefreshKey] = useState(0);
-  const [saving, setSaving] = useState(false);
+  // The SQL being saved as a new saved query (the Save dialog is open), or null.
+  const [saving, setSaving] = useState<string | null>(null);
   const [saveNote, setSaveNote] = useState<string | null>(null);
   const tabRef = useRef(tab);
   useEffect(() => {
@@ -111,7 +112,7 @@ export function TabPane({
     const current = tabRef.current;
     const sql = viewRef.current?.state.doc.toString() ?? current.sql;
     if (!current.savedQueryId) {
-      setSaving(true);
+      setSaving(sql);
       return;
     }
     try {
@@ -120,7 +121,7 @@ export function TabPane({
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) {
         onUpdate(current.id, { savedQueryId: null });
-        setSaving(true);
+        setSaving(sql);
       } else setSaveNote(`Not saved: ${errorText(error)}`);
     }
   }, [onUpdate]);
@@ -220,16 +221,16 @@ export function TabPane({
           />
         )}
       </aside>
-      {saving && (
+      {saving !== null && (
         <SaveDialog
-          sql={viewRef.current?.state.doc.toString() ?? tab.sql}
+          sql={saving}
           initialName={tab.title}
           onClose={() => {
-            setSaving(false);
+            setSaving(null);
             viewRef.current?.focus();
           }}
           onSaved={(saved) => {
-            setSaving(false);
+            setSaving(null);
             onUpdate(tab.id, { savedQueryId: saved.id, title: saved.name });
             setSaveNote(`Saved as “${saved.name}”`);
             viewRef.current?.focus();

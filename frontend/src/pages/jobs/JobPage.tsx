@@ -1,11 +1,11 @@
 // /jobs/<id>: one job — SQL, status, times, live progress and Cancel, its error, its result
 // and the timeline of its events.
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { ApiError, TERMINAL, enc, get, type Job, type JobEvent, type Page } from "../../api";
 import { JOB_POLL_MS } from "../../data/client";
 import { jobPath, useJob } from "../../data/jobs";
-import { useWrite } from "../../data/queries";
+import { useClock, useWrite } from "../../data/queries";
 import { Link, navigate, pathOf, useSegments, useTitle } from "../../router";
 import { openInEditor } from "../../store";
 import {
@@ -26,17 +26,12 @@ export function JobPage() {
   const id = useSegments()[1] ?? "";
   const { job, error, setJob } = useJob(id);
   const cancelWrite = useWrite(cancelJob, ["jobs"]).mutateAsync;
-  const [now, setNow] = useState(() => Date.now());
   const [cancelError, setCancelError] = useState<string | null>(null);
   const [canceling, setCanceling] = useState(false);
   useTitle(job ? `Job ${oneLine(job.sql, 40)}` : "Job");
 
   const running = !!job && !TERMINAL.has(job.status);
-  useEffect(() => {
-    if (!running) return;
-    const timer = window.setInterval(() => setNow(Date.now()), 500);
-    return () => window.clearInterval(timer);
-  }, [running]);
+  const now = useClock(running ? JOB_POLL_MS : null);
 
   if (error && !job)
     return (
