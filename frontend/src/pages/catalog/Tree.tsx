@@ -3,6 +3,7 @@
 // plus a debounced search over /search.
 import { useState, type KeyboardEvent } from "react";
 import { qs, type Catalog, type Database } from "../../api";
+import type { components } from "../../openapi/schema";
 import { useDebounced, usePagedQuery } from "../../data/queries";
 import { Link, pathOf } from "../../router";
 import { errorMessage, useRefreshCatalog } from "./common";
@@ -254,16 +255,10 @@ function onTreeKey(event: KeyboardEvent<HTMLElement>) {
   event.preventDefault();
 }
 
-interface SearchHit {
+/** A search hit; `kind` is free text in the OpenAPI document, one of four in API.md. */
+type SearchHit = Omit<components["schemas"]["SearchHitOut"], "kind"> & {
   kind: "table" | "view" | "function" | "column";
-  catalog: string;
-  database: string;
-  name: string;
-  column?: string;
-  data_type?: string | null;
-  object_kind?: string;
-  comment?: string;
-}
+};
 
 function Search({ q, kind }: { q: string; kind: string }) {
   const settled = useDebounced(`/search${qs({ q, kind: kind === "all" ? undefined : kind })}`, 250);
