@@ -28,6 +28,8 @@ export function jobQuery(id: string) {
     queryKey: keyOf(path),
     queryFn: ({ signal }) => getJob(path, signal),
     refetchInterval: (query) => jobRefetchInterval(query.state.data, query.state.error),
+    // A run goes on (a script to its next statement) while the browser tab is hidden.
+    refetchIntervalInBackground: true,
     retry: false,
   });
 }
