@@ -265,7 +265,6 @@ function Search({ q, kind }: { q: string; kind: string }) {
   const found = usePagedQuery<SearchHit>(settled, { pageSize: 50 });
   const hits = found.loaded ? found.items : null;
   const { error, loading, next } = found;
-  const run = (token: unknown) => token && found.loadMore();
 
   return (
     <div className="tree-search-results" aria-live="polite" data-testid="search-results">
@@ -305,7 +304,7 @@ function Search({ q, kind }: { q: string; kind: string }) {
         </ul>
       ) : null}
       {next ? (
-        <button type="button" className="link small" onClick={() => void run(next)} disabled={loading}>
+        <button type="button" className="link small" onClick={found.loadMore} disabled={loading}>
           Load more
         </button>
       ) : null}

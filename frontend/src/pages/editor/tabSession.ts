@@ -60,7 +60,8 @@ export interface TabSession {
   ensureSession(): Promise<Session>;
   /** The session answered 404: the next ensureSession opens a new one. */
   forgetSession(): void;
-  /** Read the session again (after USE, SET): answers it as it is now. */
+  /** After a run: read the session again (USE, SET) and the catalog lists (CREATE, DROP);
+   * answers the session as it is now. */
   refreshSession(): Promise<Session | null>;
   switchTo(change: { current_catalog?: string; current_database?: string }): Promise<void>;
 }
@@ -136,6 +137,7 @@ export function useTabSession({
   }, []);
 
   const refreshSession = useCallback(async (): Promise<Session | null> => {
+    void invalidate(client, "catalogs");
     const id = idRef.current;
     if (!id) return null;
     return client.fetchQuery({ ...apiQuery<Session>(sessionPath(id)), staleTime: 0, retry: false }).catch(() => null);

@@ -27,6 +27,8 @@ export function DdlPanel({ path }: { path: string }) {
       const result = await resultOf(job, signal);
       return result.rows.map((row) => String(row[0] ?? "")).join("\n");
     },
+    // A statement is run once per mount (or "Run again"), never by a background refetch.
+    staleTime: Infinity,
     retry: false,
     gcTime: 0,
   });
@@ -60,6 +62,8 @@ export function SamplePanel({ path, title }: { path: string; title: string }) {
   const submitted = useQuery({
     queryKey: ["statement", "sample", path],
     queryFn: ({ signal }) => submit(`SELECT * FROM ${path} LIMIT 100`, 5, signal),
+    // A statement is run once per mount (or "Run again"), never by a background refetch.
+    staleTime: Infinity,
     retry: false,
     gcTime: 0,
   });
