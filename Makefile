@@ -11,8 +11,8 @@ STAMP := $(VENV)/.installed-stamp
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: help install frontend frontend-test chromium run test check lint typecheck format \
-	screenshots bench-catalog lock clean
+.PHONY: help install frontend frontend-test frontend-lint api-types api-types-check chromium run \
+	test check lint typecheck format screenshots bench-catalog lock clean
 
 help:
 	@echo "make run    - set up .venv, migrate, start web + worker on \$$PORT (default 8000)"
@@ -41,6 +41,32 @@ frontend: frontend/dist/index.html
 frontend-test: frontend/node_modules/.package-lock.json
 	cd frontend && npm test
 
+frontend-lint: frontend/node_modules/.package-lock.json
+	cd frontend && npm run lint
+
+# The front end's API types come from the server's OpenAPI document (drf-spectacular):
+# `make api-types` regenerates both checked-in files, `make api-types-check` fails when
+# either differs from what the server and openapi-typescript produce now.
+API_SCHEMA := frontend/src/openapi/openapi.json
+API_TYPES := frontend/src/openapi/schema.d.ts
+define generate_api_types
+	$(BIN)/python manage.py spectacular --format openapi-json --file $(1)
+	cd frontend && npx --no-install openapi-typescript $(abspath $(1)) -o $(abspath $(2)) --silent
+endef
+
+api-types: install frontend/node_modules/.package-lock.json
+	$(call generate_api_types,$(API_SCHEMA),$(API_TYPES))
+
+api-types-check: install frontend/node_modules/.package-lock.json
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(MAKE) --no-print-directory api-types API_SCHEMA=$$tmp/openapi.json API_TYPES=$$tmp/schema.d.ts && \
+	if diff -u $(API_SCHEMA) $$tmp/openapi.json && diff -u $(API_TYPES) $$tmp/schema.d.ts; then \
+		echo "API types match the server's OpenAPI document."; \
+	else \
+		echo "The API types drifted from the server: run 'make api-types' and commit the result." >&2; \
+		exit 1; \
+	fi
+
 # Debian's Chromium for the browser tests (Playwright's own download does not work here).
 chromium:
 	@scripts/ensure-chromium.sh
@@ -61,7 +87,7 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: check frontend frontend-test chromium
+test: check api-types-check frontend-lint frontend frontend-test chromium
 	@scripts/test.sh
 
 screenshots: install frontend chromium

@@ -1,5 +1,6 @@
 // The one way the UI talks to the server: the public REST API under /api/v1 (API.md).
 // Session cookie + CSRF header; every failure becomes an ApiError with the contract's code.
+import type { components } from "./openapi/schema";
 
 export interface ApiErrorBody {
   code: string;
@@ -69,6 +70,30 @@ export function retryDelayMs(
   return Math.max(seconds, 0.2) * 1000 * (attempt + 1);
 }
 
+/** The error an aborted request (or wait) rejects with. */
+export const abortError = (): DOMException => new DOMException("aborted", "AbortError");
+
+/** The one check for "this was aborted, nobody wants the answer": not an error to show. */
+export function isAbort(error: unknown): boolean {
+  return error instanceof DOMException && error.name === "AbortError";
+}
+
+/** Wait `ms`, or reject with an AbortError as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError());
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        reject(abortError());
+      },
+      { once: true },
+    );
+  });
+}
+
 export async function api<T>(
   method: "GET" | "POST" | "PATCH" | "DELETE",
   path: string,
@@ -89,16 +114,16 @@ export async function api<T>(
         signal: init.signal,
       });
     } catch (error) {
-      if (error instanceof DOMException && error.name === "AbortError") throw error;
+      if (isAbort(error)) throw error;
       throw new ApiError(0, { code: "NETWORK_ERROR", message: "The server cannot be reached." });
     }
     const delay = retryDelayMs(response.status, response.headers.get("Retry-After"), attempt);
     if (delay === null) break;
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    await sleep(delay, init.signal);
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
-  let data: unknown = null;
+  let data: unknown;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
@@ -117,38 +142,33 @@ export async function api<T>(
 
 export const get = <T>(path: string, init?: { signal?: AbortSignal }) =>
   api<T>("GET", path, undefined, init);
-export const post = <T>(path: string, body?: unknown) => api<T>("POST", path, body ?? {});
+export const post = <T>(path: string, body?: unknown, init?: { signal?: AbortSignal }) =>
+  api<T>("POST", path, body ?? {}, init);
 export const patch = <T>(path: string, body: unknown) => api<T>("PATCH", path, body);
 export const del = <T = void>(path: string) => api<T>("DELETE", path);
 
 // --- Shapes (API.md §2) -----------------------------------------------------------------
+// Generated from the server's OpenAPI document (src/openapi/, `make api-types`; `make test`
+// fails when they drift). Where the document is loose (JSON fields, free strings that are
+// enums in API.md) a narrow hand type refines the generated one, field by field.
+
+type Schemas = components["schemas"];
 
 export interface Page<T> {
   items: T[];
   next_page_token: string | null;
 }
 
-export interface User {
-  username: string;
-  is_admin: boolean;
-  teams: string[];
-}
+export type User = Schemas["UserOut"];
+export type Catalog = Schemas["CatalogOut"];
+export type Database = Schemas["DatabaseOut"];
+export type Session = Schemas["SessionOut"];
+export type ResultColumn = Schemas["ColumnOut"];
+export type ResultPage = Schemas["ResultPageOut"];
+/** A saved query (docs/api.md): readable by the owner's teams when shared. */
+export type SavedQuery = Schemas["SavedQueryOut"];
 
-export interface Catalog {
-  name: string;
-  comment: string;
-  owner: string;
-  properties: Record<string, string>;
-  default_database: string;
-}
-
-export interface Database {
-  catalog: string;
-  name: string;
-  comment: string;
-  properties: Record<string, string>;
-}
-
+// Hand-written: the table schema is a JSON field on the server (FLIP-164 form, API.md §2).
 export type ColumnKind = "physical" | "computed" | "metadata";
 
 export interface Column {
@@ -178,93 +198,35 @@ export interface Schema {
   primary_key: PrimaryKey | null;
 }
 
-export interface Table {
-  catalog: string;
-  database: string;
-  name: string;
-  kind: "table" | "view";
-  comment: string;
-  managed?: boolean;
-  options?: Record<string, string>;
-  schema: Schema;
-  resolved_schema: Schema | null;
-  partition_by?: string[];
-  status?: "active" | "staged";
-  staged_by_job?: string | null;
-  query?: string;
-  expanded_query?: string;
-  created_by?: string;
-  owner?: string;
-  created_at?: string;
-  updated_at?: string;
-}
+/** A table or a view (the list endpoints answer both shapes). */
+export type Table = Omit<Schemas["TableOut"], "kind" | "status" | "schema" | "resolved_schema"> &
+  Partial<Pick<Schemas["ViewOut"], "query" | "expanded_query">> & {
+    kind: "table" | "view";
+    status?: "active" | "staged";
+    schema: Schema;
+    resolved_schema: Schema | null;
+  };
 
-export interface FunctionObject {
-  catalog: string;
-  database: string;
-  name: string;
+export type FunctionObject = Omit<Schemas["FunctionOut"], "kind" | "language" | "parameters"> & {
   kind: "function";
   language: "python" | "sql";
-  implementation: string;
-  comment: string;
-}
-
-export interface Session {
-  id: string;
-  user: string;
-  current_catalog: string;
-  current_database: string;
-  properties: Record<string, string>;
-  created_at?: string;
-}
+  parameters?: { name: string; data_type: string }[];
+};
 
 export type JobStatus = "CREATED" | "RUNNING" | "FINISHED" | "FAILED" | "CANCELED";
 
-export interface ResultColumn {
-  name: string;
-  data_type: string;
-}
-
-export interface Job {
-  id: string;
-  session: string;
-  user: string;
-  sql: string;
-  kind: string;
+// Hand-refined: status, progress, error and result are free-form in the document.
+export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "result" | "script"> & {
   status: JobStatus;
-  target: string[] | null;
   progress: { stages_total: number; stages_done: number; tasks_total: number; tasks_done: number };
   error: ApiErrorBody | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
   result: { columns: ResultColumn[]; row_count: number; truncated: boolean } | null;
-}
+  script?: { id: string; index: number } | null;
+};
 
-export interface JobEvent {
-  at: string;
-  type: string;
+export type JobEvent = Omit<Schemas["EventOut"], "detail"> & {
   detail: Record<string, unknown> | string | null;
-}
-
-export interface ResultPage {
-  columns: ResultColumn[];
-  rows: unknown[][];
-  next_page_token: string | null;
-}
-
-/** A saved query (docs/api.md): readable by the owner's teams when shared. */
-export interface SavedQuery {
-  id: string;
-  name: string;
-  description: string;
-  sql: string;
-  shared: boolean;
-  owner: string;
-  editable: boolean;
-  created_at: string;
-  updated_at: string;
-}
+};
 
 export const TERMINAL: ReadonlySet<JobStatus> = new Set(["FINISHED", "FAILED", "CANCELED"]);
 

@@ -11,7 +11,9 @@ import {
   type KeyboardEvent,
   type MouseEvent,
 } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { API, ApiError, enc, get, qs, type Job, type ResultColumn, type ResultPage } from "../../api";
+import { jobPath } from "../../data/jobs";
 import { ResultChart } from "./ResultChart";
 import { copyText } from "./clipboard";
 import {
@@ -53,45 +55,34 @@ interface LoadedPage {
 function ResultBody({ job, result, height }: { job: Job; result: Result; height?: number }) {
   const [view, setView] = useState<"table" | "chart">("table");
   const [pageIndex, setPageIndex] = useState(0);
-  const [page, setPage] = useState<LoadedPage | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(false);
   const [notice, setNotice] = useState("");
   // Page tokens are forward-only: tokens[i] fetches page i; we keep every one we saw.
   const tokens = useRef<(string | null)[]>([null]);
-  // The job's own column list, for a page that names none (kept in a ref: a caller that
-  // re-fetches the job hands a new but equal object, which must not reload the page).
-  const fallbackColumns = useRef(result.columns);
-  fallbackColumns.current = result.columns;
+  const query = useQuery({
+    queryKey: ["jobs", jobPath(job.id), "result", pageIndex],
+    queryFn: async ({ signal }): Promise<LoadedPage> => {
+      const token = tokens.current[pageIndex] ?? null;
+      const body = await get<ResultPage>(
+        `/jobs/${enc(job.id)}/result${qs({ page_size: PAGE_SIZE, page_token: token })}`,
+        { signal },
+      );
+      tokens.current[pageIndex + 1] = body.next_page_token;
+      return { index: pageIndex, columns: body.columns, rows: body.rows, next: body.next_page_token };
+    },
+    // The page shown stays until the next one is there.
+    placeholderData: (previous) => previous,
+    staleTime: Infinity,
+  });
+  const page = query.data ?? null;
+  const loading = query.isFetching;
+  const error = query.error
+    ? query.error instanceof ApiError
+      ? query.error.message
+      : "The result could not be loaded."
+    : null;
 
-  useEffect(() => {
-    const controller = new AbortController();
-    const token = tokens.current[pageIndex] ?? null;
-    setLoading(true);
-    setError(null);
-    get<ResultPage>(
-      `/jobs/${enc(job.id)}/result${qs({ page_size: PAGE_SIZE, page_token: token })}`,
-      { signal: controller.signal },
-    )
-      .then((body) => {
-        tokens.current[pageIndex + 1] = body.next_page_token;
-        setPage({
-          index: pageIndex,
-          columns: body.columns.length ? body.columns : fallbackColumns.current,
-          rows: body.rows,
-          next: body.next_page_token,
-        });
-        setLoading(false);
-      })
-      .catch((failure: unknown) => {
-        if (failure instanceof DOMException && failure.name === "AbortError") return;
-        setError(failure instanceof ApiError ? failure.message : "The result could not be loaded.");
-        setLoading(false);
-      });
-    return () => controller.abort();
-  }, [job.id, pageIndex]);
-
-  const columns = page?.columns ?? result.columns;
+  // A page that names no columns shows the job's own.
+  const columns = page?.columns.length ? page.columns : result.columns;
   const rows = page && page.index === pageIndex ? page.rows : null;
   const range = pageRange(pageIndex, rows?.length ?? 0);
   const hasNext = !!page && page.index === pageIndex && page.next !== null;
@@ -271,10 +262,14 @@ function ResultGrid({
   }, []);
 
   // A new page starts at its top, with nothing selected.
-  useLayoutEffect(() => {
-    if (scroller.current) scroller.current.scrollTop = 0;
+  const [rowsShown, setRowsShown] = useState(rows);
+  if (rowsShown !== rows) {
+    setRowsShown(rows);
     setScrollTop(0);
     setSelected(null);
+  }
+  useLayoutEffect(() => {
+    if (scroller.current) scroller.current.scrollTop = 0;
   }, [rows]);
 
   const select = (event: MouseEvent<HTMLDivElement>) => {

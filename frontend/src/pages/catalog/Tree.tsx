@@ -1,13 +1,14 @@
 // The left pane: catalogs → databases → Tables / Views / Functions → objects, each level
 // loaded when first expanded (page_size 200, "Load more"), expanded along the URL's object,
 // plus a debounced search over /search.
-import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from "react";
-import { get, qs, type Catalog, type Database, type Page } from "../../api";
+import { useState, type KeyboardEvent } from "react";
+import { qs, type Catalog, type Database } from "../../api";
+import type { components } from "../../openapi/schema";
+import { useDebounced, usePagedQuery } from "../../data/queries";
 import { Link, pathOf } from "../../router";
-import { errorMessage, onTreeRefresh, refreshTree } from "./common";
+import { errorMessage, useRefreshCatalog } from "./common";
 
 const PAGE_SIZE = 200;
-const POLL_MS = 2000;
 
 export type ObjectKind = "table" | "view" | "function";
 
@@ -27,68 +28,11 @@ interface Named {
   staged_by_job?: string | null;
 }
 
-interface PagedState<T> {
-  items: T[];
-  next: string | null;
-  loading: boolean;
-  loaded: boolean;
-  error: unknown;
-}
+type PagedState<T> = ReturnType<typeof usePagedQuery<T>>;
 
-/** A lazily loaded, paged list that reloads on tree refresh and, optionally, polls. */
-function usePaged<T>(path: string, active: boolean, poll: (items: T[]) => boolean = () => false) {
-  const [state, setState] = useState<PagedState<T>>({
-    items: [],
-    next: null,
-    loading: false,
-    loaded: false,
-    error: null,
-  });
-  const loadedRef = useRef(false);
-  const seq = useRef(0);
-
-  const load = useCallback(
-    async (token: string | null) => {
-      const mine = ++seq.current;
-      setState((s) => ({ ...s, loading: true }));
-      try {
-        const page = await get<Page<T>>(`${path}${qs({ page_size: PAGE_SIZE, page_token: token })}`);
-        if (mine !== seq.current && token === null) return;
-        loadedRef.current = true;
-        setState((s) => ({
-          items: token ? [...s.items, ...page.items] : page.items,
-          next: page.next_page_token,
-          loading: false,
-          loaded: true,
-          error: null,
-        }));
-      } catch (error) {
-        setState((s) => ({ ...s, loading: false, error }));
-      }
-    },
-    [path],
-  );
-
-  useEffect(() => {
-    if (active && !loadedRef.current) void load(null);
-  }, [active, load]);
-
-  useEffect(
-    () =>
-      onTreeRefresh(() => {
-        if (loadedRef.current) void load(null);
-      }),
-    [load],
-  );
-
-  const polling = active && state.loaded && poll(state.items);
-  useEffect(() => {
-    if (!polling) return;
-    const timer = window.setInterval(() => void load(null), POLL_MS);
-    return () => window.clearInterval(timer);
-  }, [polling, load]);
-
-  return { ...state, loadMore: () => void load(state.next) };
+/** A lazily loaded tree level: loaded once expanded, refreshed with the catalog queries. */
+function usePaged<T>(path: string, active: boolean, poll?: (items: T[]) => boolean) {
+  return usePagedQuery<T>(path, { enabled: active, pageSize: PAGE_SIZE, poll });
 }
 
 function Toggle({ open, label, onToggle }: { open: boolean; label: string; onToggle: () => void }) {
@@ -112,7 +56,7 @@ function ListStatus<T>({
   empty,
   depth,
 }: {
-  state: PagedState<T> & { loadMore: () => void };
+  state: PagedState<T>;
   empty: string;
   depth: number;
 }) {
@@ -151,11 +95,14 @@ function ListStatus<T>({
   );
 }
 
+/** Open, and opened again whenever the URL's object comes to lie below it. */
 function useOpen(onPath: boolean): [boolean, (open: boolean) => void] {
   const [open, setOpen] = useState(onPath);
-  useEffect(() => {
+  const [wasOnPath, setWasOnPath] = useState(onPath);
+  if (onPath !== wasOnPath) {
+    setWasOnPath(onPath);
     if (onPath) setOpen(true);
-  }, [onPath]);
+  }
   return [open, setOpen];
 }
 
@@ -308,52 +255,16 @@ function onTreeKey(event: KeyboardEvent<HTMLElement>) {
   event.preventDefault();
 }
 
-interface SearchHit {
+/** A search hit; `kind` is free text in the OpenAPI document, one of four in API.md. */
+type SearchHit = Omit<components["schemas"]["SearchHitOut"], "kind"> & {
   kind: "table" | "view" | "function" | "column";
-  catalog: string;
-  database: string;
-  name: string;
-  column?: string;
-  data_type?: string | null;
-  object_kind?: string;
-  comment?: string;
-}
+};
 
 function Search({ q, kind }: { q: string; kind: string }) {
-  const [hits, setHits] = useState<SearchHit[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(false);
-
-  const run = useCallback(
-    async (token: string | null, signal?: AbortSignal) => {
-      setLoading(true);
-      try {
-        const page = await get<Page<SearchHit>>(
-          `/search${qs({ q, kind: kind === "all" ? undefined : kind, page_size: 50, page_token: token })}`,
-          { signal },
-        );
-        setHits((old) => (token && old ? [...old, ...page.items] : page.items));
-        setNext(page.next_page_token);
-        setError(null);
-        setLoading(false);
-      } catch (err) {
-        if (err instanceof DOMException && err.name === "AbortError") return;
-        setError(err);
-        setLoading(false);
-      }
-    },
-    [q, kind],
-  );
-
-  useEffect(() => {
-    const controller = new AbortController();
-    const timer = window.setTimeout(() => void run(null, controller.signal), 250);
-    return () => {
-      window.clearTimeout(timer);
-      controller.abort();
-    };
-  }, [run]);
+  const settled = useDebounced(`/search${qs({ q, kind: kind === "all" ? undefined : kind })}`, 250);
+  const found = usePagedQuery<SearchHit>(settled, { pageSize: 50 });
+  const hits = found.loaded ? found.items : null;
+  const { error, loading, next } = found;
 
   return (
     <div className="tree-search-results" aria-live="polite" data-testid="search-results">
@@ -393,7 +304,7 @@ function Search({ q, kind }: { q: string; kind: string }) {
         </ul>
       ) : null}
       {next ? (
-        <button type="button" className="link small" onClick={() => void run(next)} disabled={loading}>
+        <button type="button" className="link small" onClick={found.loadMore} disabled={loading}>
           Load more
         </button>
       ) : null}
@@ -403,6 +314,7 @@ function Search({ q, kind }: { q: string; kind: string }) {
 
 export function CatalogTree({ selection }: { selection: Selection }) {
   const list = usePaged<Catalog>("/catalogs", true);
+  const refresh = useRefreshCatalog();
   const [q, setQ] = useState("");
   const [kind, setKind] = useState("all");
   const searching = q.trim().length > 0;
@@ -433,7 +345,7 @@ export function CatalogTree({ selection }: { selection: Selection }) {
           <option value="function">functions</option>
           <option value="column">columns</option>
         </select>
-        <button type="button" className="small" onClick={refreshTree} title="Reload the tree" aria-label="Refresh tree">
+        <button type="button" className="small" onClick={refresh} title="Reload the tree" aria-label="Refresh tree">
           ⟳
         </button>
       </div>

@@ -1,69 +1,45 @@
-// Small building blocks of the catalog pages: loading hook, error alert, inline comment
-// editor, drop confirmation dialog, key/value table, and the tree-refresh signal.
+// Small building blocks of the catalog pages: reading/writing through the data layer, error
+// alert, inline comment editor, drop confirmation dialog, key/value table.
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
-import { ApiError, type Table } from "../../api";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { ApiError, del, patch, type Table } from "../../api";
+import { LIST_POLL_MS } from "../../data/client";
+import { apiQuery, invalidate, keyOf, useWrite } from "../../data/queries";
 import { Link, pathOf } from "../../router";
 import "./catalog.css";
 
-// --- tree refresh signal ------------------------------------------------------------------
+// --- reading and writing -------------------------------------------------------------------
 
-const refreshListeners = new Set<() => void>();
-
-/** Ask every loaded tree level to load its children again. */
-export function refreshTree(): void {
-  refreshListeners.forEach((listener) => listener());
+/** A catalog object read through the data layer, polled while `poll(data)` says it is still
+ * changing (e.g. a staged table). */
+export function useCatalogQuery<T>(path: string, poll?: (data: T) => boolean) {
+  return useQuery({
+    ...apiQuery<T>(path),
+    refetchInterval: poll ? (query) => (query.state.data && poll(query.state.data) ? LIST_POLL_MS : false) : false,
+  });
 }
 
-export function onTreeRefresh(listener: () => void): () => void {
-  refreshListeners.add(listener);
-  return () => refreshListeners.delete(listener);
+/** PATCH `path`: the answer replaces the cached object, and the catalog views refresh. */
+export function usePatch<T>(path: string): (body: unknown) => Promise<void> {
+  const client = useQueryClient();
+  const { mutateAsync } = useWrite((body: unknown) => patch<T>(path, body), ["catalogs"]);
+  return useCallback(
+    async (body: unknown) => {
+      client.setQueryData(keyOf(path), await mutateAsync(body));
+    },
+    [client, mutateAsync, path],
+  );
 }
 
-// --- loading ------------------------------------------------------------------------------
-
-export interface Loaded<T> {
-  data: T | undefined;
-  error: unknown;
-  loading: boolean;
-  reload: () => void;
-  setData: (data: T) => void;
+/** DELETE a catalog object (`url` may carry ?cascade=true); the tree and lists refresh. */
+export function useDelete(): (url: string) => Promise<void> {
+  return useWrite((url: string) => del(url), ["catalogs"]).mutateAsync;
 }
 
-/** Load with `fn` whenever `key` changes; `reload()` loads again without clearing the data. */
-export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, key: string): Loaded<T> {
-  const [data, setData] = useState<T | undefined>(undefined);
-  const [error, setError] = useState<unknown>(null);
-  const [loading, setLoading] = useState(true);
-  const [tick, setTick] = useState(0);
-  const fnRef = useRef(fn);
-  fnRef.current = fn;
-  const lastKey = useRef(key);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    if (lastKey.current !== key) {
-      lastKey.current = key;
-      setData(undefined);
-    }
-    setLoading(true);
-    fnRef
-      .current(controller.signal)
-      .then((value) => {
-        setData(value);
-        setError(null);
-      })
-      .catch((err: unknown) => {
-        if (err instanceof DOMException && err.name === "AbortError") return;
-        setError(err);
-      })
-      .finally(() => {
-        if (!controller.signal.aborted) setLoading(false);
-      });
-    return () => controller.abort();
-  }, [key, tick]);
-
-  const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data, error, loading, reload, setData };
+/** Load every tree level and page again (the tree's Refresh button). */
+export function useRefreshCatalog(): () => void {
+  const client = useQueryClient();
+  return useCallback(() => void invalidate(client, "catalogs"), [client]);
 }
 
 export function errorMessage(error: unknown): string {
@@ -278,15 +254,6 @@ export function Breadcrumbs({ parts }: { parts: string[] }) {
       ))}
     </nav>
   );
-}
-
-/** Call `reload` every 2 s while `active` (e.g. while a staged table is displayed). */
-export function usePoll(active: boolean, fn: () => void, ms = 2000): void {
-  useEffect(() => {
-    if (!active) return;
-    const timer = window.setInterval(fn, ms);
-    return () => window.clearInterval(timer);
-  }, [active, fn, ms]);
 }
 
 export function StatusBadge({ table }: { table: Table }) {

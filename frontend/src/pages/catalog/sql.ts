@@ -1,7 +1,8 @@
 // Running statements for the catalog pages (DDL text, sample data): one session per browser
 // tab, created lazily and kept in a module variable; a session that expired is replaced.
+import type { QueryClient } from "@tanstack/react-query";
 import { ApiError, TERMINAL, enc, get, post, type Job, type ResultPage, type Session } from "../../api";
-import { pollJob } from "../../components/jobs/poll";
+import { followJob } from "../../data/jobs";
 
 let sessionId: Promise<string> | null = null;
 
@@ -14,26 +15,26 @@ function session(): Promise<string> {
 }
 
 /** Submit one statement (optionally waiting up to `wait` seconds); retries once on a lost session. */
-export async function submit(sql: string, wait = 0): Promise<Job> {
+export async function submit(sql: string, wait = 0, signal?: AbortSignal): Promise<Job> {
   const id = await session();
   try {
-    return await post<Job>(`/sessions/${enc(id)}/statements`, { sql, wait });
+    return await post<Job>(`/sessions/${enc(id)}/statements`, { sql, wait }, { signal });
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
       sessionId = null;
       const fresh = await session();
-      return post<Job>(`/sessions/${enc(fresh)}/statements`, { sql, wait });
+      return post<Job>(`/sessions/${enc(fresh)}/statements`, { sql, wait }, { signal });
     }
     throw error;
   }
 }
 
 /** The first page of a finished job's result. */
-export const resultOf = (job: Job) =>
-  get<ResultPage>(`/jobs/${enc(job.id)}/result?page_size=1000`);
+export const resultOf = (job: Job, signal?: AbortSignal) =>
+  get<ResultPage>(`/jobs/${enc(job.id)}/result?page_size=1000`, { signal });
 
-/** Follow a submitted job until it ends (1 s between polls), reporting each state. */
-export async function follow(first: Job, onUpdate: (job: Job) => void, signal: AbortSignal): Promise<Job> {
-  onUpdate(first);
-  return TERMINAL.has(first.status) ? first : pollJob(first.id, onUpdate, signal, 1000);
+/** Submit a statement and follow its job until it ends. */
+export async function runStatement(client: QueryClient, sql: string, wait: number, signal: AbortSignal): Promise<Job> {
+  const first = await submit(sql, wait, signal);
+  return TERMINAL.has(first.status) ? first : followJob(client, first.id, () => undefined, signal);
 }

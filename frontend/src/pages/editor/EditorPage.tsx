@@ -62,7 +62,9 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
   }, [state, user]);
   // Flush on unload so a reload right after typing keeps the text.
   const latest = useRef(state);
-  latest.current = state;
+  useEffect(() => {
+    latest.current = state;
+  }, [state]);
   useEffect(() => {
     const flush = () => localStorage.setItem(storageKey(user), JSON.stringify(latest.current));
     window.addEventListener("beforeunload", flush);

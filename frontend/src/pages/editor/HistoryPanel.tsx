@@ -1,6 +1,8 @@
 // The user's recent statements (GET /jobs, newest first), filterable; click to reopen.
-import { useEffect, useState } from "react";
-import { get, qs, type Job, type Page } from "../../api";
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { qs, type Job, type Page } from "../../api";
+import { apiQuery, useDebounced } from "../../data/queries";
 import { Link } from "../../router";
 import { JobStatusBadge } from "../../components/jobs/JobProgress";
 import { oneLine } from "./sqlText";
@@ -16,30 +18,20 @@ export function HistoryPanel({
   onOpenHere(job: Job): void;
 }) {
   const [filter, setFilter] = useState("");
-  const [query, setQuery] = useState("");
-  const [jobs, setJobs] = useState<Job[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    const timer = setTimeout(() => setQuery(filter.trim()), 250);
-    return () => clearTimeout(timer);
-  }, [filter]);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    setError(null);
-    get<Page<Job>>(`/jobs${qs({ q: query, page_size: 50 })}`, { signal: controller.signal })
-      .then((page) => {
-        // The server filters with q; filter here too in case it does not (yet).
-        const needle = query.toLowerCase();
-        setJobs(needle ? page.items.filter((job) => job.sql.toLowerCase().includes(needle)) : page.items);
-      })
-      .catch((e: unknown) => {
-        if (e instanceof DOMException && e.name === "AbortError") return;
-        setError(errorText(e));
-      });
-    return () => controller.abort();
-  }, [query, refreshKey]);
+  const query = useDebounced(filter.trim(), 250);
+  const found = useQuery({
+    ...apiQuery<Page<Job>>(`/jobs${qs({ q: query, page_size: 50 })}`),
+    queryKey: ["jobs", "history", query, refreshKey],
+    placeholderData: (previous) => previous,
+  });
+  // The server filters with q; filter here too in case it does not (yet).
+  const needle = query.toLowerCase();
+  const jobs = found.data
+    ? needle
+      ? found.data.items.filter((job) => job.sql.toLowerCase().includes(needle))
+      : found.data.items
+    : null;
+  const error = found.error ? errorText(found.error) : null;
 
   return (
     <div className="panel-body" data-testid="history-panel">

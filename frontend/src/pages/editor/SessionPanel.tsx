@@ -1,6 +1,7 @@
 // The tab's session: current catalog/database, properties, and its temporary objects (with
 // "shadows" marks linking to the permanent object, and Drop with confirmation).
-import { useEffect, useState } from "react";
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { ApiError, del, enc, get, sqlPath, type Page, type Session } from "../../api";
 import { Link, pathOf } from "../../router";
 import { errorText, type TemporaryItem } from "./types";
@@ -44,22 +45,17 @@ function TemporaryRow({
   sessionId: string;
   onDropped(): void;
 }) {
-  const [permanent, setPermanent] = useState<PermanentKind | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const path = item.system || !item.catalog ? item.name : sqlPath([item.catalog, item.database ?? "", item.name]);
 
-  useEffect(() => {
-    if (!item.shadows || item.system) return;
-    let live = true;
-    permanentKind(item)
-      .then((kind) => live && setPermanent(kind))
-      .catch(() => undefined);
-    return () => {
-      live = false;
-    };
-  }, [item]);
+  const shadowed = useQuery({
+    queryKey: ["catalogs", "permanent-kind", item.kind, item.catalog, item.database, item.name],
+    queryFn: () => permanentKind(item),
+    enabled: item.shadows && !item.system,
+  });
+  const permanent = shadowed.data ?? null;
 
   const drop = async () => {
     setBusy(true);
@@ -143,28 +139,27 @@ export function SessionPanel({
   refreshKey: number;
   onChanged(): void;
 }) {
-  const [lists, setLists] = useState<Record<string, TemporaryItem[] | null>>({});
-  const [error, setError] = useState<string | null>(null);
   const [localKey, setLocalKey] = useState(0);
   const sessionId = session?.id ?? null;
-
-  useEffect(() => {
-    if (!sessionId) return;
-    let live = true;
-    setError(null);
-    Promise.all(
-      KINDS.map(({ list }) =>
-        get<Page<TemporaryItem>>(`/sessions/${enc(sessionId)}/temporary/${list}?page_size=200`).then(
-          (page) => [list, page.items] as const,
+  // Loaded again after each run (refreshKey) and after a drop here (localKey).
+  const temporary = useQuery({
+    queryKey: ["sessions", `/sessions/${enc(sessionId ?? "")}`, "temporary", refreshKey, localKey],
+    queryFn: async ({ signal }) =>
+      Object.fromEntries(
+        await Promise.all(
+          KINDS.map(({ list }) =>
+            get<Page<TemporaryItem>>(`/sessions/${enc(sessionId ?? "")}/temporary/${list}?page_size=200`, {
+              signal,
+            }).then((page) => [list, page.items] as const),
+          ),
         ),
-      ),
-    )
-      .then((entries) => live && setLists(Object.fromEntries(entries)))
-      .catch((e: unknown) => live && setError(errorText(e)));
-    return () => {
-      live = false;
-    };
-  }, [sessionId, refreshKey, localKey]);
+      ) as Record<string, TemporaryItem[]>,
+    enabled: !!sessionId,
+    placeholderData: (previous) => previous,
+  });
+  const lists: Record<string, TemporaryItem[] | null> = temporary.data ?? {};
+  const error = temporary.error ? errorText(temporary.error) : null;
+
 
   if (!session) {
     return (

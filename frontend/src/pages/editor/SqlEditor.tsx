@@ -1,6 +1,6 @@
 // One CodeMirror 6 editor: Spark SQL highlighting, line numbers, bracket matching, history,
 // search and replace, completion, lint marks and the run/format keys.
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import {
   autocompletion,
   closeBrackets,
@@ -59,17 +59,27 @@ export interface SqlEditorProps {
 
 export function SqlEditor({ initialDoc, host, commands, onDocChange, onView }: SqlEditorProps) {
   const parent = useRef<HTMLDivElement>(null);
-  // The latest callbacks, read by the keymap (created once with the view).
-  const latest = useRef({ commands, onDocChange });
-  latest.current = { commands, onDocChange };
+  // The view is created once per tab, with the first text; the latest props are read through
+  // this ref by the keymap, the completion source and the update listener.
+  const [firstDoc] = useState(initialDoc);
+  const latest = useRef({ commands, onDocChange, host, onView });
+  useEffect(() => {
+    latest.current = { commands, onDocChange, host, onView };
+  });
 
   useEffect(() => {
+    const completionHost: CompletionHost = {
+      session: () => latest.current.host.session(),
+      get cache() {
+        return latest.current.host.cache;
+      },
+    };
     const run = (name: keyof EditorCommands) => () => {
       latest.current.commands[name]();
       return true;
     };
     const state = EditorState.create({
-      doc: initialDoc,
+      doc: firstDoc,
       extensions: [
         lineNumbers(),
         highlightActiveLineGutter(),
@@ -85,7 +95,7 @@ export function SqlEditor({ initialDoc, host, commands, onDocChange, onView }: S
         search({ top: true }),
         syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
         sql({ dialect: SparkSQL, upperCaseKeywords: true }),
-        autocompletion({ override: [sqlCompletionSource(host)], activateOnTypingDelay: 80 }),
+        autocompletion({ override: [sqlCompletionSource(completionHost)], activateOnTypingDelay: 80 }),
         placeholder("Write Spark SQL here — Ctrl+Enter runs the statement at the cursor"),
         keymap.of([
           { key: "Mod-Enter", run: run("run"), preventDefault: true },
@@ -108,14 +118,13 @@ export function SqlEditor({ initialDoc, host, commands, onDocChange, onView }: S
       ],
     });
     const view = new EditorView({ state, parent: parent.current! });
-    onView(view);
+    const callbacks = latest.current;
+    callbacks.onView(view);
     return () => {
-      onView(null);
+      callbacks.onView(null);
       view.destroy();
     };
-    // The view is created once per tab; later prop changes go through `latest`.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, []);
+  }, [firstDoc]);
 
   return <div className="sql-editor" ref={parent} data-testid="sql-editor" />;
 }

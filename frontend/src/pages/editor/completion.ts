@@ -2,7 +2,7 @@
 // GET /complete (the partial path at the cursor; debounced, cached per prefix, stale
 // requests aborted), and columns of the tables the statement reads (GET /sessions/{id}/resolve).
 import type { Completion, CompletionContext, CompletionResult } from "@codemirror/autocomplete";
-import { ApiError, enc, get, qs, type Column } from "../../api";
+import { ApiError, enc, get, isAbort, qs, sleep, type Column } from "../../api";
 import builtinsText from "../../../../core/planner/spark_builtins.txt?raw";
 import { type Derived, pathAt, selectItems, statementAt, tablesIn, type TableRef } from "./sqlText";
 
@@ -89,15 +89,6 @@ function toOption(item: CompleteItem): Completion {
     boost: 2,
   };
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(new DOMException("aborted", "AbortError"));
-    });
-  });
 
 /** Objects for a raw partial path, from the cache (also a shorter complete prefix) or /complete. */
 async function objectsFor(
@@ -261,14 +252,14 @@ export function sqlCompletionSource(host: CompletionHost) {
       }
       if (path.parts.length <= 2 && (path.raw !== "" || context.explicit)) {
         const items = await objectsFor(host, path.raw, controller.signal).catch((error: unknown) => {
-          if (error instanceof DOMException && error.name === "AbortError") throw error;
+          if (isAbort(error)) throw error;
           return [] as CompleteItem[];
         });
         if (items.length >= LIMIT) complete = false;
         options.push(...items.map(toOption));
       }
     } catch (error) {
-      if (error instanceof DOMException && error.name === "AbortError") return null;
+      if (isAbort(error)) return null;
       throw error;
     }
     if (controller.signal.aborted) return null;

@@ -150,7 +150,7 @@ const unquote = (part: string): string =>
 /** The dotted SQL path that ends at `pos` (parts bare or backtick-quoted). */
 export function pathAt(text: string, pos: number): PathAtCursor {
   const rawParts: { text: string; from: number }[] = [];
-  let i = pos;
+  let i: number;
   // The last part: a bare word, or an (possibly unterminated) backtick-quoted part.
   const readPart = (end: number): { text: string; from: number } | null => {
     let j = end;

@@ -1,5 +1,6 @@
 // Types and small API helpers of the editor page (beyond src/api.ts).
 import { ApiError, type Job } from "../../api";
+import type { components } from "../../openapi/schema";
 
 export type { SavedQuery } from "../../api";
 
@@ -20,21 +21,16 @@ export interface TabOpen {
 }
 
 
-export interface TemporaryItem {
-  catalog: string | null;
-  database: string | null;
-  name: string;
+/** A temporary object of a session (generated type, with API.md's enum for `kind` and the
+ * fields the document leaves out: `system` functions, a view's `query`). */
+export type TemporaryItem = Omit<components["schemas"]["TemporaryObjectOut"], "kind" | "shadows"> & {
   kind: "table" | "view" | "function";
-  comment?: string;
-  temporary: true;
   shadows: boolean;
   system?: boolean;
-  created_at?: string;
-  created_by_job?: string | null;
   query?: string;
-}
+};
 
-export type ScriptJob = Job & { script?: { id: string; index: number } };
+export type ScriptJob = Job;
 
 export const newId = (): string =>
   Math.random().toString(36).slice(2, 10) + Date.now().toString(36).slice(-4);

@@ -1,7 +1,11 @@
 // /jobs/<id>: one job — SQL, status, times, live progress and Cancel, its error, its result
 // and the timeline of its events.
-import { useEffect, useState } from "react";
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { ApiError, TERMINAL, enc, get, type Job, type JobEvent, type Page } from "../../api";
+import { JOB_POLL_MS } from "../../data/client";
+import { jobPath, useJob } from "../../data/jobs";
+import { useClock, useWrite } from "../../data/queries";
 import { Link, navigate, pathOf, useSegments, useTitle } from "../../router";
 import { openInEditor } from "../../store";
 import {
@@ -9,7 +13,6 @@ import {
   JobStatusBadge,
   cancelJob,
   formatDuration,
-  useJob,
 } from "../../components/jobs/JobProgress";
 import { formatOffset, formatTimestamp } from "../../components/jobs/time";
 import { ResultView } from "../../components/results/ResultView";
@@ -22,17 +25,13 @@ const HOOK_EVENTS = new Set(["stage_table_created", "data_committed", "stage_tab
 export function JobPage() {
   const id = useSegments()[1] ?? "";
   const { job, error, setJob } = useJob(id);
-  const [now, setNow] = useState(() => Date.now());
+  const cancelWrite = useWrite(cancelJob, ["jobs"]).mutateAsync;
   const [cancelError, setCancelError] = useState<string | null>(null);
   const [canceling, setCanceling] = useState(false);
   useTitle(job ? `Job ${oneLine(job.sql, 40)}` : "Job");
 
   const running = !!job && !TERMINAL.has(job.status);
-  useEffect(() => {
-    if (!running) return;
-    const timer = window.setInterval(() => setNow(Date.now()), 500);
-    return () => window.clearInterval(timer);
-  }, [running]);
+  const now = useClock(running ? JOB_POLL_MS : null);
 
   if (error && !job)
     return (
@@ -57,7 +56,7 @@ export function JobPage() {
     setCancelError(null);
     setCanceling(true);
     try {
-      setJob(await cancelJob(job.id));
+      setJob(await cancelWrite(job.id));
     } catch (failure) {
       setCancelError(failure instanceof ApiError ? failure.message : "Canceling failed.");
     } finally {
@@ -197,34 +196,20 @@ async function allEvents(id: string, signal: AbortSignal): Promise<JobEvent[]> {
 }
 
 function Timeline({ job }: { job: Job }) {
-  const [events, setEvents] = useState<JobEvent[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const running = !TERMINAL.has(job.status);
-
-  // Reloaded with every status change, and every second while the job runs.
-  useEffect(() => {
-    const controller = new AbortController();
-    let timer: number | undefined;
-    const load = () => {
-      allEvents(job.id, controller.signal)
-        .then((items) => {
-          setEvents(items);
-          setError(null);
-        })
-        .catch((failure: unknown) => {
-          if (failure instanceof DOMException && failure.name === "AbortError") return;
-          setError(failure instanceof ApiError ? failure.message : "The events could not be loaded.");
-        })
-        .finally(() => {
-          if (running && !controller.signal.aborted) timer = window.setTimeout(load, 1000);
-        });
-    };
-    load();
-    return () => {
-      controller.abort();
-      window.clearTimeout(timer);
-    };
-  }, [job.id, job.status, running]);
+  // Loaded again with every status change, and polled while the job runs.
+  const query = useQuery({
+    queryKey: ["jobs", jobPath(job.id), "events", job.status],
+    queryFn: ({ signal }) => allEvents(job.id, signal),
+    refetchInterval: running ? JOB_POLL_MS : false,
+    placeholderData: (previous) => previous,
+  });
+  const events = query.data ?? null;
+  const error = query.error
+    ? query.error instanceof ApiError
+      ? query.error.message
+      : "The events could not be loaded."
+    : null;
 
   const origin = job.created_at;
   return (

@@ -1,7 +1,10 @@
 // /jobs: the user's jobs, newest first, filtered through the URL's query string, refreshed
 // live while any listed job has not ended.
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { useInfiniteQuery } from "@tanstack/react-query";
 import { ApiError, TERMINAL, get, qs, type Job, type Page } from "../../api";
+import { JOB_POLL_MS, LIST_POLL_MS } from "../../data/client";
+import { useClock, useWrite } from "../../data/queries";
 import { Link, navigate, pathOf, useLocation, useTitle } from "../../router";
 import {
   JobProgress,
@@ -24,8 +27,6 @@ import {
 import "./jobs-pages.css";
 
 const PAGE_SIZE = 50;
-const REFRESH_MS = 2000;
-const CANCEL_POLL_MS = 400;
 
 export function JobsPage() {
   useTitle("Jobs");
@@ -33,14 +34,8 @@ export function JobsPage() {
   const filters = filtersFromSearch(search);
   const apiQuery = JSON.stringify(apiParams(filters));
 
-  const [jobs, setJobs] = useState<Job[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-  const [cancelling, setCancelling] = useState<Set<string>>(new Set());
+  const [cancelling, setCancelling] = useState<ReadonlySet<string>>(new Set());
   const [actionError, setActionError] = useState<string | null>(null);
-  const [now, setNow] = useState(() => Date.now());
-  const loaded = useRef(0);
 
   // From the URL as it is now, so a delayed change (the search box) keeps the others.
   const setFilters = (change: Partial<JobFilters>) => {
@@ -48,97 +43,51 @@ export function JobsPage() {
     navigate(`/jobs${searchOfFilters({ ...current, ...change })}`, true);
   };
 
-  // The list: first page on a filter change; a refresh reloads as many rows as are shown.
-  const load = useCallback(
-    async (size: number, signal?: AbortSignal) => {
+  // The list: first page on a filter change, more on "Load more"; while a listed job has not
+  // ended every loaded page is fetched again, faster while one is being canceled.
+  const query = useInfiniteQuery({
+    queryKey: ["jobs", "list", apiQuery],
+    queryFn: ({ pageParam, signal }) => {
       const params = JSON.parse(apiQuery) as Record<string, string | undefined>;
-      const body = await get<Page<Job>>(`/jobs${qs({ ...params, page_size: size })}`, { signal });
-      loaded.current = body.items.length;
-      setJobs(body.items);
-      setNext(body.next_page_token);
-      setError(null);
+      return get<Page<Job>>(`/jobs${qs({ ...params, page_size: PAGE_SIZE, page_token: pageParam })}`, { signal });
     },
-    [apiQuery],
-  );
-
-  useEffect(() => {
-    const controller = new AbortController();
-    setJobs(null);
-    load(PAGE_SIZE, controller.signal).catch((failure: unknown) => {
-      if (failure instanceof DOMException && failure.name === "AbortError") return;
-      setError(failure instanceof ApiError ? failure.message : "The jobs could not be loaded.");
-      setJobs([]);
-    });
-    return () => controller.abort();
-  }, [load]);
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_page_token,
+    refetchInterval: (q) => {
+      const items = q.state.data?.pages.flatMap((page) => page.items) ?? [];
+      if (!items.some((job) => !TERMINAL.has(job.status))) return false;
+      return items.some((job) => cancelling.has(job.id) && !TERMINAL.has(job.status)) ? JOB_POLL_MS : LIST_POLL_MS;
+    },
+  });
+  const jobs = useMemo(() => {
+    if (!query.data) return query.isError ? [] : null;
+    const seen = new Set<string>();
+    return query.data.pages.flatMap((page) => page.items).filter((job) => !seen.has(job.id) && !!seen.add(job.id));
+  }, [query.data, query.isError]);
+  const error = query.error
+    ? query.data && query.isFetchNextPageError
+      ? query.error instanceof ApiError ? query.error.message : "More jobs could not be loaded."
+      : query.error instanceof ApiError ? query.error.message : "The jobs could not be loaded."
+    : null;
+  const next = query.hasNextPage;
+  const loadingMore = query.isFetchingNextPage;
 
   const live = !!jobs && jobs.some((job) => !TERMINAL.has(job.status));
-  useEffect(() => {
-    if (!live) return;
-    const timer = window.setInterval(() => {
-      setNow(Date.now());
-      load(Math.min(1000, Math.max(PAGE_SIZE, loaded.current))).catch(() => undefined);
-    }, REFRESH_MS);
-    return () => window.clearInterval(timer);
-  }, [live, load]);
+  const now = useClock(live ? LIST_POLL_MS : null);
 
-  // A job being canceled is watched closely so CANCELED shows as soon as it happens.
-  useEffect(() => {
-    if (cancelling.size === 0) return;
-    const timer = window.setInterval(() => {
-      cancelling.forEach((id) => {
-        get<Job>(`/jobs/${encodeURIComponent(id)}`)
-          .then((fresh) => {
-            replaceJob(fresh);
-            if (TERMINAL.has(fresh.status))
-              setCancelling((current) => {
-                const copy = new Set(current);
-                copy.delete(id);
-                return copy;
-              });
-          })
-          .catch(() => undefined);
-      });
-    }, CANCEL_POLL_MS);
-    return () => window.clearInterval(timer);
-  }, [cancelling]);
-
-  const replaceJob = (fresh: Job) =>
-    setJobs((current) => current && current.map((job) => (job.id === fresh.id ? fresh : job)));
-
+  const cancelWrite = useWrite(cancelJob, ["jobs"]).mutateAsync;
   const cancel = async (job: Job) => {
     setActionError(null);
     try {
-      const fresh = await cancelJob(job.id);
-      replaceJob(fresh);
+      const fresh = await cancelWrite(job.id);
       if (!TERMINAL.has(fresh.status)) setCancelling((current) => new Set(current).add(job.id));
     } catch (failure) {
       setActionError(failure instanceof ApiError ? failure.message : "Canceling failed.");
-      get<Job>(`/jobs/${encodeURIComponent(job.id)}`).then(replaceJob).catch(() => undefined);
+      void query.refetch();
     }
   };
 
-  const loadMore = async () => {
-    if (!next) return;
-    setLoadingMore(true);
-    try {
-      const params = JSON.parse(apiQuery) as Record<string, string | undefined>;
-      const body = await get<Page<Job>>(
-        `/jobs${qs({ ...params, page_size: PAGE_SIZE, page_token: next })}`,
-      );
-      setJobs((current) => {
-        const seen = new Set((current ?? []).map((job) => job.id));
-        const merged = [...(current ?? []), ...body.items.filter((job) => !seen.has(job.id))];
-        loaded.current = merged.length;
-        return merged;
-      });
-      setNext(body.next_page_token);
-    } catch (failure) {
-      setError(failure instanceof ApiError ? failure.message : "More jobs could not be loaded.");
-    } finally {
-      setLoadingMore(false);
-    }
-  };
+  const loadMore = () => void query.fetchNextPage();
 
   return (
     <div className="page jobs-page">
@@ -146,7 +95,7 @@ export function JobsPage() {
         <h1>Jobs</h1>
         {live && (
           <span className="muted live-note" aria-live="polite">
-            Refreshing every 2 s while jobs run
+            Refreshing every {LIST_POLL_MS / 1000} s while jobs run
           </span>
         )}
       </div>

@@ -1,6 +1,7 @@
 // /saved: saved queries — mine and those teammates share with me; create, edit, delete mine.
-import { useCallback, useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
-import { ApiError, del, enc, get, patch, post, qs, type Page, type SavedQuery, type User } from "../../api";
+import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { ApiError, del, enc, patch, post, qs, type SavedQuery, type User } from "../../api";
+import { useDebounced, usePagedQuery, useWrite } from "../../data/queries";
 import { navigate, useTitle } from "../../router";
 import { openInEditor } from "../../store";
 import "./jobs-pages.css";
@@ -24,49 +25,26 @@ export function SavedQueriesPage({ user }: { user: User }) {
   useTitle("Saved queries");
   const [scope, setScope] = useState<Scope>("all");
   const [search, setSearch] = useState("");
-  const [q, setQ] = useState("");
-  const [items, setItems] = useState<SavedQuery[] | null>(null);
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<SavedQuery | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const q = useDebounced(search.trim(), 300);
 
-  useEffect(() => {
-    const timer = window.setTimeout(() => setQ(search.trim()), 300);
-    return () => window.clearTimeout(timer);
-  }, [search]);
-
-  const load = useCallback(
-    async (token: string | null, signal?: AbortSignal) => {
-      const body = await get<Page<SavedQuery>>(
-        `/saved-queries${qs({ scope, q, page_size: 100, page_token: token })}`,
-        { signal },
-      );
-      setItems((current) => (token ? [...(current ?? []), ...body.items] : body.items));
-      setNext(body.next_page_token);
-      setError(null);
-    },
-    [scope, q],
-  );
-
-  const reload = useCallback(() => {
-    load(null).catch((failure: unknown) =>
-      setError(failure instanceof ApiError ? failure.message : "Saved queries could not be loaded."),
-    );
-  }, [load]);
-
-  useEffect(() => {
-    const controller = new AbortController();
-    setItems(null);
-    load(null, controller.signal).catch((failure: unknown) => {
-      if (failure instanceof DOMException && failure.name === "AbortError") return;
-      setError(failure instanceof ApiError ? failure.message : "Saved queries could not be loaded.");
-      setItems([]);
-    });
-    return () => controller.abort();
-  }, [load]);
+  // The list through the data layer; every write below invalidates it.
+  const list = usePagedQuery<SavedQuery>(`/saved-queries${qs({ scope, q })}`, { pageSize: 100 });
+  const items = list.loaded ? list.items : list.error ? [] : null;
+  const error =
+    actionError ??
+    (list.error ? (list.error instanceof ApiError ? list.error.message : "Saved queries could not be loaded.") : null);
+  const next = list.next;
+  const create = useWrite((draft: Draft) => post<SavedQuery>("/saved-queries", draft), ["saved-queries"]).mutateAsync;
+  const change = useWrite(
+    ({ id, draft }: { id: string; draft: Draft }) => patch<SavedQuery>(`/saved-queries/${enc(id)}`, draft),
+    ["saved-queries"],
+  ).mutateAsync;
+  const remove = useWrite((id: string) => del(`/saved-queries/${enc(id)}`), ["saved-queries"]).mutateAsync;
 
   const open = (item: SavedQuery) => {
     openInEditor({ sql: item.sql, title: item.name });
@@ -77,13 +55,12 @@ export function SavedQueriesPage({ user }: { user: User }) {
     if (!deleting) return;
     const gone = deleting;
     try {
-      await del(`/saved-queries/${enc(gone.id)}`);
+      await remove(gone.id);
       setDeleting(null);
       setNotice(`Deleted “${gone.name}”.`);
-      setItems((current) => current && current.filter((item) => item.id !== gone.id));
     } catch (failure) {
       setDeleting(null);
-      setError(failure instanceof ApiError ? failure.message : "Deleting failed.");
+      setActionError(failure instanceof ApiError ? failure.message : "Deleting failed.");
     }
   };
 
@@ -107,10 +84,9 @@ export function SavedQueriesPage({ user }: { user: User }) {
             submitLabel="Save"
             onCancel={() => setCreating(false)}
             onSubmit={async (draft) => {
-              const created = await post<SavedQuery>("/saved-queries", draft);
+              const created = await create(draft);
               setCreating(false);
               setNotice(`Saved “${created.name}”.`);
-              reload();
             }}
           />
         </section>
@@ -167,8 +143,7 @@ export function SavedQueriesPage({ user }: { user: User }) {
                   submitLabel="Save changes"
                   onCancel={() => setEditing(null)}
                   onSubmit={async (draft) => {
-                    const changed = await patch<SavedQuery>(`/saved-queries/${enc(item.id)}`, draft);
-                    setItems((current) => current && current.map((x) => (x.id === item.id ? changed : x)));
+                    const changed = await change({ id: item.id, draft });
                     setEditing(null);
                     setNotice(`Saved “${changed.name}”.`);
                   }}
@@ -213,7 +188,7 @@ export function SavedQueriesPage({ user }: { user: User }) {
       )}
       {next && (
         <div className="load-more">
-          <button type="button" onClick={() => void load(next).catch(() => undefined)}>
+          <button type="button" onClick={list.loadMore}>
             Load more
           </button>
         </div>

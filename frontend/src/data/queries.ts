@@ -1,0 +1,101 @@
+// Queries by API path: the key is [collection, path], so a write can invalidate a whole
+// collection ("catalogs", "jobs", "sessions", "saved-queries") at once.
+import { useCallback, useEffect, useMemo, useState } from "react";
+import {
+  queryOptions,
+  useInfiniteQuery,
+  useMutation,
+  useQueryClient,
+  type QueryClient,
+  type QueryKey,
+} from "@tanstack/react-query";
+import { get, qs, type Page } from "../api";
+import { LIST_POLL_MS } from "./client";
+
+export type Collection = "catalogs" | "jobs" | "sessions" | "saved-queries" | "search" | "auth";
+
+/** The collection a path belongs to: its first segment ("/catalogs/demo" → "catalogs"). */
+export function collectionOf(path: string): string {
+  return path.replace(/^\//, "").split(/[/?]/)[0];
+}
+
+export const keyOf = (path: string): QueryKey => [collectionOf(path), path];
+
+/** GET `path` as a query; the query's signal aborts the request when nobody needs it. */
+export function apiQuery<T>(path: string) {
+  return queryOptions({
+    queryKey: keyOf(path),
+    queryFn: ({ signal }) => get<T>(path, { signal }),
+  });
+}
+
+/** Everything cached from these collections is fetched again (the active queries at once). */
+export function invalidate(client: QueryClient, ...collections: Collection[]): Promise<void> {
+  return Promise.all(
+    collections.map((collection) => client.invalidateQueries({ queryKey: [collection] })),
+  ).then(() => undefined);
+}
+
+/** A write that invalidates the collections it changes once it succeeds. */
+export function useWrite<TArgs, TResult>(
+  write: (args: TArgs) => Promise<TResult>,
+  changes: Collection[],
+) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: write,
+    // Not awaited: a page may navigate away at once (e.g. after a drop).
+    onSuccess: () => void invalidate(client, ...changes),
+  });
+}
+
+/** A paged list (API.md: `items` + `next_page_token`), loaded while `enabled`, one page at a
+ * time ("Load more"), polled while `poll(items)` says something in it is still changing. */
+export function usePagedQuery<T>(
+  path: string,
+  { enabled = true, pageSize, poll }: { enabled?: boolean; pageSize: number; poll?: (items: T[]) => boolean },
+) {
+  const query = useInfiniteQuery({
+    queryKey: [...keyOf(path), "paged", pageSize],
+    queryFn: ({ pageParam, signal }) =>
+      get<Page<T>>(`${path}${path.includes("?") ? "&" : "?"}${qs({ page_size: pageSize, page_token: pageParam }).slice(1)}`, {
+        signal,
+      }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.next_page_token,
+    enabled,
+    refetchInterval: (q) =>
+      poll && q.state.data && poll(q.state.data.pages.flatMap((page) => page.items)) ? LIST_POLL_MS : false,
+  });
+  const items = useMemo(() => query.data?.pages.flatMap((page) => page.items) ?? [], [query.data]);
+  const { fetchNextPage } = query;
+  return {
+    items,
+    next: query.hasNextPage,
+    loading: query.isFetching,
+    loaded: query.isSuccess,
+    error: query.error,
+    loadMore: useCallback(() => void fetchNextPage(), [fetchNextPage]),
+  };
+}
+
+/** `value`, once it has stayed the same for `ms` (e.g. a search box). */
+export function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
+
+/** The time now, ticking every `ms` while `ms` is not null (for durations that grow). */
+export function useClock(ms: number | null): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (ms === null) return;
+    const timer = setInterval(() => setNow(Date.now()), ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+  return now;
+}

@@ -1,0 +1,47 @@
+// /catalog: the list of catalogs.
+import type { Catalog, Page } from "../../api";
+import { Link, navigate, pathOf, useTitle } from "../../router";
+import { ErrorAlert, useCatalogQuery } from "./common";
+
+export function CatalogHome() {
+  useTitle("Catalog");
+  const catalogs = useCatalogQuery<Page<Catalog>>("/catalogs?page_size=200");
+  return (
+    <div className="cat-main-inner">
+      <div className="cat-header">
+        <h1>Catalogs</h1>
+        <div className="spacer" />
+        <button type="button" className="primary" onClick={() => navigate("/catalog?new=catalog")}>
+          New catalog
+        </button>
+      </div>
+      <ErrorAlert error={catalogs.error} />
+      {catalogs.isPending ? <p className="muted">Loading catalogs…</p> : null}
+      {catalogs.data && catalogs.data.items.length === 0 ? (
+        <p className="muted">No catalogs yet. Create one to get started.</p>
+      ) : null}
+      {catalogs.data && catalogs.data.items.length > 0 ? (
+        <table className="grid">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Owner</th>
+              <th scope="col">Comment</th>
+            </tr>
+          </thead>
+          <tbody>
+            {catalogs.data.items.map((catalog) => (
+              <tr key={catalog.name}>
+                <td>
+                  <Link to={pathOf("catalog", catalog.name)}>{catalog.name}</Link>
+                </td>
+                <td>{catalog.owner}</td>
+                <td className="cat-cell-comment">{catalog.comment}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+    </div>
+  );
+}

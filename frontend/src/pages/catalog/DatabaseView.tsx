@@ -1,0 +1,174 @@
+// /catalog/<c>/<d>: one database — comment, facts, its tables/views/functions (polled while a
+// table is staged), properties, drop.
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import { LIST_POLL_MS } from "../../data/client";
+import { enc, type Database } from "../../api";
+import { formatTimestamp } from "../../components/jobs/time";
+import { Link, navigate, pathOf, useTitle } from "../../router";
+import {
+  Breadcrumbs,
+  DropDialog,
+  EditableComment,
+  ErrorAlert,
+  KeyValues,
+  StatusBadge,
+  useCatalogQuery,
+  useDelete,
+  usePatch,
+} from "./common";
+import { databaseChildren } from "./databaseChildren";
+
+export function DatabaseView({ catalog, database }: { catalog: string; database: string }) {
+  useTitle(`${catalog}.${database}`);
+  const base = `/catalogs/${enc(catalog)}/databases/${enc(database)}`;
+  const info = useCatalogQuery<Database>(base);
+  const save = usePatch<Database>(base);
+  const remove = useDelete();
+  // The tables, views and functions at once; polled while a table is staged.
+  const children = useQuery({
+    queryKey: ["catalogs", base, "children"],
+    queryFn: ({ signal }) => databaseChildren(catalog, database, signal),
+    refetchInterval: (query) =>
+      query.state.data?.tables.some((t) => t.status === "staged") ? LIST_POLL_MS : false,
+  });
+  const [dropping, setDropping] = useState(false);
+
+  if (info.error && !info.data)
+    return (
+      <div className="cat-main-inner">
+        <Breadcrumbs parts={[catalog]} />
+        <ErrorAlert error={info.error} />
+      </div>
+    );
+  if (!info.data) return <p className="cat-main-inner muted">Loading database…</p>;
+  const db = info.data;
+  const kids = children.data;
+  const count = kids ? kids.tables.length + kids.views.length + kids.functions.length : 0;
+
+  return (
+    <div className="cat-main-inner">
+      <Breadcrumbs parts={[catalog]} />
+      <div className="cat-header">
+        <h1>
+          <span className="badge info">database</span> {db.catalog}.{db.name}
+        </h1>
+        <div className="spacer" />
+        <button
+          type="button"
+          className="primary"
+          onClick={() => navigate(`${pathOf("catalog", catalog, database)}?new=table`)}
+        >
+          New table
+        </button>
+        <button type="button" className="danger" onClick={() => setDropping(true)} disabled={!kids}>
+          Drop database
+        </button>
+      </div>
+      <EditableComment
+        value={db.comment}
+        onSave={async (comment) => {
+          await save({ comment });
+        }}
+      />
+      <dl className="cat-facts">
+        <dt>Catalog</dt>
+        <dd>
+          <Link to={pathOf("catalog", db.catalog)}>{db.catalog}</Link>
+        </dd>
+        <dt>Owner</dt>
+        <dd>{(db as Database & { owner?: string }).owner ?? "—"}</dd>
+        <dt>Created</dt>
+        <dd>{formatTimestamp((db as Database & { created_at?: string }).created_at)}</dd>
+      </dl>
+      <ErrorAlert error={children.error} />
+      {children.isPending ? <p className="muted">Loading tables, views and functions…</p> : null}
+      {kids ? (
+        <>
+          <h2>Tables</h2>
+          {kids.tables.length === 0 ? (
+            <p className="muted">No tables.</p>
+          ) : (
+            <table className="grid" data-testid="database-tables">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Storage</th>
+                  <th scope="col">Created by</th>
+                  <th scope="col">Comment</th>
+                </tr>
+              </thead>
+              <tbody>
+                {kids.tables.map((table) => (
+                  <tr key={table.name} data-testid={`row-${table.name}`}>
+                    <td>
+                      <Link to={pathOf("catalog", catalog, database, "table", table.name)}>{table.name}</Link>
+                    </td>
+                    <td>
+                      <StatusBadge table={table} />
+                    </td>
+                    <td>{table.managed ? "managed" : "external"}</td>
+                    <td>{table.created_by ?? ""}</td>
+                    <td className="cat-cell-comment">{table.comment}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <h2>Views</h2>
+          {kids.views.length === 0 ? (
+            <p className="muted">No views.</p>
+          ) : (
+            <ul className="cat-list">
+              {kids.views.map((view) => (
+                <li key={view.name}>
+                  <Link to={pathOf("catalog", catalog, database, "view", view.name)}>{view.name}</Link>{" "}
+                  <span className="muted">{view.comment}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+          <h2>Functions</h2>
+          {kids.functions.length === 0 ? (
+            <p className="muted">No functions.</p>
+          ) : (
+            <ul className="cat-list">
+              {kids.functions.map((fn) => (
+                <li key={fn.name}>
+                  <Link to={pathOf("catalog", catalog, database, "function", fn.name)}>{fn.name}</Link>{" "}
+                  <span className="badge">{fn.language}</span> <span className="muted">{fn.comment}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+          {kids.more ? <p className="muted">Only the first 200 of each kind are listed; see the tree for more.</p> : null}
+        </>
+      ) : null}
+      <h2>Properties</h2>
+      <KeyValues values={db.properties} empty="No properties." />
+      {dropping && kids ? (
+        <DropDialog
+          what={`database ${db.catalog}.${db.name}`}
+          name={db.name}
+          typeToConfirm={count > 0}
+          onClose={() => setDropping(false)}
+          onConfirm={async () => {
+            await remove(`${base}${count > 0 ? "?cascade=true" : ""}`);
+            setDropping(false);
+            navigate(pathOf("catalog", catalog));
+          }}
+        >
+          {count > 0 ? (
+            <p>
+              It holds {kids.tables.length} tables, {kids.views.length} views and {kids.functions.length} functions
+              {kids.more ? " (or more)" : ""}; all of them are dropped too, and the data of managed tables is deleted.
+            </p>
+          ) : (
+            <p>The database is empty.</p>
+          )}
+        </DropDialog>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,81 @@
+// The page of one function: language, owner, return type, parameters and implementation.
+import { useState } from "react";
+import { formatTimestamp } from "../../components/jobs/time";
+import { useTitle } from "../../router";
+import { DropDialog, EditableComment } from "./common";
+import { Header, NotLoaded, useObject, type FunctionInfo, type ObjectProps } from "./object/parts";
+
+export function FunctionPage({ catalog, database, name }: ObjectProps) {
+  const parts = [catalog, database, name];
+  useTitle(parts.join("."));
+  const { info, save, drop } = useObject<FunctionInfo>({ catalog, database, name }, "functions");
+  const [dropping, setDropping] = useState(false);
+
+  if (!info.data) return <NotLoaded parts={parts} error={info.error} what="function" />;
+  const fn = info.data;
+  return (
+    <div className="cat-main-inner">
+      <Header
+        parts={parts}
+        kind="function"
+        actions={
+          <button type="button" className="danger" onClick={() => setDropping(true)}>
+            Drop function
+          </button>
+        }
+      >
+        <span className="badge">{fn.language}</span>
+      </Header>
+      <EditableComment
+        value={fn.comment}
+        onSave={(comment) => save({ comment })}
+      />
+      <dl className="cat-facts">
+        <dt>Language</dt>
+        <dd>{fn.language}</dd>
+        <dt>Owner</dt>
+        <dd>{fn.created_by ?? "—"}</dd>
+        <dt>Return type</dt>
+        <dd className="mono">{fn.return_type || "—"}</dd>
+        <dt>Created</dt>
+        <dd>{formatTimestamp(fn.created_at)}</dd>
+      </dl>
+      <h2>Parameters</h2>
+      {fn.parameters && fn.parameters.length > 0 ? (
+        <table className="grid">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Type</th>
+            </tr>
+          </thead>
+          <tbody>
+            {fn.parameters.map((p) => (
+              <tr key={p.name}>
+                <td className="mono">{p.name}</td>
+                <td className="mono">{p.data_type}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="muted">No declared parameters.</p>
+      )}
+      <h2>Implementation</h2>
+      <pre data-testid="function-implementation">{fn.implementation}</pre>
+      {dropping ? (
+        <DropDialog
+          what={`function ${parts.join(".")}`}
+          name={name}
+          typeToConfirm={false}
+          onClose={() => setDropping(false)}
+          onConfirm={drop}
+        >
+          <p>Statements that call it will fail afterwards.</p>
+        </DropDialog>
+      ) : null}
+    </div>
+  );
+}
+
+

@@ -1,0 +1,117 @@
+// The page of one table: header (status, managed/external), comment, schema, details,
+// properties, DDL and sample data; polled while the table is staged.
+import { useEffect, useRef, useState } from "react";
+import { sqlPath, type Schema } from "../../api";
+import { formatTimestamp } from "../../components/jobs/time";
+import { useTitle } from "../../router";
+import { DropDialog, EditableComment, ErrorAlert, StatusBadge, useRefreshCatalog } from "./common";
+import { DdlPanel, PropertiesPanel, SamplePanel } from "./object/panels";
+import { Header, NotLoaded, Tabs, queryInEditor, useObject, type ObjectProps, type TabSpec, type TableInfo } from "./object/parts";
+import { Details, SchemaTable } from "./object/SchemaTable";
+
+const isStaged = (table: TableInfo) => table.status === "staged";
+
+export function TablePage({ catalog, database, name }: ObjectProps) {
+  const parts = [catalog, database, name];
+  const path = sqlPath(parts);
+  useTitle(parts.join("."));
+  // A staged table (being created by a job) is polled until it is active.
+  const { base, info, save, drop } = useObject<TableInfo>({ catalog, database, name }, "tables", isStaged);
+  const [dropping, setDropping] = useState(false);
+  const refresh = useRefreshCatalog();
+  const staged = info.data ? isStaged(info.data) : false;
+  const wasStaged = useRef(false);
+  // Once it is active, the tree and lists that showed it staged load again.
+  useEffect(() => {
+    if (staged) wasStaged.current = true;
+    else if (wasStaged.current && info.data) {
+      wasStaged.current = false;
+      refresh();
+    }
+  }, [staged, info.data, refresh]);
+
+  if (!info.data) return <NotLoaded parts={parts} error={info.error} what="table" />;
+  const table = info.data;
+  const resolved = table.resolved_schema;
+  const schema: Schema = resolved ?? table.schema;
+
+  const tabs: TabSpec[] = [
+    {
+      id: "schema",
+      label: "Schema",
+      render: () => (
+        <>
+          {staged ? (
+            <p className="muted">The schema is known once the job creating the table has finished.</p>
+          ) : null}
+          <SchemaTable schema={schema} resolved={resolved !== null} />
+          {resolved && resolved.expressions_resolved === false ? (
+            <p className="muted">Computed column types are filled in once a worker has analysed the expressions.</p>
+          ) : null}
+        </>
+      ),
+    },
+    { id: "details", label: "Details", render: () => <Details table={table} schema={schema} /> },
+    { id: "properties", label: "Properties", render: () => <PropertiesPanel base={base} /> },
+  ];
+  if (!staged) {
+    tabs.push({ id: "ddl", label: "DDL", render: () => <DdlPanel path={path} /> });
+    tabs.push({ id: "sample", label: "Sample data", render: () => <SamplePanel path={path} title={name} /> });
+  }
+
+  return (
+    <div className="cat-main-inner">
+      <Header
+        parts={parts}
+        kind="table"
+        actions={
+          <>
+            <button type="button" onClick={() => queryInEditor(path, name)} disabled={staged}>
+              Query
+            </button>
+            <button type="button" className="danger" onClick={() => setDropping(true)}>
+              Drop table
+            </button>
+          </>
+        }
+      >
+        <span data-testid="table-status">
+          <StatusBadge table={table} />
+        </span>
+        <span className="badge">{table.managed ? "managed" : "external"}</span>
+      </Header>
+      {info.error ? <ErrorAlert error={info.error} /> : null}
+      <EditableComment
+        value={table.comment}
+        onSave={(comment) => save({ comment })}
+      />
+      <dl className="cat-facts">
+        <dt>Owner</dt>
+        <dd>{table.created_by ?? "—"}</dd>
+        <dt>Created</dt>
+        <dd>{formatTimestamp(table.created_at)}</dd>
+        <dt>Updated</dt>
+        <dd>{formatTimestamp(table.updated_at)}</dd>
+        <dt>Format</dt>
+        <dd>{table.options?.format ?? table.options?.connector ?? "parquet"}</dd>
+      </dl>
+      <Tabs key={staged ? "staged" : "active"} tabs={tabs} />
+      {dropping ? (
+        <DropDialog
+          what={`table ${parts.join(".")}`}
+          name={name}
+          typeToConfirm={false}
+          onClose={() => setDropping(false)}
+          onConfirm={drop}
+        >
+          <p>
+            {table.managed
+              ? "The table is managed: its data in the warehouse is deleted with it."
+              : "The table is external: only the catalog entry goes; its files stay where they are."}
+          </p>
+        </DropDialog>
+      ) : null}
+    </div>
+  );
+}
+

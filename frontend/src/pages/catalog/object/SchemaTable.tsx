@@ -1,0 +1,95 @@
+// The schema table and the details section of a table or view page.
+import type { ReactNode } from "react";
+import type { Column, Schema } from "../../../api";
+import { KeyValues } from "../common";
+import type { TableInfo } from "./parts";
+
+function kindDetails(column: Column): ReactNode {
+  if (column.kind === "computed") return <code>{column.expression ?? ""}</code>;
+  if (column.kind === "metadata")
+    return (
+      <>
+        <code>{column.metadata_key ?? column.name}</code>
+        {column.virtual ? <span className="badge"> virtual</span> : null}
+      </>
+    );
+  return null;
+}
+
+export function SchemaTable({ schema, resolved }: { schema: Schema; resolved: boolean }) {
+  const pk = new Set((schema.primary_key?.columns ?? []).map((c) => c.toLowerCase()));
+  if (schema.columns.length === 0) return <p className="muted">No columns.</p>;
+  return (
+    <table className="grid cat-schema" data-testid="schema">
+      <thead>
+        <tr>
+          <th scope="col">Column</th>
+          <th scope="col">Kind</th>
+          <th scope="col">Type</th>
+          <th scope="col">Nullable</th>
+          <th scope="col">Expression / metadata</th>
+          <th scope="col">Key</th>
+        </tr>
+      </thead>
+      <tbody>
+        {schema.columns.map((column) => {
+          const nullable =
+            column.nullable ?? !(column.data_type ?? "").toUpperCase().includes("NOT NULL");
+          return (
+            <tr key={column.name} data-testid={`column-${column.name}`}>
+              <td className="mono">{column.name}</td>
+              <td>{column.kind}</td>
+              <td className="mono" data-testid="column-type">
+                {column.data_type ?? (column.kind === "computed" ? (resolved ? "(being typed)" : "") : "")}
+              </td>
+              <td>{nullable ? "yes" : "NOT NULL"}</td>
+              <td>{kindDetails(column)}</td>
+              <td>{pk.has(column.name.toLowerCase()) ? <span className="badge info" title="Primary key">PK</span> : null}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+export function Details({ table, schema }: { table: TableInfo; schema: Schema }) {
+  return (
+    <div className="cat-details">
+      <h3>Watermark</h3>
+      {schema.watermarks.length === 0 ? (
+        <p className="muted">No watermark.</p>
+      ) : (
+        <ul className="cat-list">
+          {schema.watermarks.map((w) => (
+            <li key={w.column}>
+              <code>{w.column}</code> AS <code>{w.expression}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+      <h3>Primary key</h3>
+      {schema.primary_key ? (
+        <p>
+          <code>{schema.primary_key.name ?? "(unnamed)"}</code> ({schema.primary_key.columns.join(", ")}) NOT ENFORCED
+        </p>
+      ) : (
+        <p className="muted">No primary key.</p>
+      )}
+      <h3>Options</h3>
+      <KeyValues values={table.options ?? {}} empty="No options." />
+      <h3>Partitioning</h3>
+      {table.partition_by && table.partition_by.length > 0 ? (
+        <p className="mono">{table.partition_by.join(", ")}</p>
+      ) : (
+        <p className="muted">Not partitioned.</p>
+      )}
+      {table.location ? (
+        <>
+          <h3>Location</h3>
+          <p className="mono">{table.location}</p>
+        </>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,104 @@
+// Below the editor: the running job (status, progress, elapsed, Cancel, job link), the
+// summary or error of the run, the statements of a script, and the result grid.
+import { JobProgress, JobStatusBadge } from "../../components/jobs/JobProgress";
+import { ResultView } from "../../components/results/ResultView";
+import { Link } from "../../router";
+import { SENTENCE_COLUMNS } from "./runSummary";
+import { formatElapsed } from "./types";
+import type { RunState } from "./useStatementRunner";
+
+export function RunArea({
+  run,
+  running,
+  picked,
+  elapsed,
+  onPick,
+  onCancel,
+}: {
+  run: RunState | null;
+  running: boolean;
+  picked: number | null;
+  elapsed: number;
+  onPick(index: number): void;
+  onCancel(): void;
+}) {
+  const job = run?.job ?? null;
+  // A script's statements can each be looked at once they have ended; the last by default.
+  const shown = (picked !== null ? run?.done[picked] : undefined) ?? job;
+  const showGrid =
+    shown?.status === "FINISHED" &&
+    shown.result &&
+    !shown.result.columns.every((column) => SENTENCE_COLUMNS.has(column.name));
+  return (
+    <div className="run-area" data-testid="run-area">
+      {run === null && <p className="muted">Run a statement to see its result here.</p>}
+      {run !== null && (
+        <div className="run-status" role="status" data-testid="run-status">
+          {job ? (
+            <>
+              {running && !["FINISHED", "FAILED", "CANCELED"].includes(job.status) ? (
+                <button type="button" className="danger small" onClick={onCancel}>
+                  Cancel
+                </button>
+              ) : null}
+              <span data-testid="run-job-status">
+                <JobStatusBadge status={job.status} />
+              </span>
+              {run.step && (
+                <span className="muted small-text">
+                  statement {run.step[0]} of {run.step[1]}
+                </span>
+              )}
+              {running && <JobProgress job={job} />}
+              <span className="muted small-text" data-testid="elapsed">
+                {formatElapsed(elapsed)}
+              </span>
+              <Link to={`/jobs/${encodeURIComponent(job.id)}`} className="small-text">
+                job details
+              </Link>
+            </>
+          ) : (
+            <span className="muted">{running ? "Submitting…" : ""}</span>
+          )}
+          {run.summary && (
+            <span className="run-summary" data-testid="run-summary">
+              {run.summary}
+            </span>
+          )}
+        </div>
+      )}
+      {run?.requestError && (
+        <div className="alert danger" role="alert">
+          {run.requestError}
+        </div>
+      )}
+      {job?.error && job.status !== "RUNNING" && (
+        <div className="alert danger job-error" role="alert" data-testid="job-error">
+          <strong>{job.error.code}</strong>: {job.error.message}
+        </div>
+      )}
+      {run && run.done.length > 1 && (
+        <div className="script-steps toolbar" role="group" aria-label="Statements of the script">
+          {run.done.map((ended, index) => (
+            <button
+              key={ended.id}
+              type="button"
+              className="small"
+              aria-pressed={shown?.id === ended.id}
+              title={ended.sql}
+              onClick={() => onPick(index)}
+            >
+              {index + 1}. <JobStatusBadge status={ended.status} />{" "}
+              <span className="mono">{ended.sql.replace(/\s+/g, " ").slice(0, 40)}</span>
+            </button>
+          ))}
+        </div>
+      )}
+      {showGrid && shown && (
+        <div className="result-box">
+          <ResultView job={shown} />
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,208 @@
+// useStatementRunner: run the statement at the cursor, the selection or the whole script in
+// a tab's session; follow each job (the shared job query) until it ends, mark an error in the
+// text, cancel, and summarise the last job. A script runs statement after statement and stops
+// at the first that does not finish.
+import { useCallback, useRef, useState, type RefObject } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { setDiagnostics } from "@codemirror/lint";
+import { EditorSelection } from "@codemirror/state";
+import type { EditorView } from "@codemirror/view";
+import { ApiError, enc, isAbort, post, type Job, type Session } from "../../api";
+import { followJob } from "../../data/jobs";
+import { useClock } from "../../data/queries";
+import { cancelJob } from "../../components/jobs/JobProgress";
+import { summaryOf } from "./runSummary";
+import { mapErrorPosition, splitStatements, statementAt } from "./sqlText";
+import { errorText, type ScriptJob } from "./types";
+
+/** How often the elapsed time of a running statement is redrawn. */
+const ELAPSED_TICK_MS = 200;
+
+export interface RunState {
+  job: Job | null;
+  /** 1-based statement number and count, for scripts. */
+  step: [number, number] | null;
+  startedAt: number;
+  endedAt: number | null;
+  summary: string | null;
+  requestError: string | null;
+  /** The jobs of this run that have ended, in order (a script has several). */
+  done: Job[];
+}
+
+export type RunMode = "statement" | "all";
+
+/** What is sent for `mode`: the selection, the whole text, or the statement at the cursor;
+ * `base` is where it starts in the document. Null when there is nothing to run. */
+export function pickStatements(
+  doc: string,
+  selection: { from: number; to: number; head: number; empty: boolean },
+  mode: RunMode,
+): { sent: string; base: number; script: boolean } | null {
+  let sent: string;
+  let base: number;
+  if (!selection.empty) {
+    sent = doc.slice(selection.from, selection.to);
+    base = selection.from;
+  } else if (mode === "all") {
+    sent = doc;
+    base = 0;
+  } else {
+    const statement = statementAt(doc, selection.head);
+    if (!statement) return null;
+    sent = statement.text;
+    base = statement.start;
+  }
+  const statements = splitStatements(sent);
+  if (statements.length === 0) return null;
+  if (statements.length > 1) return { sent, base, script: true };
+  return { sent: statements[0].text, base: base + statements[0].start, script: false };
+}
+
+/** Mark a job's error position in the editor (when the text is still what was run). */
+function markError(view: EditorView | null, job: Job, base: number, docAtRun: string): void {
+  const details = job.error?.details as { line?: unknown; column?: unknown } | undefined;
+  if (!view || !details || typeof details.line !== "number") return;
+  if (view.state.doc.toString() !== docAtRun) return;
+  const column = typeof details.column === "number" ? details.column : 1;
+  const doc = view.state.doc;
+  let from = Math.min(mapErrorPosition(job.sql, base, details.line, column), doc.length);
+  const line = doc.lineAt(from);
+  let to = from;
+  while (to < line.to && /[^\s]/.test(doc.sliceString(to, to + 1))) to++;
+  if (to === from) {
+    if (from < line.to) to = from + 1;
+    else if (from > line.from) from = from - 1;
+    else to = Math.min(from + 1, doc.length);
+  }
+  view.dispatch(
+    setDiagnostics(view.state, [
+      { from, to: Math.max(to, from), severity: "error", message: `${job.error?.code}: ${job.error?.message}`, source: "Tessera" },
+    ]),
+  );
+  view.dispatch({ selection: EditorSelection.cursor(from), scrollIntoView: true });
+  view.focus();
+}
+
+export function useStatementRunner({
+  viewRef,
+  ensureSession,
+  forgetSession,
+  afterRun,
+}: {
+  viewRef: RefObject<EditorView | null>;
+  ensureSession(): Promise<Session>;
+  forgetSession(): void;
+  /** Called once a run has ended; answers the session as it is now (for the summary). */
+  afterRun(): Promise<Session | null>;
+}) {
+  const client = useQueryClient();
+  const [run, setRun] = useState<RunState | null>(null);
+  const [picked, setPicked] = useState<number | null>(null);
+  const [running, setRunning] = useState(false);
+  const cancelRef = useRef<AbortController | null>(null);
+  const now = useClock(running ? ELAPSED_TICK_MS : null);
+
+  const execute = useCallback(
+    async (mode: RunMode) => {
+      const view = viewRef.current;
+      if (!view || cancelRef.current) return;
+      const doc = view.state.doc.toString();
+      const picked = pickStatements(doc, view.state.selection.main, mode);
+      if (!picked) return;
+      const { sent, base, script } = picked;
+      view.dispatch(setDiagnostics(view.state, []));
+      const controller = new AbortController();
+      cancelRef.current = controller;
+      setRunning(true);
+      setRun({ job: null, step: null, startedAt: Date.now(), endedAt: null, summary: null, requestError: null, done: [] });
+      setPicked(null);
+      let last: Job | null = null;
+      try {
+        let current = await ensureSession();
+        const submit = () =>
+          post<ScriptJob | { jobs: ScriptJob[] }>(
+            `/sessions/${enc(current.id)}/statements`,
+            script ? { sql: sent, script: true } : { sql: sent },
+          );
+        let answer: ScriptJob | { jobs: ScriptJob[] };
+        try {
+          answer = await submit();
+        } catch (error) {
+          if (!(error instanceof ApiError && error.status === 404)) throw error;
+          // The session expired or was deleted: open a new one transparently, once.
+          forgetSession();
+          current = await ensureSession();
+          answer = await submit();
+        }
+        const jobs: ScriptJob[] = "jobs" in answer ? answer.jobs : [answer];
+        // Where each job's text starts in the editor (job.sql is a piece of what was sent).
+        let cursor = 0;
+        const bases = jobs.map((job) => {
+          const at = sent.indexOf(job.sql, cursor);
+          if (at < 0) return base;
+          cursor = at + job.sql.length;
+          return base + at;
+        });
+        for (let index = 0; index < jobs.length; index++) {
+          const step: [number, number] | null = jobs.length > 1 ? [index + 1, jobs.length] : null;
+          setRun((state) => state && { ...state, job: jobs[index], step });
+          const ended: Job = await followJob(
+            client,
+            jobs[index].id,
+            (job) => setRun((state) => state && { ...state, job, step }),
+            controller.signal,
+          );
+          last = ended;
+          setRun((state) => state && { ...state, done: [...state.done, ended] });
+          if (ended.status !== "FINISHED") {
+            markError(viewRef.current, ended, bases[index], doc);
+            break;
+          }
+        }
+      } catch (error) {
+        if (!isAbort(error)) setRun((state) => state && { ...state, requestError: errorText(error) });
+      } finally {
+        cancelRef.current = null;
+        setRunning(false);
+        const endedAt = Date.now();
+        setRun((state) => state && { ...state, endedAt });
+      }
+      const fresh = await afterRun();
+      if (last) {
+        const finished = last;
+        const summary = await summaryOf(finished, fresh).catch(() => null);
+        setRun((state) => (state && state.job?.id === finished.id ? { ...state, summary } : state));
+      }
+    },
+    [client, viewRef, ensureSession, forgetSession, afterRun],
+  );
+
+  const cancel = useCallback(async () => {
+    const job = run?.job;
+    if (!job) return;
+    try {
+      const answer = await cancelJob(job.id);
+      setRun((state) => (state && state.job?.id === answer.id ? { ...state, job: answer } : state));
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === "ILLEGAL_TRANSITION"))
+        setRun((state) => state && { ...state, requestError: errorText(error) });
+    }
+  }, [run]);
+
+  /** Show a problem that is not a job's (e.g. the formatter failed) where run errors show. */
+  const fail = useCallback((message: string) => {
+    setRun((state) => ({
+      job: state?.job ?? null,
+      step: null,
+      startedAt: state?.startedAt ?? Date.now(),
+      endedAt: state?.endedAt ?? Date.now(),
+      summary: state?.summary ?? null,
+      requestError: message,
+      done: state?.done ?? [],
+    }));
+  }, []);
+
+  const elapsed = run ? Math.max(0, (run.endedAt ?? now) - run.startedAt) : 0;
+  return { run, running, picked, setPicked, elapsed, execute, cancel, fail };
+}
