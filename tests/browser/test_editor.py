@@ -134,7 +134,7 @@ def test_run_runs_only_the_statement_at_the_cursor(ui: UI, page: Any, demo: User
     wait_until(
         lambda: len(api(page, f"/jobs?session={job['session']}")["body"]["items"]) == 3,
         10,
-        what="the script's two jobs",
+        message="the script's two jobs",
     )
     session_jobs = api(page, f"/jobs?session={job['session']}")["body"]["items"]
     assert [j["sql"] for j in session_jobs[:2]] == ["SELECT 2 AS second", "SELECT 1 AS first"]
@@ -261,7 +261,7 @@ def test_tabs_have_their_own_sessions_and_survive_a_reload(ui: UI, page: Any, de
     wait_until(
         lambda: len(tabs := stored_tabs(page)) == 2 and all(t["sessionId"] for t in tabs),
         5,
-        what="both tabs stored with their sessions",
+        message="both tabs stored with their sessions",
     )
     first_id, second_id = (t["sessionId"] for t in stored_tabs(page))
     assert first_id != second_id
@@ -291,7 +291,7 @@ def test_tabs_have_their_own_sessions_and_survive_a_reload(ui: UI, page: Any, de
     run_and_wait(page)
     job = newest_job(page)
     assert job["sql"] == "SELECT 1 AS in_first_tab" and job["session"] != first_id
-    wait_until(lambda: stored_tabs(page)[0]["sessionId"] == job["session"], 5, what="new id")
+    wait_until(lambda: stored_tabs(page)[0]["sessionId"] == job["session"], 5, message="new id")
 
 
 def test_history_reopens_a_statement_in_a_new_tab(ui: UI, page: Any, demo: User) -> None:

@@ -43,7 +43,7 @@ class Runner:
         wait_until(
             lambda: Job.objects.filter(pk=job_id, progress__tasks_total__gt=0).exists(),
             60,
-            what="the slow query's Spark tasks",
+            message="the slow query's Spark tasks",
         )
         return job_id
 
