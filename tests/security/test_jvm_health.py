@@ -140,11 +140,9 @@ def test_cancel_ends_the_job_when_spark_does_not_answer_and_the_jvm_is_replaced(
         stopped = time.monotonic()
         response = api.post(f"{API}/jobs/{job_id}/cancel")
         assert response.status_code == 200, response.content
-        job = wait_job(api, job_id, {"CANCELED", "FAILED"}, timeout=30)
-        canceled_after = time.monotonic() - stopped
-        print(f"\ncanceled {canceled_after:.1f} s after the JVM stopped answering")
+        # Ended without Spark's answer: within 15 s (a deadline, not a measurement).
+        job = wait_job(api, job_id, {"CANCELED", "FAILED"}, timeout=15)
         assert job["status"] == "CANCELED", job
-        assert canceled_after < 15
         # The job heartbeat went on meanwhile: nothing else marked it lost.
         assert job["error"]["code"] == "CANCELED"
 
