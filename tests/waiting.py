@@ -1,10 +1,11 @@
 """The one polling helper of the test suite: wait for a state, never for a duration.
 
 ``wait_until`` polls a predicate until it returns something truthy and returns that value;
-after ``timeout`` seconds it fails the test with ``message``. The timeout is a deadline (how
-long a correct system may take on a loaded machine), not a measurement: no test asserts on
-how long something took (figures live in ``bench/``). A predicate may raise to stop waiting
-early (e.g. a job that ended in the wrong state).
+after ``timeout`` seconds it fails the test with ``message``. ``poll`` is the same without
+failing (for clean-ups that escalate instead, e.g. SIGKILL after a SIGINT). The timeout is
+a deadline (how long a correct system may take on a loaded machine), not a measurement: no
+test asserts on how long something took (figures live in ``bench/``). A predicate may
+raise to stop waiting early (e.g. a job that ended in the wrong state).
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ import pytest
 T = TypeVar("T")
 
 
-def wait_until(
+def poll(
     predicate: Callable[[], T | None],
-    timeout: float = 30.0,
+    timeout: float,
     interval: float = 0.05,
-    message: str = "",
     *,
     ignoring: tuple[type[BaseException], ...] = (),
-) -> T:
-    """Poll ``predicate`` until it returns something truthy (returned); fail after
+) -> T | None:
+    """Poll ``predicate`` until it returns something truthy (returned); None after
     ``timeout`` s. Exceptions of the types in ``ignoring`` count as "not yet"."""
     deadline = time.monotonic() + timeout
     while True:
@@ -37,8 +37,23 @@ def wait_until(
         if value:
             return value
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {message or predicate}")
+            return None
         time.sleep(interval)
+
+
+def wait_until(
+    predicate: Callable[[], T | None],
+    timeout: float = 30.0,
+    interval: float = 0.05,
+    message: str = "",
+    *,
+    ignoring: tuple[type[BaseException], ...] = (),
+) -> T:
+    """``poll``, failing the test after ``timeout`` s with ``message``."""
+    value = poll(predicate, timeout, interval, ignoring=ignoring)
+    if not value:
+        pytest.fail(f"timed out after {timeout} s waiting for {message or predicate}")
+    return value
 
 
 def holds_for(

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from kombu import Connection
+from kombu.connection import Connection
 
 from jobs.models import Worker
 from tests.conftest import API, assert_error

@@ -4,7 +4,6 @@ tabs with their own sessions (kept over a reload), history and saving queries.""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -176,11 +175,9 @@ def test_cancel_shows_canceled_within_two_seconds(ui: UI, page: Any, demo: User)
     job_id = newest_job(page)["id"]
     cancel = pane(page).get_by_role("button", name="Cancel")
     expect(cancel).to_be_visible()
-    clicked = time.monotonic()
     cancel.click()
-    expect(status).to_have_text("CANCELED", timeout=10_000)
-    took = time.monotonic() - clicked
-    assert took < 2.0, f"CANCELED showed {took:.2f} s after the click"
+    # Shown within 2 s of the click: a deadline for the wait, not a measurement.
+    expect(status).to_have_text("CANCELED", timeout=2_000)
     expect(cancel).to_have_count(0)
     assert Job.objects.get(id=job_id).status == "CANCELED"
 
@@ -273,7 +270,11 @@ def test_tabs_have_their_own_sessions_and_survive_a_reload(ui: UI, page: Any, de
     page.get_by_label("Tab name").fill("Scratch work")
     page.keyboard.press("Enter")
     expect(page.get_by_role("tab", name="Scratch work")).to_have_attribute("aria-selected", "true")
-    time.sleep(0.5)  # the debounced save
+    wait_until(  # the debounced save
+        lambda: "Scratch work" in [tab.get("title") for tab in stored_tabs(page)],
+        5,
+        message="the renamed tab stored",
+    )
 
     page.reload()
     page.get_by_test_id("username").wait_for()
