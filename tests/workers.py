@@ -143,7 +143,7 @@ class WorkerProcess:
 
 
 def _warm_up(blocker: Any) -> None:
-    """Run one ``SELECT 1`` so the worker's Spark is up before the first timed test."""
+    """Run one ``SELECT 1`` so the worker's Spark is up before its first test."""
     from tests.worker.helpers import create_user, submit_sql, wait_for_status
 
     with blocker.unblock():
