@@ -17,6 +17,10 @@ from django.contrib.auth.models import User
 from django.db import connection
 from rest_framework.test import APIClient
 
+# The live-worker plugin may be imported by a package's conftest before ``pytest_configure``
+# registers it: its asserts are rewritten all the same.
+pytest.register_assert_rewrite("tests.workers")
+
 API = "/api/v1"
 PASSWORD = "correct-horse-battery-staple"
 
