@@ -1,4 +1,6 @@
-"""Shared fixtures: users, token-authenticated API clients and a catalog-object factory.
+"""Shared fixtures: users, token-authenticated API clients and a catalog-object factory,
+fast password hashing, a plain PySpark session, and (from the plugin ``tests.workers``) the
+shared live worker.
 
 Everything here goes through the real stack: users are Django users, tokens come from
 ``POST /api/v1/auth/token``, and catalog objects are made with the REST API.
@@ -6,12 +8,18 @@ Everything here goes through the real stack: users are Django users, tokens come
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from rest_framework.test import APIClient
+
+# The live-worker plugin may be imported by a package's conftest before ``pytest_configure``
+# registers it: its asserts are rewritten all the same.
+pytest.register_assert_rewrite("tests.workers")
 
 API = "/api/v1"
 PASSWORD = "correct-horse-battery-staple"
@@ -99,6 +107,53 @@ def require_postgresql() -> None:
             "(run them with scripts/test.sh, which sets DATABASE_URL).",
             pytrace=False,
         )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The live-worker fixtures (``worker``, ``own_workers_only``) for every package: a plugin
+    # module, loaded here since it imports this one.
+    config.pluginmanager.import_plugin("tests.workers")
+    config.addinivalue_line(
+        "markers", "kills_shared_worker: the test kills the shared worker (runs after the rest)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from tests.workers import order_worker_tests
+
+    order_worker_tests(items)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    # PBKDF2 costs ~0.3 s per login; what is tested is the API around it, not the hash.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def plain_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Plain PySpark in the test process (one SparkContext for the run): writes test data,
+    computes expected answers, runs Spark's own parser for the guard checks."""
+    from pyspark.sql import SparkSession
+
+    base = tmp_path_factory.mktemp("plain-spark")
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .appName("tessera-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+        # Spark would otherwise create spark-warehouse/ in the working directory (the repo).
+        .config("spark.sql.warehouse.dir", str(base / "warehouse"))
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={base}")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    # py4j logs at interpreter exit, after pytest closed its capture streams.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    yield spark
+    spark.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -19,12 +19,6 @@ def _postgresql_only() -> None:
     Path(django_settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings) -> None:
-    # PBKDF2 costs ~0.3 s per login; what is tested is the API around it, not the hash.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @dataclass(frozen=True)
 class Storage:
     warehouse: Path

@@ -1,8 +1,8 @@
 """Browser tests: Playwright drives Debian's Chromium (headless) against the real server.
 
 The server is pytest-django's live server (a real HTTP server in a thread, serving the built
-front end from ``frontend/dist`` and the API), on the real PostgreSQL test database; one real
-Celery worker with its own Spark runs the statements (started once for the whole package).
+front end from ``frontend/dist`` and the API), on the real PostgreSQL test database; the run's
+shared Celery worker (tests/workers.py) with its own Spark runs the statements.
 Tests use ``transactional_db`` so the worker sees their rows.
 
 Fixtures for tests:
@@ -27,7 +27,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from tests.conftest import PASSWORD
-from tests.worker.conftest import WorkerProcess, start_worker, wait_until
+from tests.waiting import wait_until
+from tests.workers import WorkerProcess
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls the fixtures make
 # in between are still plain synchronous calls.
@@ -65,12 +66,10 @@ def _frontend_built() -> None:
     build_frontend()
 
 
-@pytest.fixture(scope="session")
-def browser_worker(
-    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[WorkerProcess]:
-    """One live worker for all browser tests."""
-    yield from start_worker("browser-worker", tmp_path_factory, django_db_blocker)
+@pytest.fixture
+def browser_worker(worker: WorkerProcess) -> WorkerProcess:
+    """The run's shared live worker (tests/workers.py) runs the browser tests' statements."""
+    return worker
 
 
 @pytest.fixture(scope="session")
@@ -121,11 +120,6 @@ def page(_browser: Any, ui: UI) -> Iterator[Any]:
     yield page
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

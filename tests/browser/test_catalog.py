@@ -6,7 +6,6 @@ Every test checks what the page shows AND what the API / database then holds.
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 import pytest
@@ -232,7 +231,6 @@ def test_ctas_table_is_staged_then_active(ui: UI, page: Any, demo: User) -> None
     # Run the CTAS from the editor, then go to the catalog while it runs.
     page.goto(ui.url + "/editor")
     set_sql(page, CTAS)
-    started = time.monotonic()
     page.keyboard.press("Control+Enter")
     expect(pane(page).get_by_test_id("run-job-status")).to_have_text(re.compile("CREATED|RUNNING"))
     job = api.get(f"{API}/jobs?page_size=1").json()["items"][0]
@@ -258,7 +256,6 @@ def test_ctas_table_is_staged_then_active(ui: UI, page: Any, demo: User) -> None
 
     # Once the job finishes, polling (no click) turns it active.
     finished = wait_job(api, job["id"], timeout=240)
-    elapsed = time.monotonic() - started
     assert finished["status"] == "FINISHED", finished
     expect(row.locator(".badge.ok")).to_have_text("active", timeout=15_000)
     expect(row.locator(".badge.staged")).to_have_count(0)
@@ -267,7 +264,6 @@ def test_ctas_table_is_staged_then_active(ui: UI, page: Any, demo: User) -> None
     assert body["status"] == "active"
     assert body["staged_by_job"] is None
     assert [c["name"] for c in body["resolved_schema"]["columns"]] == ["k", "n", "s"]
-    print(f"CTAS took {elapsed:.1f} s")
     # The editor tab, still mounted, shows how its job ended.
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Editor").click()
     expect(pane(page).get_by_test_id("run-job-status")).to_have_text("FINISHED")

@@ -4,7 +4,6 @@ tabs with their own sessions (kept over a reload), history and saving queries.""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -134,7 +133,7 @@ def test_run_runs_only_the_statement_at_the_cursor(ui: UI, page: Any, demo: User
     wait_until(
         lambda: len(api(page, f"/jobs?session={job['session']}")["body"]["items"]) == 3,
         10,
-        what="the script's two jobs",
+        message="the script's two jobs",
     )
     session_jobs = api(page, f"/jobs?session={job['session']}")["body"]["items"]
     assert [j["sql"] for j in session_jobs[:2]] == ["SELECT 2 AS second", "SELECT 1 AS first"]
@@ -176,11 +175,9 @@ def test_cancel_shows_canceled_within_two_seconds(ui: UI, page: Any, demo: User)
     job_id = newest_job(page)["id"]
     cancel = pane(page).get_by_role("button", name="Cancel")
     expect(cancel).to_be_visible()
-    clicked = time.monotonic()
     cancel.click()
-    expect(status).to_have_text("CANCELED", timeout=10_000)
-    took = time.monotonic() - clicked
-    assert took < 2.0, f"CANCELED showed {took:.2f} s after the click"
+    # Shown within 2 s of the click: a deadline for the wait, not a measurement.
+    expect(status).to_have_text("CANCELED", timeout=2_000)
     expect(cancel).to_have_count(0)
     assert Job.objects.get(id=job_id).status == "CANCELED"
 
@@ -261,7 +258,7 @@ def test_tabs_have_their_own_sessions_and_survive_a_reload(ui: UI, page: Any, de
     wait_until(
         lambda: len(tabs := stored_tabs(page)) == 2 and all(t["sessionId"] for t in tabs),
         5,
-        what="both tabs stored with their sessions",
+        message="both tabs stored with their sessions",
     )
     first_id, second_id = (t["sessionId"] for t in stored_tabs(page))
     assert first_id != second_id
@@ -273,7 +270,11 @@ def test_tabs_have_their_own_sessions_and_survive_a_reload(ui: UI, page: Any, de
     page.get_by_label("Tab name").fill("Scratch work")
     page.keyboard.press("Enter")
     expect(page.get_by_role("tab", name="Scratch work")).to_have_attribute("aria-selected", "true")
-    time.sleep(0.5)  # the debounced save
+    wait_until(  # the debounced save
+        lambda: "Scratch work" in [tab.get("title") for tab in stored_tabs(page)],
+        5,
+        message="the renamed tab stored",
+    )
 
     page.reload()
     page.get_by_test_id("username").wait_for()
@@ -291,7 +292,7 @@ def test_tabs_have_their_own_sessions_and_survive_a_reload(ui: UI, page: Any, de
     run_and_wait(page)
     job = newest_job(page)
     assert job["sql"] == "SELECT 1 AS in_first_tab" and job["session"] != first_id
-    wait_until(lambda: stored_tabs(page)[0]["sessionId"] == job["session"], 5, what="new id")
+    wait_until(lambda: stored_tabs(page)[0]["sessionId"] == job["session"], 5, message="new id")
 
 
 def test_history_reopens_a_statement_in_a_new_tab(ui: UI, page: Any, demo: User) -> None:

@@ -4,7 +4,6 @@ error, event timeline, open in editor) and saved queries (create, edit, delete, 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,7 +42,7 @@ class Runner:
         wait_until(
             lambda: Job.objects.filter(pk=job_id, progress__tasks_total__gt=0).exists(),
             60,
-            what="the slow query's Spark tasks",
+            message="the slow query's Spark tasks",
         )
         return job_id
 
@@ -90,10 +89,9 @@ def test_cancel_a_running_query_from_the_jobs_page(ui: UI, page: Any, alice: Use
     expect(job_row(page, done["id"]).get_by_test_id("job-status")).to_have_text("FINISHED")
     ui.screenshot(page, "jobs")
 
-    clicked = time.monotonic()
     row.get_by_role("button", name=re.compile("^Cancel")).click()
+    # Shown within 2 s of the click: a deadline for the wait, not a measurement.
     expect(row.get_by_test_id("job-status")).to_have_text("CANCELED", timeout=2000)
-    assert time.monotonic() - clicked < 2.5
     expect(row.get_by_role("button")).to_have_count(0)
     job = Job.objects.get(pk=job_id)
     assert job.status == "CANCELED"

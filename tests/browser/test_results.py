@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
-from tests.browser.conftest import UI
+from tests.browser.conftest import UI, wait_until
 from tests.conftest import client_for
 from tests.worker.helpers import open_session, statement, wait_job
 
@@ -131,10 +130,9 @@ def test_copy_a_cell_and_the_page(ui: UI, page: Any, alice: User) -> None:
 
     def copied(expected: str) -> None:
         """Until the clipboard holds ``expected`` (copying is asynchronous)."""
-        deadline = time.monotonic() + 5
-        while clipboard() != expected:
-            assert time.monotonic() < deadline, f"the clipboard holds {clipboard()!r}"
-            time.sleep(0.05)
+        wait_until(
+            lambda: clipboard() == expected, 5, message=f"the clipboard to hold {expected!r}"
+        )
 
     # A click selects a cell; Ctrl+C copies its whole value.
     row(grid, 3).get_by_role("gridcell").nth(1).click()

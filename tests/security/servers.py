@@ -23,6 +23,7 @@ from pathlib import Path
 import requests
 
 from core.limits import MAX_TOKENS, StatementLimits, check_statement
+from tests.waiting import poll
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / ".venv" / "bin"
@@ -111,15 +112,17 @@ class Gunicorn:
             start_new_session=True,
         )
         output.close()
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.log_tail()
-            try:
-                requests.get(f"{self.url}/api/v1/health", timeout=5)
-                return
-            except requests.RequestException:
-                time.sleep(0.2)
-        raise AssertionError(f"gunicorn did not answer within {START_TIMEOUT} s\n{self.log_tail()}")
+        process = self.process
+
+        def answering() -> bool:
+            assert process.poll() is None, self.log_tail()
+            requests.get(f"{self.url}/api/v1/health", timeout=5)
+            return True
+
+        if not poll(answering, START_TIMEOUT, 0.2, ignoring=(requests.RequestException,)):
+            raise AssertionError(
+                f"gunicorn did not answer within {START_TIMEOUT} s\n{self.log_tail()}"
+            )
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

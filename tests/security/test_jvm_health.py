@@ -25,8 +25,9 @@ import pytest
 
 from jobs.models import Job
 from tests.conftest import API
-from tests.worker.conftest import WorkerProcess, start_worker, wait_until
+from tests.waiting import wait_until
 from tests.worker.helpers import api_for, create_user, open_session, statement, wait_job
+from tests.workers import WorkerProcess, start_worker
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -132,18 +133,16 @@ def test_cancel_ends_the_job_when_spark_does_not_answer_and_the_jvm_is_replaced(
     wait_until(
         lambda: Job.objects.filter(pk=job_id, status="RUNNING").exclude(progress={}).exists(),
         90,
-        what="the slow job to run",
+        message="the slow job to run",
     )
     os.kill(jvm, signal.SIGSTOP)  # the JVM stops answering anything (as when it thrashes)
     try:
         stopped = time.monotonic()
         response = api.post(f"{API}/jobs/{job_id}/cancel")
         assert response.status_code == 200, response.content
-        job = wait_job(api, job_id, {"CANCELED", "FAILED"}, timeout=30)
-        canceled_after = time.monotonic() - stopped
-        print(f"\ncanceled {canceled_after:.1f} s after the JVM stopped answering")
+        # Ended without Spark's answer: within 15 s (a deadline, not a measurement).
+        job = wait_job(api, job_id, {"CANCELED", "FAILED"}, timeout=15)
         assert job["status"] == "CANCELED", job
-        assert canceled_after < 15
         # The job heartbeat went on meanwhile: nothing else marked it lost.
         assert job["error"]["code"] == "CANCELED"
 

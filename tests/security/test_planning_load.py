@@ -34,7 +34,7 @@ from tests.security.servers import (
     server_env,
     two_megabyte_statement,
 )
-from tests.worker.conftest import _database_url
+from tests.workers import _database_url
 
 pytestmark = pytest.mark.slow
 

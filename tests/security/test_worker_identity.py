@@ -26,8 +26,9 @@ from catalog.models import Table
 from jobs import maintenance, worker
 from jobs.models import Job, Worker
 from tests.conftest import API
-from tests.worker.conftest import WorkerProcess, start_worker, wait_until
+from tests.waiting import wait_until
 from tests.worker.helpers import api_for, create_user, events, open_session, statement, wait_job
+from tests.workers import WorkerProcess, start_worker
 
 # --- identities and the reaper's rule (database only) -----------------------------------------
 
@@ -210,7 +211,8 @@ def test_kill_9_and_restart_under_the_same_name_fails_the_dead_worker_s_ctas(
             f"\nreaped {reaped - killed:.1f} s after kill -9, "
             f"{reaped - beating:.1f} s after the new worker's first heartbeat"
         )
-        assert job.status == "FAILED" and job.error["code"] == "WORKER_LOST", job.error
+        assert job.status == "FAILED" and job.error is not None, job.error
+        assert job.error["code"] == "WORKER_LOST", job.error
         assert dead_identity in job.error["message"]
         # Its hooks ran: the stage table is dropped and its files are gone.
         wait_until(

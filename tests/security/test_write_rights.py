@@ -21,7 +21,7 @@ from catalog.models import Table
 from jobs import services as job_services
 from jobs.models import Job, Session
 from tests.security.boundary import Actor, error_of, files_under, refused, storage_root, uid
-from tests.worker.conftest import wait_until
+from tests.waiting import wait_until
 from tests.worker.helpers import events, submit_plan, wait_for_status
 
 pytestmark = [
@@ -172,7 +172,7 @@ def _hand_made(owner: Actor, intruder: Actor, sql: str) -> Job:
 
 def _staging_gone(job: Job) -> None:
     # The clean-up hook runs right after the FAILED transition: wait for its event.
-    wait_until(lambda: "data_cleaned" in events(job.pk), 30, what="the clean-up")
+    wait_until(lambda: "data_cleaned" in events(job.pk), 30, message="the clean-up")
     staging = Job.objects.get(pk=job.pk).staging or {}
     assert staging, "the job staged its targets"
     for entry in staging.values():

@@ -12,11 +12,14 @@ import re
 import signal
 import socket
 import subprocess
-import time
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
+
+from tests.waiting import poll
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -34,6 +37,16 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def _ended(base: str, auth: dict[str, str], job: dict[str, Any]) -> dict[str, Any] | None:
+    """The job once it left CREATED and RUNNING (None while it is in one of them)."""
+    if job["status"] not in ("CREATED", "RUNNING"):
+        return job
+    current: dict[str, Any] = requests.get(
+        f"{base}/jobs/{job['id']}", headers=auth, timeout=10
+    ).json()
+    return None if current["status"] in ("CREATED", "RUNNING") else current
 
 
 def test_make_run_serves_health_and_the_demo_catalog_then_stops_on_ctrl_c(tmp_path: Path) -> None:
@@ -57,17 +70,16 @@ def test_make_run_serves_health_and_the_demo_catalog_then_stops_on_ctrl_c(tmp_pa
     base = f"http://127.0.0.1:{port}/api/v1"
     try:
         health: dict[str, object] = {}
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+
+        def ready() -> bool:
             assert proc.poll() is None, (tmp_path / "run.log").read_text()[-3000:]
-            try:
-                response = requests.get(f"{base}/health", timeout=10)
-                health = response.json()
-                if response.status_code == 200 and health.get("workers") == 1:
-                    break
-            except requests.RequestException:  # not listening yet, or slow while starting
-                pass
-            time.sleep(0.5)
+            response = requests.get(f"{base}/health", timeout=10)
+            health.clear()
+            health.update(response.json())
+            return response.status_code == 200 and health.get("workers") == 1
+
+        # Not listening yet, or slow while starting: "not yet".
+        poll(ready, 120, 0.5, ignoring=(requests.RequestException,))
         assert health == {"status": "ok", "database": "ok", "broker": "ok", "workers": 1}, (
             health,
             (tmp_path / "run.log").read_text()[-3000:],
@@ -109,10 +121,8 @@ def test_make_run_serves_health_and_the_demo_catalog_then_stops_on_ctrl_c(tmp_pa
             headers=auth,
             timeout=60,
         ).json()
-        deadline = time.monotonic() + 90  # the worker's first Spark session takes a while
-        while job["status"] in ("CREATED", "RUNNING") and time.monotonic() < deadline:
-            time.sleep(0.5)
-            job = requests.get(f"{base}/jobs/{job['id']}", headers=auth, timeout=10).json()
+        # The worker's first Spark session takes a while.
+        job = poll(partial(_ended, base, auth, job), 90, 0.5) or job
         assert job["status"] == "FINISHED", (job, (tmp_path / "run.log").read_text()[-3000:])
         page = requests.get(f"{base}/jobs/{job['id']}/result", headers=auth, timeout=10).json()
         assert [c["name"] for c in page["columns"]] == ["country", "orders", "revenue"]
@@ -138,10 +148,7 @@ def test_make_run_serves_health_and_the_demo_catalog_then_stops_on_ctrl_c(tmp_pa
             proc.wait(timeout=30)
         finally:
             log.close()
-    deadline = time.monotonic() + 15
-    while _group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    leftover = _group_alive(proc.pid)
+    leftover = not poll(lambda: not _group_alive(proc.pid), 15, 0.2)
     if leftover:
         os.killpg(proc.pid, signal.SIGKILL)
     assert not leftover, "Ctrl-C left processes of `make run` running"
@@ -175,11 +182,8 @@ def _escapes_are_refused(base: str, admin: dict[str, str], data_dir: Path) -> No
             headers=auth,
             timeout=60,
         ).json()
-        deadline = time.monotonic() + 60
-        while job["status"] in ("CREATED", "RUNNING") and time.monotonic() < deadline:
-            time.sleep(0.3)
-            job = requests.get(f"{base}/jobs/{job['id']}", headers=auth, timeout=10).json()
-        return job
+        ended: dict[str, object] | None = poll(partial(_ended, base, auth, job), 60, 0.3)
+        return ended or job
 
     secret = (data_dir / "secret_key").read_text().strip()
     exit_call = "java_method('java.lang.System', 'exit', 0)"

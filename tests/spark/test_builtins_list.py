@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,24 +11,8 @@ BUILTINS_FILE = Path(__file__).resolve().parents[2] / "core" / "planner" / "spar
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    from pyspark.sql import SparkSession
-
-    # py4j logs at interpreter exit, after pytest closed its capture streams.
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    existing = SparkSession.getActiveSession()
-    session = (
-        existing
-        or SparkSession.builder.master("local[1]")
-        .appName("tessera-builtins-check")
-        .config("spark.ui.enabled", "false")
-        # Spark would otherwise create spark-warehouse/ in the working directory (the repo).
-        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
-        .getOrCreate()
-    )
-    yield session
-    if existing is None:
-        session.stop()
+def spark(plain_spark: Any) -> Any:
+    return plain_spark  # the run's plain PySpark session (tests/conftest.py)
 
 
 @pytest.mark.spark

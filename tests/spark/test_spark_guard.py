@@ -14,8 +14,6 @@ parameter marker) — see docs/security.md §1.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,28 +47,13 @@ def corpus(section: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from pyspark.sql import SparkSession
-
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    existing = SparkSession.getActiveSession()
-    session = (
-        existing
-        or SparkSession.builder.master("local[1]")
-        .appName("tessera-guard-check")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.variable.substitute", "false")
-        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
-        .getOrCreate()
-    )
-    # The session may be another module's (not built with the worker's settings): the
-    # guard refuses to judge where substitution is on, so switch it off here, as the
+def spark(plain_spark: Any) -> Any:
+    # The run's plain session (tests/conftest.py) is not built with the worker's settings:
+    # the guard refuses to judge where substitution is on, so switch it off here, as the
     # worker does for every job's session.
-    job_session = session.newSession()
+    job_session = plain_spark.newSession()
     job_session.conf.set("spark.sql.variable.substitute", "false")
-    yield job_session
-    if existing is None:
-        session.stop()
+    return job_session
 
 
 def everything_named(tree: Any) -> Allowed:

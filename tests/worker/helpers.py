@@ -1,16 +1,27 @@
-"""Helpers of the worker tests: users, sessions, plans, statements and polling."""
+"""Helpers of the worker tests: users, sessions, plans, statements and waiting for jobs.
+
+Plans come from the real planner (``planned``), in the form the web stores in ``Job.plan``;
+``hand_plan`` is only for plans the planner would never make (hostile or impossible plans the
+worker must refuse on its own).
+"""
 
 from __future__ import annotations
 
-import time
 from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
+from core.planner import plan_statement
+
+# The web's planning context and catalog reader, and its submission: the one place the tests
+# import these jobs functions (jobs/ is being split into modules; a move is a one-line fix).
+from jobs import services as job_services
+from jobs.catalog_reader import DjangoCatalogReader
 from jobs.models import Job, JobEvent, Session
 from tests.conftest import API, PASSWORD, client_for
+from tests.waiting import wait_until
 
 TERMINAL = {"FINISHED", "FAILED", "CANCELED"}
 
@@ -51,14 +62,16 @@ def wait_job(
     client: APIClient, job_id: Any, statuses: set[str] = TERMINAL, timeout: float = 60
 ) -> dict[str, Any]:
     """Poll ``GET /jobs/{id}`` until the job is in one of ``statuses``."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def reached() -> dict[str, Any] | None:
         job = get_job(client, job_id)
         if job["status"] in statuses:
             return job
-        if job["status"] in TERMINAL or time.monotonic() > deadline:
+        if job["status"] in TERMINAL:
             raise AssertionError(f"job {job_id} is {job['status']}, expected {statuses}: {job}")
-        time.sleep(0.05)
+        return None
+
+    return wait_until(reached, timeout, message=f"job {job_id} to be one of {statuses}")
 
 
 def result_rows(client: APIClient, job_id: Any) -> tuple[list[dict[str, Any]], list[list[Any]]]:
@@ -88,7 +101,15 @@ def events(job_id: Any, *, requeued: bool = False) -> list[str]:
     return [t for t in types if requeued or t != "requeued"]
 
 
-# --- plans made by hand (what the planner produces; docs/statements.md) ---------------------
+# --- plans ----------------------------------------------------------------------------------
+
+
+def planned(session: Session, sql: str) -> dict[str, Any]:
+    """The plan the web stores in ``Job.plan`` for ``sql`` in ``session``: the real planner
+    (``core.planner.plan_statement``) over the catalog as the session sees it."""
+    reader = DjangoCatalogReader(session)
+    plan = plan_statement(sql, reader, job_services.plan_context(session))
+    return dict(plan.to_dict())
 
 
 def hand_plan(
@@ -99,6 +120,9 @@ def hand_plan(
     functions: list[dict[str, Any]] | None = None,
     args: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """A plan made by hand, for what the planner never produces: a plan naming an alias it
+    did not register, an implementation outside the allowlist, a forged path. The worker
+    must refuse these on its own (docs/statements.md describes the plan JSON)."""
     kind = {"query": "query", "explain": "explain"}.get(action, "ddl")
     return {
         "kind": kind,
@@ -113,33 +137,38 @@ def hand_plan(
 
 
 def session_for(user: User, properties: dict[str, str] | None = None) -> Session:
-    from jobs import services
-
-    return services.session_create(user=user, properties=properties or {})
+    return job_services.session_create(user=user, properties=properties or {})
 
 
 def submit_plan(
     user: User, plan: dict[str, Any], session: Session | None = None, sql: str = ""
 ) -> Job:
-    """Store and enqueue a hand-made plan as the web does (jobs.services.submit_plan)."""
-    from jobs import services
-
-    return services.submit_plan(
+    """Store and enqueue a plan as the web does after planning (``submit_plan`` of jobs)."""
+    return job_services.submit_plan(
         session=session or session_for(user), sql=sql or plan["sql"], plan=plan
     )
 
 
+def submit_sql(user: User, sql: str, session: Session | None = None) -> Job:
+    """``sql`` planned by the real planner, stored and enqueued as the web does."""
+    session = session or session_for(user)
+    return submit_plan(user, planned(session, sql), session=session, sql=sql)
+
+
 def wait_for_status(job_id: Any, statuses: set[str], timeout: float = 60) -> Job:
-    deadline = time.monotonic() + timeout
-    while True:
+    """Poll the job row until its status is one of ``statuses``."""
+
+    def reached() -> Job | None:
         job = Job.objects.get(pk=job_id)
         if job.status in statuses:
             return job
-        if job.status in TERMINAL or time.monotonic() > deadline:
+        if job.status in TERMINAL:
             raise AssertionError(
                 f"job {job_id} is {job.status}, expected {statuses}: error={job.error}"
             )
-        time.sleep(0.05)
+        return None
+
+    return wait_until(reached, timeout, message=f"job {job_id} to be one of {statuses}")
 
 
 def json_value(value: Any) -> Any:

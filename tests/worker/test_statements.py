@@ -1,15 +1,16 @@
 """Statements on a real worker: results, errors, cancel, timeout, isolation, idempotency,
 the sweeper, and Spark-backed DDL (typing, view schemas).
 
-Statements go through ``POST /api/v1/sessions/{id}/statements`` when the planner is there;
-until then the same plan is made by hand (docs/statements.md) and stored and enqueued by
-``jobs.services.submit_plan``, as the web does after planning.
+Statements go through ``POST /api/v1/sessions/{id}/statements``; where a test stores a job
+itself (a duplicated or lost message), its plan comes from the real planner (``planned``).
+Plans made by hand (``hand_plan``) are only the ones the planner never makes, which the
+worker must refuse or isolate on its own.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from core.schema import Schema
 from jobs import lifecycle
 from jobs.models import Job, Session
 from tests.conftest import API
-from tests.worker.conftest import wait_until
+from tests.waiting import wait_until
 from tests.worker.helpers import (
     api_for,
     create_user,
@@ -32,11 +33,14 @@ from tests.worker.helpers import (
     hand_plan,
     json_value,
     open_session,
+    planned,
     result_rows,
     statement,
     submit_plan,
+    submit_sql,
     wait_job,
 )
+from tests.workers import WorkerProcess
 
 pytestmark = [
     pytest.mark.spark,
@@ -48,7 +52,6 @@ pytestmark = [
 # Long enough to be cancelled, timed out or killed: a count over a big cross join.
 SLOW_SQL = "SELECT count(*) AS n FROM range(0, 100000000) AS a CROSS JOIN range(0, 100000) AS b"
 
-PHYSICAL = "`id` BIGINT, `name` STRING, `price` DECIMAL(10, 2), `qty` INT"
 SCHEMA = {
     "columns": [
         {"name": "id", "kind": "physical", "data_type": "BIGINT"},
@@ -67,12 +70,6 @@ SCHEMA = {
 }
 
 
-def planner_ready() -> bool:
-    import core.planner
-
-    return hasattr(core.planner, "plan_statement")
-
-
 class Pipeline:
     """One user with an API client and a SQL session."""
 
@@ -85,14 +82,12 @@ class Pipeline:
     def session(self) -> Session:
         return Session.objects.get(pk=self.session_id)
 
-    def submit(self, sql: str, plan: dict[str, Any]) -> str:
-        """Submit ``sql`` through the API (planner there) or its hand-made ``plan``."""
-        if planner_ready():
-            return str(statement(self.api, self.session_id, sql)["id"])
-        return str(submit_plan(self.user, plan, session=self.session, sql=sql).id)
+    def submit(self, sql: str) -> str:
+        """Submit ``sql`` through the API (planned by the web's planner)."""
+        return str(statement(self.api, self.session_id, sql)["id"])
 
-    def run(self, sql: str, plan: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
-        return wait_job(self.api, self.submit(sql, plan), timeout=timeout)
+    def run(self, sql: str, timeout: float = 60) -> dict[str, Any]:
+        return wait_job(self.api, self.submit(sql), timeout=timeout)
 
 
 @pytest.fixture
@@ -119,34 +114,12 @@ def sales(alice: Pipeline, plain_spark: Any) -> dict[str, Any]:
         schema=Schema.from_dict(SCHEMA),
         options={"connector": "parquet", "path": str(path)},
     )
-    relation = {
-        "alias": "__tessera_r1",
-        "identifier": ["c", "d", "sales"],
-        "kind": "table",
-        "format": "parquet",
-        "path": str(path),
-        "options": {},
-        "physical_schema": PHYSICAL,
-        "columns": [
-            {"name": "id", "kind": "physical"},
-            {"name": "name", "kind": "physical"},
-            {"name": "price", "kind": "physical"},
-            {"name": "qty", "kind": "physical"},
-            {"name": "total", "kind": "computed", "expression": "price * qty"},
-            {"name": "file", "kind": "metadata", "metadata_key": "file_path"},
-        ],
-    }
-    return {"path": str(path), "relation": relation}
+    return {"path": str(path)}
 
 
 def test_query_rows_equal_plain_pyspark(alice: Pipeline, sales: dict[str, Any], plain_spark):
     sql = "SELECT id, name, price, total, file FROM c.d.sales WHERE id % 3 = 0 ORDER BY id"
-    plan = hand_plan(
-        "SELECT id, name, price, total, file FROM `__tessera_r1` AS `sales` "
-        "WHERE id % 3 = 0 ORDER BY id",
-        relations=[sales["relation"]],
-    )
-    job = alice.run(sql, plan)
+    job = alice.run(sql)
     assert job["status"] == "FINISHED", job
     columns, rows = result_rows(alice.api, job["id"])
 
@@ -177,8 +150,7 @@ def test_query_rows_equal_plain_pyspark(alice: Pipeline, sales: dict[str, Any], 
 
 def test_result_max_rows_truncates(sales: dict[str, Any]):
     bob = Pipeline("bob", {"result.max_rows": "10"})
-    plan = hand_plan("SELECT id FROM `__tessera_r1` AS `sales`", relations=[sales["relation"]])
-    job = bob.run("SELECT id FROM c.d.sales", plan)
+    job = bob.run("SELECT id FROM c.d.sales")
     assert job["status"] == "FINISHED", job
     assert job["result"]["row_count"] == 10 and job["result"]["truncated"] is True
     assert len(result_rows(bob.api, job["id"])[1]) == 10
@@ -249,7 +221,7 @@ def test_udf_outside_the_allowlist_is_refused(alice: Pipeline):
     ],
 )
 def test_spark_errors_are_short(alice: Pipeline, sql: str, fragment: str):
-    job = alice.run(sql, hand_plan(sql))
+    job = alice.run(sql)
     assert job["status"] == "FAILED"
     error = job["error"]
     assert error["code"] == "SPARK_ERROR"
@@ -278,45 +250,42 @@ def test_python_udf_failure_names_the_python_error(alice: Pipeline):
     assert "TypeError" in message and "Traceback" not in message and "File " not in message
 
 
-def test_cancel_stops_spark_within_a_second(alice: Pipeline):
-    job_id = alice.submit(SLOW_SQL, hand_plan(SLOW_SQL))
+def test_cancel_stops_spark(alice: Pipeline):
+    # How fast a cancel ends the job is measured by bench/cancel_latency.py, not asserted.
+    job_id = alice.submit(SLOW_SQL)
     wait_until(
         lambda: Job.objects.filter(pk=job_id, progress__tasks_total__gt=0).exists(),
         60,
-        what="the slow query's Spark tasks",
+        message="the slow query's Spark tasks",
     )
-    asked = time.monotonic()
     response = alice.api.post(f"{API}/jobs/{job_id}/cancel")
     assert response.status_code in (200, 202), response.content
-    job = wait_job(alice.api, job_id, {"CANCELED"}, timeout=1.0)
-    latency = time.monotonic() - asked
-    assert latency < 1.0
+    job = wait_job(alice.api, job_id, {"CANCELED"}, timeout=30)
     assert job["error"]["code"] == "CANCELED"
     assert events(job_id) == ["created", "running", "cancel_requested", "canceled"]
 
-    # Spark's job is gone: with 2 local cores, a query right after runs promptly.
-    started = time.monotonic()
-    follow = alice.run("SELECT 42 AS x", hand_plan("SELECT 42 AS x"), timeout=10)
+    # Spark's job is gone: the session's next query runs and ends.
+    follow = alice.run("SELECT 42 AS x", timeout=30)
     assert follow["status"] == "FINISHED", follow
-    assert time.monotonic() - started < 5
-    print(f"cancel latency {latency:.3f} s")
 
 
 def test_timeout_fails_the_job_and_stops_spark():
     carol = Pipeline("carol", {"job.timeout_seconds": "2"})
-    started = time.monotonic()
-    job = carol.run(SLOW_SQL, hand_plan(SLOW_SQL), timeout=15)
+    job = carol.run(SLOW_SQL, timeout=30)
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "TIMEOUT"
     assert "timeout of 2 s" in job["error"]["message"]
-    assert 2 <= time.monotonic() - started < 6
-    follow = carol.run("SELECT 1 AS x", hand_plan("SELECT 1 AS x"), timeout=10)
+    # Not before its time: the job's own record ran for at least the timeout.
+    ran = datetime.fromisoformat(job["finished_at"]) - datetime.fromisoformat(job["started_at"])
+    assert ran >= timedelta(seconds=2), job
+    assert events(job["id"]) == ["created", "running", "failed"]
+    follow = carol.run("SELECT 1 AS x", timeout=30)
     assert follow["status"] == "FINISHED", follow
 
 
 def _explain_partitions(pipeline: Pipeline) -> str:
     sql = "EXPLAIN SELECT id % 5 AS k, count(*) FROM range(100) GROUP BY id % 5"
-    job = pipeline.run(sql, hand_plan(sql, action="explain"))
+    job = pipeline.run(sql)
     assert job["status"] == "FINISHED", job
     columns, rows = result_rows(pipeline.api, job["id"])
     assert len(rows) == 1 and len(columns) == 1
@@ -328,12 +297,7 @@ def _explain_partitions(pipeline: Pipeline) -> str:
 def test_sessions_do_not_share_spark_conf():
     dave = Pipeline("dave")
     setting = "SET spark.sql.shuffle.partitions = 3"
-    if planner_ready():
-        assert statement(dave.api, dave.session_id, setting, wait=10)["status"] == "FINISHED"
-    else:
-        Session.objects.filter(pk=dave.session_id).update(
-            properties={"spark.sql.shuffle.partitions": "3"}
-        )
+    assert statement(dave.api, dave.session_id, setting, wait=10)["status"] == "FINISHED"
     erin = Pipeline("erin")
     mine = _explain_partitions(dave).split("hashpartitioning", 1)[1].split("\n")[0]
     other = _explain_partitions(erin).split("hashpartitioning", 1)[1].split("\n")[0]
@@ -379,15 +343,28 @@ def test_jobs_do_not_share_temporary_views_or_functions(alice: Pipeline):
         assert again["status"] == "FAILED", again
 
 
-def test_duplicated_message_runs_the_job_once(alice: Pipeline):
+def drop_note(line: str) -> bool:
+    """A worker log line saying it did not run a job's message (jobs.executor.run)."""
+    return "message dropped" in line or "claimed by someone else" in line
+
+
+def test_duplicated_message_runs_the_job_once(alice: Pipeline, worker: WorkerProcess):
     sql = "SELECT sum(id) AS s FROM range(3000000)"
-    job = submit_plan(alice.user, hand_plan(sql), session=alice.session)
+    job = submit_sql(alice.user, sql, session=alice.session)
     for _ in range(3):
         current_app.send_task("tessera.run_job", args=[str(job.id)])
     done = wait_job(alice.api, job.id)
     assert done["status"] == "FINISHED", done
     current_app.send_task("tessera.run_job", args=[str(job.id)])  # after the end, too
-    time.sleep(1.0)
+
+    # Every message but the one that ran it is dropped, the one sent after the end too (the
+    # worker logs each drop; a sweeper re-send would be one more message).
+    def dropped() -> bool:
+        log = worker.log_path.read_text(errors="replace").splitlines()
+        drops = [line for line in log if f"job {job.id} " in line and drop_note(line)]
+        return len(drops) >= 4 + events(job.id, requeued=True).count("requeued")
+
+    wait_until(dropped, 30, 0.1, "the worker to drop the duplicated messages")
     assert events(job.id) == ["created", "running", "finished"]
     assert result_rows(alice.api, job.id)[1] == [[sum(range(3000000))]]
 
@@ -399,7 +376,7 @@ def test_lost_message_is_swept_and_runs(alice: Pipeline):
         user=alice.user,
         sql=sql,
         kind="query",
-        plan=hand_plan(sql),
+        plan=planned(alice.session, sql),
         timeout_seconds=60,
     )
     job.save()
@@ -412,19 +389,7 @@ def test_lost_message_is_swept_and_runs(alice: Pipeline):
 
 def test_view_schema_is_derived_by_spark(alice: Pipeline, sales: dict[str, Any]):
     query = "SELECT id, total, upper(name) AS shout FROM c.d.sales"
-    plan = hand_plan(
-        "SELECT id, total, upper(name) AS shout FROM `__tessera_r1` AS `sales`",
-        action="create_view",
-        relations=[sales["relation"]],
-        args={
-            "identifier": ["c", "d", "big_sales"],
-            "if_not_exists": False,
-            "or_replace": False,
-            "query": query,
-            "comment": "",
-        },
-    )
-    job = wait_job(alice.api, alice.submit(f"CREATE VIEW c.d.big_sales AS {query}", plan))
+    job = wait_job(alice.api, alice.submit(f"CREATE VIEW c.d.big_sales AS {query}"))
     assert job["status"] == "FINISHED", job
     view = Table.objects.get(name="big_sales", kind=Table.KIND_VIEW)
     assert view.query == query
@@ -467,37 +432,14 @@ def test_rest_created_table_gets_its_expressions_typed(alice: Pipeline, sales: d
 def test_create_table_with_computed_column_is_typed_on_the_worker(alice: Pipeline):
     catalog_services.catalog_create(user=alice.user, name="c", default_database="d")
     sql = "CREATE TABLE c.d.orders (price DECIMAL(10, 2), qty INT, total AS price * qty)"
-    schema = {
-        "columns": [
-            {"name": "price", "kind": "physical", "data_type": "DECIMAL(10, 2)"},
-            {"name": "qty", "kind": "physical", "data_type": "INT"},
-            {"name": "total", "kind": "computed", "expression": "price * qty"},
-        ],
-        "watermarks": [],
-        "primary_key": None,
-    }
-    plan = hand_plan(
-        "",
-        action="create_table",
-        args={
-            "identifier": ["c", "d", "orders"],
-            "if_not_exists": False,
-            "schema": schema,
-            "options": {},
-            "partition_by": [],
-            "comment": None,
-        },
-    )
-    job = alice.run(sql, plan)
+    job = alice.run(sql)
     assert job["status"] == "FINISHED", job
     resolved = Table.objects.get(name="orders").resolved_schema or {}
     assert resolved["expressions_resolved"] is True
     assert resolved["columns"][2]["data_type"] == "DECIMAL(21, 2)"
 
     bad = sql.replace("orders", "broken").replace("price * qty", "price * nope")
-    plan["args"] = {**plan["args"], "identifier": ["c", "d", "broken"]}
-    plan["args"]["schema"]["columns"][2]["expression"] = "price * nope"
-    failed = alice.run(bad, plan)
+    failed = alice.run(bad)
     assert failed["status"] == "FAILED", failed
     assert failed["error"]["code"] == "VALIDATION_ERROR"
     assert "`total`" in failed["error"]["message"] and "nope" in failed["error"]["message"]
@@ -507,38 +449,16 @@ def test_create_table_with_computed_column_is_typed_on_the_worker(alice: Pipelin
 def test_python_function_created_checked_and_called(alice: Pipeline):
     catalog_services.catalog_create(user=alice.user, name="c", default_database="d")
     create = "CREATE FUNCTION c.d.slug AS 'tessera_udfs.text.slugify' LANGUAGE PYTHON"
-    args = {
-        "identifier": ["c", "d", "slug"],
-        "if_not_exists": False,
-        "language": "python",
-        "implementation": "tessera_udfs.text.slugify",
-        "parameters": [],
-        "return_type": "",
-        "comment": None,
-    }
-    job = alice.run(create, hand_plan("", action="create_function", args=args))
+    job = alice.run(create)
     assert job["status"] == "FINISHED", job
 
     missing = create.replace("slug AS", "nothing AS").replace("slugify", "no_such_function")
-    args = {**args, "identifier": ["c", "d", "nothing"], "implementation": missing.split("'")[1]}
-    failed = alice.run(missing, hand_plan("", action="create_function", args=args))
+    failed = alice.run(missing)
     assert failed["status"] == "FAILED", failed
     assert "no_such_function" in failed["error"]["message"]
 
     call = "SELECT c.d.slug('Hello, Wörld!') AS s"
-    plan = hand_plan(
-        "SELECT `__tessera_f1`('Hello, Wörld!') AS s",
-        functions=[
-            {
-                "alias": "__tessera_f1",
-                "identifier": ["c", "d", "slug"],
-                "language": "python",
-                "implementation": "tessera_udfs.text.slugify",
-                "return_type": "",
-            }
-        ],
-    )
-    done = alice.run(call, plan)
+    done = alice.run(call)
     assert done["status"] == "FINISHED", done
     assert result_rows(alice.api, done["id"]) == (
         [{"name": "s", "data_type": "STRING"}],

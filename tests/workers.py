@@ -1,19 +1,24 @@
-"""A real Celery worker (threads pool, its own Spark) on the real Redis broker and the
-real PostgreSQL test database, plus a plain PySpark session in the test process to compare.
+"""Live Celery workers for the tests (threads pool, each with its own Spark JVM) on the real
+Redis broker and the real PostgreSQL test database.
 
-Tests here use ``transactional_db`` (``django_db(transaction=True)``): rows are committed,
-so the worker process sees them. One worker starts per test module (Spark starts in 7 to 15 s).
+Spark's start-up is the suite's most expensive step, so one **shared worker** serves every
+test that only needs "a worker" (``tests/worker``, ``tests/security``, ``tests/browser``):
+it starts the first time a test asks for the ``worker`` fixture and lives for the session.
+Tests that kill it (marked ``kills_shared_worker``) or that need workers of their own
+(``own_workers_only``: a small heap, a successor with the same name) run after all the others
+(``order_worker_tests``); if a test still needs the shared worker after that, the ``worker``
+fixture starts it again. Tests using it take ``transactional_db``: rows must be committed for
+the worker process to see them.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +27,9 @@ from django.conf import settings as django_settings
 from django.db import connection
 
 from tests.conftest import require_postgresql
+from tests.waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 WORKER_START_TIMEOUT = 120.0
 
 # The worker's housekeeping runs fast in tests: beats every second, a worker silent for
@@ -34,20 +40,6 @@ WORKER_ENV = {
     "TESSERA_SWEEP_AFTER_SECONDS": "2",
     "SPARK_MASTER": "local[2]",
 }
-
-
-def wait_until(
-    condition: Callable[[], Any], timeout: float, interval: float = 0.05, what: str = ""
-) -> Any:
-    """Poll ``condition`` until it returns something truthy; fail after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what or condition}")
-        time.sleep(interval)
 
 
 def _database_url() -> str:
@@ -150,18 +142,13 @@ class WorkerProcess:
         return "\n".join(text.splitlines()[-lines:])
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _warm_up(blocker: Any) -> None:
-    """Run one ``SELECT 1`` so the worker's Spark is up before the first timed test."""
-    from tests.worker.helpers import create_user, hand_plan, submit_plan, wait_for_status
+    """Run one ``SELECT 1`` so the worker's Spark is up before its first test."""
+    from tests.worker.helpers import create_user, submit_sql, wait_for_status
 
     with blocker.unblock():
-        user = create_user("warmup")
-        job = submit_plan(user, hand_plan("SELECT 1 AS one"))
+        user = create_user(f"warmup{uuid.uuid4().hex[:8]}")
+        job = submit_sql(user, "SELECT 1 AS one")
         wait_for_status(job.id, {"FINISHED"}, WORKER_START_TIMEOUT)
         user.delete()
 
@@ -189,32 +176,52 @@ def start_worker(
         purge_queue()
 
 
-@pytest.fixture(scope="module")
-def worker(
-    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[WorkerProcess]:
-    """One live worker for the module's tests."""
-    yield from start_worker("test-worker", tmp_path_factory, django_db_blocker)
+# The shared worker once started (at most one), for ``own_workers_only`` to stop.
+_shared: list[WorkerProcess] = []
 
 
 @pytest.fixture(scope="session")
-def plain_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Plain PySpark in the test process: writes test data and computes expected answers."""
-    from pyspark.sql import SparkSession
+def _shared_worker(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WorkerProcess]:
+    workers = start_worker("test-worker", tmp_path_factory, django_db_blocker)
+    worker = next(workers)
+    _shared.append(worker)
+    yield worker
+    _shared.remove(worker)
+    next(workers, None)  # start_worker's clean-up: stop it, purge the queue
 
-    base = tmp_path_factory.mktemp("plain-spark")
-    spark = (
-        SparkSession.builder.master("local[1]")
-        .appName("tessera-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.warehouse.dir", str(base / "warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={base}")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    logging.getLogger("py4j").setLevel(logging.WARNING)  # no INFO lines at interpreter exit
-    yield spark
-    spark.stop()
+
+@pytest.fixture
+def worker(_shared_worker: WorkerProcess, django_db_blocker: Any) -> WorkerProcess:
+    """The shared live worker, started again (and warmed up) if a test killed or paused it."""
+    if not _shared_worker.alive():
+        purge_queue()
+        _shared_worker.start()
+        _warm_up(django_db_blocker)
+    return _shared_worker
+
+
+@pytest.fixture(scope="module")
+def own_workers_only(django_db_setup: None, django_db_blocker: Any) -> None:
+    """For modules that kill, restart or starve workers of their own: the shared worker (if
+    this run started it) is stopped, since it would take their jobs. It stays stopped (these
+    modules run last); the ``worker`` fixture starts it again if a later test needs it."""
+    for worker in _shared:
+        worker.stop()
+
+
+def order_worker_tests(items: list[pytest.Item]) -> None:
+    """Tests that stop the shared worker run after every other test (in their own order),
+    so it starts once; tests/smoke stays last (it checks what the run left behind)."""
+
+    def rank(item: pytest.Item) -> int:
+        if "tests/smoke/" in item.nodeid:
+            return 3
+        if "own_workers_only" in getattr(item, "fixturenames", ()):
+            return 2
+        if item.get_closest_marker("kills_shared_worker"):
+            return 1
+        return 0
+
+    items.sort(key=rank)  # stable: the order within each rank is kept
