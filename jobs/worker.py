@@ -109,19 +109,6 @@ def process_gone(token: str) -> bool:
 # --- heartbeat rows -----------------------------------------------------------------------
 
 
-def _live_workers() -> Any:
-    from jobs.models import Worker
-
-    cutoff = timezone.now() - timedelta(seconds=settings.TESSERA_WORKER_TIMEOUT_SECONDS)
-    return Worker.objects.filter(last_heartbeat__gte=cutoff, stopped_at__isnull=True)
-
-
-def live_worker_count() -> int:
-    """Worker processes with a fresh heartbeat that have not stopped (``/api/v1/health``)."""
-    count: int = _live_workers().count()
-    return count
-
-
 def beat(identity: str, started_at: Any, node: str = "", process: str = "") -> None:
     """Write this process's heartbeat row."""
     from jobs.models import Worker

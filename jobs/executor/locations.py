@@ -29,7 +29,7 @@ from core import locations
 from core import options as table_options
 from core.errors import CoreError
 from core.planner.errors import ForbiddenSql
-from jobs.executor import runtime
+from jobs.executor import spark_config
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def check_option_keys(options: Mapping[str, str], what: str) -> None:
 def hadoop_agrees(spark: SparkSession, path: str) -> None:
     """Ask the JVM how Hadoop reads ``path``: a local file system, no authority, exactly this
     path. Spark Connect has no JVM in this process: the text check stands alone there."""
-    if runtime.is_connect():
+    if spark_config.is_connect():
         return
     spark_any: Any = spark
     jvm = spark_any._jvm
@@ -121,10 +121,10 @@ def checked_write(
     options: Mapping[str, str],
     shown: str,
 ) -> CheckedSource:
-    """Where a job writes a target (its staging ``entry``, see ``jobs.writes``), checked
+    """Where a job writes a target (its staging ``entry``, see ``jobs.write_staging``), checked
     now: a new directory in the warehouse, or the table's path's staging directory under a
     storage root; the format must be the table's and the options on its allow-list."""
-    from jobs import writes
+    from jobs import write_staging
 
     with refusals(f"Table {shown} cannot be written"):
         fmt = table_options.check_format(fmt)
@@ -138,7 +138,7 @@ def checked_write(
             real = storage.resolved_managed_location(location)
         else:
             final = storage.resolved_external_path(str(entry["final"]))
-            staging = f"{writes.STAGING_PREFIX}{job_id}"
+            staging = f"{write_staging.STAGING_PREFIX}{job_id}"
             path = locations.local_path(str(entry["final"]))
             if location != f"{path}/{staging}":
                 raise CoreError("The staging location is not this job's own.")
@@ -153,6 +153,6 @@ def checked_write(
 def checked_written(target: CheckedSource, entry: Mapping[str, Any], shown: str) -> None:
     """After Spark wrote a target, before the commit's transaction: no symbolic link in
     what the job wrote leads out (Spark writes none; a link found there was put there). The
-    commit then lists only what it moves (``jobs.writes``)."""
+    commit then lists only what it moves (``jobs.write_staging`` and ``jobs.commit``)."""
     with refusals(f"Table {shown} cannot be written"):
         storage.check_tree(target.path, managed=bool(entry.get("managed")))

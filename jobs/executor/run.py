@@ -11,7 +11,7 @@ CANCELED; past ``timeout_seconds`` it stops it and fails the job with ``TIMEOUT`
 ``HEARTBEAT_SECONDS`` it writes ``heartbeat_at`` and ``progress``.
 
 Writes (``ctas``, ``insert``, ``statement_set``) run under the same monitor; what they do
-between the registration and the terminal transition is ``jobs.executor.writes``.
+between the registration and the terminal transition is ``jobs.executor.write_runner``.
 
 DDL that needs Spark only for analysis (``create_table`` with expressions, ``create_view``,
 ``create_function``) goes to ``jobs.commands.run_command``, which makes the transitions
@@ -32,8 +32,7 @@ from django.utils import timezone
 
 from core import jobstate
 from jobs import lifecycle
-from jobs.executor import errors, registration, runtime, sqlguard
-from jobs.executor import writes as write_path
+from jobs.executor import errors, registration, runtime, sqlguard, write_runner
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs.models import Job
@@ -48,7 +47,7 @@ CANCEL_WAIT_SECONDS = 3.0
 PROGRESS_WAIT_SECONDS = 0.5
 QUERY_ACTIONS = frozenset({"query", "explain"})
 COMMAND_ACTIONS = frozenset({"create_table", "create_view", "create_function"})
-WRITE_ACTIONS = write_path.WRITE_ACTIONS
+WRITE_ACTIONS = write_runner.WRITE_ACTIONS
 
 
 # --- what a job needs from its row --------------------------------------------------------
@@ -326,7 +325,7 @@ def _run_claimed(job: Job) -> str:
 
             delete_result(job.id)
         # Killed tasks that missed their interrupt would hold the cores for minutes.
-        control.wait_idle(write_path.SETTLE_SECONDS)
+        control.wait_idle(write_runner.SETTLE_SECONDS)
         return _status_of(job.id)
     if failure is not None:
         error = errors.error_from_exception(failure, registration.alias_names(plan))
@@ -351,7 +350,7 @@ def _run_claimed(job: Job) -> str:
 
 
 def _run_write(job: Job) -> str:
-    """CTAS, INSERT, statement sets (``jobs.executor.writes``): analyse every target, write
+    """CTAS, INSERT, statement sets (``jobs.executor.write_runner``): analyse every target, write
     each into its staging location under the job's tag and group, then FINISHED (the commit
     runs inside that transition) or FAILED/CANCELED (the hooks clean up)."""
     plan = job.plan or {}
@@ -360,15 +359,15 @@ def _run_write(job: Job) -> str:
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
     monitor = JobMonitor(job.id, control, timeout_seconds(job, properties))
     failure: BaseException | None = None
-    prepared: list[write_path.PreparedWrite] = []
+    prepared: list[write_runner.PreparedWrite] = []
     control.enter()
     monitor.start()
     try:
         registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
         if monitor.outcome is None:
-            prepared = write_path.prepare_writes(spark, job, plan)
+            prepared = write_runner.prepare_writes(spark, job, plan)
         if monitor.outcome is None:
-            write_path.write_all(job, prepared, lambda: monitor.outcome is not None)
+            write_runner.write_all(job, prepared, lambda: monitor.outcome is not None)
     except Exception as exc:
         failure = runtime.failure_of(spark, exc)  # a dead JVM: SPARK_* (see _run_claimed)
     finally:
@@ -376,7 +375,7 @@ def _run_write(job: Job) -> str:
         control.leave()
     # The staging locations the write added name their table in messages too.
     with errors.known_locations(errors.plan_locations(plan, _staging_of(job.id))):
-        return write_path.end_write(
+        return write_runner.end_write(
             job,
             prepared,
             failure,

@@ -7,17 +7,17 @@ monitor (cancel, timeout, heartbeat) running; this module does the rest
 1. ``prepare_writes``: analyse every target's query (``df.schema``, no Spark job) before
    anything is written. CTAS: the table's schema is the query's (Tessera types), checked as
    a table schema and against ``partition_by``, and stored in the job's staging entry
-   (``jobs.writes.record(…, schema=…)``) for the commit hook. INSERT: the query's columns
+   (``jobs.write_staging.record(…, schema=…)``) for the commit hook. INSERT: the query's columns
    are checked against the target's physical columns (count; each type storable into the
    column's) and cast to the declared types, in the table's order. A mismatch fails the job
    with VALIDATION_ERROR before any target is written.
 2. ``write_all``: each target is written by Spark into the directory
-   ``jobs.writes.staging_location`` gives (this job's own: a new warehouse directory, or
+   ``jobs.write_staging.staging_location`` gives (this job's own: a new warehouse directory, or
    ``<path>/_tessera_staging_<job>``) → event ``data_written {"table", "rows"}``.
 3. ``end_write``: RUNNING → FINISHED with a result row per target; the commit runs inside
-   that transition (the hooks of ``jobs.ctas``). A commit that raises fails the job with
+   that transition (the hooks of ``jobs.write_hooks``). A commit that raises fails the job with
    its error. Every way of not finishing (Spark error, cancel, timeout, commit failure)
-   ends with ``jobs.writes.clean_up`` once more, silently: files a cancelled write's tasks
+   ends with ``jobs.commit.clean_up`` once more, silently: files a cancelled write's tasks
    left after the hooks had cleaned up.
 """
 
@@ -38,7 +38,7 @@ from core.errors import CoreError, DataTypeError
 from core.identifiers import name_key, quote_path
 from core.schema import PhysicalColumn, ResolvedSchema, Schema
 from jobs import lifecycle
-from jobs.executor import errors, runtime, sqlguard
+from jobs.executor import errors, spark_config, sqlguard
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import to_tessera_type
 from jobs.models import Job
@@ -117,7 +117,7 @@ def ctas_schema(struct: st.StructType, shown: str) -> ResolvedSchema:
 
 def _prepare_ctas(spark: SparkSession, target: Mapping[str, Any], sql: str) -> PreparedWrite:
     from catalog import services as catalog_services
-    from jobs import writes
+    from jobs import write_staging
 
     identifier = list(target["identifier"])
     args: Mapping[str, Any] = target["args"]
@@ -125,7 +125,7 @@ def _prepare_ctas(spark: SparkSession, target: Mapping[str, Any], sql: str) -> P
     frame = sqlguard.guard(spark).sql(sql)
     schema = ctas_schema(frame.schema, shown)
     partition_by = catalog_services.check_partitioning(list(args.get("partition_by") or []), schema)
-    options = writes.ctas_options(args)
+    options = write_staging.ctas_options(args)
     managed = "connector" not in options
     fmt = str(options.get("format") if managed else options.get("connector")) or "parquet"
     return PreparedWrite(
@@ -296,10 +296,10 @@ def _prepare_insert(
 
 def prepare_writes(spark: SparkSession, job: Job, plan: Mapping[str, Any]) -> list[PreparedWrite]:
     """Analyse every target (no Spark job runs); CTAS schemas go into the job's staging."""
-    from jobs import writes
+    from jobs import write_staging
 
     prepared: list[PreparedWrite] = []
-    for target in writes.write_targets(plan):
+    for target in write_staging.write_targets(plan):
         args: Mapping[str, Any] = target["args"]
         sql = str(args.get("sql") or plan.get("sql") or "")
         if not sql.strip():
@@ -310,7 +310,7 @@ def prepare_writes(spark: SparkSession, job: Job, plan: Mapping[str, Any]) -> li
             prepared.append(_prepare_insert(spark, target, sql, str(target["mode"])))
     for item in prepared:
         if item.schema is not None:
-            writes.record(job, item.identifier, schema=item.schema.to_dict())
+            write_staging.record(job, item.identifier, schema=item.schema.to_dict())
     return prepared
 
 
@@ -319,7 +319,7 @@ def prepare_writes(spark: SparkSession, job: Job, plan: Mapping[str, Any]) -> li
 
 def _observe(frame: DataFrame) -> tuple[DataFrame, Any]:
     """The frame with a row count observed as it is written (classic Spark only)."""
-    if runtime.is_connect():
+    if spark_config.is_connect():
         return frame, None
     from pyspark.sql import Observation
 
@@ -358,11 +358,11 @@ def parquet_rows(location: str) -> int | None:
 
 def write_one(job: Job, item: PreparedWrite) -> int | None:
     """Write one target into this job's staging location; returns its row count if known."""
-    from jobs import writes
+    from jobs import write_staging
     from jobs.executor import locations
 
-    writes.staging_location(job, item.identifier)  # decided at CREATED; recorded if not
-    entry = writes.entry(job, item.identifier)
+    write_staging.staging_location(job, item.identifier)  # decided at CREATED; recorded if not
+    entry = write_staging.entry(job, item.identifier)
     # Checked now, at the write: the resolved directory and allow-listed options only.
     target = locations.checked_write(
         item.frame.sparkSession, entry, str(job.pk), item.format, item.options, item.shown
@@ -386,7 +386,7 @@ def write_one(job: Job, item: PreparedWrite) -> int | None:
 def write_all(job: Job, prepared: Sequence[PreparedWrite], stopped: Callable[[], bool]) -> None:
     """Write every target in turn (one thread: the job's Spark tag and group cover them all);
     stop early when the monitor ended the job."""
-    from jobs import writes
+    from jobs import write_staging
 
     for item in prepared:
         if stopped():
@@ -397,7 +397,7 @@ def write_all(job: Job, prepared: Sequence[PreparedWrite], stopped: Callable[[],
         detail: dict[str, Any] = {"table": item.shown}
         if item.rows is not None:
             detail["rows"] = item.rows
-            writes.record(job, item.identifier, rows=item.rows)
+            write_staging.record(job, item.identifier, rows=item.rows)
         lifecycle.record_event(job.id, "data_written", detail)
 
 
@@ -420,12 +420,12 @@ def result_message(item: PreparedWrite) -> str:
 
 
 def clean_up_quietly(job_id: Any) -> None:
-    """``jobs.writes.clean_up`` for a job that did not finish, without events: the hooks
+    """``jobs.commit.clean_up`` for a job that did not finish, without events: the hooks
     cleaned up already; this removes what Spark's tasks wrote after them."""
-    from jobs import writes
+    from jobs import commit
 
     try:
-        if writes.clean_up(Job(pk=job_id)):
+        if commit.clean_up(Job(pk=job_id)):
             log.info("job %s: removed files written after the job ended", job_id)
     except Exception:
         log.warning("job %s: the last clean-up failed", job_id, exc_info=True)

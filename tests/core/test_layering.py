@@ -78,7 +78,9 @@ def imports_of(module: str, source: str) -> list[Import]:
                 base = ".".join([*anchor, base] if base else anchor)
             if base == "__future__":
                 continue
-            found.extend(Import(module, f"{base}.{alias.name}", node.lineno) for alias in node.names)
+            found.extend(
+                Import(module, f"{base}.{alias.name}", node.lineno) for alias in node.names
+            )
     return found
 
 
@@ -200,7 +202,9 @@ def layer_violations(sources: Mapping[str, str]) -> list[str]:
             bad.append(f"{where} — webapp reaches apps only through {sorted(APP_PUBLIC_MODULES)}")
         source_top = item.source.split(".")[0]
         if source_top in APPS and top == "webapp":
-            allowed = WEBAPP_SHARED | ({CELERY_APP} if _within(item.source, CELERY_USERS) else set())
+            allowed = WEBAPP_SHARED | (
+                {CELERY_APP} if _within(item.source, CELERY_USERS) else set()
+            )
             if target not in allowed:
                 bad.append(f"{where} — apps use only {sorted(WEBAPP_SHARED)} of webapp")
         if target == CELERY_APP and not _within(item.source, CELERY_USERS):

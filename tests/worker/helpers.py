@@ -113,18 +113,18 @@ def hand_plan(
 
 
 def session_for(user: User, properties: dict[str, str] | None = None) -> Session:
-    from jobs import services
+    from jobs import sessions
 
-    return services.session_create(user=user, properties=properties or {})
+    return sessions.session_create(user=user, properties=properties or {})
 
 
 def submit_plan(
     user: User, plan: dict[str, Any], session: Session | None = None, sql: str = ""
 ) -> Job:
-    """Store and enqueue a hand-made plan as the web does (jobs.services.submit_plan)."""
-    from jobs import services
+    """Store and enqueue a hand-made plan as the web does (jobs.submission.submit_plan)."""
+    from jobs import submission
 
-    return services.submit_plan(
+    return submission.submit_plan(
         session=session or session_for(user), sql=sql or plan["sql"], plan=plan
     )
 

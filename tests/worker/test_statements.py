@@ -3,7 +3,7 @@ the sweeper, and Spark-backed DDL (typing, view schemas).
 
 Statements go through ``POST /api/v1/sessions/{id}/statements`` when the planner is there;
 until then the same plan is made by hand (docs/statements.md) and stored and enqueued by
-``jobs.services.submit_plan``, as the web does after planning.
+``jobs.submission.submit_plan``, as the web does after planning.
 """
 
 from __future__ import annotations
