@@ -30,6 +30,7 @@ from catalog.models import Table
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
 from core.jobstate import JobView, NoOpHook, Record
+from core.planner import Action
 from core.schema import ResolvedSchema, Schema
 from jobs import commit, lifecycle, write_staging
 from jobs.models import Job
@@ -39,14 +40,15 @@ ATOMIC_PROPERTY = "table.ctas.atomic"
 
 
 def _is_write(job: JobView) -> bool:
-    plan: Mapping[str, Any] = job.plan or {}
-    return plan.get("action") in write_staging.WRITE_ACTIONS and not (plan.get("args") or {}).get(
-        "skip"
-    )
+    return job.plan is not None and job.plan.writes
+
+
+def _is_ctas(job: JobView) -> bool:
+    return job.plan is not None and job.plan.action == Action.CTAS
 
 
 def _args(job: JobView) -> Mapping[str, Any]:
-    return (job.plan or {}).get("args") or {}
+    return job.plan.args if job.plan is not None else {}
 
 
 def _identifier(job: JobView) -> list[str]:
@@ -126,10 +128,10 @@ class WriteCommitHook(NoOpHook):
             return
         row = Job.objects.select_related("session", "user").get(pk=job.id)
         args = _args(job)
-        if job.plan.get("action") == "ctas":
+        if _is_ctas(job):
             _check_external_path(args)
         write_staging.prepare(row)
-        if job.plan.get("action") != "ctas":
+        if not _is_ctas(job):
             return
         atomic = is_atomic(row, args)
         entry = write_staging.record(row, _identifier(job), atomic=atomic)
@@ -141,7 +143,7 @@ class WriteCommitHook(NoOpHook):
         if not _is_write(job):
             return
         row = Job.objects.select_related("session", "user").get(pk=job.id)
-        if job.plan.get("action") == "ctas":
+        if _is_ctas(job):
             args = _args(job)
             entry = write_staging.entry(row, _identifier(job))
             schema = worker_schema(entry)
@@ -178,7 +180,7 @@ class WriteCleanupHook(NoOpHook):
     def _clean(self, job: JobView, record: Record) -> None:
         if not _is_write(job):
             return
-        if job.plan.get("action") == "ctas":
+        if _is_ctas(job):
             dropped = catalog_services.ctas_table_drop(job_id=job.id)
             if dropped is not None:
                 record("stage_table_dropped", {"table": _table_name(dropped)})

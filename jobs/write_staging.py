@@ -32,11 +32,11 @@ from core import options as option_rules
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
 from core.jobstate import JobView
+from core.planner import Action, Plan
 from core.planner.errors import ForbiddenSql
 from jobs.models import Job
 
 STAGING_PREFIX = "_tessera_staging_"
-WRITE_ACTIONS = frozenset({"ctas", "insert", "statement_set"})
 CTAS_ONLY_OPTIONS = frozenset({"table.ctas.atomic"})  # statement options, never stored
 
 JobRef = Job | JobView
@@ -53,23 +53,29 @@ def staging_key(identifier: Sequence[str]) -> str:
     return ".".join(str(part).lower() for part in identifier)
 
 
-def write_targets(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The targets of a write plan, in plan order: ``{"identifier", "mode", "args"}`` with
-    mode ``ctas``, ``insert`` or ``overwrite``. Empty for other plans and for a skipped CTAS."""
-    action = plan.get("action")
-    args: Mapping[str, Any] = plan.get("args") or {}
-    if action not in WRITE_ACTIONS or args.get("skip"):
+def write_targets(plan: Plan | Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The targets of a write plan (or of its JSON), in plan order: ``{"identifier", "mode",
+    "args"}`` with mode ``ctas``, ``insert`` or ``overwrite``. Empty for other plans and for a
+    skipped CTAS."""
+    if plan is not None and not isinstance(plan, Plan):
+        plan = Plan.from_dict(plan) if plan else None
+    if plan is None or not plan.writes:
         return []
-    if action == "statement_set":
+    action, args = plan.action, plan.args
+    if action == Action.STATEMENT_SET:
         inserts = [dict(item) for item in args.get("inserts") or []]
     else:
         inserts = [dict(args)]
     targets = []
     for item in inserts:
-        identifier = list(item.get("identifier") or plan.get("target") or [])
+        identifier = list(item.get("identifier") or plan.target or [])
         if len(identifier) != 3:
             raise CoreError("A write plan names its target table with three parts.")
-        mode = "ctas" if action == "ctas" else ("overwrite" if item.get("overwrite") else "insert")
+        mode = (
+            "ctas"
+            if action == Action.CTAS
+            else ("overwrite" if item.get("overwrite") else "insert")
+        )
         targets.append({"identifier": identifier, "mode": mode, "args": item})
     return targets
 
@@ -112,7 +118,7 @@ def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
     """Where this job writes ``identifier``: a new warehouse directory, or the table's path's
     staging directory."""
     key = staging_key(identifier)
-    targets = [t for t in write_targets(job.plan or {}) if staging_key(t["identifier"]) == key]
+    targets = [t for t in write_targets(job.typed_plan) if staging_key(t["identifier"]) == key]
     if not targets:
         raise CoreError(f"Job {job.pk} does not write {quote_path(identifier)}.")
     target = targets[0]  # the planner refuses a statement set writing one table twice
@@ -168,7 +174,7 @@ def staging_location(job: JobRef, identifier: Sequence[str]) -> str:
 def prepare(job: JobRef) -> dict[str, Any]:
     """Decide and record the staging location of every target of the job's plan."""
     row = Job.objects.get(pk=job_id_of(job))
-    for target in write_targets(row.plan or {}):
+    for target in write_targets(row.typed_plan):
         staging_location(row, target["identifier"])
     return dict(Job.objects.values_list("staging", flat=True).get(pk=row.pk) or {})
 

@@ -21,6 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from core.errors import CoreError
 
 SPARK_ERROR = "SPARK_ERROR"
@@ -224,8 +226,6 @@ def _forms(path: str) -> set[str]:
 def _server_roots() -> tuple[tuple[str, str], ...]:
     """(directory, placeholder) of every server directory that may appear in a message,
     the longest first (the most specific name wins)."""
-    from django.conf import settings
-
     data = Path(settings.DATA_DIR)
     named: list[tuple[str, str]] = [
         (str(settings.WAREHOUSE_DIR), "<warehouse>"),

@@ -29,6 +29,7 @@ from core import locations
 from core import options as table_options
 from core.errors import CoreError
 from core.planner.errors import ForbiddenSql
+from jobs import write_staging
 from jobs.executor import spark_config
 
 
@@ -124,8 +125,6 @@ def checked_write(
     """Where a job writes a target (its staging ``entry``, see ``jobs.write_staging``), checked
     now: a new directory in the warehouse, or the table's path's staging directory under a
     storage root; the format must be the table's and the options on its allow-list."""
-    from jobs import write_staging
-
     with refusals(f"Table {shown} cannot be written"):
         fmt = table_options.check_format(fmt)
         if str(entry.get("format") or "").lower() != fmt:

@@ -15,7 +15,8 @@ from pyspark.sql import SparkSession
 
 from core.errors import CoreError
 from core.planner.guard import check_udf_implementation
-from jobs.executor import sqlguard
+from core.session_properties import spark_settings
+from jobs.executor import locations, sqlguard
 
 
 def quote(name: str) -> str:
@@ -26,8 +27,6 @@ def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None
     """Set the session's ``spark.*`` properties: only the allow-listed keys, each value
     checked again against its range (``core.session_properties``; a value stored before
     the range existed is clamped, an unreadable one dropped and Spark's default kept)."""
-    from core.session_properties import spark_settings
-
     for key, value in spark_settings(properties).items():
         spark.conf.set(key, value)
 
@@ -47,8 +46,6 @@ def register_table(spark: SparkSession, relation: Mapping[str, Any]) -> None:
     """Register a table relation as a temporary view named by its alias. Its format, path
     and options are checked again here, at use (``jobs.executor.locations``): Spark reads
     the resolved path that was checked, with allow-listed options only."""
-    from jobs.executor import locations
-
     source = locations.checked_read(spark, relation, _display(relation))
     reader: Any = spark.read.format(source.format)
     if relation.get("physical_schema"):

@@ -31,11 +31,16 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from core import jobstate
+from core.planner import QUERY_ACTIONS, WRITE_ACTIONS, Action, Plan
 from jobs import lifecycle
+from jobs.commands import run_command
 from jobs.executor import errors, registration, runtime, sqlguard, write_runner
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs.models import Job
+from jobs.planning import session_properties
+from jobs.results import delete_result, write_result
+from jobs.worker import current_identity
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +50,9 @@ HEARTBEAT_SECONDS = 1.0
 # does not answer must not stop the heartbeat, nor a cancel from ending the job.
 CANCEL_WAIT_SECONDS = 3.0
 PROGRESS_WAIT_SECONDS = 0.5
-QUERY_ACTIONS = frozenset({"query", "explain"})
-COMMAND_ACTIONS = frozenset({"create_table", "create_view", "create_function"})
-WRITE_ACTIONS = write_runner.WRITE_ACTIONS
+# DDL that needs Spark's analyzer (computed columns, views) or a UDF package's import
+# check; ``jobs.commands.run_command`` does the rest, here as in the web process.
+SPARK_COMMAND_ACTIONS = frozenset({Action.CREATE_TABLE, Action.CREATE_VIEW, Action.CREATE_FUNCTION})
 
 
 # --- what a job needs from its row --------------------------------------------------------
@@ -58,8 +63,6 @@ def job_properties(job: Job) -> dict[str, Any]:
     plan captured when the statement was submitted, each checked again by the registry
     (unknown keys and unreadable values dropped, numbers clamped to the server's limits):
     a value stored before a limit existed is never trusted as it was stored."""
-    from jobs.planning import session_properties  # the web side's registry of the settings
-
     properties: dict[str, Any] = {}
     if job.session is not None:
         properties.update(job.session.properties or {})
@@ -72,16 +75,12 @@ def job_properties(job: Job) -> dict[str, Any]:
 
 def max_rows(properties: Mapping[str, Any]) -> int:
     """Rows of a result that are kept: ``result.max_rows``, at most the server's limit."""
-    from jobs.planning import session_properties
-
     return session_properties().result_max_rows(properties)
 
 
 def timeout_seconds(job: Job, properties: Mapping[str, Any]) -> int:
     """The job's own timeout (the web copies the session's ``job.timeout_seconds`` into it),
     within the server's range: a job stored with a larger one is held to the maximum."""
-    from jobs.planning import session_properties
-
     registry = session_properties()
     if job.timeout_seconds:
         return registry.clamp_timeout(int(job.timeout_seconds))
@@ -200,21 +199,19 @@ class JobMonitor(threading.Thread):
 # --- executing the plan -------------------------------------------------------------------
 
 
-def _explain_sql(plan: Mapping[str, Any]) -> str:
-    sql = str(plan.get("sql") or "")
+def _explain_sql(plan: Plan) -> str:
+    sql = plan.sql
     if sql.lstrip().upper().startswith("EXPLAIN"):
         return sql
-    mode = str((plan.get("args") or {}).get("mode") or "").upper()
+    mode = str(plan.args.get("mode") or "").upper()
     mode = mode if mode in {"EXTENDED", "CODEGEN", "COST", "FORMATTED"} else ""
     return f"EXPLAIN {mode + ' ' if mode else ''}{sql}"
 
 
-def execute_query(spark: Any, plan: Mapping[str, Any], job_id: Any, limit: int) -> dict[str, Any]:
+def execute_query(spark: Any, plan: Plan, job_id: Any, limit: int) -> dict[str, Any]:
     """Run a query/explain plan and store its first ``limit`` rows; returns the result dict."""
-    from jobs.results import write_result  # the web side's results store
-
-    explain = plan.get("action") == "explain"
-    sql = _explain_sql(plan) if explain else str(plan["sql"])
+    explain = plan.action == Action.EXPLAIN
+    sql = _explain_sql(plan) if explain else plan.sql
     frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query")
     table = frame.limit(limit + 1).toArrow()
     truncated = table.num_rows > limit
@@ -244,8 +241,6 @@ def _scrubbed_plan(table: Any) -> Any:
 def _claim(job_id: Any, worker: str) -> Job | None:
     """CREATED → RUNNING under this process's identity (``jobs.worker``): the reaper judges
     the job by the process that claimed it, not by a node name a restart would share."""
-    from jobs.worker import current_identity
-
     identity = current_identity() or worker
     return lifecycle.try_transition(job_id, jobstate.CREATED, jobstate.RUNNING, worker=identity)
 
@@ -259,8 +254,9 @@ def run_job(job_id: Any, worker: str) -> str | None:
     if job.status != jobstate.CREATED:
         log.info("job %s is %s already; message dropped", job_id, job.status)
         return None
-    action = str((job.plan or {}).get("action") or "query")
-    if action not in QUERY_ACTIONS | COMMAND_ACTIONS | WRITE_ACTIONS:
+    plan = job.typed_plan
+    action = plan.action if plan is not None else Action.QUERY
+    if plan is None or action not in QUERY_ACTIONS | SPARK_COMMAND_ACTIONS | WRITE_ACTIONS:
         lifecycle.try_transition(
             job_id,
             jobstate.CREATED,
@@ -277,11 +273,11 @@ def run_job(job_id: Any, worker: str) -> str | None:
     # Spark's messages name the job's tables, not their paths on this server.
     with errors.known_locations(errors.plan_locations(job.plan or {}, _staging_of(job_id))):
         try:
-            if action in COMMAND_ACTIONS:
-                return _run_command(job)
+            if action in SPARK_COMMAND_ACTIONS:
+                return _run_command(job, plan)
             if action in WRITE_ACTIONS:
-                return _run_write(job)
-            return _run_claimed(job)
+                return _run_write(job, plan)
+            return _run_claimed(job, plan)
         except Exception as exc:  # never leave a claimed job RUNNING behind
             log.exception("job %s: the executor failed", job_id)
             lifecycle.try_transition(
@@ -298,8 +294,7 @@ def _staging_of(job_id: Any) -> dict[str, Any]:
     return dict(staging or {})
 
 
-def _run_claimed(job: Job) -> str:
-    plan = job.plan or {}
+def _run_claimed(job: Job, plan: Plan) -> str:
     properties = job_properties(job)
     spark = runtime.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
@@ -309,7 +304,7 @@ def _run_claimed(job: Job) -> str:
     control.enter()
     monitor.start()
     try:
-        registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
+        registration.register_plan(spark, job.plan, properties, settings.TESSERA_UDF_PACKAGES)
         if monitor.outcome is None:
             result = execute_query(spark, plan, job.id, max_rows(properties))
     except Exception as exc:
@@ -321,14 +316,12 @@ def _run_claimed(job: Job) -> str:
         control.leave()
     if monitor.outcome is not None:  # canceled, timed out or gone: the monitor ended it
         if result is not None:
-            from jobs.results import delete_result
-
             delete_result(job.id)
         # Killed tasks that missed their interrupt would hold the cores for minutes.
         control.wait_idle(write_runner.SETTLE_SECONDS)
         return _status_of(job.id)
     if failure is not None:
-        error = errors.error_from_exception(failure, registration.alias_names(plan))
+        error = errors.error_from_exception(failure, registration.alias_names(job.plan))
         if error["code"] == errors.INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
         elif error["code"] in {errors.SPARK_OUT_OF_MEMORY, errors.SPARK_LOST}:
@@ -343,17 +336,14 @@ def _run_claimed(job: Job) -> str:
         job.id, jobstate.RUNNING, jobstate.FINISHED, result=result, progress=control.progress()
     )
     if finished is None:  # canceled, timed out or reaped meanwhile: that outcome stands
-        from jobs.results import delete_result
-
         delete_result(job.id)
     return _status_of(job.id)
 
 
-def _run_write(job: Job) -> str:
+def _run_write(job: Job, plan: Plan) -> str:
     """CTAS, INSERT, statement sets (``jobs.executor.write_runner``): analyse every target, write
     each into its staging location under the job's tag and group, then FINISHED (the commit
     runs inside that transition) or FAILED/CANCELED (the hooks clean up)."""
-    plan = job.plan or {}
     properties = job_properties(job)
     spark = runtime.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
@@ -363,7 +353,7 @@ def _run_write(job: Job) -> str:
     control.enter()
     monitor.start()
     try:
-        registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
+        registration.register_plan(spark, job.plan, properties, settings.TESSERA_UDF_PACKAGES)
         if monitor.outcome is None:
             prepared = write_runner.prepare_writes(spark, job, plan)
         if monitor.outcome is None:
@@ -374,14 +364,14 @@ def _run_write(job: Job) -> str:
         monitor.stop()
         control.leave()
     # The staging locations the write added name their table in messages too.
-    with errors.known_locations(errors.plan_locations(plan, _staging_of(job.id))):
+    with errors.known_locations(errors.plan_locations(job.plan, _staging_of(job.id))):
         return write_runner.end_write(
             job,
             prepared,
             failure,
             stopped=monitor.outcome is not None,
             progress=control.progress(),
-            aliases=registration.alias_names(plan),
+            aliases=registration.alias_names(job.plan),
             control=control,
         )
 
@@ -391,30 +381,29 @@ def _status_of(job_id: Any) -> str:
     return str(status or "")
 
 
-def _run_command(job: Job) -> str:
+def _run_command(job: Job, plan: Plan) -> str:
     """DDL that needs Spark's analyzer. Claimed here (so a duplicate message runs nothing),
     then ``run_command`` does the work and ends the job."""
-    from jobs.commands import run_command  # the web side's command runner
-
-    plan = job.plan or {}
     spark = runtime.new_job_session()
     try:
-        registration.register_plan(spark, plan, job_properties(job), settings.TESSERA_UDF_PACKAGES)
-        args = plan.get("args") or {}
-        if plan.get("action") == "create_function" and args.get("language") == "python":
+        registration.register_plan(
+            spark, job.plan, job_properties(job), settings.TESSERA_UDF_PACKAGES
+        )
+        args = plan.args
+        if plan.action == Action.CREATE_FUNCTION and args.get("language") == "python":
             # The import check: only a worker has the UDF packages' environment.
             registration.load_python_function(
                 str(args.get("implementation") or ""), settings.TESSERA_UDF_PACKAGES
             )
     except Exception as exc:
         failure = runtime.failure_of(spark, exc)
-        error = errors.error_from_exception(failure, registration.alias_names(plan))
+        error = errors.error_from_exception(failure, registration.alias_names(job.plan))
         lifecycle.try_transition(job.id, jobstate.RUNNING, jobstate.FAILED, error=error)
         return _status_of(job.id)
     claimed = Job.objects.select_related("session", "user").get(pk=job.id)
     run_command(
         claimed,
         typer=SparkExpressionTyper(spark),
-        derive_view_schema=ViewSchemaDeriver(spark, str(plan.get("sql") or "")),
+        derive_view_schema=ViewSchemaDeriver(spark, plan.sql),
     )
     return _status_of(job.id)

@@ -33,19 +33,22 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
 
+from catalog import services as catalog_services
+from catalog.models import Table
 from core import jobstate
 from core.errors import CoreError, DataTypeError
 from core.identifiers import name_key, quote_path
+from core.planner import Plan
 from core.schema import PhysicalColumn, ResolvedSchema, Schema
-from jobs import lifecycle
-from jobs.executor import errors, spark_config, sqlguard
+from jobs import commit, lifecycle, write_staging
+from jobs.executor import errors, locations, spark_config, sqlguard
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import to_tessera_type
 from jobs.models import Job
+from jobs.results import delete_result, write_rows
 
 log = logging.getLogger(__name__)
 
-WRITE_ACTIONS = frozenset({"ctas", "insert", "statement_set"})
 RESULT_COLUMNS = [{"name": "result", "data_type": "STRING"}]
 # Keys of a table's options that are not writer options.
 _NOT_WRITER_OPTIONS = frozenset({"connector", "format", "path", "table.ctas.atomic"})
@@ -79,8 +82,6 @@ def _writer_options(options: Mapping[str, Any]) -> dict[str, str]:
     """A table's options without the source keys, as writer options. A key no format takes
     (``fs.*``, ``spark.*``, unknown …) is refused here rather than dropped: the row or the
     plan is not one Tessera made (``write_one`` checks the rest against the format)."""
-    from jobs.executor import locations
-
     result = {
         str(k): str(v) for k, v in options.items() if str(k).lower() not in _NOT_WRITER_OPTIONS
     }
@@ -95,8 +96,6 @@ def _validation(message: str, **details: Any) -> CoreError:
 def ctas_schema(struct: st.StructType, shown: str) -> ResolvedSchema:
     """The CTAS table's schema: the query's columns in order, all physical, Tessera types,
     validated as a table schema (names, duplicates)."""
-    from catalog import services as catalog_services
-
     columns: list[PhysicalColumn] = []
     for field_ in struct.fields:
         try:
@@ -116,9 +115,6 @@ def ctas_schema(struct: st.StructType, shown: str) -> ResolvedSchema:
 
 
 def _prepare_ctas(spark: SparkSession, target: Mapping[str, Any], sql: str) -> PreparedWrite:
-    from catalog import services as catalog_services
-    from jobs import write_staging
-
     identifier = list(target["identifier"])
     args: Mapping[str, Any] = target["args"]
     shown = quote_path(identifier)
@@ -190,8 +186,6 @@ def _names(names: Sequence[str]) -> str:
 
 def _table_partitioning(identifier: Sequence[str]) -> list[str]:
     """The target table's partition columns, from the catalog."""
-    from catalog.models import Table
-
     c, d, n = identifier
     found = (
         Table.objects.filter(
@@ -294,14 +288,12 @@ def _prepare_insert(
     )
 
 
-def prepare_writes(spark: SparkSession, job: Job, plan: Mapping[str, Any]) -> list[PreparedWrite]:
+def prepare_writes(spark: SparkSession, job: Job, plan: Plan) -> list[PreparedWrite]:
     """Analyse every target (no Spark job runs); CTAS schemas go into the job's staging."""
-    from jobs import write_staging
-
     prepared: list[PreparedWrite] = []
     for target in write_staging.write_targets(plan):
         args: Mapping[str, Any] = target["args"]
-        sql = str(args.get("sql") or plan.get("sql") or "")
+        sql = str(args.get("sql") or plan.sql or "")
         if not sql.strip():
             raise _validation(f"The plan has no query for {quote_path(target['identifier'])}.")
         if target["mode"] == "ctas":
@@ -358,9 +350,6 @@ def parquet_rows(location: str) -> int | None:
 
 def write_one(job: Job, item: PreparedWrite) -> int | None:
     """Write one target into this job's staging location; returns its row count if known."""
-    from jobs import write_staging
-    from jobs.executor import locations
-
     write_staging.staging_location(job, item.identifier)  # decided at CREATED; recorded if not
     entry = write_staging.entry(job, item.identifier)
     # Checked now, at the write: the resolved directory and allow-listed options only.
@@ -386,8 +375,6 @@ def write_one(job: Job, item: PreparedWrite) -> int | None:
 def write_all(job: Job, prepared: Sequence[PreparedWrite], stopped: Callable[[], bool]) -> None:
     """Write every target in turn (one thread: the job's Spark tag and group cover them all);
     stop early when the monitor ended the job."""
-    from jobs import write_staging
-
     for item in prepared:
         if stopped():
             return
@@ -422,8 +409,6 @@ def result_message(item: PreparedWrite) -> str:
 def clean_up_quietly(job_id: Any) -> None:
     """``jobs.commit.clean_up`` for a job that did not finish, without events: the hooks
     cleaned up already; this removes what Spark's tasks wrote after them."""
-    from jobs import commit
-
     try:
         if commit.clean_up(Job(pk=job_id)):
             log.info("job %s: removed files written after the job ended", job_id)
@@ -453,8 +438,6 @@ def end_write(
     control: SparkJobControl | None = None,
 ) -> str:
     """The write job's terminal transition (unless the monitor made it); returns the status."""
-    from jobs.results import delete_result, write_rows
-
     if stopped:  # canceled, timed out or reaped: the monitor's transition ran the hooks
         settle(control)
         clean_up_quietly(job.id)
