@@ -8,7 +8,7 @@ in the web process and in workers alike:
   - CREATED: decides every target's staging location (``Job.staging``); a non-atomic CTAS
     creates its stage table (status ``staged``, ``staged_by_job``, no schema yet) → event
     ``stage_table_created``. A taken name raises AlreadyExists, so the job is not created:
-    ``jobs.services.submit_plan`` records it as FAILED ALREADY_EXISTS (or, with IF NOT
+    ``jobs.submission.start_job`` records it as FAILED ALREADY_EXISTS (or, with IF NOT
     EXISTS, finishes it with ``skipped_exists``).
   - FINISHED: CTAS: the table gets the schema the worker stored in its staging entry and
     becomes ``active`` (atomic mode: the table is created here; a taken name fails the

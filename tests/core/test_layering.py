@@ -46,6 +46,7 @@ class Import:
     source: str  # the importing module
     target: str  # the imported name, dotted (a module, or a module's attribute)
     line: int
+    in_function: bool = False  # runs only when the function is called
 
 
 def _module_name(path: Path) -> str:
@@ -64,22 +65,30 @@ def project_files() -> dict[str, Path]:
 
 
 def imports_of(module: str, source: str) -> list[Import]:
-    """Every import in ``source`` (any depth); ``from a import b`` gives ``a.b``."""
-    is_package = False  # relative imports are not used in the project; resolved roughly
+    """Every import in ``source`` (any depth); ``from a import b`` gives ``a.b``. Relative
+    imports are not used in the project; they are resolved against the module's package."""
+    tree = ast.parse(source)
+    lazy = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for inner in ast.walk(node)
+    }
     found: list[Import] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
+        deferred = id(node) in lazy
         if isinstance(node, ast.Import):
-            found.extend(Import(module, alias.name, node.lineno) for alias in node.names)
+            found.extend(Import(module, alias.name, node.lineno, deferred) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = module.split(".")
-                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                anchor = module.split(".")[: -node.level]
                 base = ".".join([*anchor, base] if base else anchor)
             if base == "__future__":
                 continue
             found.extend(
-                Import(module, f"{base}.{alias.name}", node.lineno) for alias in node.names
+                Import(module, f"{base}.{alias.name}", node.lineno, deferred)
+                for alias in node.names
             )
     return found
 
@@ -198,6 +207,9 @@ def layer_violations(sources: Mapping[str, str]) -> list[str]:
             bad.append(f"{where} — only jobs.executor imports pyspark")
         if _within(target, ("jobs.executor",)) and not _within(item.source, EXECUTOR_USERS):
             bad.append(f"{where} — only the worker's tasks reach the executor")
+        reaches_spark = top in SPARK_PACKAGES or _within(target, SPARK_MODULES)
+        if reaches_spark and not item.in_function and not _within(item.source, SPARK_MODULES):
+            bad.append(f"{where} — imported by the web process: Spark only inside functions")
         if _within(item.source, ("webapp",)) and top in APPS and target not in APP_PUBLIC_MODULES:
             bad.append(f"{where} — webapp reaches apps only through {sorted(APP_PUBLIC_MODULES)}")
         source_top = item.source.split(".")[0]
@@ -283,6 +295,7 @@ def test_the_layer_rules_catch_the_old_imports() -> None:
         "webapp.health": "def f():\n    from jobs.worker import live_worker_count\n",
         "core.limits": "import django\nfrom jobs import planning\n",
         "jobs.views": "import pyspark\nfrom jobs.executor import run\n",
+        "jobs.tasks": "from jobs.executor import run\ndef f():\n    from jobs.executor import io\n",
         "jobs.executor.run": "import pyspark\n",
         "jobs.dispatch": "from webapp.celery import app\n",
         "jobs.planning": "",
@@ -298,6 +311,8 @@ def test_the_layer_rules_catch_the_old_imports() -> None:
     assert "core.limits:2: jobs.planning — core imports no project app" in found
     assert "jobs.views:1: pyspark — only jobs.executor imports pyspark" in found
     assert "jobs.views:2: jobs.executor.run — only the worker's tasks" in found
+    assert "jobs.tasks:1: jobs.executor.run — imported by the web process" in found
+    assert "jobs.tasks:3" not in found
     sources_with_faults = {line.split(":")[0] for line in found.splitlines()}
     assert "jobs.executor.run" not in sources_with_faults
     assert "jobs.dispatch" not in sources_with_faults
