@@ -28,6 +28,7 @@ from catalog import storage
 from core import locations
 from core import options as table_options
 from core.errors import CoreError
+from core.planner import RelationPlan
 from core.planner.errors import ForbiddenSql
 from jobs import write_staging
 from jobs.executor import spark_config
@@ -100,13 +101,13 @@ def _resolved(path: str) -> str:
     return storage.resolved_external_path(path)
 
 
-def checked_read(spark: SparkSession, relation: Mapping[str, Any], shown: str) -> CheckedSource:
+def checked_read(spark: SparkSession, relation: RelationPlan, shown: str) -> CheckedSource:
     """A plan's table relation (``format``, ``path``, ``options``), checked for reading."""
     with refusals(f"Table {shown} cannot be read"):
-        options = {str(k): str(v) for k, v in (relation.get("options") or {}).items()}
-        fmt = table_options.check_format(str(relation.get("format") or ""))
+        options = {str(k): str(v) for k, v in relation.options.items()}
+        fmt = table_options.check_format(relation.format)
         checked_options = table_options.check_options(fmt, options)
-        path = str(relation.get("path") or "")
+        path = relation.path
         if not path:
             raise CoreError("It has no location to read from.")
         real = _resolved(path)

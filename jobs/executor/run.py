@@ -254,24 +254,25 @@ def run_job(job_id: Any, worker: str) -> str | None:
     if job.status != jobstate.CREATED:
         log.info("job %s is %s already; message dropped", job_id, job.status)
         return None
-    plan = job.typed_plan
-    action = plan.action if plan is not None else Action.QUERY
-    if plan is None or action not in QUERY_ACTIONS | SPARK_COMMAND_ACTIONS | WRITE_ACTIONS:
+    try:
+        plan = job.typed_plan
+    except (KeyError, TypeError, ValueError):  # not a plan the planner would make
+        plan = None
+    if plan is None or plan.action not in QUERY_ACTIONS | SPARK_COMMAND_ACTIONS | WRITE_ACTIONS:
+        what = f"'{plan.action}' statements" if plan is not None else "jobs without a readable plan"
         lifecycle.try_transition(
             job_id,
             jobstate.CREATED,
             jobstate.FAILED,
-            error={
-                "code": errors.INTERNAL_ERROR,
-                "message": f"Workers do not run '{action}' statements.",
-            },
+            error={"code": errors.INTERNAL_ERROR, "message": f"Workers do not run {what}."},
         )
         return jobstate.FAILED
+    action = plan.action
     if _claim(job_id, worker) is None:
         log.info("job %s was claimed by someone else", job_id)
         return None
     # Spark's messages name the job's tables, not their paths on this server.
-    with errors.known_locations(errors.plan_locations(job.plan or {}, _staging_of(job_id))):
+    with errors.known_locations(errors.plan_locations(plan, _staging_of(job_id))):
         try:
             if action in SPARK_COMMAND_ACTIONS:
                 return _run_command(job, plan)
@@ -284,7 +285,7 @@ def run_job(job_id: Any, worker: str) -> str | None:
                 job_id,
                 jobstate.RUNNING,
                 jobstate.FAILED,
-                error=errors.error_from_exception(exc, registration.alias_names(job.plan or {})),
+                error=errors.error_from_exception(exc, registration.alias_names(plan)),
             )
             return _status_of(job_id)
 
@@ -304,7 +305,7 @@ def _run_claimed(job: Job, plan: Plan) -> str:
     control.enter()
     monitor.start()
     try:
-        registration.register_plan(spark, job.plan, properties, settings.TESSERA_UDF_PACKAGES)
+        registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
         if monitor.outcome is None:
             result = execute_query(spark, plan, job.id, max_rows(properties))
     except Exception as exc:
@@ -321,7 +322,7 @@ def _run_claimed(job: Job, plan: Plan) -> str:
         control.wait_idle(write_runner.SETTLE_SECONDS)
         return _status_of(job.id)
     if failure is not None:
-        error = errors.error_from_exception(failure, registration.alias_names(job.plan))
+        error = errors.error_from_exception(failure, registration.alias_names(plan))
         if error["code"] == errors.INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
         elif error["code"] in {errors.SPARK_OUT_OF_MEMORY, errors.SPARK_LOST}:
@@ -353,7 +354,7 @@ def _run_write(job: Job, plan: Plan) -> str:
     control.enter()
     monitor.start()
     try:
-        registration.register_plan(spark, job.plan, properties, settings.TESSERA_UDF_PACKAGES)
+        registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
         if monitor.outcome is None:
             prepared = write_runner.prepare_writes(spark, job, plan)
         if monitor.outcome is None:
@@ -364,14 +365,14 @@ def _run_write(job: Job, plan: Plan) -> str:
         monitor.stop()
         control.leave()
     # The staging locations the write added name their table in messages too.
-    with errors.known_locations(errors.plan_locations(job.plan, _staging_of(job.id))):
+    with errors.known_locations(errors.plan_locations(plan, _staging_of(job.id))):
         return write_runner.end_write(
             job,
             prepared,
             failure,
             stopped=monitor.outcome is not None,
             progress=control.progress(),
-            aliases=registration.alias_names(job.plan),
+            aliases=registration.alias_names(plan),
             control=control,
         )
 
@@ -397,7 +398,7 @@ def _run_command(job: Job, plan: Plan) -> str:
             )
     except Exception as exc:
         failure = runtime.failure_of(spark, exc)
-        error = errors.error_from_exception(failure, registration.alias_names(job.plan))
+        error = errors.error_from_exception(failure, registration.alias_names(plan))
         lifecycle.try_transition(job.id, jobstate.RUNNING, jobstate.FAILED, error=error)
         return _status_of(job.id)
     claimed = Job.objects.select_related("session", "user").get(pk=job.id)
