@@ -68,9 +68,7 @@ def run_command(
     except CoreError as exc:
         return _end(job, jobstate.FAILED, error=error_json(exc))
     except Exception:
-        log.exception(
-            "job %s: command %s failed", job.id, job.plan.get("action") if job.plan else None
-        )
+        log.exception("job %s: command %s failed", job.id, (job.plan or {}).get("action"))
         return _end(job, jobstate.FAILED, error=INTERNAL_ERROR)
     return _end(job, jobstate.FINISHED, result=result)
 

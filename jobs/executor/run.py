@@ -59,17 +59,11 @@ SPARK_COMMAND_ACTIONS = frozenset({Action.CREATE_TABLE, Action.CREATE_VIEW, Acti
 
 
 def job_properties(job: Job) -> dict[str, Any]:
-    """The session properties in force for this job: the session's, overridden by those the
-    plan captured when the statement was submitted, each checked again by the registry
-    (unknown keys and unreadable values dropped, numbers clamped to the server's limits):
-    a value stored before a limit existed is never trusted as it was stored."""
-    properties: dict[str, Any] = {}
-    if job.session is not None:
-        properties.update(job.session.properties or {})
-    plan = job.plan or {}
-    for key in ("session_properties", "properties"):
-        if isinstance(plan.get(key), Mapping):
-            properties.update(plan[key])
+    """The session properties in force for this job: the session's, each checked again by
+    the registry (unknown keys and unreadable values dropped, numbers clamped to the
+    server's limits): a value stored before a limit existed is never trusted as it was
+    stored. (The plan carries no properties: ``Plan`` has no such field.)"""
+    properties = dict(job.session.properties or {}) if job.session is not None else {}
     return dict(session_properties().effective(properties))
 
 
