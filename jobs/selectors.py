@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -198,9 +199,18 @@ def require_result(job: Job) -> dict[str, Any]:
     return dict(job.result)
 
 
-def job_result_page(*, job: Job, after: Any, limit: int) -> dict[str, Any]:
-    """``{"columns", "rows", "next"}`` from the results store (the view makes ``next`` a
-    page token)."""
+@dataclass(frozen=True)
+class ResultPage:
+    """One page of a job's result: its columns, the rows, and the offset of the next page
+    (None: this is the last one)."""
+
+    columns: list[dict[str, str]]
+    rows: list[list[Any]]
+    next: int | None
+
+
+def job_result_page(*, job: Job, after: Any, limit: int) -> ResultPage:
+    """A page of the job's result from the results store."""
     meta = require_result(job)
     offset = 0
     if after is not None:
@@ -211,7 +221,7 @@ def job_result_page(*, job: Job, after: Any, limit: int) -> dict[str, Any]:
             )
         offset = after
     rows, following = results.read_page(job.pk, offset, limit)
-    return {"columns": meta.get("columns", []), "rows": rows, "next": following}
+    return ResultPage(columns=list(meta.get("columns", [])), rows=rows, next=following)
 
 
 def job_result_download(*, job: Job, fmt: str) -> Any:

@@ -14,6 +14,8 @@ from catalog.models import Table
 from core.session_properties import IDLE_TIMEOUT_MAX_SECONDS, WAIT_MAX_SECONDS
 from jobs.completion import Resolved
 from jobs.models import Job, JobEvent, Session, TemporaryObject
+from jobs.selectors import ResultPage
+from webapp.pagination import encode_page_token
 
 PROGRESS_DEFAULT = {"stages_total": 0, "stages_done": 0, "tasks_total": 0, "tasks_done": 0}
 
@@ -108,6 +110,16 @@ def job_out(job: Job) -> dict[str, Any]:
 
 def event_out(event: JobEvent) -> dict[str, Any]:
     return dict(EventOut(event).data)
+
+
+def result_page_out(page: ResultPage) -> dict[str, Any]:
+    """``{"columns", "rows", "next_page_token"}``; rows as the results store gives them."""
+    following = page.next
+    return {
+        "columns": page.columns,
+        "rows": page.rows,
+        "next_page_token": encode_page_token(following) if following is not None else None,
+    }
 
 
 # --- temporary objects -----------------------------------------------------------------------

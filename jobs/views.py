@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from jobs import completion, scripts, selectors, sessions, submission, temporary_objects
 from jobs import serializers as s
 from webapp.api import PAGE_PARAMS, valid_body
-from webapp.pagination import encode_page_token, page_body, page_request
+from webapp.pagination import page_body, page_request
 
 
 def _page_of(name: str, item: serializers.Serializer[Any]) -> serializers.Serializer[Any]:
@@ -217,10 +217,8 @@ class JobResultView(APIView):
     def get(self, request: Request, job: str) -> Response:
         page = page_request(request)
         found = selectors.job_get(user=request.user, job_id=job)
-        body = selectors.job_result_page(job=found, after=page.after, limit=page.size)
-        following = body.pop("next")
-        body["next_page_token"] = encode_page_token(following) if following is not None else None
-        return Response(body)
+        result = selectors.job_result_page(job=found, after=page.after, limit=page.size)
+        return Response(s.result_page_out(result))
 
 
 class _AnyContent(BaseContentNegotiation):
