@@ -263,10 +263,11 @@ class Plan:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:
         target = data.get("target")
+        action = Action(data["action"])
         return cls(
-            kind=data["kind"],
-            action=Action(data["action"]),
-            needs_spark=bool(data["needs_spark"]),
+            kind=data.get("kind") or ACTION_KINDS[action],
+            action=action,
+            needs_spark=bool(data.get("needs_spark", False)),
             sql=data.get("sql", ""),
             relations=tuple(RelationPlan.from_dict(r) for r in data.get("relations", ())),
             functions=tuple(FunctionPlan.from_dict(f) for f in data.get("functions", ())),

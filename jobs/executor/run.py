@@ -381,9 +381,7 @@ def _run_command(job: Job, plan: Plan) -> str:
     then ``run_command`` does the work and ends the job."""
     spark = runtime.new_job_session()
     try:
-        registration.register_plan(
-            spark, job.plan, job_properties(job), settings.TESSERA_UDF_PACKAGES
-        )
+        registration.register_plan(spark, plan, job_properties(job), settings.TESSERA_UDF_PACKAGES)
         args = plan.args
         if plan.action == Action.CREATE_FUNCTION and args.get("language") == "python":
             # The import check: only a worker has the UDF packages' environment.
