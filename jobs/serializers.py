@@ -32,10 +32,14 @@ class SessionOut(serializers.Serializer[Session]):
     idle_timeout_seconds = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     last_used_at = serializers.DateTimeField()
-    expires_at = serializers.DateTimeField()
+    expires_at = serializers.SerializerMethodField()
 
     def get_user(self, obj: Session) -> str:
         return obj.user.get_username()
+
+    def get_expires_at(self, obj: Session) -> str:
+        value: str = serializers.DateTimeField().to_representation(obj.expires_at)
+        return value
 
 
 class ScriptOut(serializers.Serializer[Any]):
