@@ -5,7 +5,8 @@ A worker creates the SparkSession once (``start_in_background`` at worker start,
 first job does not pay Spark's start-up) and every job runs in ``new_job_session()``, a
 ``spark.newSession()`` that shares the SparkContext but has its own temporary views, UDFs
 and SQL conf. Configuration: ``SPARK_REMOTE`` (Spark Connect, ``sc://host:15002``) when
-set, else ``SPARK_MASTER`` (default ``local[*]``).
+set, else ``SPARK_MASTER`` (default ``local[*]``); how the session is built is
+``jobs.executor.spark_config``.
 
 The driver JVM is protected (classic Spark; docs/security.md §4):
 
