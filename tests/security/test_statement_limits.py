@@ -34,7 +34,7 @@ from core.limits import (
     planning_budget,
 )
 from core.planner import PlanContext, Relation, plan_statement
-from jobs import planning, submission
+from jobs import planning, scripts, submission
 from jobs.models import Job
 from tests.conftest import API, assert_error
 
@@ -277,6 +277,7 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(core.limits, "check_statement", spy)
     monkeypatch.setattr(submission, "check_statement", spy)
+    monkeypatch.setattr(scripts, "check_statement", spy)
     return seen
 
 
