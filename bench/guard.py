@@ -87,6 +87,7 @@ def main() -> None:
     django.setup()
     from pyspark.sql import SparkSession
 
+    from core.planner import Action, Plan, RelationPlan
     from jobs.executor import sqlguard
 
     logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -110,7 +111,10 @@ def main() -> None:
     ).createOrReplaceTempView("__tessera_r1")
     guard = sqlguard.install(
         session,
-        {"relations": [{"alias": "__tessera_r1", "identifier": ["c", "d", "lineitem"]}]},
+        Plan.of(
+            Action.QUERY,
+            relations=(RelationPlan("__tessera_r1", ("c", "d", "lineitem"), "table"),),
+        ),
     )
     for text in statements().values():  # warm the JIT, the describer and Spark's caches
         for _ in range(3):

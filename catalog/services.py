@@ -10,16 +10,18 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, models, transaction
 
-from catalog import storage
+from catalog import signals, storage
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core import locations
 from core import options as table_options
 from core.datatypes import DataType, parse_data_type
 from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
 from core.identifiers import quote_path, validate_name
+from core.limits import StatementLimits, check_statement
 from core.properties import RESERVED_PREFIXES, decode_table
 from core.schema import ExpressionTyper, PhysicalColumn, ResolvedSchema, Schema, SchemaResolver
 
@@ -259,17 +261,12 @@ def _replace_columns(table: Table, resolved: ResolvedSchema | None) -> None:
     )
 
 
-TYPE_TABLE_EXPRESSIONS_TASK = "tessera.type_table_expressions"
-
-
 def _request_expression_typing(table_id: int) -> None:
-    """Ask a worker to type the table's computed columns and watermarks with Spark's
-    analyzer (sent by name: the web process never imports the worker). Without a broker
-    the table stays ``expressions_resolved: false``; nothing else depends on it."""
-    from webapp.celery import app
-
+    """Announce a table whose computed columns and watermarks need Spark's analyzer
+    (``catalog.signals``: the jobs app asks a worker). Without a receiver or a broker the
+    table stays ``expressions_resolved: false``; nothing else depends on it."""
     try:
-        app.send_task(TYPE_TABLE_EXPRESSIONS_TASK, args=[table_id])
+        signals.expressions_untyped.send(sender=Table, table_id=table_id)
     except Exception:
         log.exception("table %s: could not ask a worker to type its expressions", table_id)
 
@@ -627,10 +624,8 @@ def _check_query(query: str) -> str:
         raise CoreError("A view needs a query.", details={"field": "query"})
     # The query is planned with every statement that reads the view: the statement limits
     # hold for it as for SQL's CREATE VIEW (docs/security.md §4).
-    from core.limits import check_statement
-    from jobs.planning import statement_limits
-
-    check_statement(query, statement_limits(), what="view query", field="query")
+    limits = StatementLimits.from_settings(settings)
+    check_statement(query, limits, what="view query", field="query")
     return query
 
 
@@ -810,7 +805,7 @@ def function_delete(*, user: User, function: Function) -> None:
     function.delete()
 
 
-# --- CTAS tables (FLIP-218 stage tables; jobs.ctas calls these in the job's transaction) -----
+# --- CTAS tables (FLIP-218 stage tables; jobs.write_hooks calls these in the job's transaction)
 
 
 def ctas_schema(resolved: ResolvedSchema) -> Schema:
@@ -904,7 +899,7 @@ def ctas_table_activate(*, table: Table, schema: Schema) -> Table:
 def ctas_table_drop(*, job_id: Any) -> Table | None:
     """Drop the stage table the CTAS job ``job_id`` created, if it is still staged; the
     dropped row (or None). Never a table this job did not create; its files are the job's
-    staging, deleted by ``jobs.writes.clean_up``."""
+    staging, deleted by ``jobs.commit.clean_up``."""
     with transaction.atomic():
         table = (
             Table.objects.select_for_update(of=("self",))

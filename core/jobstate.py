@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from core.errors import CoreError
+from core.planner.plan import Plan
 
 CREATED = "CREATED"
 RUNNING = "RUNNING"
@@ -57,7 +58,7 @@ class JobView:
     user: str
     sql: str
     target: tuple[str, ...] | None
-    plan: Mapping[str, Any]
+    plan: Plan | None  # None: the job has no plan (refused, or not planned yet)
 
 
 Record = Callable[[str, Mapping[str, Any]], None]

@@ -63,6 +63,16 @@ class StatementLimits:
     max_depth: int = MAX_DEPTH
     max_statements: int = MAX_SCRIPT_STATEMENTS
 
+    @classmethod
+    def from_settings(cls, settings: Any) -> StatementLimits:
+        """The limits of a settings object's ``TESSERA_SQL_*`` (Django's on the server)."""
+        return cls(
+            max_chars=settings.TESSERA_SQL_MAX_CHARS,
+            max_tokens=settings.TESSERA_SQL_MAX_TOKENS,
+            max_depth=settings.TESSERA_SQL_MAX_DEPTH,
+            max_statements=settings.TESSERA_SCRIPT_MAX_STATEMENTS,
+        )
+
 
 # One alternative per kind of token. Strings and quoted names run to their closing quote
 # (or the end: the tokenizer reports unterminated ones); block comments are matched by hand

@@ -222,6 +222,28 @@ PROPERTY_KEYS: frozenset[str] = frozenset(
 )
 
 
+# How long a statements request may hold its answer for the job to end (``"wait"``).
+WAIT_MAX_SECONDS = 30
+# How long a session may stay idle before it expires (``idle_timeout_seconds``).
+IDLE_TIMEOUT_MAX_SECONDS = 30 * 86400
+
+
+def check_wait(wait: Any) -> float:
+    """A statements request's ``wait``: seconds from 0 to ``WAIT_MAX_SECONDS`` (None: 0)."""
+    if wait is None:
+        return 0.0
+    if (
+        isinstance(wait, bool)
+        or not isinstance(wait, int | float)
+        or not 0 <= wait <= WAIT_MAX_SECONDS
+    ):
+        raise CoreError(
+            f"'wait' must be a number of seconds from 0 to {WAIT_MAX_SECONDS}.",
+            details={"field": "wait"},
+        )
+    return float(wait)
+
+
 class SessionProperties:
     """The registry, bound to the server's limits.
 
@@ -260,6 +282,16 @@ class SessionProperties:
             _bool(CTAS_ATOMIC, "CREATE TABLE … AS SELECT creates the table only at commit."),
         )
         self._specs: dict[str, PropertySpec] = {spec.key: spec for spec in specs}
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> SessionProperties:
+        """The registry bound to a settings object's ``TESSERA_*`` limits (Django's
+        settings on the server; any object with those attributes in tests)."""
+        return cls(
+            result_max_rows=settings.TESSERA_RESULT_MAX_ROWS,
+            job_timeout_seconds=settings.TESSERA_JOB_TIMEOUT_SECONDS,
+            job_timeout_max_seconds=settings.TESSERA_JOB_TIMEOUT_MAX_SECONDS,
+        )
 
     # -- what exists ------------------------------------------------------------------------
 

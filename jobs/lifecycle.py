@@ -50,7 +50,7 @@ def job_view(job: Job) -> JobView:
         user=job.user.get_username(),
         sql=job.sql,
         target=tuple(job.target) if job.target else None,
-        plan=job.plan,
+        plan=job.typed_plan,
     )
 
 

@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core import jobstate
-from jobs import lifecycle
+from jobs import lifecycle, results
 from jobs.dispatch import enqueue
 from jobs.models import Job, Session, Worker
 
@@ -155,6 +155,4 @@ def expire_sessions(now: datetime | None = None) -> int:
 
 def expire_results() -> int:
     """Delete stored results older than ``TESSERA_RESULT_TTL_SECONDS``; returns how many."""
-    from jobs import results  # pyarrow: imported only when expiry is due
-
     return results.expire_results(timedelta(seconds=settings.TESSERA_RESULT_TTL_SECONDS))

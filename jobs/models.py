@@ -7,12 +7,14 @@ result metadata. Celery only carries job ids.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta
 from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
 
 from core import jobstate
+from core.planner.plan import Plan
 
 
 class Worker(models.Model):
@@ -63,6 +65,11 @@ class Session(models.Model):
     def __str__(self) -> str:
         return str(self.id)
 
+    @property
+    def expires_at(self) -> datetime:
+        """When the session expires unless it is used again."""
+        return self.last_used_at + timedelta(seconds=self.idle_timeout_seconds)
+
 
 class Job(models.Model):
     STATUS_CHOICES: ClassVar = [(s, s) for s in jobstate.STATUSES]
@@ -105,6 +112,13 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.status}"
+
+    @property
+    def typed_plan(self) -> Plan | None:
+        """The stored plan JSON read as the planner's ``Plan`` (None: no plan, e.g. a job the
+        planner refused, or a script's statement whose turn has not come). The one place
+        ``jobs`` reads ``Job.plan``."""
+        return Plan.from_dict(self.plan) if self.plan else None
 
 
 class JobEvent(models.Model):

@@ -44,21 +44,12 @@ class TooManyRequests(CoreError):
 
 def session_properties() -> SessionProperties:
     """The session-property registry bound to the server's limits."""
-    return SessionProperties(
-        result_max_rows=settings.TESSERA_RESULT_MAX_ROWS,
-        job_timeout_seconds=settings.TESSERA_JOB_TIMEOUT_SECONDS,
-        job_timeout_max_seconds=settings.TESSERA_JOB_TIMEOUT_MAX_SECONDS,
-    )
+    return SessionProperties.from_settings(settings)
 
 
 def statement_limits() -> StatementLimits:
     """What one statement (and one script) may hold."""
-    return StatementLimits(
-        max_chars=settings.TESSERA_SQL_MAX_CHARS,
-        max_tokens=settings.TESSERA_SQL_MAX_TOKENS,
-        max_depth=settings.TESSERA_SQL_MAX_DEPTH,
-        max_statements=settings.TESSERA_SCRIPT_MAX_STATEMENTS,
-    )
+    return StatementLimits.from_settings(settings)
 
 
 def budget_seconds() -> float | None:

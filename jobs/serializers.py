@@ -10,9 +10,12 @@ from typing import Any
 from rest_framework import serializers
 
 from catalog import serializers as catalog_serializers
-from catalog.models import Function, Table
-from jobs import services
+from catalog.models import Table
+from core.session_properties import IDLE_TIMEOUT_MAX_SECONDS, WAIT_MAX_SECONDS
+from jobs.completion import Resolved
 from jobs.models import Job, JobEvent, Session, TemporaryObject
+from jobs.selectors import ResultPage
+from webapp.pagination import encode_page_token
 
 PROGRESS_DEFAULT = {"stages_total": 0, "stages_done": 0, "tasks_total": 0, "tasks_done": 0}
 
@@ -35,7 +38,7 @@ class SessionOut(serializers.Serializer[Session]):
         return obj.user.get_username()
 
     def get_expires_at(self, obj: Session) -> str:
-        value: str = serializers.DateTimeField().to_representation(services.session_expires_at(obj))
+        value: str = serializers.DateTimeField().to_representation(obj.expires_at)
         return value
 
 
@@ -113,6 +116,16 @@ def event_out(event: JobEvent) -> dict[str, Any]:
     return dict(EventOut(event).data)
 
 
+def result_page_out(page: ResultPage) -> dict[str, Any]:
+    """``{"columns", "rows", "next_page_token"}``; rows as the results store gives them."""
+    following = page.next
+    return {
+        "columns": page.columns,
+        "rows": page.rows,
+        "next_page_token": encode_page_token(following) if following is not None else None,
+    }
+
+
 # --- temporary objects -----------------------------------------------------------------------
 
 
@@ -167,8 +180,12 @@ def temporary_item_out(item: tuple[TemporaryObject, bool]) -> dict[str, Any]:
     return {**temporary_object_out(row), "shadows": shadows}
 
 
-def resolved_out(found: TemporaryObject | Table | Function) -> dict[str, Any]:
+def resolved_out(resolved: Resolved) -> dict[str, Any]:
     """``GET /sessions/{id}/resolve``: ``{"identifier", "temporary", "object"}``."""
+    if resolved.builtin is not None:
+        return builtin_out(resolved.builtin)
+    found = resolved.found
+    assert found is not None
     if isinstance(found, TemporaryObject):
         return {
             "identifier": list(found.parts),
@@ -227,7 +244,7 @@ class SessionIn(serializers.Serializer[Any]):
     idle_timeout_seconds = serializers.IntegerField(
         required=False,
         min_value=1,
-        max_value=30 * 86400,
+        max_value=IDLE_TIMEOUT_MAX_SECONDS,
         help_text="Seconds of disuse after which the session expires (default: the server's).",
     )
 
@@ -242,7 +259,7 @@ class StatementIn(serializers.Serializer[Any]):
         required=False,
         allow_null=True,
         min_value=0,
-        max_value=services.MAX_WAIT_SECONDS,
+        max_value=WAIT_MAX_SECONDS,
         help_text="Hold the answer until the job ended or this many seconds passed.",
     )
     script = serializers.BooleanField(

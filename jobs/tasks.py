@@ -11,6 +11,8 @@ from typing import Any
 
 from celery import shared_task
 
+from jobs.worker import default_hostname
+
 log = logging.getLogger(__name__)
 
 
@@ -18,8 +20,6 @@ def _worker_name(task: Any) -> str:
     hostname = getattr(getattr(task, "request", None), "hostname", None)
     if hostname:
         return str(hostname)
-    from jobs.worker import default_hostname
-
     return default_hostname()
 
 

@@ -43,4 +43,5 @@ urlpatterns = [
         views.JobResultDownloadView.as_view(),
         name="job-result-download",
     ),
+    route("complete", views.CompletionView, "complete"),
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.http import HttpResponseBase
@@ -20,10 +20,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from jobs import completion, scripts, selectors, sessions, submission, temporary_objects
 from jobs import serializers as s
-from jobs import services
 from webapp.api import PAGE_PARAMS, valid_body
-from webapp.pagination import encode_page_token, page_body, page_request
+from webapp.pagination import page_body, page_request
 
 
 def _page_of(name: str, item: serializers.Serializer[Any]) -> serializers.Serializer[Any]:
@@ -42,30 +42,30 @@ class SessionListView(APIView):
     )
     def get(self, request: Request) -> Response:
         page = page_request(request)
-        rows = services.session_list(user=request.user, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, services.keyset_token, s.session_out))
+        rows = sessions.session_list(user=request.user, after=page.after, limit=page.size + 1)
+        return Response(page_body(rows, page, selectors.keyset_token, s.session_out))
 
     @extend_schema(request=s.SessionIn, responses={201: s.SessionOut})
     def post(self, request: Request) -> Response:
-        session = services.session_create(user=request.user, **valid_body(s.SessionIn, request))
+        session = sessions.session_create(user=request.user, **valid_body(s.SessionIn, request))
         return Response(s.session_out(session), status=201)
 
 
 class SessionDetailView(APIView):
     @extend_schema(responses=s.SessionOut)
     def get(self, request: Request, session: str) -> Response:
-        return Response(s.session_out(services.session_get(user=request.user, session_id=session)))
+        return Response(s.session_out(sessions.session_get(user=request.user, session_id=session)))
 
     @extend_schema(request=s.SessionPatch, responses=s.SessionOut)
     def patch(self, request: Request, session: str) -> Response:
         changes = valid_body(s.SessionPatch, request)
-        found = services.session_get(user=request.user, session_id=session)
-        return Response(s.session_out(services.session_update(session=found, changes=changes)))
+        found = sessions.session_get(user=request.user, session_id=session)
+        return Response(s.session_out(sessions.session_update(session=found, changes=changes)))
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, session: str) -> Response:
-        found = services.session_get(user=request.user, session_id=session, touch=False)
-        services.session_delete(session=found)
+        found = sessions.session_get(user=request.user, session_id=session, touch=False)
+        sessions.session_delete(session=found)
         return Response(status=204)
 
 
@@ -81,13 +81,13 @@ class StatementView(APIView):
     def post(self, request: Request, session: str) -> Response:
         # Too long a statement is refused before the body's own checks walk it character by
         # character; tokens and nesting are checked in the user's planning slot.
-        services.check_statement_size(request.data)
+        submission.check_statement_size(request.data)
         data = valid_body(s.StatementIn, request)
-        found = services.session_get(user=request.user, session_id=session)
+        found = sessions.session_get(user=request.user, session_id=session)
         if data["script"]:
-            jobs = services.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
+            jobs = scripts.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
             return Response({"jobs": [s.job_out(job) for job in jobs]}, status=201)
-        job = services.statement_submit(session=found, sql=data["sql"], wait=data.get("wait"))
+        job = submission.statement_submit(session=found, sql=data["sql"], wait=data.get("wait"))
         return Response(s.job_out(job), status=201)
 
 
@@ -102,13 +102,16 @@ class TemporaryObjectListView(APIView):
     )
     def get(self, request: Request, session: str, kinds: str) -> Response:
         page = page_request(request)
-        found = services.session_get(user=request.user, session_id=session)
-        rows = services.temporary_list(
+        found = sessions.session_get(user=request.user, session_id=session)
+        rows = temporary_objects.temporary_list(
             session=found, kinds=kinds, after=page.after, limit=page.size + 1
         )
         return Response(
             page_body(
-                rows, page, lambda item: services.temporary_token(item[0]), s.temporary_item_out
+                rows,
+                page,
+                lambda item: temporary_objects.temporary_token(item[0]),
+                s.temporary_item_out,
             )
         )
 
@@ -126,9 +129,9 @@ class TemporaryObjectDetailView(APIView):
         "and database.",
     )
     def delete(self, request: Request, session: str, kinds: str, path: str) -> Response:
-        found = services.session_get(user=request.user, session_id=session)
+        found = sessions.session_get(user=request.user, session_id=session)
         system = request.query_params.get("system", "").lower() in ("1", "true", "yes")
-        services.temporary_delete(session=found, kinds=kinds, path=path, system=system)
+        temporary_objects.temporary_delete(session=found, kinds=kinds, path=path, system=system)
         return Response(status=204)
 
 
@@ -142,13 +145,12 @@ class ResolveView(APIView):
         description="What the path names in this session, temporary objects first.",
     )
     def get(self, request: Request, session: str) -> Response:
-        found = services.session_get(user=request.user, session_id=session)
+        found = sessions.session_get(user=request.user, session_id=session)
         params = request.query_params
-        return Response(
-            services.resolve(
-                session=found, path=params.get("path"), kind=params.get("kind") or "table"
-            )
+        resolved = completion.resolve(
+            session=found, path=params.get("path"), kind=params.get("kind") or "table"
         )
+        return Response(s.resolved_out(resolved))
 
 
 # --- jobs ------------------------------------------------------------------------------------
@@ -172,7 +174,7 @@ class JobListView(APIView):
     def get(self, request: Request) -> Response:
         page = page_request(request)
         params = request.query_params
-        rows = services.job_list(
+        rows = selectors.job_list(
             user=request.user,
             session=params.get("session"),
             status=params.get("status"),
@@ -183,20 +185,20 @@ class JobListView(APIView):
             after=page.after,
             limit=page.size + 1,
         )
-        return Response(page_body(rows, page, services.keyset_token, s.job_out))
+        return Response(page_body(rows, page, selectors.keyset_token, s.job_out))
 
 
 class JobDetailView(APIView):
     @extend_schema(responses=s.JobOut)
     def get(self, request: Request, job: str) -> Response:
-        return Response(s.job_out(services.job_get(user=request.user, job_id=job)))
+        return Response(s.job_out(selectors.job_get(user=request.user, job_id=job)))
 
 
 class JobCancelView(APIView):
     @extend_schema(request=None, responses=s.JobOut)
     def post(self, request: Request, job: str) -> Response:
-        found = services.job_get(user=request.user, job_id=job)
-        return Response(s.job_out(services.job_cancel(user=request.user, job=found)))
+        found = selectors.job_get(user=request.user, job_id=job)
+        return Response(s.job_out(submission.job_cancel(user=request.user, job=found)))
 
 
 class JobEventsView(APIView):
@@ -205,8 +207,8 @@ class JobEventsView(APIView):
     )
     def get(self, request: Request, job: str) -> Response:
         page = page_request(request)
-        found = services.job_get(user=request.user, job_id=job)
-        rows = services.job_events(job=found, after=page.after, limit=page.size + 1)
+        found = selectors.job_get(user=request.user, job_id=job)
+        rows = selectors.job_events(job=found, after=page.after, limit=page.size + 1)
         return Response(page_body(rows, page, lambda event: event.pk, s.event_out))
 
 
@@ -214,11 +216,9 @@ class JobResultView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=s.ResultPageOut)
     def get(self, request: Request, job: str) -> Response:
         page = page_request(request)
-        found = services.job_get(user=request.user, job_id=job)
-        body = services.job_result_page(job=found, after=page.after, limit=page.size)
-        following = body.pop("next")
-        body["next_page_token"] = encode_page_token(following) if following is not None else None
-        return Response(body)
+        found = selectors.job_get(user=request.user, job_id=job)
+        result = selectors.job_result_page(job=found, after=page.after, limit=page.size)
+        return Response(s.result_page_out(result))
 
 
 class _AnyContent(BaseContentNegotiation):
@@ -242,6 +242,69 @@ class JobResultDownloadView(APIView):
         description="The whole result: CSV (header row), JSON lines, or Parquet.",
     )
     def get(self, request: Request, job: str, fmt: str) -> HttpResponseBase:
-        found = services.job_get(user=request.user, job_id=job)
-        response: HttpResponseBase = services.job_result_download(job=found, fmt=fmt)
+        found = selectors.job_get(user=request.user, job_id=job)
+        response: HttpResponseBase = selectors.job_result_download(job=found, fmt=fmt)
         return response
+
+
+# --- completion ------------------------------------------------------------------------------
+
+CompletionOut = inline_serializer(
+    "Completion",
+    {
+        "label": serializers.CharField(),
+        "insert": serializers.CharField(),
+        "kind": serializers.ChoiceField(choices=completion.KINDS),
+        "detail": serializers.CharField(allow_blank=True),
+        "identifier": serializers.ListField(child=serializers.CharField()),
+        "staged": serializers.BooleanField(),
+    },
+)
+
+
+class CompletionView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "path",
+                str,
+                description="the SQL path typed so far, e.g. demo.sa or `my cat`.`d",
+            ),
+            OpenApiParameter(
+                "session",
+                str,
+                description="a session of yours: its current catalog/database and temporary "
+                "objects count",
+            ),
+            OpenApiParameter(
+                "limit",
+                int,
+                description=f"1..{completion.MAX_LIMIT}, default {completion.DEFAULT_LIMIT}",
+            ),
+        ],
+        responses=inline_serializer(
+            "CompletionList", {"items": serializers.ListField(child=CompletionOut)}
+        ),
+        description="Names that complete the last part of a SQL path: temporary objects "
+        "first, then tables and views, functions, databases, catalogs.",
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        limit = completion.limit_of(params.get("limit"))
+        path = params.get("path") or ""
+        current: Sequence[str | None] = (None, None)
+        session_id = None
+        if params.get("session"):
+            session = sessions.session_get(
+                user=request.user, session_id=params["session"], touch=False
+            )
+            current = (session.current_catalog, session.current_database)
+            session_id = session.pk
+        items = completion.complete(
+            path=path,
+            current_catalog=current[0],
+            current_database=current[1],
+            session_id=session_id,
+            limit=limit,
+        )
+        return Response({"items": [item.as_json() for item in items]})

@@ -34,6 +34,9 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from jobs import maintenance
+from jobs.models import Worker
+
 log = logging.getLogger(__name__)
 _stop = threading.Event()
 _identity: str | None = None
@@ -109,23 +112,8 @@ def process_gone(token: str) -> bool:
 # --- heartbeat rows -----------------------------------------------------------------------
 
 
-def _live_workers() -> Any:
-    from jobs.models import Worker
-
-    cutoff = timezone.now() - timedelta(seconds=settings.TESSERA_WORKER_TIMEOUT_SECONDS)
-    return Worker.objects.filter(last_heartbeat__gte=cutoff, stopped_at__isnull=True)
-
-
-def live_worker_count() -> int:
-    """Worker processes with a fresh heartbeat that have not stopped (``/api/v1/health``)."""
-    count: int = _live_workers().count()
-    return count
-
-
 def beat(identity: str, started_at: Any, node: str = "", process: str = "") -> None:
     """Write this process's heartbeat row."""
-    from jobs.models import Worker
-
     Worker.objects.update_or_create(
         hostname=identity,
         defaults={
@@ -140,8 +128,6 @@ def beat(identity: str, started_at: Any, node: str = "", process: str = "") -> N
 
 def mark_stopped(identity: str) -> bool:
     """Record that the process ``identity`` has ended; True if this call did."""
-    from jobs.models import Worker
-
     changed: int = Worker.objects.filter(hostname=identity, stopped_at__isnull=True).update(
         stopped_at=timezone.now()
     )
@@ -152,8 +138,6 @@ def retire_gone_workers(own: str | None = None) -> list[str]:
     """Mark stopped the worker rows of processes on this machine that no longer run
     (``kill -9``, a crash, a container restart with the same hostname). Their jobs are
     then reaped at once instead of after the heartbeat timeout. Returns their identities."""
-    from jobs.models import Worker
-
     machine = _machine()
     if not machine:
         return []
@@ -170,8 +154,6 @@ def retire_gone_workers(own: str | None = None) -> list[str]:
 
 def forget_old_workers() -> int:
     """Delete rows of processes silent for ``FORGET_WORKERS_AFTER``; returns how many."""
-    from jobs.models import Worker
-
     deleted, _ = Worker.objects.filter(
         last_heartbeat__lt=timezone.now() - FORGET_WORKERS_AFTER
     ).delete()
@@ -183,8 +165,6 @@ def forget_old_workers() -> int:
 
 def run_maintenance(beat_number: int, identity: str | None = None) -> None:
     """The housekeeping due at this beat; each part fails alone (logged, retried later)."""
-    from jobs import maintenance
-
     due: list[Callable[[], Any]] = [
         lambda: retire_gone_workers(identity),
         maintenance.reap_lost_jobs,

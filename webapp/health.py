@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from jobs import dispatch
 from webapp.errors import error_body
 
 log = logging.getLogger(__name__)
@@ -69,9 +70,7 @@ class HealthView(APIView):
                 failing.append(name)
         workers = 0
         if "database" not in failing:
-            from jobs.worker import live_worker_count
-
-            workers = live_worker_count()
+            workers = dispatch.live_worker_count()
         if failing:
             body = error_body(
                 "UNAVAILABLE",

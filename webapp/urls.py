@@ -17,7 +17,6 @@ from accounts.views import (
     UsersView,
     admin_login,
 )
-from catalog.completion import CompletionView
 from webapp.docs import DocsView
 from webapp.health import HealthView
 from webapp.ui import ui_index
@@ -36,7 +35,6 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("catalog.urls")),
     path("", include("jobs.urls")),
     path("", include("workbench.urls")),
-    re_path(r"^complete/?$", CompletionView.as_view(), name="complete"),
 ]
 
 urlpatterns = [

@@ -1,4 +1,4 @@
-"""Indexes for name completion (catalog/completion.py): prefix search in name order.
+"""Indexes for name completion (jobs/completion.py): prefix search in name order.
 
 Completion asks ``name_key COLLATE "C" LIKE 'pre%' ORDER BY name_key COLLATE "C" LIMIT n``
 within one parent (a database's tables or functions, a catalog's databases, the catalogs).

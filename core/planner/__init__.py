@@ -4,7 +4,7 @@ See docs/statements.md for the contract: the reader protocol, the plan JSON, the
 and the errors.
 """
 
-from core.planner.classify import plan_statement
+from core.planner.classify import plan_statement, statement_kind
 from core.planner.errors import (
     ForbiddenSql,
     ParseError,
@@ -12,10 +12,24 @@ from core.planner.errors import (
     UnsupportedStatement,
 )
 from core.planner.model import CatalogReader, FunctionDef, PlanContext, Relation
-from core.planner.plan import ColumnPlan, FunctionPlan, Plan, RelationPlan
+from core.planner.plan import (
+    ACTION_KINDS,
+    QUERY_ACTIONS,
+    WRITE_ACTIONS,
+    Action,
+    ColumnPlan,
+    FunctionPlan,
+    Plan,
+    PlanKind,
+    RelationPlan,
+)
 from core.planner.tokens import split_script
 
 __all__ = [
+    "ACTION_KINDS",
+    "QUERY_ACTIONS",
+    "WRITE_ACTIONS",
+    "Action",
     "CatalogReader",
     "ColumnPlan",
     "ForbiddenSql",
@@ -24,10 +38,12 @@ __all__ = [
     "ParseError",
     "Plan",
     "PlanContext",
+    "PlanKind",
     "Relation",
     "RelationPlan",
     "TemporaryObjectExists",
     "UnsupportedStatement",
     "plan_statement",
     "split_script",
+    "statement_kind",
 ]

@@ -7,10 +7,11 @@ for what is recognised but not run, ``ParseError`` for text that is not SQL at a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from core import limits
+from core.errors import CoreError
 from core.limits import CheckedStatement, StatementTooDeep
 from core.planner import guard
 from core.planner.ddl import is_ctas, plan_create_table
@@ -24,13 +25,21 @@ from core.planner.objects import (
     plan_drop,
     plan_drop_temporary,
 )
-from core.planner.plan import Plan
-from core.planner.queries import plan_explain, plan_query, starts_query
+from core.planner.plan import ACTION_KINDS, Action, Plan, PlanKind
+from core.planner.queries import plan_query, starts_query
+from core.planner.resolve import Resolver
 from core.planner.session import plan_reset, plan_set, plan_use
 from core.planner.show import plan_describe, plan_show
 from core.planner.statement import Statement
-from core.planner.tokens import parse_error, statement_groups, strip_region, tokenize
-from core.planner.writes import plan_ctas, plan_insert, plan_statement_set
+from core.planner.tokens import (
+    Token,
+    parse_error,
+    statement_groups,
+    strip_region,
+    tokenize,
+    unterminated_at,
+)
+from core.planner.write_plans import plan_ctas, plan_insert, plan_statement_set
 
 # First words of statements that could reach past the catalog, with the reason.
 _FORBIDDEN: dict[str, str] = {
@@ -159,6 +168,49 @@ def _plan_execute(statement: Statement) -> Plan:
     raise ForbiddenSql(f"{_leading_words(statement, 2)} is not supported by Tessera.")
 
 
+EXPLAIN_MODES = ("EXTENDED", "FORMATTED", "CODEGEN", "COST", "LOGICAL")
+
+
+def plan_explain(statement: Statement) -> Plan:
+    """``EXPLAIN [mode] <query>``; the query part is rewritten, the prefix kept."""
+    cursor = statement.cursor(1)
+    mode = None
+    token = cursor.peek()
+    if token is not None and token.upper in EXPLAIN_MODES:
+        mode = token.upper.lower()
+        cursor.next()
+    inner = statement.tokens[cursor.position :]
+    if not inner:
+        raise cursor.error("a query to explain")
+    if not starts_query(inner):
+        # Let the statement's own rules speak first (INSERT is unsupported, …).
+        plan_tokens(
+            Statement(
+                statement.text,
+                inner,
+                statement.reader,
+                statement.context,
+                inner[0].start,
+                statement.end,
+            )
+        )
+        raise ForbiddenSql("EXPLAIN can only explain queries (SELECT, WITH, VALUES, TABLE).")
+    context = statement.context
+    resolver = Resolver(statement.reader, context)
+    rewritten = resolver.rewrite_query(
+        statement.text, inner, context.current_catalog, context.current_database, statement.end
+    )
+    prefix = statement.text[statement.start : inner[0].start]
+    return Plan.of(
+        Action.EXPLAIN,
+        needs_spark=True,
+        sql=prefix + rewritten.sql,
+        relations=tuple(resolver.relations),
+        functions=tuple(resolver.functions),
+        args={"mode": mode},
+    )
+
+
 _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "USE": plan_use,
     "SET": plan_set,
@@ -238,3 +290,47 @@ def _plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Pl
     guard.check_statement_tokens(statement.tokens)
     limits.check_budget()
     return plan_tokens(statement)
+
+
+# --- the kind of a statement without a plan ---------------------------------------------------
+
+_KIND_BY_FIRST_WORD: dict[str, PlanKind] = {
+    "USE": "use",
+    "SET": "set",
+    "RESET": "set",
+    "SHOW": "show",
+    "DESCRIBE": "describe",
+    "DESC": "describe",
+    "EXPLAIN": "explain",
+    "CREATE": "ddl",
+    "DROP": "ddl",
+    "ALTER": "ddl",
+    "INSERT": "insert",
+    "EXECUTE": "statement_set",
+}
+_CREATED_KINDS = ("TABLE", "VIEW", "FUNCTION", "CATALOG", "DATABASE", "SCHEMA")
+
+
+def statement_kind(sql: str) -> PlanKind:
+    """The job kind of a statement that has no plan (the planner refused it, or a script's
+    statement whose turn has not come): from its first words, as ``plan_tokens`` dispatches
+    them; ``query`` for anything else. Never raises: unreadable text is read up to where the
+    tokenizer stopped."""
+    try:
+        tokens: Sequence[Token] = tokenize(sql)
+    except CoreError:
+        try:
+            tokens = tokenize(sql[: unterminated_at(sql)])
+        except CoreError:
+            return "query"
+    if not tokens or starts_query(tokens):
+        return "query"
+    kind = _KIND_BY_FIRST_WORD.get(tokens[0].upper, "query")
+    if kind == "ddl" and tokens[0].is_word("CREATE"):
+        created = next(
+            (i for i, t in enumerate(tokens[:8]) if i and t.is_word(*_CREATED_KINDS)), None
+        )
+        is_table = created is not None and tokens[created].is_word("TABLE")
+        if is_table and created is not None and is_ctas(tuple(tokens), created):
+            return ACTION_KINDS[Action.CTAS]
+    return kind

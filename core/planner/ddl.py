@@ -13,7 +13,7 @@ is a small recursive-descent parser:
               | PARTITIONED BY (column, …) | LOCATION '…'
 
 Types and expressions keep the user's source text. ``CREATE TABLE … AS query`` (CTAS)
-shares the trailing clauses and is planned by ``core.planner.writes``.
+shares the trailing clauses and is planned by ``core.planner.write_plans``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 from core.errors import CoreError, SchemaError
 from core.identifiers import name_key
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
-from core.planner.plan import Plan
+from core.planner.plan import Action, Plan
 from core.planner.resolve import check_column_expression
 from core.planner.sources import declared_source
 from core.planner.statement import (
@@ -238,13 +238,13 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
     """Plan ``CREATE [TEMPORARY] TABLE`` whose TABLE keyword is the token at ``position``.
 
     A temporary table (``args.temporary``) needs a path, and its catalog and database need
-    not exist (FLIP-64). A permanent CTAS is planned by ``writes.plan_ctas`` (the caller
+    not exist (FLIP-64). A permanent CTAS is planned by ``write_plans.plan_ctas`` (the caller
     checks ``is_ctas`` first); a temporary one is refused here.
     """
     if is_ctas(statement.tokens, position):
         if temporary:
             raise temporary_ctas_unsupported()
-        raise AssertionError("CREATE TABLE … AS is planned by core.planner.writes.plan_ctas")
+        raise AssertionError("CREATE TABLE … AS is planned by core.planner.write_plans.plan_ctas")
     cursor = statement.cursor(position + 1)
     if_not_exists = accept_if_not_exists(cursor)
     parts, _, _ = cursor.path("a table name")
@@ -278,4 +278,4 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
     }
     if temporary:
         args["temporary"] = True
-    return Plan.of("create_table", needs_spark=has_expressions, target=ident.parts, args=args)
+    return Plan.of(Action.CREATE_TABLE, needs_spark=has_expressions, target=ident.parts, args=args)

@@ -9,7 +9,7 @@ from core.errors import CoreError
 from core.identifiers import ObjectIdentifier, quote_path, validate_name
 from core.planner import guard
 from core.planner.errors import ForbiddenSql, TemporaryObjectExists
-from core.planner.plan import Plan
+from core.planner.plan import Action, Plan
 from core.planner.queries import starts_query
 from core.planner.resolve import Resolver, system_identifier
 from core.planner.statement import (
@@ -49,7 +49,7 @@ def plan_create_catalog(statement: Statement, cursor: TokenCursor) -> Plan:
     guard.check_reserved_parts([name])
     comment, properties = _comment_and_properties(cursor)
     return Plan.of(
-        "create_catalog",
+        Action.CREATE_CATALOG,
         target=(name,),
         args={
             "identifier": [name],
@@ -67,7 +67,7 @@ def plan_create_database(statement: Statement, cursor: TokenCursor) -> Plan:
     comment, properties = _comment_and_properties(cursor)
     statement.require_catalog(database.catalog)
     return Plan.of(
-        "create_database",
+        Action.CREATE_DATABASE,
         target=database.parts,
         args={
             "identifier": list(database.parts),
@@ -130,7 +130,7 @@ def plan_create_view(
     if temporary:
         args["temporary"] = True
     return Plan.of(
-        "create_view",
+        Action.CREATE_VIEW,
         needs_spark=True,
         sql=rewritten.sql,
         relations=tuple(resolver.relations),
@@ -252,7 +252,7 @@ def plan_create_function(
             **flags,
         )
         return Plan.of(
-            "create_function",
+            Action.CREATE_FUNCTION,
             needs_spark=True,
             sql=rewritten,
             functions=tuple(resolver.functions),
@@ -284,7 +284,7 @@ def plan_create_function(
         comment=comment,
         **flags,
     )
-    return Plan.of("create_function", needs_spark=True, target=target, args=args)
+    return Plan.of(Action.CREATE_FUNCTION, needs_spark=True, target=target, args=args)
 
 
 _DROP_KINDS = {

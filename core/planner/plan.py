@@ -8,40 +8,77 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, TypeAlias
 
 PlanKind: TypeAlias = Literal[
     "query", "ddl", "show", "describe", "explain", "use", "set", "ctas", "insert", "statement_set"
 ]
 
+
+class Action(StrEnum):
+    """What a plan does (``plan["action"]``); its ``kind`` follows from it."""
+
+    QUERY = "query"
+    EXPLAIN = "explain"
+    USE = "use"
+    SET = "set"
+    RESET = "reset"
+    SHOW_CATALOGS = "show_catalogs"
+    SHOW_DATABASES = "show_databases"
+    SHOW_TABLES = "show_tables"
+    SHOW_VIEWS = "show_views"
+    SHOW_FUNCTIONS = "show_functions"
+    SHOW_CREATE_TABLE = "show_create_table"
+    DESCRIBE = "describe"
+    CREATE_CATALOG = "create_catalog"
+    CREATE_DATABASE = "create_database"
+    CREATE_TABLE = "create_table"
+    CREATE_VIEW = "create_view"
+    CREATE_FUNCTION = "create_function"
+    DROP_CATALOG = "drop_catalog"
+    DROP_DATABASE = "drop_database"
+    DROP_TABLE = "drop_table"
+    DROP_VIEW = "drop_view"
+    DROP_FUNCTION = "drop_function"
+    CTAS = "ctas"
+    INSERT = "insert"
+    STATEMENT_SET = "statement_set"
+
+
 # action -> kind
-ACTION_KINDS: Mapping[str, PlanKind] = {
-    "query": "query",
-    "explain": "explain",
-    "use": "use",
-    "set": "set",
-    "reset": "set",
-    "show_catalogs": "show",
-    "show_databases": "show",
-    "show_tables": "show",
-    "show_views": "show",
-    "show_functions": "show",
-    "show_create_table": "show",
-    "describe": "describe",
-    "create_catalog": "ddl",
-    "create_database": "ddl",
-    "create_table": "ddl",
-    "create_view": "ddl",
-    "create_function": "ddl",
-    "drop_catalog": "ddl",
-    "drop_database": "ddl",
-    "drop_table": "ddl",
-    "drop_view": "ddl",
-    "drop_function": "ddl",
-    "ctas": "ctas",
-    "insert": "insert",
-    "statement_set": "statement_set",
+ACTION_KINDS: Mapping[Action, PlanKind] = {
+    Action.QUERY: "query",
+    Action.EXPLAIN: "explain",
+    Action.USE: "use",
+    Action.SET: "set",
+    Action.RESET: "set",
+    Action.SHOW_CATALOGS: "show",
+    Action.SHOW_DATABASES: "show",
+    Action.SHOW_TABLES: "show",
+    Action.SHOW_VIEWS: "show",
+    Action.SHOW_FUNCTIONS: "show",
+    Action.SHOW_CREATE_TABLE: "show",
+    Action.DESCRIBE: "describe",
+    Action.CREATE_CATALOG: "ddl",
+    Action.CREATE_DATABASE: "ddl",
+    Action.CREATE_TABLE: "ddl",
+    Action.CREATE_VIEW: "ddl",
+    Action.CREATE_FUNCTION: "ddl",
+    Action.DROP_CATALOG: "ddl",
+    Action.DROP_DATABASE: "ddl",
+    Action.DROP_TABLE: "ddl",
+    Action.DROP_VIEW: "ddl",
+    Action.DROP_FUNCTION: "ddl",
+    Action.CTAS: "ctas",
+    Action.INSERT: "insert",
+    Action.STATEMENT_SET: "statement_set",
 }
+
+# Plans whose data a worker writes into tables (FLIP-218): staged, then committed.
+WRITE_ACTIONS: frozenset[Action] = frozenset({Action.CTAS, Action.INSERT, Action.STATEMENT_SET})
+# Plans a worker runs as a query (rows come back).
+QUERY_ACTIONS: frozenset[Action] = frozenset({Action.QUERY, Action.EXPLAIN})
 
 
 @dataclass(frozen=True)
@@ -174,7 +211,7 @@ class Plan:
     """What a statement does; ``needs_spark`` decides web process vs worker."""
 
     kind: PlanKind
-    action: str
+    action: Action
     needs_spark: bool
     sql: str = ""
     relations: tuple[RelationPlan, ...] = ()
@@ -185,7 +222,7 @@ class Plan:
     @classmethod
     def of(
         cls,
-        action: str,
+        action: Action | str,
         *,
         needs_spark: bool = False,
         sql: str = "",
@@ -196,8 +233,8 @@ class Plan:
     ) -> Plan:
         """Build a plan, deriving ``kind`` from ``action``."""
         return cls(
-            ACTION_KINDS[action],
-            action,
+            ACTION_KINDS[Action(action)],
+            Action(action),
             needs_spark,
             sql,
             relations,
@@ -206,10 +243,15 @@ class Plan:
             dict(args or {}),
         )
 
+    @property
+    def writes(self) -> bool:
+        """Whether a worker writes table data for it (and the write hooks stage it)."""
+        return self.action in WRITE_ACTIONS and not self.args.get("skip")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
-            "action": self.action,
+            "action": self.action.value,
             "needs_spark": self.needs_spark,
             "sql": self.sql,
             "relations": [relation.to_dict() for relation in self.relations],
@@ -221,10 +263,11 @@ class Plan:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Plan:
         target = data.get("target")
+        action = Action(data["action"])
         return cls(
-            kind=data["kind"],
-            action=data["action"],
-            needs_spark=bool(data["needs_spark"]),
+            kind=data.get("kind") or ACTION_KINDS[action],
+            action=action,
+            needs_spark=bool(data.get("needs_spark", False)),
             sql=data.get("sql", ""),
             relations=tuple(RelationPlan.from_dict(r) for r in data.get("relations", ())),
             functions=tuple(FunctionPlan.from_dict(f) for f in data.get("functions", ())),

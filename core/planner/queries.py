@@ -1,17 +1,16 @@
-"""Queries and EXPLAIN: guarded, resolved and rewritten to registered aliases."""
+"""Queries: guarded, resolved and rewritten to registered aliases (EXPLAIN of a query is
+``classify.plan_explain``: it asks the statement's own rules first)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from core.planner.errors import ForbiddenSql
-from core.planner.plan import Plan
+from core.planner.plan import Action, Plan
 from core.planner.resolve import Resolver
 from core.planner.statement import Statement
 from core.planner.tokens import Token
 
 QUERY_STARTS = ("SELECT", "WITH", "VALUES", "TABLE", "FROM")
-EXPLAIN_MODES = ("EXTENDED", "FORMATTED", "CODEGEN", "COST", "LOGICAL")
 
 
 def starts_query(tokens: Sequence[Token]) -> bool:
@@ -31,51 +30,9 @@ def plan_query(statement: Statement) -> Plan:
         statement.start,
     )
     return Plan.of(
-        "query",
+        Action.QUERY,
         needs_spark=True,
         sql=rewritten.sql,
         relations=tuple(resolver.relations),
         functions=tuple(resolver.functions),
-    )
-
-
-def plan_explain(statement: Statement) -> Plan:
-    """``EXPLAIN [mode] <query>``; the query part is rewritten, the prefix kept."""
-    cursor = statement.cursor(1)
-    mode = None
-    token = cursor.peek()
-    if token is not None and token.upper in EXPLAIN_MODES:
-        mode = token.upper.lower()
-        cursor.next()
-    inner = statement.tokens[cursor.position :]
-    if not inner:
-        raise cursor.error("a query to explain")
-    if not starts_query(inner):
-        # Let the statement's own rules speak first (INSERT is unsupported, …).
-        from core.planner.classify import plan_tokens  # classify imports this module
-
-        plan_tokens(
-            Statement(
-                statement.text,
-                inner,
-                statement.reader,
-                statement.context,
-                inner[0].start,
-                statement.end,
-            )
-        )
-        raise ForbiddenSql("EXPLAIN can only explain queries (SELECT, WITH, VALUES, TABLE).")
-    context = statement.context
-    resolver = Resolver(statement.reader, context)
-    rewritten = resolver.rewrite_query(
-        statement.text, inner, context.current_catalog, context.current_database, statement.end
-    )
-    prefix = statement.text[statement.start : inner[0].start]
-    return Plan.of(
-        "explain",
-        needs_spark=True,
-        sql=prefix + rewritten.sql,
-        relations=tuple(resolver.relations),
-        functions=tuple(resolver.functions),
-        args={"mode": mode},
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.planner import guard
-from core.planner.plan import Plan
+from core.planner.plan import Action, Plan
 from core.planner.statement import Statement
 from core.planner.tokens import Token, TokenCursor
 
@@ -17,7 +17,7 @@ def plan_use(statement: Statement) -> Plan:
         cursor.expect_end()
         guard.check_reserved_parts([catalog])
         statement.require_catalog(catalog)
-        return Plan.of("use", args={"catalog": catalog, "database": None})
+        return Plan.of(Action.USE, args={"catalog": catalog, "database": None})
     for word in ("DATABASE", "SCHEMA", "NAMESPACE"):
         if cursor.peek_words(word) and cursor.peek(1) is not None:
             cursor.next()
@@ -26,7 +26,7 @@ def plan_use(statement: Statement) -> Plan:
     cursor.expect_end()
     database = statement.database_identifier(parts)
     statement.require_database(database.catalog, database.database)
-    return Plan.of("use", args={"catalog": database.catalog, "database": database.database})
+    return Plan.of(Action.USE, args={"catalog": database.catalog, "database": database.database})
 
 
 def _text(statement: Statement, tokens: tuple[Token, ...]) -> str:
@@ -43,7 +43,7 @@ def plan_set(statement: Statement) -> Plan:
     rest = statement.tokens[1:]
     raw = _text(statement, rest)
     if not rest or raw == "-v":
-        return Plan.of("set", args={"key": None, "value": None})
+        return Plan.of(Action.SET, args={"key": None, "value": None})
     equals = next((i for i, t in enumerate(rest) if t.is_punct("=")), None)
     key_tokens = rest if equals is None else rest[:equals]
     if not key_tokens:
@@ -56,14 +56,14 @@ def plan_set(statement: Statement) -> Plan:
         # Type and range now, with the server's limits: a refused value never becomes a job
         # that could run (the web side checks again when it stores the value).
         value = registry.check(key, value, field="args")
-    return Plan.of("set", args={"key": key, "value": value})
+    return Plan.of(Action.SET, args={"key": key, "value": value})
 
 
 def plan_reset(statement: Statement) -> Plan:
     """``RESET`` (all properties) or ``RESET key`` (allowlisted keys)."""
     rest = statement.tokens[1:]
     if not rest:
-        return Plan.of("reset", args={"key": None})
+        return Plan.of(Action.RESET, args={"key": None})
     key = _text(statement, rest)
     guard.check_set_key(key, statement.context.settable_keys, "RESET")
-    return Plan.of("reset", args={"key": key})
+    return Plan.of(Action.RESET, args={"key": key})

@@ -8,7 +8,7 @@ from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.planner import guard
 from core.planner.errors import ForbiddenSql
-from core.planner.plan import Plan
+from core.planner.plan import Action, Plan
 from core.planner.statement import Statement
 from core.planner.tokens import TokenCursor
 
@@ -31,10 +31,10 @@ def plan_show(statement: Statement) -> Plan:
     if cursor.accept_words("CATALOGS"):
         like = _like(cursor)
         cursor.expect_end()
-        return Plan.of("show_catalogs", args={"like": like})
+        return Plan.of(Action.SHOW_CATALOGS, args={"like": like})
     if cursor.accept_words("DATABASES") or cursor.accept_words("SCHEMAS"):
         return _show_databases(statement, cursor)
-    for word, action in (("TABLES", "show_tables"), ("VIEWS", "show_views")):
+    for word, action in (("TABLES", Action.SHOW_TABLES), ("VIEWS", Action.SHOW_VIEWS)):
         if cursor.accept_words(word):
             return _show_in_database(statement, cursor, action)
     if cursor.accept_words("FUNCTIONS"):
@@ -53,9 +53,9 @@ def _show_temporary(statement: Statement, cursor: TokenCursor) -> Plan:
     """``SHOW TEMPORARY TABLES|VIEWS|FUNCTIONS [[LIKE] 'pattern']``: the session's temporary
     objects of that kind (functions include system functions)."""
     for word, action in (
-        ("TABLES", "show_tables"),
-        ("VIEWS", "show_views"),
-        ("FUNCTIONS", "show_functions"),
+        ("TABLES", Action.SHOW_TABLES),
+        ("VIEWS", Action.SHOW_VIEWS),
+        ("FUNCTIONS", Action.SHOW_FUNCTIONS),
     ):
         if cursor.accept_words(word):
             like = _like(cursor)
@@ -74,7 +74,7 @@ def _show_databases(statement: Statement, cursor: TokenCursor) -> Plan:
     if catalog is None:
         raise guard_no_current("catalog", "SHOW DATABASES IN <catalog>")
     statement.require_catalog(catalog)
-    return Plan.of("show_databases", args={"catalog": catalog, "like": like})
+    return Plan.of(Action.SHOW_DATABASES, args={"catalog": catalog, "like": like})
 
 
 def guard_no_current(what: str, hint: str) -> CoreError:
@@ -113,7 +113,7 @@ def relation_args(statement: Statement, ident: ObjectIdentifier) -> dict[str, An
 def _show_create_table(statement: Statement, cursor: TokenCursor) -> Plan:
     args = _relation_args(statement, cursor)
     cursor.expect_end()
-    return Plan.of("show_create_table", args=args)
+    return Plan.of(Action.SHOW_CREATE_TABLE, args=args)
 
 
 _DESCRIBE_OTHER = ("FUNCTION", "DATABASE", "SCHEMA", "NAMESPACE", "CATALOG", "QUERY", "HISTORY")
@@ -140,4 +140,4 @@ def plan_describe(statement: Statement) -> Plan:
     ident = statement.object_identifier(parts)
     args = relation_args(statement, ident)
     args["extended"] = extended
-    return Plan.of("describe", args=args)
+    return Plan.of(Action.DESCRIBE, args=args)

@@ -132,6 +132,11 @@ def _unterminated(text: str) -> tuple[int, str]:
     return 0, "Cannot read the statement"
 
 
+def unterminated_at(text: str) -> int:
+    """Where the quote or comment that leaves ``text`` unreadable starts (0 if none)."""
+    return _unterminated(text)[0]
+
+
 def tokenize(text: str) -> list[Token]:
     """Tokenize with sqlglot's Spark tokenizer; raises ParseError on unreadable text."""
     try:

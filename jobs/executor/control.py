@@ -21,7 +21,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from jobs.executor import runtime
+from jobs.executor import spark_config
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class SparkJobControl:
         self.group = f"tessera-job-{job_id}"
         self.tag = self.group
         self.pool = pool or "default"
-        self.connect = runtime.is_connect()
+        self.connect = spark_config.is_connect()
         self._connect_stages: dict[int, tuple[int, int, bool]] = {}
         self._lock = threading.Lock()
         self._last_progress: dict[str, int] = dict(EMPTY_PROGRESS)

@@ -21,7 +21,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from core.errors import CoreError
+from core.planner import Plan
 
 SPARK_ERROR = "SPARK_ERROR"
 INTERNAL_ERROR = "INTERNAL_ERROR"
@@ -187,15 +190,13 @@ def known_locations(locations: Mapping[str, str]) -> Iterator[None]:
         _locations.reset(token)
 
 
-def plan_locations(
-    plan: Mapping[str, Any], staging: Mapping[str, Any] | None = None
-) -> dict[str, str]:
+def plan_locations(plan: Plan | None, staging: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Path → table name for the tables a job reads (plan relations) and writes (its
     ``Job.staging`` entries: staging and final locations)."""
     found: dict[str, str] = {}
-    for relation in plan.get("relations") or []:
-        path = str(relation.get("path") or (relation.get("options") or {}).get("path") or "")
-        identifier = relation.get("identifier") or []
+    for relation in plan.relations if plan is not None else ():
+        path = str(relation.path or relation.options.get("path") or "")
+        identifier = relation.identifier
         if path and identifier:
             found[path] = ".".join(str(part) for part in identifier if part)
     for entry in (staging or {}).values():
@@ -224,8 +225,6 @@ def _forms(path: str) -> set[str]:
 def _server_roots() -> tuple[tuple[str, str], ...]:
     """(directory, placeholder) of every server directory that may appear in a message,
     the longest first (the most specific name wins)."""
-    from django.conf import settings
-
     data = Path(settings.DATA_DIR)
     named: list[tuple[str, str]] = [
         (str(settings.WAREHOUSE_DIR), "<warehouse>"),

@@ -28,8 +28,10 @@ from catalog import storage
 from core import locations
 from core import options as table_options
 from core.errors import CoreError
+from core.planner import RelationPlan
 from core.planner.errors import ForbiddenSql
-from jobs.executor import runtime
+from jobs import write_staging
+from jobs.executor import spark_config
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def check_option_keys(options: Mapping[str, str], what: str) -> None:
 def hadoop_agrees(spark: SparkSession, path: str) -> None:
     """Ask the JVM how Hadoop reads ``path``: a local file system, no authority, exactly this
     path. Spark Connect has no JVM in this process: the text check stands alone there."""
-    if runtime.is_connect():
+    if spark_config.is_connect():
         return
     spark_any: Any = spark
     jvm = spark_any._jvm
@@ -99,13 +101,13 @@ def _resolved(path: str) -> str:
     return storage.resolved_external_path(path)
 
 
-def checked_read(spark: SparkSession, relation: Mapping[str, Any], shown: str) -> CheckedSource:
+def checked_read(spark: SparkSession, relation: RelationPlan, shown: str) -> CheckedSource:
     """A plan's table relation (``format``, ``path``, ``options``), checked for reading."""
     with refusals(f"Table {shown} cannot be read"):
-        options = {str(k): str(v) for k, v in (relation.get("options") or {}).items()}
-        fmt = table_options.check_format(str(relation.get("format") or ""))
+        options = {str(k): str(v) for k, v in relation.options.items()}
+        fmt = table_options.check_format(relation.format)
         checked_options = table_options.check_options(fmt, options)
-        path = str(relation.get("path") or "")
+        path = relation.path
         if not path:
             raise CoreError("It has no location to read from.")
         real = _resolved(path)
@@ -121,11 +123,9 @@ def checked_write(
     options: Mapping[str, str],
     shown: str,
 ) -> CheckedSource:
-    """Where a job writes a target (its staging ``entry``, see ``jobs.writes``), checked
+    """Where a job writes a target (its staging ``entry``, see ``jobs.write_staging``), checked
     now: a new directory in the warehouse, or the table's path's staging directory under a
     storage root; the format must be the table's and the options on its allow-list."""
-    from jobs import writes
-
     with refusals(f"Table {shown} cannot be written"):
         fmt = table_options.check_format(fmt)
         if str(entry.get("format") or "").lower() != fmt:
@@ -138,7 +138,7 @@ def checked_write(
             real = storage.resolved_managed_location(location)
         else:
             final = storage.resolved_external_path(str(entry["final"]))
-            staging = f"{writes.STAGING_PREFIX}{job_id}"
+            staging = f"{write_staging.STAGING_PREFIX}{job_id}"
             path = locations.local_path(str(entry["final"]))
             if location != f"{path}/{staging}":
                 raise CoreError("The staging location is not this job's own.")
@@ -153,6 +153,6 @@ def checked_write(
 def checked_written(target: CheckedSource, entry: Mapping[str, Any], shown: str) -> None:
     """After Spark wrote a target, before the commit's transaction: no symbolic link in
     what the job wrote leads out (Spark writes none; a link found there was put there). The
-    commit then lists only what it moves (``jobs.writes``)."""
+    commit then lists only what it moves (``jobs.write_staging`` and ``jobs.commit``)."""
     with refusals(f"Table {shown} cannot be written"):
         storage.check_tree(target.path, managed=bool(entry.get("managed")))

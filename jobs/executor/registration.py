@@ -14,8 +14,10 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from core.errors import CoreError
+from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.guard import check_udf_implementation
-from jobs.executor import sqlguard
+from core.session_properties import spark_settings
+from jobs.executor import locations, sqlguard
 
 
 def quote(name: str) -> str:
@@ -26,52 +28,47 @@ def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None
     """Set the session's ``spark.*`` properties: only the allow-listed keys, each value
     checked again against its range (``core.session_properties``; a value stored before
     the range existed is clamped, an unreadable one dropped and Spark's default kept)."""
-    from core.session_properties import spark_settings
-
     for key, value in spark_settings(properties).items():
         spark.conf.set(key, value)
 
 
-def _column_expression(column: Mapping[str, Any]) -> str:
-    name = str(column["name"])
-    kind = column.get("kind", "physical")
-    if kind == "computed":
-        return f"{column['expression']} AS {quote(name)}"
-    if kind == "metadata":
-        key = str(column.get("metadata_key") or name).lower()
+def _column_expression(column: ColumnPlan) -> str:
+    name = column.name
+    if column.kind == "computed":
+        return f"{column.expression} AS {quote(name)}"
+    if column.kind == "metadata":
+        key = str(column.metadata_key or name).lower()
         return f"_metadata.{quote(key)} AS {quote(name)}"
     return quote(name)
 
 
-def register_table(spark: SparkSession, relation: Mapping[str, Any]) -> None:
+def register_table(spark: SparkSession, relation: RelationPlan) -> None:
     """Register a table relation as a temporary view named by its alias. Its format, path
     and options are checked again here, at use (``jobs.executor.locations``): Spark reads
     the resolved path that was checked, with allow-listed options only."""
-    from jobs.executor import locations
-
     source = locations.checked_read(spark, relation, _display(relation))
     reader: Any = spark.read.format(source.format)
-    if relation.get("physical_schema"):
-        reader = reader.schema(str(relation["physical_schema"]))
+    if relation.physical_schema:
+        reader = reader.schema(relation.physical_schema)
     frame = reader.options(**source.options).load(source.path)
-    columns = relation.get("columns") or []
+    columns = relation.columns
     if columns:
         # Computed and metadata columns: Spark-parsed and checked (built-ins only).
         expressions = [_column_expression(c) for c in columns]
         frame = sqlguard.guard(spark).select_expr(frame, expressions)
-    frame.createOrReplaceTempView(str(relation["alias"]))
+    frame.createOrReplaceTempView(relation.alias)
 
 
-def register_view(spark: SparkSession, relation: Mapping[str, Any]) -> None:
+def register_view(spark: SparkSession, relation: RelationPlan) -> None:
     """The view's query (rewritten to the plan's aliases), checked as Spark parses it."""
-    frame = sqlguard.guard(spark).sql(str(relation["sql"]))
-    frame.createOrReplaceTempView(str(relation["alias"]))
+    frame = sqlguard.guard(spark).sql(relation.sql)
+    frame.createOrReplaceTempView(relation.alias)
 
 
-def register_relations(spark: SparkSession, relations: Iterable[Mapping[str, Any]]) -> None:
+def register_relations(spark: SparkSession, relations: Iterable[RelationPlan]) -> None:
     """Register relations in their (dependency) order as temporary views named ``alias``."""
     for relation in relations:
-        if relation.get("kind") == "view":
+        if relation.kind == "view":
             register_view(spark, relation)
         else:
             register_table(spark, relation)
@@ -115,19 +112,19 @@ def python_return_type(function: Any, declared: str) -> str:
 
 
 def register_function(
-    spark: SparkSession, function: Mapping[str, Any], udf_packages: Iterable[str]
+    spark: SparkSession, function: FunctionPlan, udf_packages: Iterable[str]
 ) -> None:
-    alias = str(function["alias"])
-    if function.get("language") == "python":
-        implementation = load_python_function(str(function["implementation"]), udf_packages)
-        return_type = python_return_type(implementation, str(function.get("return_type") or ""))
+    alias = function.alias
+    if function.language == "python":
+        implementation = load_python_function(function.implementation, udf_packages)
+        return_type = python_return_type(implementation, function.return_type)
         spark.udf.register(alias, implementation, return_type)
         return
-    parameters = ", ".join(f"{quote(str(n))} {t}" for n, t in function.get("parameters") or [])
-    body = str(function["body"])
+    parameters = ", ".join(f"{quote(str(n))} {t}" for n, t in function.parameters)
+    body = function.body
     text = (
         f"CREATE OR REPLACE TEMPORARY FUNCTION {quote(alias)}({parameters}) "
-        f"RETURNS {function['return_type']} RETURN {body}"
+        f"RETURNS {function.return_type} RETURN {body}"
     )
     # Spark must read exactly this definition, and the body only what the plan allows.
     sqlguard.guard(spark).check_function(text, alias, body)
@@ -135,7 +132,7 @@ def register_function(
 
 
 def register_functions(
-    spark: SparkSession, functions: Iterable[Mapping[str, Any]], udf_packages: Iterable[str]
+    spark: SparkSession, functions: Iterable[FunctionPlan], udf_packages: Iterable[str]
 ) -> None:
     packages = tuple(udf_packages)
     for function in functions:
@@ -144,7 +141,7 @@ def register_functions(
 
 def register_plan(
     spark: SparkSession,
-    plan: Mapping[str, Any],
+    plan: Plan,
     properties: Mapping[str, Any],
     udf_packages: Iterable[str],
 ) -> None:
@@ -152,19 +149,22 @@ def register_plan(
     (functions first: a view's query or a computed column may call one)."""
     apply_properties(spark, properties)
     sqlguard.install(spark, plan)
-    register_functions(spark, plan.get("functions") or [], udf_packages)
-    register_relations(spark, plan.get("relations") or [])
+    register_functions(spark, plan.functions, udf_packages)
+    register_relations(spark, plan.relations)
 
 
-def _display(item: Mapping[str, Any]) -> str:
-    identifier = item.get("identifier") or [item.get("alias", "?")]
+def _display(item: RelationPlan | FunctionPlan) -> str:
+    identifier = [part for part in item.identifier if part] or [item.alias or "?"]
     return ".".join(quote(str(part)) for part in identifier)
 
 
-def alias_names(plan: Mapping[str, Any]) -> dict[str, str]:
+def alias_names(plan: Plan | None) -> dict[str, str]:
     """Internal alias → the object's quoted name, to make Spark's messages readable."""
     names: dict[str, str] = {}
-    for item in [*(plan.get("relations") or []), *(plan.get("functions") or [])]:
-        if item.get("alias"):
-            names[str(item["alias"])] = _display(item)
+    if plan is None:
+        return names
+    items: list[RelationPlan | FunctionPlan] = [*plan.relations, *plan.functions]
+    for item in items:
+        if item.alias:
+            names[item.alias] = _display(item)
     return names

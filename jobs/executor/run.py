@@ -11,7 +11,7 @@ CANCELED; past ``timeout_seconds`` it stops it and fails the job with ``TIMEOUT`
 ``HEARTBEAT_SECONDS`` it writes ``heartbeat_at`` and ``progress``.
 
 Writes (``ctas``, ``insert``, ``statement_set``) run under the same monitor; what they do
-between the registration and the terminal transition is ``jobs.executor.writes``.
+between the registration and the terminal transition is ``jobs.executor.write_runner``.
 
 DDL that needs Spark only for analysis (``create_table`` with expressions, ``create_view``,
 ``create_function``) goes to ``jobs.commands.run_command``, which makes the transitions
@@ -31,12 +31,16 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from core import jobstate
+from core.planner import QUERY_ACTIONS, WRITE_ACTIONS, Action, Plan
 from jobs import lifecycle
-from jobs.executor import errors, registration, runtime, sqlguard
-from jobs.executor import writes as write_path
+from jobs.commands import run_command
+from jobs.executor import errors, registration, runtime, sqlguard, write_runner
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs.models import Job
+from jobs.planning import session_properties
+from jobs.results import delete_result, write_result
+from jobs.worker import current_identity
 
 log = logging.getLogger(__name__)
 
@@ -46,43 +50,31 @@ HEARTBEAT_SECONDS = 1.0
 # does not answer must not stop the heartbeat, nor a cancel from ending the job.
 CANCEL_WAIT_SECONDS = 3.0
 PROGRESS_WAIT_SECONDS = 0.5
-QUERY_ACTIONS = frozenset({"query", "explain"})
-COMMAND_ACTIONS = frozenset({"create_table", "create_view", "create_function"})
-WRITE_ACTIONS = write_path.WRITE_ACTIONS
+# DDL that needs Spark's analyzer (computed columns, views) or a UDF package's import
+# check; ``jobs.commands.run_command`` does the rest, here as in the web process.
+SPARK_COMMAND_ACTIONS = frozenset({Action.CREATE_TABLE, Action.CREATE_VIEW, Action.CREATE_FUNCTION})
 
 
 # --- what a job needs from its row --------------------------------------------------------
 
 
 def job_properties(job: Job) -> dict[str, Any]:
-    """The session properties in force for this job: the session's, overridden by those the
-    plan captured when the statement was submitted, each checked again by the registry
-    (unknown keys and unreadable values dropped, numbers clamped to the server's limits):
-    a value stored before a limit existed is never trusted as it was stored."""
-    from jobs.planning import session_properties  # the web side's registry of the settings
-
-    properties: dict[str, Any] = {}
-    if job.session is not None:
-        properties.update(job.session.properties or {})
-    plan = job.plan or {}
-    for key in ("session_properties", "properties"):
-        if isinstance(plan.get(key), Mapping):
-            properties.update(plan[key])
+    """The session properties in force for this job: the session's, each checked again by
+    the registry (unknown keys and unreadable values dropped, numbers clamped to the
+    server's limits): a value stored before a limit existed is never trusted as it was
+    stored. (The plan carries no properties: ``Plan`` has no such field.)"""
+    properties = dict(job.session.properties or {}) if job.session is not None else {}
     return dict(session_properties().effective(properties))
 
 
 def max_rows(properties: Mapping[str, Any]) -> int:
     """Rows of a result that are kept: ``result.max_rows``, at most the server's limit."""
-    from jobs.planning import session_properties
-
     return session_properties().result_max_rows(properties)
 
 
 def timeout_seconds(job: Job, properties: Mapping[str, Any]) -> int:
     """The job's own timeout (the web copies the session's ``job.timeout_seconds`` into it),
     within the server's range: a job stored with a larger one is held to the maximum."""
-    from jobs.planning import session_properties
-
     registry = session_properties()
     if job.timeout_seconds:
         return registry.clamp_timeout(int(job.timeout_seconds))
@@ -201,21 +193,19 @@ class JobMonitor(threading.Thread):
 # --- executing the plan -------------------------------------------------------------------
 
 
-def _explain_sql(plan: Mapping[str, Any]) -> str:
-    sql = str(plan.get("sql") or "")
+def _explain_sql(plan: Plan) -> str:
+    sql = plan.sql
     if sql.lstrip().upper().startswith("EXPLAIN"):
         return sql
-    mode = str((plan.get("args") or {}).get("mode") or "").upper()
+    mode = str(plan.args.get("mode") or "").upper()
     mode = mode if mode in {"EXTENDED", "CODEGEN", "COST", "FORMATTED"} else ""
     return f"EXPLAIN {mode + ' ' if mode else ''}{sql}"
 
 
-def execute_query(spark: Any, plan: Mapping[str, Any], job_id: Any, limit: int) -> dict[str, Any]:
+def execute_query(spark: Any, plan: Plan, job_id: Any, limit: int) -> dict[str, Any]:
     """Run a query/explain plan and store its first ``limit`` rows; returns the result dict."""
-    from jobs.results import write_result  # the web side's results store
-
-    explain = plan.get("action") == "explain"
-    sql = _explain_sql(plan) if explain else str(plan["sql"])
+    explain = plan.action == Action.EXPLAIN
+    sql = _explain_sql(plan) if explain else plan.sql
     frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query")
     table = frame.limit(limit + 1).toArrow()
     truncated = table.num_rows > limit
@@ -245,8 +235,6 @@ def _scrubbed_plan(table: Any) -> Any:
 def _claim(job_id: Any, worker: str) -> Job | None:
     """CREATED → RUNNING under this process's identity (``jobs.worker``): the reaper judges
     the job by the process that claimed it, not by a node name a restart would share."""
-    from jobs.worker import current_identity
-
     identity = current_identity() or worker
     return lifecycle.try_transition(job_id, jobstate.CREATED, jobstate.RUNNING, worker=identity)
 
@@ -260,36 +248,38 @@ def run_job(job_id: Any, worker: str) -> str | None:
     if job.status != jobstate.CREATED:
         log.info("job %s is %s already; message dropped", job_id, job.status)
         return None
-    action = str((job.plan or {}).get("action") or "query")
-    if action not in QUERY_ACTIONS | COMMAND_ACTIONS | WRITE_ACTIONS:
+    try:
+        plan = job.typed_plan
+    except (KeyError, TypeError, ValueError):  # not a plan the planner would make
+        plan = None
+    if plan is None or plan.action not in QUERY_ACTIONS | SPARK_COMMAND_ACTIONS | WRITE_ACTIONS:
+        what = f"'{plan.action}' statements" if plan is not None else "jobs without a readable plan"
         lifecycle.try_transition(
             job_id,
             jobstate.CREATED,
             jobstate.FAILED,
-            error={
-                "code": errors.INTERNAL_ERROR,
-                "message": f"Workers do not run '{action}' statements.",
-            },
+            error={"code": errors.INTERNAL_ERROR, "message": f"Workers do not run {what}."},
         )
         return jobstate.FAILED
+    action = plan.action
     if _claim(job_id, worker) is None:
         log.info("job %s was claimed by someone else", job_id)
         return None
     # Spark's messages name the job's tables, not their paths on this server.
-    with errors.known_locations(errors.plan_locations(job.plan or {}, _staging_of(job_id))):
+    with errors.known_locations(errors.plan_locations(plan, _staging_of(job_id))):
         try:
-            if action in COMMAND_ACTIONS:
-                return _run_command(job)
+            if action in SPARK_COMMAND_ACTIONS:
+                return _run_command(job, plan)
             if action in WRITE_ACTIONS:
-                return _run_write(job)
-            return _run_claimed(job)
+                return _run_write(job, plan)
+            return _run_claimed(job, plan)
         except Exception as exc:  # never leave a claimed job RUNNING behind
             log.exception("job %s: the executor failed", job_id)
             lifecycle.try_transition(
                 job_id,
                 jobstate.RUNNING,
                 jobstate.FAILED,
-                error=errors.error_from_exception(exc, registration.alias_names(job.plan or {})),
+                error=errors.error_from_exception(exc, registration.alias_names(plan)),
             )
             return _status_of(job_id)
 
@@ -299,8 +289,7 @@ def _staging_of(job_id: Any) -> dict[str, Any]:
     return dict(staging or {})
 
 
-def _run_claimed(job: Job) -> str:
-    plan = job.plan or {}
+def _run_claimed(job: Job, plan: Plan) -> str:
     properties = job_properties(job)
     spark = runtime.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
@@ -322,11 +311,9 @@ def _run_claimed(job: Job) -> str:
         control.leave()
     if monitor.outcome is not None:  # canceled, timed out or gone: the monitor ended it
         if result is not None:
-            from jobs.results import delete_result
-
             delete_result(job.id)
         # Killed tasks that missed their interrupt would hold the cores for minutes.
-        control.wait_idle(write_path.SETTLE_SECONDS)
+        control.wait_idle(write_runner.SETTLE_SECONDS)
         return _status_of(job.id)
     if failure is not None:
         error = errors.error_from_exception(failure, registration.alias_names(plan))
@@ -344,31 +331,28 @@ def _run_claimed(job: Job) -> str:
         job.id, jobstate.RUNNING, jobstate.FINISHED, result=result, progress=control.progress()
     )
     if finished is None:  # canceled, timed out or reaped meanwhile: that outcome stands
-        from jobs.results import delete_result
-
         delete_result(job.id)
     return _status_of(job.id)
 
 
-def _run_write(job: Job) -> str:
-    """CTAS, INSERT, statement sets (``jobs.executor.writes``): analyse every target, write
+def _run_write(job: Job, plan: Plan) -> str:
+    """CTAS, INSERT, statement sets (``jobs.executor.write_runner``): analyse every target, write
     each into its staging location under the job's tag and group, then FINISHED (the commit
     runs inside that transition) or FAILED/CANCELED (the hooks clean up)."""
-    plan = job.plan or {}
     properties = job_properties(job)
     spark = runtime.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
     monitor = JobMonitor(job.id, control, timeout_seconds(job, properties))
     failure: BaseException | None = None
-    prepared: list[write_path.PreparedWrite] = []
+    prepared: list[write_runner.PreparedWrite] = []
     control.enter()
     monitor.start()
     try:
         registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
         if monitor.outcome is None:
-            prepared = write_path.prepare_writes(spark, job, plan)
+            prepared = write_runner.prepare_writes(spark, job, plan)
         if monitor.outcome is None:
-            write_path.write_all(job, prepared, lambda: monitor.outcome is not None)
+            write_runner.write_all(job, prepared, lambda: monitor.outcome is not None)
     except Exception as exc:
         failure = runtime.failure_of(spark, exc)  # a dead JVM: SPARK_* (see _run_claimed)
     finally:
@@ -376,7 +360,7 @@ def _run_write(job: Job) -> str:
         control.leave()
     # The staging locations the write added name their table in messages too.
     with errors.known_locations(errors.plan_locations(plan, _staging_of(job.id))):
-        return write_path.end_write(
+        return write_runner.end_write(
             job,
             prepared,
             failure,
@@ -392,17 +376,14 @@ def _status_of(job_id: Any) -> str:
     return str(status or "")
 
 
-def _run_command(job: Job) -> str:
+def _run_command(job: Job, plan: Plan) -> str:
     """DDL that needs Spark's analyzer. Claimed here (so a duplicate message runs nothing),
     then ``run_command`` does the work and ends the job."""
-    from jobs.commands import run_command  # the web side's command runner
-
-    plan = job.plan or {}
     spark = runtime.new_job_session()
     try:
         registration.register_plan(spark, plan, job_properties(job), settings.TESSERA_UDF_PACKAGES)
-        args = plan.get("args") or {}
-        if plan.get("action") == "create_function" and args.get("language") == "python":
+        args = plan.args
+        if plan.action == Action.CREATE_FUNCTION and args.get("language") == "python":
             # The import check: only a worker has the UDF packages' environment.
             registration.load_python_function(
                 str(args.get("implementation") or ""), settings.TESSERA_UDF_PACKAGES
@@ -416,6 +397,6 @@ def _run_command(job: Job) -> str:
     run_command(
         claimed,
         typer=SparkExpressionTyper(spark),
-        derive_view_schema=ViewSchemaDeriver(spark, str(plan.get("sql") or "")),
+        derive_view_schema=ViewSchemaDeriver(spark, plan.sql),
     )
     return _status_of(job.id)

@@ -35,6 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from core.errors import CoreError
 from core.identifiers import quote_path
+from core.planner import FunctionPlan, Plan, RelationPlan
 from core.planner.errors import ForbiddenSql
 from core.planner.spark_guard import (
     Allowed,
@@ -196,14 +197,15 @@ class SqlGuard:
         self.names = dict(names or {})
 
     @classmethod
-    def for_plan(cls, spark: SparkSession, plan: Mapping[str, Any]) -> SqlGuard:
-        relations = [str(r["alias"]) for r in plan.get("relations") or [] if r.get("alias")]
-        functions = [str(f["alias"]) for f in plan.get("functions") or [] if f.get("alias")]
+    def for_plan(cls, spark: SparkSession, plan: Plan) -> SqlGuard:
+        relations = [r.alias for r in plan.relations if r.alias]
+        functions = [f.alias for f in plan.functions if f.alias]
         names: dict[str, str] = {}
-        for item in [*(plan.get("relations") or []), *(plan.get("functions") or [])]:
-            identifier = [str(part) for part in item.get("identifier") or [] if part]
-            if item.get("alias") and identifier:
-                names[str(item["alias"])] = quote_path(identifier)
+        items: list[RelationPlan | FunctionPlan] = [*plan.relations, *plan.functions]
+        for item in items:
+            identifier = [str(part) for part in item.identifier if part]
+            if item.alias and identifier:
+                names[item.alias] = quote_path(identifier)
         return cls(spark, Allowed.of(relations, functions), names)
 
     # --- checks ---------------------------------------------------------------------------
@@ -285,7 +287,7 @@ class SqlGuard:
         return frame.selectExpr(*expressions)
 
 
-def install(spark: SparkSession, plan: Mapping[str, Any]) -> SqlGuard:
+def install(spark: SparkSession, plan: Plan) -> SqlGuard:
     """Give a job's session the guard of its plan."""
     found = SqlGuard.for_plan(spark, plan)
     spark.conf.set(SUBSTITUTE, "false")

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from catalog.completion import split_path
 from catalog.models import Catalog, Database, Table
 from core.errors import CoreError
+from jobs.completion import split_path
 from jobs.models import Session, TemporaryObject
 from tests.conftest import API, assert_error
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from core import jobstate
 from core.jobstate import IllegalTransition, JobView, NoOpHook
-from jobs import dispatch, lifecycle, services
+from jobs import dispatch, lifecycle, submission
 from jobs.models import Job, JobEvent, Session
 from tests.conftest import API, assert_error
 
@@ -122,7 +122,7 @@ def command_plan(action: str, kind: str = "show", **args: Any) -> dict[str, Any]
 
 def submit(session_id: str, plan: dict[str, Any], sql: str = "SELECT 1") -> Job:
     session = Session.objects.select_related("user").get(pk=session_id)
-    return services.submit_plan(session=session, sql=sql, plan=plan)
+    return submission.submit_plan(session=session, sql=sql, plan=plan)
 
 
 def event_types(client, job_id: Any) -> list[str]:

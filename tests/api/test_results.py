@@ -22,7 +22,7 @@ from django.db import connection
 from django.utils import timezone
 
 from core import jobstate
-from jobs import lifecycle, results, services
+from jobs import lifecycle, results, submission
 from jobs.models import Job, Session
 from tests.conftest import API, assert_error
 
@@ -112,7 +112,7 @@ def session(alice_api) -> Session:
 
 def spark_job(session: Session, sql: str = "SELECT * FROM t") -> Job:
     plan = {"kind": "query", "action": "query", "needs_spark": True, "sql": sql, "args": {}}
-    return services.submit_plan(session=session, sql=sql, plan=plan)
+    return submission.submit_plan(session=session, sql=sql, plan=plan)
 
 
 def finished_job(session: Session, table: pa.Table, truncated: bool = False) -> Job:

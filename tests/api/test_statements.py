@@ -15,7 +15,7 @@ import pytest
 from core import jobstate
 from core.datatypes import AtomicType, DataType
 from core.schema import PhysicalColumn, ResolvedColumn, Schema
-from jobs import commands, lifecycle, services
+from jobs import commands, lifecycle, submission
 from jobs.models import Job, Session
 from tests.api.test_jobs import RecordingHook
 from tests.conftest import API, RICH_SCHEMA, assert_error, simple_schema
@@ -278,7 +278,7 @@ def test_show_create_table_of_a_table_with_expressions_plans_back_to_its_schema(
     make.table("demo", "default", "rich", RICH_SCHEMA)
     (ddl,) = sql.run("SHOW CREATE TABLE rich")[0]
     session = Session.objects.get(pk=sql.id)
-    plan = services.plan_sql(session, ddl.replace("`rich`", "`rich2`"))
+    plan = submission.plan_sql(session, ddl.replace("`rich`", "`rich2`"))
     assert plan["action"] == "create_table" and plan["needs_spark"] is True
     assert Schema.from_dict(plan["args"]["schema"]) == Schema.from_dict(RICH_SCHEMA)
 

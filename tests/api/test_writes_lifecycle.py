@@ -1,11 +1,11 @@
 """Writes (FLIP-218) without a worker: stage tables, commit, clean-up, skip and races.
 
-Jobs are made with ``jobs.services.submit_plan`` and hand-built plans (the dicts the
+Jobs are made with ``jobs.submission.submit_plan`` and hand-built plans (the dicts the
 planner makes for CTAS, INSERT and statement sets, docs/statements.md), then moved through
 ``jobs.lifecycle`` here, as a worker would: claim, write a small parquet file into the
-staging location (``jobs.writes.staging_location``), store the analysed schema, FINISHED
-(or FAILED / CANCELED). The hooks of ``jobs.ctas`` and the commit protocol of
-``jobs.writes`` do the rest, as in production.
+staging location (``jobs.write_staging.staging_location``), store the analysed schema, FINISHED
+(or FAILED / CANCELED). The hooks of ``jobs.write_hooks`` and the commit protocol of
+``jobs.write_staging`` and ``jobs.commit`` do the rest, as in production.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from core import jobstate
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.jobstate import JobView, NoOpHook, Record
-from jobs import lifecycle, maintenance, services, writes
+from jobs import commit, lifecycle, maintenance, submission, write_staging
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.models import Job, JobEvent, Session
 from tests.conftest import API
@@ -153,7 +153,7 @@ def set_plan(*inserts: tuple[str, bool]) -> dict[str, Any]:
 
 def submit(session: Session, plan: dict[str, Any], sql: str = "CREATE TABLE … AS …") -> Job:
     session = Session.objects.select_related("user").get(pk=session.pk)
-    return services.submit_plan(session=session, sql=sql, plan=plan)
+    return submission.submit_plan(session=session, sql=sql, plan=plan)
 
 
 def write_parquet(directory: str | Path, ids: list[int]) -> Path:
@@ -173,7 +173,7 @@ def data_dir(table: Table) -> Path:
 def read_ids(directory: str | Path) -> list[int]:
     root = Path(directory)
     ids: list[int] = []
-    for relative in writes._data_files(root):
+    for relative in commit._data_files(root):
         ids.extend(pq.read_table(root / relative).column("id").to_pylist())
     return sorted(ids)
 
@@ -188,11 +188,11 @@ def claim(job: Job) -> Job:
 
 def write_targets(job: Job, ids: list[int]) -> None:
     """The worker's write: every target into its staging location; CTAS stores its schema."""
-    for target in writes.write_targets(job.plan):
-        location = writes.staging_location(job, target["identifier"])
+    for target in write_staging.write_targets(job.plan):
+        location = write_staging.staging_location(job, target["identifier"])
         write_parquet(location, ids)
         if target["mode"] == "ctas":
-            writes.record(job, target["identifier"], schema=ID_SCHEMA, rows=len(ids))
+            write_staging.record(job, target["identifier"], schema=ID_SCHEMA, rows=len(ids))
 
 
 def finish(job: Job) -> Job:
@@ -232,7 +232,7 @@ def reload(job: Job) -> Job:
 
 
 def staging_dir(job: Job, name: str) -> Path:
-    return Path(writes.entry(job, ident(name))["location"])
+    return Path(write_staging.entry(job, ident(name))["location"])
 
 
 # --- CTAS: success -----------------------------------------------------------------------
@@ -250,7 +250,7 @@ def test_ctas_creates_a_stage_table_then_commits_it_active(session, alice_api, s
     assert body["resolved_schema"] is None
     assert body["schema"]["columns"] == []
     assert body["comment"] == "made by CTAS"
-    entry = writes.entry(job, ident("t"))
+    entry = write_staging.entry(job, ident("t"))
     assert entry["managed"] is True and entry["mode"] == "ctas" and entry["atomic"] is False
     assert body["location"] == entry["location"] == entry["final"]
     assert Path(entry["location"]).parent == storage.warehouse / "demo" / "sales"
@@ -288,7 +288,7 @@ def test_ctas_creates_a_stage_table_then_commits_it_active(session, alice_api, s
 def test_ctas_onto_an_external_path_moves_the_files_into_it(session, storage):
     path = storage.external / "out"
     job = submit(session, ctas_plan("ext", options={"connector": "parquet", "path": str(path)}))
-    entry = writes.entry(job, ident("ext"))
+    entry = write_staging.entry(job, ident("ext"))
     assert entry["managed"] is False
     assert entry["location"] == f"{path}/_tessera_staging_{job.id}"
     staged = Table.objects.get(name="ext")
@@ -316,9 +316,9 @@ def test_ctas_onto_an_external_path_that_holds_files_fails_at_once(session, stor
 def test_a_partitioned_ctas_keeps_its_partition_directories(session, storage):
     job = submit(session, ctas_plan("p", partition_by=("id",)))
     claim(job)
-    location = writes.staging_location(job, ident("p"))
+    location = write_staging.staging_location(job, ident("p"))
     write_parquet(Path(location) / "id=1", [])
-    writes.record(job, ident("p"), schema=ID_SCHEMA)
+    write_staging.record(job, ident("p"), schema=ID_SCHEMA)
     assert finish(job).status == "FINISHED"
     table = Table.objects.get(name="p")
     assert table.partition_by == ["id"]
@@ -346,12 +346,12 @@ def test_a_failed_ctas_drops_its_stage_table_and_its_files(session, alice_api, s
     assert not staged.exists()
     assert files_under(storage.warehouse) == []
     assert not (storage.external / "gone").exists()  # the directory the CTAS made is gone too
-    assert writes.clean_up(job) is False  # idempotent
+    assert commit.clean_up(job) is False  # idempotent
 
 
 def test_canceling_a_ctas_before_it_starts_drops_its_stage_table(session, alice, alice_api):
     job = submit(session, ctas_plan("t"))
-    canceled = services.job_cancel(user=alice, job=job)
+    canceled = submission.job_cancel(user=alice, job=job)
     assert canceled.status == "CANCELED"
     assert events(job) == [
         "created",
@@ -530,7 +530,7 @@ def test_atomic_ctas_creates_the_table_only_when_it_finishes(session, alice_api,
     job = submit(session, ctas_plan("t", atomic=True))
     assert events(job) == ["created"]
     assert alice_api.get(f"{TABLES}/t").status_code == 404
-    assert writes.entry(job, ident("t"))["atomic"] is True
+    assert write_staging.entry(job, ident("t"))["atomic"] is True
     claim(job)
     write_targets(job, [4, 5])
     assert alice_api.get(f"{TABLES}/t").status_code == 404
@@ -544,7 +544,7 @@ def test_atomic_ctas_creates_the_table_only_when_it_finishes(session, alice_api,
 def test_the_session_property_makes_ctas_atomic(session):
     Session.objects.filter(pk=session.pk).update(properties={"table.ctas.atomic": "true"})
     job = submit(session, ctas_plan("t"))
-    assert writes.entry(job, ident("t"))["atomic"] is True
+    assert write_staging.entry(job, ident("t"))["atomic"] is True
     assert not Table.objects.filter(name="t").exists()
     statement_wins = submit(session, ctas_plan("u", atomic=False))
     assert Table.objects.get(name="u").status == "staged"
@@ -585,7 +585,7 @@ def test_insert_into_keeps_the_old_files_and_adds_new_ones_in_one_swap(
     session, managed_table, django_capture_on_commit_callbacks
 ):
     old = Path(managed_table.location)
-    old_file = writes._data_files(old)[0]
+    old_file = commit._data_files(old)[0]
     job = submit(session, insert_plan("t"), sql="INSERT INTO t VALUES (3)")
     assert events(job) == ["created"]
     claim(job)
@@ -647,7 +647,7 @@ def test_insert_into_an_external_table_moves_the_files(session, make, storage, o
     make.table("demo", "sales", "ext", options={"connector": "parquet", "path": str(path)})
     write_parquet(path, [1])
     job = submit(session, insert_plan("ext", overwrite=overwrite), sql="INSERT …")
-    assert writes.entry(job, ident("ext"))["location"] == f"{path}/_tessera_staging_{job.id}"
+    assert write_staging.entry(job, ident("ext"))["location"] == f"{path}/_tessera_staging_{job.id}"
     assert run(job, [2]).status == "FINISHED"
     assert read_ids(path) == ([2] if overwrite else [1, 2])
     assert not any(p.name.startswith("_tessera_staging_") for p in path.iterdir())
@@ -721,7 +721,7 @@ def test_clean_up_refuses_paths_outside_the_warehouse(session, tmp_path):
     staging = reload(job).staging
     Job.objects.filter(pk=job.pk).update(staging={key: {**staging[key], "location": str(outside)}})
     Table.objects.filter(name="t").delete()
-    assert writes.clean_up(job) is False
+    assert commit.clean_up(job) is False
     assert read_ids(outside) == [1]
 
 

@@ -30,7 +30,7 @@ from rest_framework.test import APIClient
 
 from catalog.models import Catalog
 from core import jobstate
-from jobs import lifecycle, results, services
+from jobs import lifecycle, results, submission
 from jobs.models import Job, Session
 from tests.conftest import API, PASSWORD, assert_error, json_client
 from tests.security.servers import Gunicorn, manage, server_env
@@ -331,7 +331,7 @@ def _finished_job(session: Session, table: pa.Table, columns: list[dict[str, str
     """A query job run as a worker runs it: claim, write the Arrow result, finish."""
     sql = "SELECT * FROM t"
     plan = {"kind": "query", "action": "query", "needs_spark": True, "sql": sql, "args": {}}
-    job = services.submit_plan(session=session, sql=sql, plan=plan)
+    job = submission.submit_plan(session=session, sql=sql, plan=plan)
     lifecycle.transition(job.id, jobstate.CREATED, jobstate.RUNNING, worker="w")
     result = results.write_result(job.id, table, columns=columns, truncated=False)
     return lifecycle.transition(job.id, jobstate.RUNNING, jobstate.FINISHED, result=result)

@@ -37,7 +37,7 @@ from core.limits import (
     planning_budget,
 )
 from core.planner import PlanContext, Relation, plan_statement
-from jobs import planning, services
+from jobs import planning, scripts, submission
 from jobs.models import Job
 from tests.conftest import API, assert_error
 
@@ -289,7 +289,8 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return check_statement(text, limits, **kwargs)
 
     monkeypatch.setattr(core.limits, "check_statement", spy)
-    monkeypatch.setattr(services, "check_statement", spy)
+    monkeypatch.setattr(submission, "check_statement", spy)
+    monkeypatch.setattr(scripts, "check_statement", spy)
     return seen
 
 

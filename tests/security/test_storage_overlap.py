@@ -47,8 +47,8 @@ from catalog.models import Database, Table
 from core import jobstate, locations
 from core.errors import CoreError
 from core.schema import Schema
-from jobs import lifecycle, writes
-from jobs import services as job_services
+from jobs import lifecycle, write_staging
+from jobs import submission as job_services
 from jobs.models import Job, Session, TemporaryObject
 from tests.conftest import API, assert_error, simple_schema
 from tests.security.boundary import (
@@ -601,7 +601,7 @@ def test_the_commit_refuses_an_overlap_that_appeared_after_the_write(
     table = external_parquet(bob, world.bcat, "b", own)
     write_parquet(own, [1, 2], "part-old.parquet")
     job = started(bob, insert_plan(table, overwrite=True))
-    staging = Path(writes.staging_location(job, [world.bcat, "d", "b"]))
+    staging = Path(write_staging.staging_location(job, [world.bcat, "d", "b"]))
     write_parquet(staging, [9])  # the worker's write
     (own / "inner").mkdir()
     (own / "inner" / "part-0.csv").write_text("8,theirs\n")
@@ -643,7 +643,7 @@ def test_overwrite_deletes_only_what_spark_reads_as_the_tables_data(
     (own / ".dotfile").write_text("hidden")
     (own / "_SUCCESS").write_text("")
     job = started(bob, insert_plan(table, overwrite=True))
-    staging = Path(writes.staging_location(job, [world.bcat, "d", "b"]))
+    staging = Path(write_staging.staging_location(job, [world.bcat, "d", "b"]))
     write_parquet(staging, [9], "part-new.parquet")
     ended = finish(job)
     assert ended.status == jobstate.FINISHED, ended.error
@@ -664,7 +664,7 @@ def test_the_commit_does_not_move_files_through_a_link(no_broker, bob, world) ->
     own.mkdir(exist_ok=True)
     os.symlink(world.empty_dir, own / "day=1")
     job = started(bob, insert_plan(table, overwrite=False))
-    staging = Path(writes.staging_location(job, [world.bcat, "d", "b"]))
+    staging = Path(write_staging.staging_location(job, [world.bcat, "d", "b"]))
     write_parquet(staging / "day=1", [9])
     ended = finish(job)
     assert ended.status == jobstate.FAILED, ended.error
@@ -719,12 +719,12 @@ def test_a_ctas_entry_cannot_commit_into_a_table_the_job_did_not_create(
     write_parquet(old, [1, 2], "part-0.parquet")
     before = snapshot(old)
     job = started(bob, ctas_plan(world.bcat, "mine"))
-    writes.record(job, [world.bcat, "d", "mine"], schema=ID_SCHEMA)
-    write_parquet(Path(writes.staging_location(job, [world.bcat, "d", "mine"])), [9])
+    write_staging.record(job, [world.bcat, "d", "mine"], schema=ID_SCHEMA)
+    write_parquet(Path(write_staging.staging_location(job, [world.bcat, "d", "mine"])), [9])
     forged = storage.warehouse_location(catalog, "d", "victim")
     write_parquet(forged, [666])
     staging = dict(Job.objects.get(pk=job.pk).staging)
-    staging[writes.staging_key([catalog, "d", "victim"])] = {
+    staging[write_staging.staging_key([catalog, "d", "victim"])] = {
         "identifier": [catalog, "d", "victim"],
         "table": f"`{catalog}`.`d`.`victim`",
         "mode": "ctas",

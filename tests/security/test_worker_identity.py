@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from catalog import services as catalog_services
 from catalog.models import Table
-from jobs import maintenance, worker
+from jobs import dispatch, maintenance, worker
 from jobs.models import Job, Worker
 from tests.conftest import API
 from tests.waiting import wait_until
@@ -94,7 +94,7 @@ def test_a_stopped_worker_s_jobs_are_reaped_at_once_and_it_is_not_counted(settin
     assert maintenance.reap_lost_jobs() == [str(job.id)]
     job.refresh_from_db()
     assert job.status == "FAILED" and (job.error or {})["code"] == "WORKER_LOST"
-    assert worker.live_worker_count() == 1
+    assert dispatch.live_worker_count() == 1
     assert anon_api.get(f"{API}/health").json()["workers"] == 1
 
 
@@ -227,7 +227,7 @@ def test_kill_9_and_restart_under_the_same_name_fails_the_dead_worker_s_ctas(
         # The dead process is stopped, not counted; the new one is.
         dead = Worker.objects.get(hostname=dead_identity)
         assert dead.stopped_at is not None
-        live = set(worker._live_workers().values_list("hostname", flat=True))
+        live = set(dispatch.live_workers().values_list("hostname", flat=True))
         assert dead_identity not in live and successor.hostname in live
 
         # The new process runs the next statement, under its own identity.

@@ -18,7 +18,7 @@ import pytest
 
 from catalog import services as catalog_services
 from catalog.models import Table
-from jobs import services as job_services
+from jobs import submission as job_services
 from jobs.models import Job, Session
 from tests.security.boundary import Actor, error_of, files_under, refused, storage_root, uid
 from tests.waiting import wait_until

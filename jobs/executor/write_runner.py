@@ -7,17 +7,17 @@ monitor (cancel, timeout, heartbeat) running; this module does the rest
 1. ``prepare_writes``: analyse every target's query (``df.schema``, no Spark job) before
    anything is written. CTAS: the table's schema is the query's (Tessera types), checked as
    a table schema and against ``partition_by``, and stored in the job's staging entry
-   (``jobs.writes.record(…, schema=…)``) for the commit hook. INSERT: the query's columns
+   (``jobs.write_staging.record(…, schema=…)``) for the commit hook. INSERT: the query's columns
    are checked against the target's physical columns (count; each type storable into the
    column's) and cast to the declared types, in the table's order. A mismatch fails the job
    with VALIDATION_ERROR before any target is written.
 2. ``write_all``: each target is written by Spark into the directory
-   ``jobs.writes.staging_location`` gives (this job's own: a new warehouse directory, or
+   ``jobs.write_staging.staging_location`` gives (this job's own: a new warehouse directory, or
    ``<path>/_tessera_staging_<job>``) → event ``data_written {"table", "rows"}``.
 3. ``end_write``: RUNNING → FINISHED with a result row per target; the commit runs inside
-   that transition (the hooks of ``jobs.ctas``). A commit that raises fails the job with
+   that transition (the hooks of ``jobs.write_hooks``). A commit that raises fails the job with
    its error. Every way of not finishing (Spark error, cancel, timeout, commit failure)
-   ends with ``jobs.writes.clean_up`` once more, silently: files a cancelled write's tasks
+   ends with ``jobs.commit.clean_up`` once more, silently: files a cancelled write's tasks
    left after the hooks had cleaned up.
 """
 
@@ -33,19 +33,22 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as sf
 from pyspark.sql import types as st
 
+from catalog import services as catalog_services
+from catalog.models import Table
 from core import jobstate
 from core.errors import CoreError, DataTypeError
 from core.identifiers import name_key, quote_path
+from core.planner import Plan
 from core.schema import PhysicalColumn, ResolvedSchema, Schema
-from jobs import lifecycle
-from jobs.executor import errors, runtime, sqlguard
+from jobs import commit, lifecycle, write_staging
+from jobs.executor import errors, locations, spark_config, sqlguard
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import to_tessera_type
 from jobs.models import Job
+from jobs.results import delete_result, write_rows
 
 log = logging.getLogger(__name__)
 
-WRITE_ACTIONS = frozenset({"ctas", "insert", "statement_set"})
 RESULT_COLUMNS = [{"name": "result", "data_type": "STRING"}]
 # Keys of a table's options that are not writer options.
 _NOT_WRITER_OPTIONS = frozenset({"connector", "format", "path", "table.ctas.atomic"})
@@ -79,8 +82,6 @@ def _writer_options(options: Mapping[str, Any]) -> dict[str, str]:
     """A table's options without the source keys, as writer options. A key no format takes
     (``fs.*``, ``spark.*``, unknown …) is refused here rather than dropped: the row or the
     plan is not one Tessera made (``write_one`` checks the rest against the format)."""
-    from jobs.executor import locations
-
     result = {
         str(k): str(v) for k, v in options.items() if str(k).lower() not in _NOT_WRITER_OPTIONS
     }
@@ -95,8 +96,6 @@ def _validation(message: str, **details: Any) -> CoreError:
 def ctas_schema(struct: st.StructType, shown: str) -> ResolvedSchema:
     """The CTAS table's schema: the query's columns in order, all physical, Tessera types,
     validated as a table schema (names, duplicates)."""
-    from catalog import services as catalog_services
-
     columns: list[PhysicalColumn] = []
     for field_ in struct.fields:
         try:
@@ -116,16 +115,13 @@ def ctas_schema(struct: st.StructType, shown: str) -> ResolvedSchema:
 
 
 def _prepare_ctas(spark: SparkSession, target: Mapping[str, Any], sql: str) -> PreparedWrite:
-    from catalog import services as catalog_services
-    from jobs import writes
-
     identifier = list(target["identifier"])
     args: Mapping[str, Any] = target["args"]
     shown = quote_path(identifier)
     frame = sqlguard.guard(spark).sql(sql)
     schema = ctas_schema(frame.schema, shown)
     partition_by = catalog_services.check_partitioning(list(args.get("partition_by") or []), schema)
-    options = writes.ctas_options(args)
+    options = write_staging.ctas_options(args)
     managed = "connector" not in options
     fmt = str(options.get("format") if managed else options.get("connector")) or "parquet"
     return PreparedWrite(
@@ -190,8 +186,6 @@ def _names(names: Sequence[str]) -> str:
 
 def _table_partitioning(identifier: Sequence[str]) -> list[str]:
     """The target table's partition columns, from the catalog."""
-    from catalog.models import Table
-
     c, d, n = identifier
     found = (
         Table.objects.filter(
@@ -294,14 +288,12 @@ def _prepare_insert(
     )
 
 
-def prepare_writes(spark: SparkSession, job: Job, plan: Mapping[str, Any]) -> list[PreparedWrite]:
+def prepare_writes(spark: SparkSession, job: Job, plan: Plan) -> list[PreparedWrite]:
     """Analyse every target (no Spark job runs); CTAS schemas go into the job's staging."""
-    from jobs import writes
-
     prepared: list[PreparedWrite] = []
-    for target in writes.write_targets(plan):
+    for target in write_staging.write_targets(plan):
         args: Mapping[str, Any] = target["args"]
-        sql = str(args.get("sql") or plan.get("sql") or "")
+        sql = str(args.get("sql") or plan.sql or "")
         if not sql.strip():
             raise _validation(f"The plan has no query for {quote_path(target['identifier'])}.")
         if target["mode"] == "ctas":
@@ -310,7 +302,7 @@ def prepare_writes(spark: SparkSession, job: Job, plan: Mapping[str, Any]) -> li
             prepared.append(_prepare_insert(spark, target, sql, str(target["mode"])))
     for item in prepared:
         if item.schema is not None:
-            writes.record(job, item.identifier, schema=item.schema.to_dict())
+            write_staging.record(job, item.identifier, schema=item.schema.to_dict())
     return prepared
 
 
@@ -319,7 +311,7 @@ def prepare_writes(spark: SparkSession, job: Job, plan: Mapping[str, Any]) -> li
 
 def _observe(frame: DataFrame) -> tuple[DataFrame, Any]:
     """The frame with a row count observed as it is written (classic Spark only)."""
-    if runtime.is_connect():
+    if spark_config.is_connect():
         return frame, None
     from pyspark.sql import Observation
 
@@ -358,11 +350,8 @@ def parquet_rows(location: str) -> int | None:
 
 def write_one(job: Job, item: PreparedWrite) -> int | None:
     """Write one target into this job's staging location; returns its row count if known."""
-    from jobs import writes
-    from jobs.executor import locations
-
-    writes.staging_location(job, item.identifier)  # decided at CREATED; recorded if not
-    entry = writes.entry(job, item.identifier)
+    write_staging.staging_location(job, item.identifier)  # decided at CREATED; recorded if not
+    entry = write_staging.entry(job, item.identifier)
     # Checked now, at the write: the resolved directory and allow-listed options only.
     target = locations.checked_write(
         item.frame.sparkSession, entry, str(job.pk), item.format, item.options, item.shown
@@ -386,8 +375,6 @@ def write_one(job: Job, item: PreparedWrite) -> int | None:
 def write_all(job: Job, prepared: Sequence[PreparedWrite], stopped: Callable[[], bool]) -> None:
     """Write every target in turn (one thread: the job's Spark tag and group cover them all);
     stop early when the monitor ended the job."""
-    from jobs import writes
-
     for item in prepared:
         if stopped():
             return
@@ -397,7 +384,7 @@ def write_all(job: Job, prepared: Sequence[PreparedWrite], stopped: Callable[[],
         detail: dict[str, Any] = {"table": item.shown}
         if item.rows is not None:
             detail["rows"] = item.rows
-            writes.record(job, item.identifier, rows=item.rows)
+            write_staging.record(job, item.identifier, rows=item.rows)
         lifecycle.record_event(job.id, "data_written", detail)
 
 
@@ -420,12 +407,10 @@ def result_message(item: PreparedWrite) -> str:
 
 
 def clean_up_quietly(job_id: Any) -> None:
-    """``jobs.writes.clean_up`` for a job that did not finish, without events: the hooks
+    """``jobs.commit.clean_up`` for a job that did not finish, without events: the hooks
     cleaned up already; this removes what Spark's tasks wrote after them."""
-    from jobs import writes
-
     try:
-        if writes.clean_up(Job(pk=job_id)):
+        if commit.clean_up(Job(pk=job_id)):
             log.info("job %s: removed files written after the job ended", job_id)
     except Exception:
         log.warning("job %s: the last clean-up failed", job_id, exc_info=True)
@@ -453,8 +438,6 @@ def end_write(
     control: SparkJobControl | None = None,
 ) -> str:
     """The write job's terminal transition (unless the monitor made it); returns the status."""
-    from jobs.results import delete_result, write_rows
-
     if stopped:  # canceled, timed out or reaped: the monitor's transition ran the hooks
         settle(control)
         clean_up_quietly(job.id)

@@ -30,7 +30,7 @@ from core.planner import guard
 from core.planner.ddl import Trailing, name_list, parse_trailing
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.model import Relation
-from core.planner.plan import Plan
+from core.planner.plan import Action, Plan
 from core.planner.queries import starts_query
 from core.planner.references import QueryRefs, analyze_query
 from core.planner.resolve import Resolver, staged_error, table_plan
@@ -128,7 +128,7 @@ def plan_ctas(statement: Statement, position: int) -> Plan:
                 details={"identifier": list(ident.parts), "kind": existing.kind},
             )
         args["skip"] = True
-        return Plan.of("ctas", target=ident.parts, args=args)
+        return Plan.of(Action.CTAS, target=ident.parts, args=args)
     context = statement.context
     resolver = Resolver(statement.reader, context)
     rewritten = resolver.rewrite_query(
@@ -140,7 +140,7 @@ def plan_ctas(statement: Statement, position: int) -> Plan:
         refs=refs,
     )
     return Plan.of(
-        "ctas",
+        Action.CTAS,
         needs_spark=True,
         sql=rewritten.sql,
         relations=tuple(resolver.relations),
@@ -358,7 +358,7 @@ def plan_insert(statement: Statement) -> Plan:
     resolver = Resolver(statement.reader, statement.context)
     insert = _resolve_insert(statement, parsed, resolver, TARGET_ALIAS.format(1))
     return Plan.of(
-        "insert",
+        Action.INSERT,
         needs_spark=True,
         sql=insert.sql,
         relations=tuple(resolver.relations),
@@ -436,7 +436,7 @@ def plan_statement_set(statement: Statement) -> Plan:
         seen.add(insert.identifier.key)
         inserts.append(insert)
     return Plan.of(
-        "statement_set",
+        Action.STATEMENT_SET,
         needs_spark=True,
         relations=tuple(resolver.relations),
         functions=tuple(resolver.functions),

@@ -8,15 +8,15 @@ in the web process and in workers alike:
   - CREATED: decides every target's staging location (``Job.staging``); a non-atomic CTAS
     creates its stage table (status ``staged``, ``staged_by_job``, no schema yet) → event
     ``stage_table_created``. A taken name raises AlreadyExists, so the job is not created:
-    ``jobs.services.submit_plan`` records it as FAILED ALREADY_EXISTS (or, with IF NOT
+    ``jobs.submission.start_job`` records it as FAILED ALREADY_EXISTS (or, with IF NOT
     EXISTS, finishes it with ``skipped_exists``).
   - FINISHED: CTAS: the table gets the schema the worker stored in its staging entry and
     becomes ``active`` (atomic mode: the table is created here; a taken name fails the
-    transition); then ``jobs.writes.commit`` for every target → ``data_committed`` each.
+    transition); then ``jobs.commit.commit`` for every target → ``data_committed`` each.
 - ``WriteCleanupHook`` (after the transition, in whichever process made it, the reaper's
   included)
   - FAILED / CANCELED: a CTAS drops the stage table it created → ``stage_table_dropped``;
-    ``jobs.writes.clean_up`` deletes what the job staged → ``data_cleaned {"deleted"}``.
+    ``jobs.commit.clean_up`` deletes what the job staged → ``data_cleaned {"deleted"}``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from catalog.models import Table
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
 from core.jobstate import JobView, NoOpHook, Record
+from core.planner import Action
 from core.schema import ResolvedSchema, Schema
-from jobs import lifecycle, writes
+from jobs import commit, lifecycle, write_staging
 from jobs.models import Job
 
 WRITE_KINDS = ("ctas", "insert", "statement_set")
@@ -39,12 +40,15 @@ ATOMIC_PROPERTY = "table.ctas.atomic"
 
 
 def _is_write(job: JobView) -> bool:
-    plan: Mapping[str, Any] = job.plan or {}
-    return plan.get("action") in writes.WRITE_ACTIONS and not (plan.get("args") or {}).get("skip")
+    return job.plan is not None and job.plan.writes
+
+
+def _is_ctas(job: JobView) -> bool:
+    return job.plan is not None and job.plan.action == Action.CTAS
 
 
 def _args(job: JobView) -> Mapping[str, Any]:
-    return (job.plan or {}).get("args") or {}
+    return job.plan.args if job.plan is not None else {}
 
 
 def _identifier(job: JobView) -> list[str]:
@@ -67,11 +71,11 @@ def _check_external_path(args: Mapping[str, Any]) -> None:
     """Before anything is staged: a CTAS path must be empty (or new), hold no link leading
     out, and overlap no other table's path — atomic mode creates its table only at the
     commit, so this is the check that keeps its staging out of another table's files."""
-    options = writes.ctas_options(args)
+    options = write_staging.ctas_options(args)
     path = options.get("path")
     if path is None:
         return
-    if writes.path_holds_data(path):
+    if write_staging.path_holds_data(path):
         raise CoreError(
             f"The path '{path}' already holds files; CREATE TABLE … AS SELECT "
             "writes only into an empty or new directory.",
@@ -94,7 +98,7 @@ def _create_table(
         user=row.user,
         database=selectors.get_database(c, d),
         name=n,
-        options=writes.ctas_options(args),
+        options=write_staging.ctas_options(args),
         partition_by=list(args.get("partition_by") or []),
         comment=str(args.get("comment") or ""),
         location=str(entry["final"]) if entry["managed"] else "",
@@ -124,13 +128,13 @@ class WriteCommitHook(NoOpHook):
             return
         row = Job.objects.select_related("session", "user").get(pk=job.id)
         args = _args(job)
-        if job.plan.get("action") == "ctas":
+        if _is_ctas(job):
             _check_external_path(args)
-        writes.prepare(row)
-        if job.plan.get("action") != "ctas":
+        write_staging.prepare(row)
+        if not _is_ctas(job):
             return
         atomic = is_atomic(row, args)
-        entry = writes.record(row, _identifier(job), atomic=atomic)
+        entry = write_staging.record(row, _identifier(job), atomic=atomic)
         if not atomic:
             table = _create_table(row, args, entry, schema=None)
             record("stage_table_created", {"table": _table_name(table)})
@@ -139,9 +143,9 @@ class WriteCommitHook(NoOpHook):
         if not _is_write(job):
             return
         row = Job.objects.select_related("session", "user").get(pk=job.id)
-        if job.plan.get("action") == "ctas":
+        if _is_ctas(job):
             args = _args(job)
-            entry = writes.entry(row, _identifier(job))
+            entry = write_staging.entry(row, _identifier(job))
             schema = worker_schema(entry)
             if entry.get("atomic"):
                 # In the commit's transaction: no tree listed (the worker checked the
@@ -160,7 +164,7 @@ class WriteCommitHook(NoOpHook):
                         details={"identifier": entry["identifier"]},
                     )
                 catalog_services.ctas_table_activate(table=staged, schema=schema)
-        for detail in writes.commit(row):
+        for detail in commit.commit(row):
             record("data_committed", detail)
 
 
@@ -176,13 +180,13 @@ class WriteCleanupHook(NoOpHook):
     def _clean(self, job: JobView, record: Record) -> None:
         if not _is_write(job):
             return
-        if job.plan.get("action") == "ctas":
+        if _is_ctas(job):
             dropped = catalog_services.ctas_table_drop(job_id=job.id)
             if dropped is not None:
                 record("stage_table_dropped", {"table": _table_name(dropped)})
         staged = Job.objects.filter(pk=job.id).values_list("staging", flat=True).first()
         if staged:
-            record("data_cleaned", {"deleted": writes.clean_up(job)})
+            record("data_cleaned", {"deleted": commit.clean_up(job)})
 
 
 COMMIT_HOOK = WriteCommitHook()

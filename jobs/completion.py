@@ -1,4 +1,8 @@
-"""Name completion for the SQL editor: ``GET /api/v1/complete?session=&path=&limit=``.
+"""Names in a session: what completes a partly typed SQL path (``GET /api/v1/complete``) and
+what a whole path names (``GET /api/v1/sessions/{id}/resolve``). Both read the catalog and
+the session's temporary objects, which come first.
+
+Completion: ``GET /api/v1/complete?session=&path=&limit=``.
 
 ``path`` is what the user typed of a SQL path so far: the parts before the last dot are
 complete (``core.identifiers`` syntax, backtick quoting), the last one is a prefix (it may be
@@ -24,22 +28,20 @@ non-C collation could not use a plain b-tree index); SQLite, the embedded defaul
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
 from django.db.models import F, Q, QuerySet, Subquery
 from django.db.models.functions import Collate
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import serializers
-from rest_framework.request import Request
-from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from catalog.models import Catalog, Database, Function, Table
-from core.errors import CoreError
+from core.errors import CoreError, NotFound
 from core.identifiers import parse_path, quote_part
+from core.planner.functions import is_builtin
+from jobs.catalog_reader import DjangoCatalogReader
+from jobs.models import Session, TemporaryObject
+from jobs.temporary_objects import session_path
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
@@ -233,8 +235,6 @@ def complete(
     limit: int = DEFAULT_LIMIT,
 ) -> list[Completion]:
     """What may come next in ``path`` (see the module docstring), at most ``limit`` items."""
-    from jobs.models import TemporaryObject  # jobs depends on catalog, not the other way
-
     parts, prefix = split_path(path)
     prefix = prefix.lower()
     found = _Collector(limit)
@@ -291,10 +291,8 @@ def complete(
     return found.items
 
 
-# --- the REST endpoint -------------------------------------------------------------------------
-
-
-def _limit(raw: str | None) -> int:
+def limit_of(raw: str | None) -> int:
+    """The ``limit`` query parameter: 1..MAX_LIMIT, DEFAULT_LIMIT when absent."""
     if raw is None or raw == "":
         return DEFAULT_LIMIT
     try:
@@ -309,58 +307,50 @@ def _limit(raw: str | None) -> int:
     return limit
 
 
-CompletionOut = inline_serializer(
-    "Completion",
-    {
-        "label": serializers.CharField(),
-        "insert": serializers.CharField(),
-        "kind": serializers.ChoiceField(choices=KINDS),
-        "detail": serializers.CharField(allow_blank=True),
-        "identifier": serializers.ListField(child=serializers.CharField()),
-        "staged": serializers.BooleanField(),
-    },
-)
+# --- resolve ---------------------------------------------------------------------------------
 
 
-class CompletionView(APIView):
-    @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "path",
-                str,
-                description="the SQL path typed so far, e.g. demo.sa or `my cat`.`d",
-            ),
-            OpenApiParameter(
-                "session",
-                str,
-                description="a session of yours: its current catalog/database and temporary "
-                "objects count",
-            ),
-            OpenApiParameter("limit", int, description=f"1..{MAX_LIMIT}, default {DEFAULT_LIMIT}"),
-        ],
-        responses=inline_serializer(
-            "CompletionList", {"items": serializers.ListField(child=CompletionOut)}
-        ),
-        description="Names that complete the last part of a SQL path: temporary objects "
-        "first, then tables and views, functions, databases, catalogs.",
-    )
-    def get(self, request: Request) -> Response:
-        from jobs.services import session_get
+@dataclass(frozen=True)
+class Resolved:
+    """What a SQL path names in a session: a temporary object, a catalog table, view or
+    function, or (``builtin``) a Spark built-in function."""
 
-        params = request.query_params
-        limit = _limit(params.get("limit"))
-        path = params.get("path") or ""
-        current: Sequence[str | None] = (None, None)
-        session_id = None
-        if params.get("session"):
-            session = session_get(user=request.user, session_id=params["session"], touch=False)
-            current = (session.current_catalog, session.current_database)
-            session_id = session.pk
-        items = complete(
-            path=path,
-            current_catalog=current[0],
-            current_database=current[1],
-            session_id=session_id,
-            limit=limit,
+    found: TemporaryObject | Table | Function | None = None
+    builtin: str | None = None
+
+
+def resolve(*, session: Session, path: Any, kind: Any = "table") -> Resolved:
+    """What a SQL path names in the session, as a statement would resolve it; NOT_FOUND when
+    nothing has that name.
+
+    Tables and views: the temporary one, then the permanent one. Functions named by one
+    part: temporary system function → Spark built-in → temporary catalog function in the
+    current catalog and database → catalog function; qualified: temporary catalog function
+    → catalog function.
+    """
+    if kind not in ("table", "function"):
+        raise CoreError("'kind' must be table or function.", details={"field": "kind"})
+    reader = DjangoCatalogReader(session)
+    if kind == "table":
+        ident = session_path(session, path, "path")
+        relation = reader.find_relation(ident)
+        if relation is None:
+            raise NotFound(
+                f"Table or view {ident.quoted()} not found.",
+                details={"identifier": list(ident.parts)},
+            )
+        return Resolved(found=relation)
+    parts = parse_path(path) if isinstance(path, str) and path.strip() else ()
+    if len(parts) == 1:
+        system = reader.temporary_system_function(parts[0])
+        if system is not None:
+            return Resolved(found=system)
+        if is_builtin(parts[0]):
+            return Resolved(builtin=parts[0])
+    ident = session_path(session, path, "path")
+    function = reader.find_function(ident)
+    if function is None:
+        raise NotFound(
+            f"Function {ident.quoted()} not found.", details={"identifier": list(ident.parts)}
         )
-        return Response({"items": [item.as_json() for item in items]})
+    return Resolved(found=function)

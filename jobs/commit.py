@@ -1,31 +1,20 @@
-"""Where write jobs (CTAS, INSERT, statement sets) put their data, and how it is committed.
+"""How write jobs (CTAS, INSERT, statement sets) are committed, and cleaned up when they
+are not; where they staged their data is ``jobs.staging``.
 
-The contract is docs/statements.md, "Writes: CTAS, INSERT, statement sets (FLIP-218)":
-
-- Managed tables: the table row's ``location`` is its current data directory. A job writes
-  into a NEW warehouse directory (its staging location); commit points the row at it in the
-  caller's transaction (INSERT INTO first hard-links the table's current files into it) and
-  deletes the old directory after commit. One pointer swap per table, so every commit is one
-  step, for all targets of a statement set alike.
-- External tables: a job writes into ``<path>/_tessera_staging_<job id>/``; commit moves its
-  files into ``<path>`` (OVERWRITE first deletes the old data: data files and ``k=v``
-  partition directories, nothing else; not atomic) and removes the staging directory.
-  Clean-up deletes only that directory.
+- Managed tables: the table row's ``location`` is its current data directory. Commit points
+  the row at the job's new warehouse directory in the caller's transaction (INSERT INTO
+  first hard-links the table's current files into it) and deletes the old directory after
+  commit. One pointer swap per table, so every commit is one step, for all targets of a
+  statement set alike.
+- External tables: commit moves the staged files into ``<path>`` (OVERWRITE first deletes
+  the old data: data files and ``k=v`` partition directories, nothing else; not atomic) and
+  removes the staging directory. Clean-up deletes only that directory.
 
 Before anything is staged (CREATED) and again at the commit, a target must be one the job's
 user may write and whose files are its own: its path equals, holds or lies inside no other
 table's (``catalog.storage.check_table_apart``). The commit lists only what it moves: the
 worker looked for symbolic links in the staging before the commit's transaction
 (``catalog.storage.check_tree``), and the commit refuses to move files through a link.
-
-Each job records what it staged in ``Job.staging``, one entry per target table, keyed by
-``staging_key(identifier)``::
-
-    {"identifier": [c, d, t], "table": "`c`.`d`.`t`", "mode": "ctas|insert|overwrite",
-     "managed": bool, "format": "parquet", "location": "<where Spark writes>",
-     "final": "<where the data is once committed>", "path_existed": bool (external),
-     "atomic": bool (ctas), "schema": <resolved schema JSON> (ctas, by the worker),
-     "rows": int (optional, by the worker)}
 
 Every delete stays under the warehouse (managed) or under the table's own path, inside a
 storage root (external); a directory a table row points at is never deleted here.
@@ -49,200 +38,24 @@ from django.db import connection, transaction
 from catalog import services as catalog_services
 from catalog import storage
 from catalog.models import Table
-from catalog.services import check_options
 from core import jobstate, locations
-from core import options as option_rules
-from core.errors import CoreError, NotFound, PermissionDenied
+from core.errors import CoreError, PermissionDenied
 from core.identifiers import quote_path
-from core.jobstate import JobView
 from core.planner.errors import ForbiddenSql
 from jobs.models import Job
+from jobs.write_staging import (
+    STAGING_PREFIX,
+    JobRef,
+    hidden_name,
+    job_id_of,
+    path_holds_data,
+    table_options,
+    table_row,
+)
 
 log = logging.getLogger(__name__)
 
-STAGING_PREFIX = "_tessera_staging_"
-WRITE_ACTIONS = frozenset({"ctas", "insert", "statement_set"})
-CTAS_ONLY_OPTIONS = frozenset({"table.ctas.atomic"})  # statement options, never stored
-
-JobRef = Job | JobView
-
-
-# --- what a job writes -----------------------------------------------------------------------
-
-
-def _job_id(job: JobRef) -> str:
-    return str(job.pk if isinstance(job, Job) else job.id)
-
-
-def staging_key(identifier: Sequence[str]) -> str:
-    """The key of a target in ``Job.staging``: ``"c.d.t"``, lower-cased."""
-    return ".".join(str(part).lower() for part in identifier)
-
-
-def write_targets(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The targets of a write plan, in plan order: ``{"identifier", "mode", "args"}`` with
-    mode ``ctas``, ``insert`` or ``overwrite``. Empty for other plans and for a skipped CTAS."""
-    action = plan.get("action")
-    args: Mapping[str, Any] = plan.get("args") or {}
-    if action not in WRITE_ACTIONS or args.get("skip"):
-        return []
-    if action == "statement_set":
-        inserts = [dict(item) for item in args.get("inserts") or []]
-    else:
-        inserts = [dict(args)]
-    targets = []
-    for item in inserts:
-        identifier = list(item.get("identifier") or plan.get("target") or [])
-        if len(identifier) != 3:
-            raise CoreError("A write plan names its target table with three parts.")
-        mode = "ctas" if action == "ctas" else ("overwrite" if item.get("overwrite") else "insert")
-        targets.append({"identifier": identifier, "mode": mode, "args": item})
-    return targets
-
-
-def ctas_options(args: Mapping[str, Any]) -> dict[str, str]:
-    """A CTAS's table options as they will be stored (checked, without statement options;
-    the path's own links followed — its tree is looked at where the table row is made)."""
-    options = {k: v for k, v in (args.get("options") or {}).items() if k not in CTAS_ONLY_OPTIONS}
-    return check_options(options, tree=False)
-
-
-def table_options(table: Table) -> dict[str, str]:
-    """A target table's options checked by today's rules (format, allow-list, path strictly
-    below a storage root with its own links resolved now: the row may predate them), and
-    its files its own (no other table's path overlaps it). Refusals of the storage boundary
-    are FORBIDDEN_SQL, as on the worker. No directory tree is listed here: this runs when a
-    job is created and inside the commit's transaction."""
-    name = quote_path([table.database.catalog.name, table.database.name, table.name])
-    try:
-        checked = check_options(dict(table.options), tree=False)
-        storage.check_table_apart(table)
-    except (locations.LocationRefused, option_rules.OptionRefused) as exc:
-        raise ForbiddenSql(
-            f"Table {name} cannot be written. {exc.message}", details=exc.details
-        ) from None
-    except CoreError as exc:
-        exc.message = f"Table {name} cannot be written. {exc.message}"
-        exc.args = (exc.message,)
-        raise
-    return checked
-
-
-def path_holds_data(path: str | Path) -> bool:
-    """Whether a directory holds data files (what Spark would read from it)."""
-    path = Path(path)
-    return path.is_dir() and any(not _hidden(child.name) for child in path.iterdir())
-
-
-def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
-    """Where this job writes ``identifier``: a new warehouse directory, or the table's path's
-    staging directory."""
-    key = staging_key(identifier)
-    targets = [t for t in write_targets(job.plan or {}) if staging_key(t["identifier"]) == key]
-    if not targets:
-        raise CoreError(f"Job {job.pk} does not write {quote_path(identifier)}.")
-    target = targets[0]  # the planner refuses a statement set writing one table twice
-    mode = target["mode"]
-    if mode == "ctas":
-        options = ctas_options(target["args"])
-        managed = "connector" not in options
-        fmt = options["format"] if managed else options["connector"]
-        path = options.get("path", "")
-    else:
-        table = _table(identifier, lock=False)
-        managed = table.managed
-        checked = table_options(table)
-        fmt = checked.get("format" if managed else "connector") or "parquet"
-        path = "" if managed else checked["path"]
-    entry: dict[str, Any] = {
-        "identifier": list(identifier),
-        "table": quote_path(identifier),
-        "mode": mode,
-        "managed": managed,
-        "format": fmt,
-    }
-    if managed:
-        location = str(storage.warehouse_location(*identifier))
-        entry.update(location=location, final=location)
-    else:
-        entry.update(
-            location=str(Path(path) / f"{STAGING_PREFIX}{job.pk}"),
-            final=path,
-            path_existed=Path(path).exists(),
-        )
-    return entry
-
-
-def staging_location(job: JobRef, identifier: Sequence[str]) -> str:
-    """The directory where ``job`` writes ``identifier`` (Spark writes there, nowhere else).
-
-    The first call decides it and records it in ``Job.staging`` (the hooks call it for every
-    target when the job is created); later calls return the same directory.
-    """
-    key = staging_key(identifier)
-    with transaction.atomic():
-        row = Job.objects.select_for_update().get(pk=_job_id(job))
-        staging = dict(row.staging or {})
-        if key not in staging:
-            staging[key] = _new_entry(row, list(identifier))
-            Job.objects.filter(pk=row.pk).update(staging=staging)
-    if isinstance(job, Job):
-        job.staging = staging
-    return str(staging[key]["location"])
-
-
-def prepare(job: JobRef) -> dict[str, Any]:
-    """Decide and record the staging location of every target of the job's plan."""
-    row = Job.objects.get(pk=_job_id(job))
-    for target in write_targets(row.plan or {}):
-        staging_location(row, target["identifier"])
-    return dict(Job.objects.values_list("staging", flat=True).get(pk=row.pk) or {})
-
-
-def entry(job: JobRef, identifier: Sequence[str]) -> dict[str, Any]:
-    """The staging entry of one target (as stored now); NotFound if none was recorded."""
-    staging = Job.objects.values_list("staging", flat=True).get(pk=_job_id(job)) or {}
-    found = staging.get(staging_key(identifier))
-    if found is None:
-        raise NotFound(f"Job {_job_id(job)} staged nothing for {quote_path(identifier)}.")
-    return dict(found)
-
-
-def record(job: JobRef, identifier: Sequence[str], **fields: Any) -> dict[str, Any]:
-    """Add fields to a target's staging entry (the worker: ``schema``, ``rows``)."""
-    key = staging_key(identifier)
-    with transaction.atomic():
-        row = Job.objects.select_for_update().get(pk=_job_id(job))
-        staging = dict(row.staging or {})
-        if key not in staging:
-            raise NotFound(f"Job {row.pk} staged nothing for {quote_path(identifier)}.")
-        staging[key] = {**staging[key], **fields}
-        Job.objects.filter(pk=row.pk).update(staging=staging)
-    if isinstance(job, Job):
-        job.staging = staging
-    return dict(staging[key])
-
-
 # --- commit ----------------------------------------------------------------------------------
-
-
-def _table(identifier: Sequence[str], *, lock: bool) -> Table:
-    c, d, n = identifier
-    qs = Table.objects.filter(
-        database__catalog__name_key=c.lower(),
-        database__name_key=d.lower(),
-        name_key=n.lower(),
-        kind=Table.KIND_TABLE,
-    )
-    if lock:
-        qs = qs.select_for_update(of=("self",))
-    table = qs.first()
-    if table is None:
-        raise NotFound(
-            f"Table {quote_path(identifier)} no longer exists; nothing was written to it.",
-            details={"identifier": list(identifier)},
-        )
-    return table
 
 
 def commit(job: JobRef) -> list[dict[str, Any]]:
@@ -255,10 +68,10 @@ def commit(job: JobRef) -> list[dict[str, Any]]:
     """
     if not connection.in_atomic_block:
         raise RuntimeError("writes.commit must run inside the job's FINISHED transaction.")
-    job_id = _job_id(job)
+    job_id = job_id_of(job)
     staging: dict[str, Any] = Job.objects.values_list("staging", flat=True).get(pk=job_id) or {}
     entries = [dict(staging[key]) for key in sorted(staging)]
-    tables = [_table(item["identifier"], lock=True) for item in entries]
+    tables = [table_row(item["identifier"], lock=True) for item in entries]
     _check_rights(job_id, entries, tables)  # every target, before anything changes
     for item, table in zip(entries, tables, strict=True):
         if item["managed"]:
@@ -398,7 +211,7 @@ def _remove_data(directory: Path, *, every_directory: bool) -> None:
     a table Spark reads by partitions: Spark 4 reads no file in them, so they are not this
     table's data."""
     for child in list(directory.iterdir()):
-        if _hidden(child.name):
+        if hidden_name(child.name):
             continue
         if child.is_symlink() or not child.is_dir():
             _remove(child)  # a link itself, never what it points at
@@ -429,7 +242,7 @@ def clean_up(job: JobRef) -> bool:
     """Delete everything this job staged; True if something was deleted. Idempotent; never
     touches committed data (a FINISHED job's, a directory a table points at) or other jobs'
     staging directories."""
-    job_id = _job_id(job)
+    job_id = job_id_of(job)
     row = Job.objects.filter(pk=job_id).values("status", "staging").first()
     if row is None or row["status"] == jobstate.FINISHED:
         return False
@@ -486,16 +299,6 @@ def _external_staging(path: Path, job_id: str) -> Path:
     return path / f"{STAGING_PREFIX}{job_id}"
 
 
-def _hidden(name: str) -> bool:
-    """Names Spark skips when reading a directory (its own rule), e.g. ``_SUCCESS``,
-    ``.part-….crc``, ``_temporary``, our staging directories."""
-    return (
-        (name.startswith("_") and "=" not in name)
-        or name.startswith(".")
-        or name.endswith("._COPYING_")
-    )
-
-
 def _is_strictly_under(path: Path, root: Path) -> bool:
     real, real_root = path.resolve(), root.resolve()
     return real != real_root and real_root in real.parents
@@ -533,9 +336,9 @@ def _data_files(root: Path) -> list[Path]:
     """The data files under ``root`` (partition directories included), relative to it."""
     found: list[Path] = []
     for directory, subdirs, files in os.walk(root):
-        subdirs[:] = [name for name in subdirs if not _hidden(name)]
+        subdirs[:] = [name for name in subdirs if not hidden_name(name)]
         base = Path(directory)
-        found.extend((base / name).relative_to(root) for name in files if not _hidden(name))
+        found.extend((base / name).relative_to(root) for name in files if not hidden_name(name))
     return sorted(found)
 
 

@@ -1,0 +1,242 @@
+"""Reads of the jobs API: the caller's jobs, their events and result pages, and the helpers
+every module of ``jobs`` shares to read its rows (ids, page tokens).
+
+A RUNNING job whose heartbeat is stale makes the workers' reaper run first
+(``jobs.maintenance``), so that a lost job is not shown stuck.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q
+from django.utils import timezone
+
+from core import jobstate
+from core.errors import CoreError, NotFound
+from jobs import maintenance, results
+from jobs.errors import ResultNotReady
+from jobs.models import Job, JobEvent, Session
+
+User = AbstractBaseUser | AnonymousUser
+
+POLL_SECONDS = 0.05
+
+
+def user_id(user: User) -> Any:
+    """The id of an authenticated user (views let no one else in)."""
+    if user.pk is None:
+        raise NotFound("There is no such thing for an anonymous user.")
+    return user.pk
+
+
+def parse_uuid(value: Any) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def reload_job(job_id: Any) -> Job:
+    return Job.objects.select_related("user").get(pk=job_id)
+
+
+def keyset(after: Any) -> tuple[datetime, uuid.UUID]:
+    if isinstance(after, list) and len(after) == 2 and all(isinstance(v, str) for v in after):
+        try:
+            created = datetime.fromisoformat(after[0])
+            last_id = uuid.UUID(after[1])
+        except ValueError:
+            pass
+        else:
+            if created.tzinfo is not None:
+                return created, last_id
+    raise CoreError(
+        "The page_token is not one this server issued; start again without it.",
+        details={"field": "page_token"},
+    )
+
+
+def keyset_token(row: Job | Session) -> list[str]:
+    """The page-token key of a job or session in lists ordered newest first."""
+    return [row.created_at.isoformat(), str(row.pk)]
+
+
+def _choices(value: str | None, field: str, allowed: Sequence[str] | None) -> list[str] | None:
+    if value is None or value == "":
+        return None
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if allowed is not None:
+        items = [item.upper() for item in items]
+        for item in items:
+            if item not in allowed:
+                raise CoreError(
+                    f"Unknown {field} '{item}'. Choose from {', '.join(allowed)}.",
+                    details={"field": field},
+                )
+    return items
+
+
+def _instant(value: str | None, field: str) -> datetime | None:
+    """An ISO-8601 date or date-time query parameter; naive ones are UTC."""
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    # A '+' of an offset that was not percent-encoded arrives as a space.
+    candidates = (text, text.replace(" ", "+")) if " " in text else (text,)
+    for candidate in candidates:
+        try:
+            parsed = datetime.fromisoformat(candidate)
+        except ValueError:
+            continue
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        try:
+            # In UTC, as the databases compare it: 0001-01-01T00:00:00+14:00 is before year 1
+            # (SQLite's adapter failed on it with a 500; PostgreSQL took it).
+            return parsed.astimezone(UTC)
+        except OverflowError:
+            raise CoreError(
+                f"{field} is out of range: in UTC it must fall between 0001-01-01 and "
+                f"9999-12-31, got '{value}'.",
+                details={"field": field},
+            ) from None
+    raise CoreError(
+        f"{field} must be an ISO-8601 date or date-time such as 2026-01-31T12:00:00Z, "
+        f"got '{value}'.",
+        details={"field": field},
+    )
+
+
+def job_get(*, user: User, job_id: Any) -> Job:
+    """One of the caller's jobs (NOT_FOUND for others'). A RUNNING job whose heartbeat is
+    older than the worker timeout makes the reaper run first, so it is not shown stuck."""
+    key = parse_uuid(job_id)
+    job = (
+        Job.objects.select_related("user").filter(pk=key, user_id=user_id(user)).first()
+        if key is not None
+        else None
+    )
+    if job is None:
+        raise NotFound(f"Job {job_id} does not exist.")
+    stale = timezone.now() - timedelta(seconds=settings.TESSERA_WORKER_TIMEOUT_SECONDS)
+    if job.status == jobstate.RUNNING and job.heartbeat_at is not None and job.heartbeat_at < stale:
+        maintenance.reap_lost_jobs(job.pk)
+        job = reload_job(job.pk)
+    return job
+
+
+def job_list(
+    *,
+    user: User,
+    session: str | None = None,
+    status: str | None = None,
+    kind: str | None = None,
+    created_after: str | None = None,
+    created_before: str | None = None,
+    q: str | None = None,
+    after: Any,
+    limit: int,
+) -> list[Job]:
+    """The caller's jobs, newest first; filters by session, status and kind (comma lists),
+    creation time (``created_after`` inclusive, ``created_before`` exclusive) and a
+    case-insensitive part of the SQL (``q``)."""
+    qs = Job.objects.select_related("user").filter(user_id=user_id(user))
+    if session:
+        key = parse_uuid(session)
+        if key is None:
+            raise CoreError(f"'{session}' is not a session id.", details={"field": "session"})
+        qs = qs.filter(session_id=key)
+    statuses = _choices(status, "status", jobstate.STATUSES)
+    if statuses:
+        qs = qs.filter(status__in=statuses)
+    kinds = _choices(kind, "kind", None)
+    if kinds:
+        qs = qs.filter(kind__in=[item.lower() for item in kinds])
+    since = _instant(created_after, "created_after")
+    if since is not None:
+        qs = qs.filter(created_at__gte=since)
+    until = _instant(created_before, "created_before")
+    if until is not None:
+        qs = qs.filter(created_at__lt=until)
+    if q:
+        if "\x00" in q:
+            return []  # no statement holds NUL (PostgreSQL text cannot)
+        qs = qs.filter(sql__icontains=q)
+    if after is not None:
+        created, last_id = keyset(after)
+        qs = qs.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=last_id))
+    return list(qs.order_by("-created_at", "-id")[:limit])
+
+
+def job_events(*, job: Job, after: Any, limit: int) -> list[JobEvent]:
+    qs = JobEvent.objects.filter(job=job).order_by("id")
+    if after is not None:
+        if type(after) is not int:
+            raise CoreError(
+                "The page_token is not one this server issued; start again without it.",
+                details={"field": "page_token"},
+            )
+        qs = qs.filter(id__gt=after)
+    return list(qs[:limit])
+
+
+def require_result(job: Job) -> dict[str, Any]:
+    if job.status in (jobstate.CREATED, jobstate.RUNNING):
+        raise ResultNotReady(
+            f"Job {job.pk} is {job.status}; its result can be read once it has FINISHED.",
+            details={"status": job.status},
+        )
+    if job.status != jobstate.FINISHED or not job.result:
+        raise NotFound(f"Job {job.pk} ended {job.status} and has no result.")
+    return dict(job.result)
+
+
+@dataclass(frozen=True)
+class ResultPage:
+    """One page of a job's result: its columns, the rows, and the offset of the next page
+    (None: this is the last one)."""
+
+    columns: list[dict[str, str]]
+    rows: list[list[Any]]
+    next: int | None
+
+
+def job_result_page(*, job: Job, after: Any, limit: int) -> ResultPage:
+    """A page of the job's result from the results store."""
+    meta = require_result(job)
+    offset = 0
+    if after is not None:
+        if type(after) is not int or after < 0:
+            raise CoreError(
+                "The page_token is not one this server issued; start again without it.",
+                details={"field": "page_token"},
+            )
+        offset = after
+    rows, following = results.read_page(job.pk, offset, limit)
+    return ResultPage(columns=list(meta.get("columns", [])), rows=rows, next=following)
+
+
+def job_result_download(*, job: Job, fmt: str) -> Any:
+    require_result(job)
+    return results.download_response(job.pk, fmt)
+
+
+def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
+    """Poll the job rows until every one is terminal or ``seconds`` passed; the jobs, in order."""
+    deadline = time.monotonic() + seconds
+    while seconds > 0 and time.monotonic() < deadline:
+        statuses = Job.objects.filter(pk__in=job_ids).values_list("status", flat=True)
+        if all(status in jobstate.TERMINAL for status in statuses):
+            break
+        time.sleep(POLL_SECONDS)
+    jobs = Job.objects.select_related("user").filter(pk__in=job_ids)
+    by_id = {job.pk: job for job in jobs}
+    return [by_id[job_id] if job_id in by_id else reload_job(job_id) for job_id in job_ids]

@@ -1,0 +1,154 @@
+"""SQL sessions: open, read (expiry on the way), change and close them.
+
+A session's properties are checked by the registry of ``core.session_properties`` bound to
+the server's limits (``jobs.planning``); its current catalog and database are names as
+stored in the catalog.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from catalog import selectors as catalog_selectors
+from core.errors import CoreError, NotFound
+from jobs import planning
+from jobs.models import Session
+from jobs.selectors import User, keyset, parse_uuid, user_id
+
+
+def _expired_sessions(qs: QuerySet[Session]) -> QuerySet[Session]:
+    """Sessions of ``qs`` idle past their own timeout (one cutoff per distinct timeout, which
+    every database can compare; there are few distinct timeouts)."""
+    now = timezone.now()
+    timeouts = set(qs.order_by().values_list("idle_timeout_seconds", flat=True).distinct())
+    expired = Q(pk__in=[])
+    for seconds in timeouts:
+        expired |= Q(
+            idle_timeout_seconds=seconds, last_used_at__lte=now - timedelta(seconds=seconds)
+        )
+    return qs.filter(expired)
+
+
+def _where(
+    catalog: str | None,
+    database: str | None,
+    *,
+    catalog_given: bool,
+    database_given: bool,
+    current: tuple[str | None, str | None],
+) -> tuple[str | None, str | None]:
+    """The (catalog, database) a session moves to; names as stored (their case)."""
+    new_catalog, new_database = current
+    if catalog_given:
+        if catalog is None:
+            new_catalog, new_database = None, None
+        else:
+            found = catalog_selectors.get_catalog(catalog)
+            new_catalog, new_database = found.name, found.default_database
+    if database_given:
+        if database is None:
+            new_database = None
+        else:
+            if new_catalog is None:
+                raise CoreError(
+                    "A current database needs a current catalog; set current_catalog too.",
+                    details={"field": "current_database"},
+                )
+            found_db = catalog_selectors.get_database(new_catalog, database)
+            new_catalog, new_database = found_db.catalog.name, found_db.name
+    return new_catalog, new_database
+
+
+def _properties(properties: Any) -> dict[str, str]:
+    """A session's properties checked by the registry (type, range, canonical form)."""
+    return planning.session_properties().check_all(properties)
+
+
+def session_create(
+    *,
+    user: User,
+    current_catalog: str | None = None,
+    current_database: str | None = None,
+    properties: dict[str, Any] | None = None,
+    idle_timeout_seconds: int | None = None,
+) -> Session:
+    """Open a SQL session for ``user``. Naming only a catalog selects its default database."""
+    catalog, database = _where(
+        current_catalog,
+        current_database,
+        catalog_given=current_catalog is not None,
+        database_given=current_database is not None,
+        current=(None, None),
+    )
+    session = Session(
+        user_id=user_id(user),
+        current_catalog=catalog,
+        current_database=database,
+        properties=_properties(properties or {}),
+        last_used_at=timezone.now(),
+        idle_timeout_seconds=idle_timeout_seconds or settings.TESSERA_SESSION_IDLE_SECONDS,
+    )
+    session.save()
+    return session
+
+
+def session_get(*, user: User, session_id: Any, touch: bool = True) -> Session:
+    """The caller's live session; NOT_FOUND for others' sessions and expired ones (which are
+    deleted on the way). Every use moves ``last_used_at``."""
+    key = parse_uuid(session_id)
+    session = (
+        Session.objects.select_related("user").filter(pk=key, user_id=user_id(user)).first()
+        if key is not None
+        else None
+    )
+    if session is None:
+        raise NotFound(f"Session {session_id} does not exist.")
+    now = timezone.now()
+    if session.expires_at <= now:
+        session.delete()
+        raise NotFound(f"Session {session_id} has expired.")
+    if touch:
+        Session.objects.filter(pk=session.pk).update(last_used_at=now)
+        session.last_used_at = now
+    return session
+
+
+def session_list(*, user: User, after: Any, limit: int) -> list[Session]:
+    """The caller's live sessions, newest first (expired ones are deleted first)."""
+    mine = Session.objects.filter(user_id=user_id(user))
+    _expired_sessions(mine).delete()
+    qs = mine.select_related("user").order_by("-created_at", "-id")
+    if after is not None:
+        created, last_id = keyset(after)
+        qs = qs.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=last_id))
+    return list(qs[:limit])
+
+
+def session_update(*, session: Session, changes: dict[str, Any]) -> Session:
+    """PATCH: ``current_catalog``, ``current_database`` (null clears), ``properties`` (replaces
+    the whole map)."""
+    if "current_catalog" in changes or "current_database" in changes:
+        session.current_catalog, session.current_database = _where(
+            changes.get("current_catalog"),
+            changes.get("current_database"),
+            catalog_given="current_catalog" in changes,
+            database_given="current_database" in changes,
+            current=(session.current_catalog, session.current_database),
+        )
+    if "properties" in changes:
+        session.properties = _properties(changes["properties"])
+    if "idle_timeout_seconds" in changes:
+        session.idle_timeout_seconds = changes["idle_timeout_seconds"]
+    session.save()
+    return session
+
+
+def session_delete(*, session: Session) -> None:
+    """Close a session. Its jobs stay (in the caller's history) without it; its temporary
+    objects go with it (CASCADE), and no file is touched."""
+    session.delete()

@@ -1,0 +1,265 @@
+"""Statements in, jobs out: plan a statement in its session, store it as a job, start it.
+
+``start_job(job, plan)`` is the one way a job starts, for a single statement and for a
+script's statement alike: the plan is stored on the job in the transaction that moves it to
+CREATED (the write hooks of ``jobs.write_hooks`` run there and may refuse: then the job
+FAILS with their error, or a CREATE TABLE IF NOT EXISTS … AS SELECT whose name was taken
+meanwhile is skipped); a plan that needs Spark is then sent to the workers after commit
+(``jobs.dispatch``), and any other is returned for the caller to run here
+(``jobs.commands.run_command``). A statement the planner refuses still makes a job, which
+goes CREATED → FAILED (``fail_job``) so that the history shows the statement and its error.
+Scripts (``jobs.scripts``) use the same two functions when a statement's turn comes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from core import jobstate
+from core.errors import AlreadyExists, CoreError
+from core.jobstate import IllegalTransition
+from core.limits import CheckedStatement, PlanningTimeout, accept_statement, check_statement
+from core.planner import Action, Plan, PlanContext, plan_statement, statement_kind
+from core.session_properties import check_wait
+from jobs import commands, dispatch, lifecycle, planning
+from jobs.catalog_reader import DjangoCatalogReader
+from jobs.errors import INTERNAL_ERROR, error_json
+from jobs.models import Job, Session
+from jobs.selectors import User, reload_job, wait_for
+
+log = logging.getLogger(__name__)
+
+
+# --- planning --------------------------------------------------------------------------------
+
+
+def plan_context(session: Session) -> PlanContext:
+    """What the planner knows of the session and the server."""
+    registry = planning.session_properties()
+    return PlanContext(
+        current_catalog=session.current_catalog,
+        current_database=session.current_database,
+        storage_roots=tuple(str(root) for root in settings.TESSERA_STORAGE_ROOTS),
+        settable_keys=registry.keys,
+        udf_packages=tuple(settings.TESSERA_UDF_PACKAGES),
+        session_properties=registry,
+        limits=planning.statement_limits(),
+        budget_seconds=planning.budget_seconds(),
+    )
+
+
+def plan_in_session(session: Session, sql: str | CheckedStatement) -> Plan:
+    """Plan one statement in the session's context; raises CoreError (planner errors).
+
+    A ``CheckedStatement`` (``statement_submit``) is not scanned for the limits again; a
+    plain string (a script's statement, planned when its turn comes) is scanned by the
+    planner."""
+    return plan_statement(sql, DjangoCatalogReader(session), plan_context(session))
+
+
+def plan_sql(session: Session, sql: str) -> dict[str, Any]:
+    """The plan JSON of a statement in the session (as stored on its job)."""
+    return plan_in_session(session, sql).to_dict()
+
+
+def plan_or_error(session: Session, sql: str | CheckedStatement) -> Plan | dict[str, Any]:
+    """The plan, or the job error JSON of the refusal — a planner bug is an INTERNAL_ERROR,
+    logged.
+
+    Limits and the planning budget are the planner's (``plan_context``): over them, the
+    statement's job fails with STATEMENT_TOO_LARGE, STATEMENT_TOO_DEEP or PLANNING_TIMEOUT.
+    """
+    try:
+        return plan_in_session(session, sql)
+    except CoreError as exc:
+        if isinstance(exc, PlanningTimeout):
+            log.warning("planning a statement of session %s ran out of its budget", session.pk)
+        return error_json(exc)
+    except Exception:
+        log.exception("the planner failed on a statement of session %s", session.pk)
+        return dict(INTERNAL_ERROR)
+
+
+def job_timeout(session: Session) -> int:
+    """The timeout a new job of the session gets: its job.timeout_seconds, within the
+    server's range (a value stored before the range existed is clamped)."""
+    return planning.session_properties().job_timeout_seconds(session.properties)
+
+
+def new_job(session: Session, sql: str, **fields: Any) -> Job:
+    """A job of the session for ``sql``, not saved yet; its kind until it has a plan is the
+    planner's ``statement_kind``."""
+    return Job(
+        session=session,
+        user=session.user,
+        sql=sql,
+        kind=statement_kind(sql),
+        timeout_seconds=job_timeout(session),
+        **fields,
+    )
+
+
+# --- starting a job --------------------------------------------------------------------------
+
+
+def _plan_fields(plan: Plan, session: Session | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "plan": plan.to_dict(),
+        "kind": str(plan.kind)[:16],
+        "target": list(plan.target) if plan.target else None,
+    }
+    if session is not None:
+        fields["timeout_seconds"] = job_timeout(session)
+    return fields
+
+
+def _store(job: Job, fields: Mapping[str, Any]) -> None:
+    """Set ``fields`` on the job: a new job is inserted, a stored one updated."""
+    for name, value in fields.items():
+        setattr(job, name, value)
+    if job._state.adding:
+        job.save()
+    elif fields:
+        Job.objects.filter(pk=job.pk).update(**fields)
+
+
+def _skip_plan(plan: Plan, exc: CoreError) -> Plan | None:
+    """CREATE TABLE IF NOT EXISTS … AS SELECT whose name was taken after planning (another
+    statement, e.g. a concurrent CTAS, created it first): the plan the planner makes for a
+    taken name, which finishes at once with ``skipped_exists``. None for anything else."""
+    args = plan.args
+    if plan.action != Action.CTAS or not args.get("if_not_exists"):
+        return None
+    if not isinstance(exc, AlreadyExists) or args.get("skip"):
+        return None
+    return Plan.of(
+        plan.action,
+        needs_spark=False,
+        sql=plan.sql,
+        relations=plan.relations,
+        functions=plan.functions,
+        target=plan.target,
+        args={**args, "skip": True},
+    )
+
+
+def start_job(job: Job, plan: Plan) -> Job:
+    """Store ``plan`` on ``job`` (a new one, or a script's statement whose turn came) and
+    start it: CREATED, then enqueued for a worker after commit when it needs Spark.
+
+    Returns the job: CREATED (a plan that needs no Spark is the caller's to run, see
+    ``runs_here``), or FAILED when an in-transaction hook refused it (it keeps its kind and
+    target, not the plan)."""
+    session = job.session
+    was_new = job._state.adding
+    try:
+        with transaction.atomic():
+            _store(job, _plan_fields(plan, session))
+            lifecycle.created(job)
+            if plan.needs_spark:
+                transaction.on_commit(partial(dispatch.enqueue, job.id))
+    except CoreError as exc:  # an in-transaction on_created hook refused (CTAS: name taken)
+        job._state.adding = was_new  # a new job's insert was rolled back with the rest
+        skip = _skip_plan(plan, exc)
+        if skip is not None:
+            return start_job(job, skip)
+        return fail_job(job, error_json(exc), {**_plan_fields(plan, session), "plan": {}})
+    return job
+
+
+def runs_here(job: Job) -> bool:
+    """Whether a job ``start_job`` returned is a command for this process to run now."""
+    plan = job.typed_plan
+    return job.status == jobstate.CREATED and plan is not None and not plan.needs_spark
+
+
+def fail_job(job: Job, error: dict[str, Any], fields: Mapping[str, Any] | None = None) -> Job:
+    """Record a statement that cannot run (the planner refused it, a hook refused its plan,
+    its session is gone): the job goes CREATED → FAILED with ``error``."""
+    with transaction.atomic():
+        _store(job, fields or {})
+        lifecycle.created(job)
+    return lifecycle.transition(job.id, jobstate.CREATED, jobstate.FAILED, error=error)
+
+
+def submit_plan(*, session: Session, sql: str, plan: Plan | Mapping[str, Any]) -> Job:
+    """Store a planned statement as a job and start it: run it here, or enqueue it for a
+    worker once the row is committed (``plan.needs_spark``)."""
+    typed = plan if isinstance(plan, Plan) else Plan.from_dict(plan)
+    job = start_job(new_job(session, sql), typed)
+    if runs_here(job):
+        return commands.run_command(job)
+    return reload_job(job.pk)
+
+
+# --- the statements endpoint -----------------------------------------------------------------
+
+
+def check_sql(sql: Any) -> str:
+    if not isinstance(sql, str) or not sql.strip():
+        raise CoreError("'sql' must hold a statement.", details={"field": "sql"})
+    return sql
+
+
+def check_statement_size(body: Any) -> None:
+    """Refuse a statements request whose ``sql`` has more characters than the server
+    accepts, in constant time (the body's own checks walk the text character by character;
+    tokens and nesting are checked in the user's planning slot)."""
+    if isinstance(body, dict) and isinstance(body.get("sql"), str):
+        limits = planning.statement_limits()
+        if len(body["sql"]) > limits.max_chars:
+            what = "script" if body.get("script") is True else "statement"
+            check_statement(body["sql"], limits, what=what)
+
+
+def statement_submit(*, session: Session, sql: str, wait: float | None = 0) -> Job:
+    """Plan and start one statement; with ``wait``, hold until it ended or the time passed.
+
+    It takes one of the user's planning slots of this process first (``TooManyRequests``
+    when there is none free: nothing else is done); a statement over the server's limits
+    (size, tokens, nesting) is then refused before it is planned and makes no job;
+    planning runs under the budget. The statement is scanned for the limits once: here,
+    and the planner is handed the proof (``CheckedStatement``).
+    """
+    seconds = check_wait(wait)
+    check_sql(sql)
+    with planning.GATE.slot(session.user_id):
+        statement = accept_statement(sql, planning.statement_limits())
+        outcome = plan_or_error(session, statement)
+        if isinstance(outcome, Plan):
+            job = submit_plan(session=session, sql=sql, plan=outcome)
+        else:
+            job = fail_job(new_job(session, sql), outcome)
+    return wait_for([job.id], seconds)[0]
+
+
+# --- cancel ----------------------------------------------------------------------------------
+
+
+def job_cancel(*, user: User, job: Job) -> Job:
+    """Cancel a job: CREATED ends CANCELED at once; RUNNING gets ``cancel_requested`` and its
+    worker stops Spark and ends it CANCELED; an ended job cannot be canceled (409)."""
+    by = user.get_username()
+    if job.status == jobstate.CREATED:
+        error = {
+            "code": "CANCELED",
+            "message": f"Canceled by {by} before it started.",
+            "details": {},
+        }
+        if lifecycle.try_transition(job.id, jobstate.CREATED, jobstate.CANCELED, error=error):
+            return reload_job(job.pk)
+        job = reload_job(job.pk)  # it started (or ended) meanwhile
+    if job.status == jobstate.RUNNING:
+        asked = Job.objects.filter(pk=job.pk, status=jobstate.RUNNING, cancel_requested=False)
+        if asked.update(cancel_requested=True):
+            lifecycle.record_event(job.pk, "cancel_requested", {"by": by})
+        return reload_job(job.pk)
+    raise IllegalTransition(
+        f"Job {job.pk} has already ended ({job.status}); there is nothing to cancel."
+    )
