@@ -99,6 +99,9 @@ class Job(models.Model):
     # Jobs of one script run in order: the next one starts when this one finishes.
     script_id = models.UUIDField(null=True, blank=True, db_index=True)
     script_index = models.PositiveIntegerField(default=0)
+    # Where this statement starts in the script's text (code points), so a client can point
+    # at it without splitting the script again.
+    script_offset = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -20,7 +20,7 @@ from core import jobstate
 from core.errors import CoreError, NotFound
 from core.jobstate import JobView, NoOpHook, Record
 from core.limits import StatementLimits, StatementTooLarge, check_statement
-from core.planner import Plan, split_script
+from core.planner import Plan, split_script_spans
 from core.session_properties import check_wait
 from jobs import commands, lifecycle, planning
 from jobs.errors import error_json
@@ -48,7 +48,7 @@ def script_submit(*, session: Session, sql: str, wait: float | None = 0) -> list
 
 def _submit_script(session: Session, sql: str, limits: StatementLimits) -> list[Job]:
     try:
-        statements = [s for s in split_script(sql) if s.strip()]
+        statements = split_script_spans(sql)
     except CoreError as exc:  # e.g. an unterminated string: the script as one failed job
         return [fail_job(new_job(session, sql), error_json(exc))]
     if not statements:
@@ -62,8 +62,10 @@ def _submit_script(session: Session, sql: str, limits: StatementLimits) -> list[
     script_id = uuid.uuid4()
     with transaction.atomic():
         jobs = []
-        for index, text in enumerate(statements):
-            job = new_job(session, text, script_id=script_id, script_index=index)
+        for index, (offset, text) in enumerate(statements):
+            job = new_job(
+                session, text, script_id=script_id, script_index=index, script_offset=offset
+            )
             job.save()
             detail = {"script_id": str(script_id), "index": index, "count": len(statements)}
             lifecycle.record_event(job.id, "queued", detail)

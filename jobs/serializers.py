@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from catalog import serializers as catalog_serializers
@@ -45,6 +46,9 @@ class SessionOut(serializers.Serializer[Session]):
 class ScriptOut(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     index = serializers.IntegerField(help_text="0-based position of the statement")
+    offset = serializers.IntegerField(
+        help_text="Where the statement starts in the script's text, in Unicode code points"
+    )
 
 
 class JobOut(serializers.Serializer[Job]):
@@ -62,7 +66,10 @@ class JobOut(serializers.Serializer[Job]):
     finished_at = serializers.DateTimeField(allow_null=True)
     result = serializers.JSONField(allow_null=True)
     script = serializers.SerializerMethodField(
-        help_text="Only for statements of a script: the script's id and this one's index."
+        help_text=(
+            "Only for statements of a script: the script's id, this one's index and its "
+            "offset in the script's text (in Unicode code points)."
+        )
     )
 
     def get_user(self, obj: Job) -> str:
@@ -71,10 +78,11 @@ class JobOut(serializers.Serializer[Job]):
     def get_progress(self, obj: Job) -> dict[str, int]:
         return {**PROGRESS_DEFAULT, **(obj.progress or {})}
 
+    @extend_schema_field(ScriptOut(allow_null=True))
     def get_script(self, obj: Job) -> dict[str, Any] | None:
         if obj.script_id is None:
             return None
-        return {"id": str(obj.script_id), "index": obj.script_index}
+        return {"id": str(obj.script_id), "index": obj.script_index, "offset": obj.script_offset}
 
     def to_representation(self, instance: Job) -> dict[str, Any]:
         data = dict(super().to_representation(instance))

@@ -23,7 +23,7 @@ from core.planner.plan import (
     PlanKind,
     RelationPlan,
 )
-from core.planner.tokens import split_script
+from core.planner.tokens import split_script, split_script_spans
 
 __all__ = [
     "ACTION_KINDS",
@@ -45,5 +45,6 @@ __all__ = [
     "UnsupportedStatement",
     "plan_statement",
     "split_script",
+    "split_script_spans",
     "statement_kind",
 ]

@@ -212,11 +212,22 @@ def strip_region(text: str, begin: int, end: int) -> tuple[int, int]:
     return begin, end
 
 
-def split_script(sql: str) -> list[str]:
+def split_script_spans(sql: str) -> list[tuple[int, str]]:
     """Split a script into statements at top-level ``;`` (strings, comments and backticks
-    respected); empty statements are dropped and each keeps its original text (comments
-    included), without the separating ``;`` and surrounding whitespace."""
-    return [sql[begin:end].strip() for begin, end, _ in statement_groups(tokenize(sql), len(sql))]
+    respected): each statement's offset in ``sql`` (in code points) and its original text
+    (comments included), without the separating ``;`` and surrounding whitespace; empty
+    statements are dropped."""
+    spans = []
+    for group_begin, group_end, _ in statement_groups(tokenize(sql), len(sql)):
+        begin, end = strip_region(sql, group_begin, group_end)
+        if begin < end:
+            spans.append((begin, sql[begin:end]))
+    return spans
+
+
+def split_script(sql: str) -> list[str]:
+    """The statements of a script, as ``split_script_spans`` finds them."""
+    return [text for _, text in split_script_spans(sql)]
 
 
 class TokenCursor:

@@ -216,12 +216,11 @@ export type FunctionObject = Omit<Schemas["FunctionOut"], "kind" | "language" | 
 export type JobStatus = "CREATED" | "RUNNING" | "FINISHED" | "FAILED" | "CANCELED";
 
 // Hand-refined: status, progress, error and result are free-form in the document.
-export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "result" | "script"> & {
+export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "result"> & {
   status: JobStatus;
   progress: { stages_total: number; stages_done: number; tasks_total: number; tasks_done: number };
   error: ApiErrorBody | null;
   result: { columns: ResultColumn[]; row_count: number; truncated: boolean } | null;
-  script?: { id: string; index: number } | null;
 };
 
 export type JobEvent = Omit<Schemas["EventOut"], "detail"> & {

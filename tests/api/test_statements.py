@@ -515,6 +515,22 @@ def test_a_script_runs_in_order_each_statement_in_the_state_the_last_left(sql, a
     assert "script" not in single
 
 
+def test_each_statement_of_a_script_says_where_it_starts_in_the_text(sql, alice_api):
+    # Offsets count code points (an emoji is one), past strings and comments holding ';'.
+    text = "  CREATE DATABASE `😀;a`;\n/* x; */ ;\n-- c;\nCREATE DATABASE `b;` ; SHOW DATABASES"
+    jobs = submit_script(sql, text)
+    assert [j["status"] for j in jobs] == ["FINISHED"] * 3
+    offsets = [j["script"]["offset"] for j in jobs]
+    assert [
+        text[offset : offset + len(j["sql"])] for offset, j in zip(offsets, jobs, strict=True)
+    ] == [j["sql"] for j in jobs]
+    assert offsets == [
+        2,
+        text.index("/* x; */ ;") + len("/* x; */ ;") + 1,
+        text.index("SHOW DATABASES"),
+    ]
+
+
 def test_a_script_stops_at_the_first_failure(sql, alice_api):
     jobs = submit_script(sql, "CREATE DATABASE one; USE nope; CREATE DATABASE two; SET")
     assert [j["status"] for j in jobs] == ["FINISHED", "FAILED", "CANCELED", "CANCELED"]

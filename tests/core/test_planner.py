@@ -15,6 +15,7 @@ from core.planner import (
     UnsupportedStatement,
     plan_statement,
     split_script,
+    split_script_spans,
 )
 from tests.core.test_planner_support import context, plan, sample_catalog
 
@@ -221,6 +222,16 @@ def test_split_script_keeps_statement_sets_whole() -> None:
 
 def test_split_script_of_nothing() -> None:
     assert split_script("  -- nothing\n ; ") == []
+
+
+def test_split_script_spans_say_where_each_statement_starts() -> None:
+    script = "\u3000 SELECT '\U0001f600;';\n/* ; */;\n\tSELECT 2 ;"
+    spans = split_script_spans(script)
+    assert (
+        [text for _, text in spans] == split_script(script) == ["SELECT '\U0001f600;'", "SELECT 2"]
+    )
+    assert [script[offset : offset + len(text)] for offset, text in spans] == split_script(script)
+    assert [offset for offset, _ in spans] == [2, script.index("SELECT 2")]
 
 
 def test_split_script_reports_unterminated_comment() -> None:

@@ -721,10 +721,8 @@ export interface components {
             /** Format: date-time */
             finished_at: string | null;
             result: unknown;
-            /** @description Only for statements of a script: the script's id and this one's index. */
-            readonly script: {
-                [key: string]: unknown;
-            } | null;
+            /** @description Only for statements of a script: the script's id, this one's index and its offset in the script's text (in Unicode code points). */
+            readonly script: components["schemas"]["ScriptOut"] | null;
         };
         JobPage: {
             items: components["schemas"]["JobOut"][];
@@ -827,6 +825,14 @@ export interface components {
         SavedQueryPage: {
             items: components["schemas"]["SavedQueryOut"][];
             next_page_token: string | null;
+        };
+        ScriptOut: {
+            /** Format: uuid */
+            id: string;
+            /** @description 0-based position of the statement */
+            index: number;
+            /** @description Where the statement starts in the script's text, in Unicode code points */
+            offset: number;
         };
         SearchHitOut: {
             kind: string;

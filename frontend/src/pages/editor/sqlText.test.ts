@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  indexOfCodePoint,
   mapCursorThroughFormat,
   mapErrorPosition,
   offsetOf,
@@ -232,5 +233,21 @@ describe("positions", () => {
   it("oneLine flattens and truncates", () => {
     expect(oneLine("a\n  b\tc")).toBe("a b c");
     expect(oneLine("x".repeat(10), 5)).toBe("xxxx…");
+  });
+});
+
+describe("indexOfCodePoint", () => {
+  it("is the same index for text without astral characters", () => {
+    expect(indexOfCodePoint("SELECT 1; SELECT 2", 10)).toBe(10);
+  });
+  it("counts a surrogate pair as one code point, as the server does", () => {
+    const text = "SELECT '😀'; SELECT 2";
+    // The server's offset of "SELECT 2" counts the emoji once (Python code points).
+    const serverOffset = Array.from(text.slice(0, text.indexOf("SELECT 2"))).length;
+    expect(text.slice(indexOfCodePoint(text, serverOffset))).toBe("SELECT 2");
+  });
+  it("is clamped into the text", () => {
+    expect(indexOfCodePoint("ab", 10)).toBe(2);
+    expect(indexOfCodePoint("", 0)).toBe(0);
   });
 });

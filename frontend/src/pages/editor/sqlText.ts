@@ -500,6 +500,19 @@ export function selectItems(query: string): SelectItem[] {
   return out;
 }
 
+/**
+ * The string index (UTF-16 code units, as JavaScript counts) of the `codePoints`-th code
+ * point of `text` — the server counts offsets in code points (clamped into the text).
+ */
+export function indexOfCodePoint(text: string, codePoints: number): number {
+  let index = 0;
+  for (let seen = 0; seen < codePoints && index < text.length; seen++) {
+    const unit = text.charCodeAt(index);
+    index += unit >= 0xd800 && unit <= 0xdbff && index + 1 < text.length ? 2 : 1;
+  }
+  return index;
+}
+
 /** The 0-based offset of a 1-based line and column in `text` (clamped into the text). */
 export function offsetOf(text: string, line: number, column: number): number {
   let offset = 0;

@@ -12,7 +12,7 @@ import { followJob } from "../../data/jobs";
 import { useClock } from "../../data/queries";
 import { cancelJob } from "../../components/jobs/JobProgress";
 import { summaryOf } from "./runSummary";
-import { mapErrorPosition, splitStatements, statementAt } from "./sqlText";
+import { indexOfCodePoint, mapErrorPosition, splitStatements, statementAt } from "./sqlText";
 import { errorText, type ScriptJob } from "./types";
 
 /** How often the elapsed time of a running statement is redrawn. */
@@ -136,14 +136,9 @@ export function useStatementRunner({
           answer = await submit();
         }
         const jobs: ScriptJob[] = "jobs" in answer ? answer.jobs : [answer];
-        // Where each job's text starts in the editor (job.sql is a piece of what was sent).
-        let cursor = 0;
-        const bases = jobs.map((job) => {
-          const at = sent.indexOf(job.sql, cursor);
-          if (at < 0) return base;
-          cursor = at + job.sql.length;
-          return base + at;
-        });
+        // Where each job's text starts in the editor: the server says where each statement of
+        // a script starts in what was sent (in code points), so nothing is split again here.
+        const bases = jobs.map((job) => base + indexOfCodePoint(sent, job.script?.offset ?? 0));
         for (let index = 0; index < jobs.length; index++) {
           const step: [number, number] | null = jobs.length > 1 ? [index + 1, jobs.length] : null;
           setRun((state) => state && { ...state, job: jobs[index], step });
