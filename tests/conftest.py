@@ -9,12 +9,14 @@ Everything here goes through the real stack: users are Django users, tokens come
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection
+from django.db import OperationalError, connection
+from django.db.backends.base.operations import BaseDatabaseOperations
 from rest_framework.test import APIClient
 
 # The live-worker plugin may be imported by a package's conftest before ``pytest_configure``
@@ -109,7 +111,32 @@ def require_postgresql() -> None:
         )
 
 
+DEADLOCK_DETECTED = "40P01"  # PostgreSQL's SQLSTATE
+
+
+def _flush_again_after_a_deadlock() -> None:
+    """Emptying the test database between transactional tests TRUNCATEs every table in one
+    statement, taking its locks one table after another; a live worker's transaction (its
+    heartbeat, the sweeper) that holds one of them and waits for another makes PostgreSQL
+    end one of the two as a deadlock. The flush is one transaction, rolled back whole, so it
+    is simply run again (at most five times)."""
+    original = BaseDatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self: BaseDatabaseOperations, sql_list: list[str]) -> None:
+        for attempt in range(1, 6):
+            try:
+                original(self, sql_list)
+                return
+            except OperationalError as exc:
+                if getattr(exc.__cause__, "sqlstate", None) != DEADLOCK_DETECTED or attempt == 5:
+                    raise
+                time.sleep(0.1 * attempt)
+
+    BaseDatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign,assignment]
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _flush_again_after_a_deadlock()
     # The live-worker fixtures (``worker``, ``own_workers_only``) for every package: a plugin
     # module, loaded here since it imports this one.
     config.pluginmanager.import_plugin("tests.workers")

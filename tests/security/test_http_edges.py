@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import re
-import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -28,6 +27,7 @@ from django.urls import resolve, reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.throttles import SignInThrottle
 from catalog.models import Catalog
 from core import jobstate
 from jobs import lifecycle, results, submission
@@ -188,11 +188,19 @@ def test_sign_in_attempts_past_the_rate_are_429_with_retry_after(
 
 
 @pytest.mark.django_db
-def test_the_throttle_window_passes(alice: User, settings: Any) -> None:
+def test_the_throttle_window_passes(
+    alice: User, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The throttle's own clock, so a slow machine cannot spread the three attempts over
+    # more than the window.
+    now = [1_000_000.0]
+    monkeypatch.setattr(SignInThrottle, "timer", lambda self: now[0])
     settings.TESSERA_AUTH_THROTTLE_RATE = "2/sec"
     client = json_client()
     assert [_sign_in(client, "token", PASSWORD).status_code for _ in range(3)] == [200, 200, 429]
-    time.sleep(1.1)
+    now[0] += 0.9
+    assert _sign_in(client, "token", PASSWORD).status_code == 429
+    now[0] += 0.2
     assert _sign_in(client, "token", PASSWORD).status_code == 200
 
 
