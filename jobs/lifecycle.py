@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from core import jobstate
 from core.jobstate import IllegalTransition, JobStatusHook, JobView
+from jobs import notify
 from jobs.models import Job, JobEvent
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ def transition(job_id: Any, current: str, target: str, **fields: Any) -> Job:
         record_event(job_id, target.lower(), detail)
         job = Job.objects.select_related("user").get(pk=job_id)
         _run_transactional_hooks(job, target)
+        notify.announce(job_id, notify.STATUS)
     _run_hooks(job, target)
     return job
 

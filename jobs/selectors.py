@@ -7,9 +7,13 @@ A RUNNING job whose heartbeat is stale makes the workers' reaper run first
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -21,13 +25,11 @@ from django.utils import timezone
 
 from core import jobstate
 from core.errors import CoreError, NotFound
-from jobs import maintenance, results
+from jobs import maintenance, notify, results
 from jobs.errors import ResultNotReady
 from jobs.models import Job, JobEvent, Session
 
 User = AbstractBaseUser | AnonymousUser
-
-POLL_SECONDS = 0.05
 
 
 def user_id(user: User) -> Any:
@@ -229,14 +231,91 @@ def job_result_download(*, job: Job, fmt: str) -> Any:
     return results.download_response(job.pk, fmt)
 
 
+# Requests of this process that may be held waiting at once (``wait`` of statements, of
+# ``GET /jobs/{id}``); beyond that a request answers at once, as with ``wait: 0``.
+_held = threading.BoundedSemaphore(max(1, settings.TESSERA_HELD_REQUESTS_PER_PROCESS))
+
+
+def set_held_limit(limit: int) -> None:
+    """How many requests this process may hold at once from now on."""
+    global _held
+    _held = threading.BoundedSemaphore(max(1, limit))
+
+
+@contextlib.contextmanager
+def held(seconds: float) -> Iterator[float]:
+    """How long this request may hold its answer: ``seconds``, or 0 while the process
+    already holds ``TESSERA_HELD_REQUESTS_PER_PROCESS`` requests (threads stay free for
+    everything else)."""
+    semaphore = _held
+    if seconds <= 0 or not semaphore.acquire(blocking=False):
+        yield 0.0
+        return
+    try:
+        yield seconds
+    finally:
+        semaphore.release()
+
+
 def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
-    """Poll the job rows until every one is terminal or ``seconds`` passed; the jobs, in order."""
-    deadline = time.monotonic() + seconds
-    while seconds > 0 and time.monotonic() < deadline:
-        statuses = Job.objects.filter(pk__in=job_ids).values_list("status", flat=True)
-        if all(status in jobstate.TERMINAL for status in statuses):
-            break
-        time.sleep(POLL_SECONDS)
+    """Wait until every job is terminal or ``seconds`` passed; the jobs, in order.
+
+    Woken by the jobs' status notifications (``jobs.notify``), with the row re-read on each
+    and at least every fallback delay."""
+    with held(seconds) as allowed:
+        if allowed > 0:
+            deadline = time.monotonic() + allowed
+            with notify.watch(job_ids, (notify.STATUS,)) as watch:
+                while True:
+                    statuses = Job.objects.filter(pk__in=job_ids).values_list("status", flat=True)
+                    if all(status in jobstate.TERMINAL for status in statuses):
+                        break
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    watch.wait(left)
     jobs = Job.objects.select_related("user").filter(pk__in=job_ids)
     by_id = {job.pk: job for job in jobs}
     return [by_id[job_id] if job_id in by_id else reload_job(job_id) for job_id in job_ids]
+
+
+def job_version(job: Job) -> str:
+    """A tag that changes whenever what ``GET /jobs/{id}`` shows of the job changes (its
+    ``ETag``): status, progress, cancel, error, result, times."""
+    state = [
+        job.status,
+        job.progress,
+        job.cancel_requested,
+        job.error,
+        job.result,
+        job.started_at.isoformat() if job.started_at else None,
+        job.finished_at.isoformat() if job.finished_at else None,
+    ]
+    text = json.dumps(state, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def job_wait_change(*, user: User, job_id: Any, known: str | None, seconds: float) -> Job:
+    """One of the caller's jobs (as ``job_get``), once its version is not ``known`` any more,
+    or when ``seconds`` passed, or at once if it has ended or nothing is known (long-poll
+    of ``GET /jobs/{id}``: woken by the job's notifications)."""
+    job = job_get(user=user, job_id=job_id)
+    if known is None or seconds <= 0 or job.status in jobstate.TERMINAL:
+        return job
+    if job_version(job) != known:
+        return job
+    with held(seconds) as allowed:
+        if allowed <= 0:
+            return job
+        deadline = time.monotonic() + allowed
+        kinds = (notify.STATUS, notify.PROGRESS, notify.CANCEL)
+        with notify.watch([job.pk], kinds) as watch:
+            while True:
+                # Read after the watch exists: a change since the first read is seen here.
+                job = job_get(user=user, job_id=job.pk)
+                if job_version(job) != known or job.status in jobstate.TERMINAL:
+                    return job
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return job
+                watch.wait(left)

@@ -27,7 +27,7 @@ from core.jobstate import IllegalTransition
 from core.limits import CheckedStatement, PlanningTimeout, accept_statement, check_statement
 from core.planner import Action, Plan, PlanContext, plan_statement, statement_kind
 from core.session_properties import check_wait
-from jobs import commands, dispatch, lifecycle, planning
+from jobs import commands, dispatch, lifecycle, notify, planning
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.errors import INTERNAL_ERROR, error_json
 from jobs.models import Job, Session
@@ -259,6 +259,7 @@ def job_cancel(*, user: User, job: Job) -> Job:
         asked = Job.objects.filter(pk=job.pk, status=jobstate.RUNNING, cancel_requested=False)
         if asked.update(cancel_requested=True):
             lifecycle.record_event(job.pk, "cancel_requested", {"by": by})
+            notify.announce(job.pk, notify.CANCEL)
         return reload_job(job.pk)
     raise IllegalTransition(
         f"Job {job.pk} has already ended ({job.status}); there is nothing to cancel."

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.session_properties import check_wait
 from jobs import completion, scripts, selectors, sessions, submission, temporary_objects
 from jobs import serializers as s
 from webapp.api import PAGE_PARAMS, valid_body
@@ -188,10 +189,54 @@ class JobListView(APIView):
         return Response(page_body(rows, page, selectors.keyset_token, s.job_out))
 
 
+def _wait_param(request: Request) -> float:
+    raw = request.query_params.get("wait")
+    if raw is None or raw == "":
+        return 0.0
+    try:
+        value: Any = float(raw)
+    except ValueError:
+        value = raw
+    return check_wait(value)
+
+
+def _etag(header: str | None) -> str | None:
+    """The version an ``If-None-Match`` names (``"v"`` or ``W/"v"``; the first of a list)."""
+    if not header:
+        return None
+    first = header.split(",")[0].strip()
+    if first.startswith("W/"):
+        first = first[2:]
+    return first.strip('"') or None
+
+
 class JobDetailView(APIView):
-    @extend_schema(responses=s.JobOut)
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "wait",
+                float,
+                description="With If-None-Match: hold the answer up to this many seconds "
+                "(0..30) until the job differs from that version; 304 if it did not change.",
+            ),
+            OpenApiParameter(
+                "If-None-Match",
+                str,
+                location=OpenApiParameter.HEADER,
+                description="The ETag of the job as last seen.",
+            ),
+        ],
+        responses={200: s.JobOut, 304: OpenApiResponse(description="Not changed.")},
+    )
     def get(self, request: Request, job: str) -> Response:
-        return Response(s.job_out(selectors.job_get(user=request.user, job_id=job)))
+        wait = _wait_param(request)
+        known = _etag(request.headers.get("If-None-Match"))
+        found = selectors.job_wait_change(user=request.user, job_id=job, known=known, seconds=wait)
+        version = selectors.job_version(found)
+        headers = {"ETag": f'"{version}"', "Cache-Control": "no-cache"}
+        if known == version:
+            return Response(status=304, headers=headers)
+        return Response(s.job_out(found), headers=headers)
 
 
 class JobCancelView(APIView):

@@ -34,7 +34,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from jobs import maintenance
+from jobs import maintenance, notify
 from jobs.models import Worker
 
 log = logging.getLogger(__name__)
@@ -224,6 +224,10 @@ def _start_heartbeat(sender: Any = None, **kwargs: Any) -> None:
     log.info("worker identity %s", _identity)
     warn_if_root()
     _start_spark()
+    try:
+        notify.listen()  # cancels reach the first job's monitor without a listener to start
+    except Exception:
+        log.exception("job notifications could not start; monitors re-read the rows")
     threading.Thread(
         target=_heartbeat_loop, args=(_identity, node), name="tessera-heartbeat", daemon=True
     ).start()

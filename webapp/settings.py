@@ -162,8 +162,14 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # Kombu would otherwise put its broadcast (pidbox) files in the working directory.
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # Workers wait on a socket in this folder and senders wake them (jobs.broker): a
+        # statement reaches an idle worker at once, not on the next poll. The poll stays as
+        # the safety net for a wake-up that got lost.
+        "wake_folder": str(BROKER_DIR / "wake"),
+        "polling_interval": float(os.environ.get("TESSERA_BROKER_POLL_SECONDS", "1")),
     }
-    for _folder in ("queue", "processed", "control"):
+    CELERY_BROKER_TRANSPORT = "jobs.broker:Transport"
+    for _folder in ("queue", "processed", "control", "wake"):
         (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 # Job state lives in our own tables, never in a Celery result backend.
 CELERY_TASK_IGNORE_RESULT = True
@@ -171,6 +177,18 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# How a job's changes (status, progress, a cancel) reach whoever waits for them at once
+# (jobs.notify): "redis" (pub/sub on the broker's Redis), "sockets" (datagram sockets under
+# the data dir, one machine: the embedded default), "none" (re-read the row every
+# TESSERA_NOTIFY_FALLBACK_SECONDS only). "auto" picks redis or sockets from the broker URL.
+TESSERA_NOTIFY = os.environ.get("TESSERA_NOTIFY", "auto").strip().lower()
+TESSERA_NOTIFY_FOLDER = DATA_DIR / "notify"
+# Whoever waits re-reads the row this often even without a notification (a lost one).
+TESSERA_NOTIFY_FALLBACK_SECONDS = float(os.environ.get("TESSERA_NOTIFY_FALLBACK_SECONDS", "1"))
+# Requests one web process holds waiting at once (statements' `wait`, `GET /jobs/{id}` with
+# `wait`); more answer at once. Half of gunicorn's --threads (16 in make run and Docker): the
+# other half always serves everything else.
+TESSERA_HELD_REQUESTS_PER_PROCESS = int(os.environ.get("TESSERA_HELD_REQUESTS_PER_PROCESS", "8"))
 # A worker that has not written its heartbeat for this long counts as gone.
 TESSERA_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("TESSERA_WORKER_HEARTBEAT_SECONDS", "5"))
 TESSERA_WORKER_TIMEOUT_SECONDS = float(os.environ.get("TESSERA_WORKER_TIMEOUT_SECONDS", "30"))

@@ -5,10 +5,13 @@ decides everything: a job that is not CREATED any more (a redelivered or duplica
 message) is left alone, and the claim (CREATED → RUNNING) is one conditional UPDATE, so a
 job never runs twice.
 
-While Spark works, a monitor thread polls the row every ``POLL_SECONDS``: on
-``cancel_requested`` it stops the Spark work (job tag + job group) and moves the job to
-CANCELED; past ``timeout_seconds`` it stops it and fails the job with ``TIMEOUT``; every
-``HEARTBEAT_SECONDS`` it writes ``heartbeat_at`` and ``progress``.
+While Spark works, a monitor thread watches the row: it is woken by the job's ``cancel``
+notification (``jobs.notify``, watched from before the claim, so none is missed) and reads
+the row then, and at least every ``HEARTBEAT_SECONDS``. On ``cancel_requested`` it stops
+the Spark work (job tag + job group) and moves the job to CANCELED; past
+``timeout_seconds`` it stops it and fails the job with ``TIMEOUT``; every
+``HEARTBEAT_SECONDS`` it writes ``heartbeat_at`` and ``progress`` and announces the
+progress.
 
 Writes (``ctas``, ``insert``, ``statement_set``) run under the same monitor; what they do
 between the registration and the terminal transition is ``jobs.executor.write_runner``.
@@ -32,7 +35,7 @@ from django.utils import timezone
 
 from core import jobstate
 from core.planner import QUERY_ACTIONS, WRITE_ACTIONS, Action, Plan
-from jobs import lifecycle
+from jobs import lifecycle, notify
 from jobs.commands import run_command
 from jobs.executor import errors, registration, runtime, sqlguard, write_runner
 from jobs.executor.control import SparkJobControl
@@ -44,8 +47,10 @@ from jobs.worker import current_identity
 
 log = logging.getLogger(__name__)
 
-POLL_SECONDS = 0.2
 HEARTBEAT_SECONDS = 1.0
+# Once a cancel or a timeout is decided, Spark is told again this often until the job's
+# thread gives up (an action that had not started at the first cancel starts with the tag).
+RECANCEL_SECONDS = 0.2
 # How long the monitor waits for Spark to take a cancel, or to tell progress: a JVM that
 # does not answer must not stop the heartbeat, nor a cancel from ending the job.
 CANCEL_WAIT_SECONDS = 3.0
@@ -91,7 +96,9 @@ class JobMonitor(threading.Thread):
     with a JVM that does not answer, the job still heartbeats, and a cancel or a timeout
     still ends it within seconds (the worker's watchdog then restarts that JVM)."""
 
-    def __init__(self, job_id: Any, control: SparkJobControl, timeout: float) -> None:
+    def __init__(
+        self, job_id: Any, control: SparkJobControl, timeout: float, watch: notify.Watch
+    ) -> None:
         super().__init__(name=f"tessera-monitor-{job_id}", daemon=True)
         self.job_id = job_id
         self.control = control
@@ -99,16 +106,30 @@ class JobMonitor(threading.Thread):
         self.outcome: str | None = None  # "canceled" | "timeout" | "gone"
         self.cancel_latency: float | None = None
         self._done = threading.Event()
+        self._watch = watch
         self._began = time.monotonic()
 
     def stop(self) -> None:
         self._done.set()
+        self._watch.wake()
         self.join()
+
+    def _pause(self, last_beat: float) -> float:
+        """How long to wait for a notification before the next look at the row."""
+        if self.outcome is not None:
+            return RECANCEL_SECONDS
+        now = time.monotonic()
+        return max(0.0, min(last_beat + HEARTBEAT_SECONDS, self._began + self.timeout) - now)
 
     def run(self) -> None:
         last_beat = time.monotonic()
         try:
-            while not self._done.wait(POLL_SECONDS):
+            # The first look waits too: a job that ends within a heartbeat, and is not
+            # canceled, never costs the monitor a database connection.
+            while not self._done.is_set():
+                self._watch.wait(self._pause(last_beat))
+                if self._done.is_set():
+                    break
                 try:
                     last_beat = self._tick(last_beat)
                 except Exception:  # a database hiccup: try again on the next tick
@@ -137,9 +158,10 @@ class JobMonitor(threading.Thread):
         now = time.monotonic()
         if now - last_beat >= HEARTBEAT_SECONDS:
             progress = self.control.progress_within(PROGRESS_WAIT_SECONDS)
-            Job.objects.filter(pk=self.job_id, status=jobstate.RUNNING).update(
+            if Job.objects.filter(pk=self.job_id, status=jobstate.RUNNING).update(
                 heartbeat_at=timezone.now(), progress=progress
-            )
+            ):
+                notify.announce(self.job_id, notify.PROGRESS)
             return now
         return last_beat
 
@@ -261,18 +283,24 @@ def run_job(job_id: Any, worker: str) -> str | None:
             error={"code": errors.INTERNAL_ERROR, "message": f"Workers do not run {what}."},
         )
         return jobstate.FAILED
-    action = plan.action
-    if _claim(job_id, worker) is None:
-        log.info("job %s was claimed by someone else", job_id)
-        return None
+    # Watched from before the claim: a cancel asked the moment the job is RUNNING wakes it.
+    with notify.watch([job_id], (notify.CANCEL,)) as watch:
+        if _claim(job_id, worker) is None:
+            log.info("job %s was claimed by someone else", job_id)
+            return None
+        return _run_job(job, plan, watch)
+
+
+def _run_job(job: Job, plan: Plan, watch: notify.Watch) -> str | None:
+    job_id, action = job.id, plan.action
     # Spark's messages name the job's tables, not their paths on this server.
     with errors.known_locations(errors.plan_locations(plan, _staging_of(job_id))):
         try:
             if action in SPARK_COMMAND_ACTIONS:
                 return _run_command(job, plan)
             if action in WRITE_ACTIONS:
-                return _run_write(job, plan)
-            return _run_claimed(job, plan)
+                return _run_write(job, plan, watch)
+            return _run_claimed(job, plan, watch)
         except Exception as exc:  # never leave a claimed job RUNNING behind
             log.exception("job %s: the executor failed", job_id)
             lifecycle.try_transition(
@@ -289,11 +317,11 @@ def _staging_of(job_id: Any) -> dict[str, Any]:
     return dict(staging or {})
 
 
-def _run_claimed(job: Job, plan: Plan) -> str:
+def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
     properties = job_properties(job)
     spark = runtime.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
-    monitor = JobMonitor(job.id, control, timeout_seconds(job, properties))
+    monitor = JobMonitor(job.id, control, timeout_seconds(job, properties), watch)
     failure: BaseException | None = None
     result: dict[str, Any] | None = None
     control.enter()
@@ -335,14 +363,14 @@ def _run_claimed(job: Job, plan: Plan) -> str:
     return _status_of(job.id)
 
 
-def _run_write(job: Job, plan: Plan) -> str:
+def _run_write(job: Job, plan: Plan, watch: notify.Watch) -> str:
     """CTAS, INSERT, statement sets (``jobs.executor.write_runner``): analyse every target, write
     each into its staging location under the job's tag and group, then FINISHED (the commit
     runs inside that transition) or FAILED/CANCELED (the hooks clean up)."""
     properties = job_properties(job)
     spark = runtime.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
-    monitor = JobMonitor(job.id, control, timeout_seconds(job, properties))
+    monitor = JobMonitor(job.id, control, timeout_seconds(job, properties), watch)
     failure: BaseException | None = None
     prepared: list[write_runner.PreparedWrite] = []
     control.enter()

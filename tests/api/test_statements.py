@@ -15,7 +15,7 @@ import pytest
 from core import jobstate
 from core.datatypes import AtomicType, DataType
 from core.schema import PhysicalColumn, ResolvedColumn, Schema
-from jobs import commands, lifecycle, submission
+from jobs import commands, lifecycle, notify, submission
 from jobs.models import Job, Session
 from tests.api.test_jobs import RecordingHook
 from tests.conftest import API, RICH_SCHEMA, assert_error, simple_schema
@@ -461,9 +461,14 @@ class FakeClock:
 def test_wait_holds_the_answer_until_the_time_passes(sql, monkeypatch):
     clock = FakeClock()
     monkeypatch.setattr(time, "monotonic", clock.monotonic)
-    monkeypatch.setattr(time, "sleep", clock.sleep)
+
+    def wait(watch: notify.Watch, timeout: float) -> bool:  # nobody announces: time passes
+        clock.sleep(timeout)
+        return False
+
+    monkeypatch.setattr(notify.Watch, "wait", wait)
     job = sql.submit("SELECT 1", wait=0.3)
-    assert clock.slept >= 0.3  # held until the time passed
+    assert clock.slept == pytest.approx(0.3)  # held until the time passed, no longer
     assert job["status"] == "CREATED"
     clock.slept = 0.0
     assert sql.submit("SHOW CATALOGS", wait=5)["status"] == "FINISHED"
