@@ -73,7 +73,7 @@ trap stop INT TERM EXIT
 
 supervise_worker &
 pids+=($!)
-$BIN/gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind "$BIND:$PORT" --workers 2 --threads 4 \
+$BIN/gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind "$BIND:$PORT" --workers 2 --threads 16 \
     --access-logfile - --graceful-timeout 5 &
 pids+=($!)
 echo "Tessera is starting on http://$BIND:$PORT/ (API: /api/v1/, docs: /api/v1/docs)"

@@ -94,15 +94,24 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export async function api<T>(
+/** A request's answer: its status, its ETag, and its body (undefined for 204 and 304). */
+interface Answer<T> {
+  status: number;
+  etag: string | null;
+  data: T;
+}
+
+async function request<T>(
   method: "GET" | "POST" | "PATCH" | "DELETE",
   path: string,
   body?: unknown,
-  init: { signal?: AbortSignal } = {},
-): Promise<T> {
+  init: { signal?: AbortSignal; ifNoneMatch?: string } = {},
+): Promise<Answer<T>> {
   const headers: Record<string, string> = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
+  // Set by hand, the header makes fetch hand a 304 to us instead of answering from its cache.
+  if (init.ifNoneMatch) headers["If-None-Match"] = init.ifNoneMatch;
   let response: Response;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -121,7 +130,10 @@ export async function api<T>(
     if (delay === null) break;
     await sleep(delay, init.signal);
   }
-  if (response.status === 204) return undefined as T;
+  const etag = response.headers.get("ETag");
+  if (response.status === 204 || response.status === 304) {
+    return { status: response.status, etag, data: undefined as T };
+  }
   const text = await response.text();
   let data: unknown;
   try {
@@ -137,7 +149,27 @@ export async function api<T>(
     if (response.status === 401) unauthenticatedListeners.forEach((listener) => listener());
     throw new ApiError(response.status, error);
   }
-  return data as T;
+  return { status: response.status, etag, data: data as T };
+}
+
+export async function api<T>(
+  method: "GET" | "POST" | "PATCH" | "DELETE",
+  path: string,
+  body?: unknown,
+  init: { signal?: AbortSignal } = {},
+): Promise<T> {
+  return (await request<T>(method, path, body, init)).data;
+}
+
+/** A GET that the server may hold (`?wait=`) until the resource differs from the version
+ * `etag` names: the new body and its ETag, or null when it did not change (304). */
+export async function getIfChanged<T>(
+  path: string,
+  etag: string | null,
+  init: { signal?: AbortSignal } = {},
+): Promise<{ data: T; etag: string | null } | null> {
+  const answer = await request<T>("GET", path, undefined, { ...init, ifNoneMatch: etag ?? undefined });
+  return answer.status === 304 ? null : { data: answer.data, etag: answer.etag };
 }
 
 export const get = <T>(path: string, init?: { signal?: AbortSignal }) =>

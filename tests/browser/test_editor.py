@@ -169,6 +169,8 @@ def test_syntax_error_is_shown_and_marked_on_its_line(ui: UI, page: Any, demo: U
 def test_cancel_shows_canceled_within_two_seconds(ui: UI, page: Any, demo: User) -> None:
     ui.login(page, "alice")
     set_sql(page, SLOW_SQL)
+    requests: list[Any] = []
+    page.on("request", requests.append)
     page.keyboard.press("Control+Enter")
     status = pane(page).get_by_test_id("run-job-status")
     expect(status).to_have_text("RUNNING", timeout=60_000)
@@ -180,6 +182,11 @@ def test_cancel_shows_canceled_within_two_seconds(ui: UI, page: Any, demo: User)
     expect(status).to_have_text("CANCELED", timeout=2_000)
     expect(cancel).to_have_count(0)
     assert Job.objects.get(id=job_id).status == "CANCELED"
+    # The editor followed the job with held long-polls (the ETag it had, ?wait=), not by
+    # asking every half second.
+    follows = [r for r in requests if r.method == "GET" and f"/api/v1/jobs/{job_id}?wait=" in r.url]
+    assert follows, [r.url for r in requests]
+    assert all(r.headers.get("if-none-match", "").startswith('"') for r in follows)
 
 
 def test_autocomplete_objects_and_columns(ui: UI, page: Any, demo: User) -> None:

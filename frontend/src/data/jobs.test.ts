@@ -9,7 +9,7 @@ import { QueryClient } from "@tanstack/react-query";
 
 import { ApiError, isAbort, type Job, type JobStatus } from "../api";
 import { JOB_POLL_MS } from "./client";
-import { followJob, jobRefetchInterval } from "./jobs";
+import { FOLLOW_GAP_MS, LONG_POLL_SECONDS, followJob, jobRefetchInterval } from "./jobs";
 
 const job = (status: JobStatus): Job =>
   ({
@@ -28,14 +28,17 @@ const job = (status: JobStatus): Job =>
     result: null,
   }) as Job;
 
-const answer = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+const answer = (status: number, body: unknown, etag?: string) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json", ...(etag ? { ETag: etag } : {}) },
+  });
 
 describe("jobRefetchInterval", () => {
-  it("polls a job that has not ended, and stops once it has", () => {
-    expect(jobRefetchInterval(undefined, null)).toBe(JOB_POLL_MS);
-    expect(jobRefetchInterval(job("CREATED"), null)).toBe(JOB_POLL_MS);
-    expect(jobRefetchInterval(job("RUNNING"), null)).toBe(JOB_POLL_MS);
+  it("follows a job that has not ended, and stops once it has", () => {
+    expect(jobRefetchInterval(undefined, null)).toBe(FOLLOW_GAP_MS);
+    expect(jobRefetchInterval(job("CREATED"), null)).toBe(FOLLOW_GAP_MS);
+    expect(jobRefetchInterval(job("RUNNING"), null)).toBe(FOLLOW_GAP_MS);
     for (const status of ["FINISHED", "FAILED", "CANCELED"] as const)
       expect(jobRefetchInterval(job(status), null)).toBe(false);
   });
@@ -65,6 +68,32 @@ describe("followJob", () => {
     // Nobody follows it any more: no further requests.
     await new Promise((resolve) => setTimeout(resolve, JOB_POLL_MS * 2));
     expect(fetch).toHaveBeenCalledTimes(3);
+    client.clear();
+  });
+
+  it("long-polls with the ETag last seen, and waits before asking again when not held", async () => {
+    const calls: { url: string; etag: string | null; at: number }[] = [];
+    const replies = [
+      () => answer(200, { ...job("RUNNING"), id: "j2" }, '"v1"'),
+      () => new Response(null, { status: 304, headers: { ETag: '"v1"' } }),
+      () => answer(200, { ...job("FINISHED"), id: "j2" }, '"v2"'),
+    ];
+    const fetch = vi.fn(async (url: string, init: RequestInit) => {
+      const headers = init.headers as Record<string, string>;
+      calls.push({ url, etag: headers["If-None-Match"] ?? null, at: Date.now() });
+      return (replies.shift() ?? replies[replies.length - 1])();
+    });
+    vi.stubGlobal("fetch", fetch);
+    const client = new QueryClient();
+    const ended = await followJob(client, "j2", () => undefined, new AbortController().signal);
+    expect(ended.status).toBe("FINISHED");
+    expect(calls.map((c) => [c.url, c.etag])).toEqual([
+      ["/api/v1/jobs/j2", null],
+      [`/api/v1/jobs/j2?wait=${LONG_POLL_SECONDS}`, '"v1"'],
+      [`/api/v1/jobs/j2?wait=${LONG_POLL_SECONDS}`, '"v1"'],
+    ]);
+    // The 304 came at once (the server did not hold it): the next ask waited.
+    expect(calls[2].at - calls[1].at).toBeGreaterThanOrEqual(JOB_POLL_MS - 5);
     client.clear();
   });
 

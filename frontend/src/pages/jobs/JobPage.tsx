@@ -196,12 +196,11 @@ async function allEvents(id: string, signal: AbortSignal): Promise<JobEvent[]> {
 }
 
 function Timeline({ job }: { job: Job }) {
-  const running = !TERMINAL.has(job.status);
-  // Loaded again with every status change, and polled while the job runs.
+  // Loaded again whenever the followed job changes (status, progress, a cancel): events are
+  // written with those changes, so nothing needs polling.
   const query = useQuery({
-    queryKey: ["jobs", jobPath(job.id), "events", job.status],
+    queryKey: ["jobs", jobPath(job.id), "events", job.status, JSON.stringify(job.progress), job.error?.code ?? ""],
     queryFn: ({ signal }) => allEvents(job.id, signal),
-    refetchInterval: running ? JOB_POLL_MS : false,
     placeholderData: (previous) => previous,
   });
   const events = query.data ?? null;
