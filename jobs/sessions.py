@@ -97,9 +97,15 @@ def session_create(
     return session
 
 
+# The longest a session's ``last_used_at`` lags behind its last use.
+TOUCH_SECONDS = 5.0
+
+
 def session_get(*, user: User, session_id: Any, touch: bool = True) -> Session:
     """The caller's live session; NOT_FOUND for others' sessions and expired ones (which are
-    deleted on the way). Every use moves ``last_used_at``."""
+    deleted on the way). Every use moves ``last_used_at`` — written at most every
+    ``TOUCH_SECONDS`` (or a tenth of its idle timeout, when shorter): a statement does not
+    pay a write for a deadline that would move by less."""
     key = parse_uuid(session_id)
     session = (
         Session.objects.select_related("user").filter(pk=key, user_id=user_id(user)).first()
@@ -112,7 +118,8 @@ def session_get(*, user: User, session_id: Any, touch: bool = True) -> Session:
     if session.expires_at <= now:
         session.delete()
         raise NotFound(f"Session {session_id} has expired.")
-    if touch:
+    touch_every = min(TOUCH_SECONDS, session.idle_timeout_seconds / 10)
+    if touch and (now - session.last_used_at).total_seconds() >= touch_every:
         Session.objects.filter(pk=session.pk).update(last_used_at=now)
         session.last_used_at = now
     return session
