@@ -1839,8 +1839,14 @@ export interface operations {
     };
     jobs_retrieve: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description With If-None-Match: hold the answer up to this many seconds (0..30) until the job differs from that version; 304 if it did not change. */
+                wait?: number;
+            };
+            header?: {
+                /** @description The ETag of the job as last seen. */
+                "If-None-Match"?: string;
+            };
             path: {
                 job: string;
             };
@@ -1855,6 +1861,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["JobOut"];
                 };
+            };
+            /** @description Not changed. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
