@@ -59,6 +59,7 @@ class JobView:
     sql: str
     target: tuple[str, ...] | None
     plan: Plan | None  # None: the job has no plan (refused, or not planned yet)
+    script: str | None = None  # the script the job is a statement of, if any
 
 
 Record = Callable[[str, Mapping[str, Any]], None]

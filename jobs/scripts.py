@@ -176,9 +176,8 @@ class ScriptHook(NoOpHook):
         self._continue(job)
 
     def _continue(self, job: JobView) -> None:
-        script_id = Job.objects.filter(pk=job.id).values_list("script_id", flat=True).first()
-        if script_id is not None:
-            advance_script(script_id)
+        if job.script is not None:
+            advance_script(job.script)
 
 
 SCRIPT_HOOK = ScriptHook()

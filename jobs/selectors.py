@@ -260,23 +260,28 @@ def held(seconds: float) -> Iterator[float]:
 def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
     """Wait until every job is terminal or ``seconds`` passed; the jobs, in order.
 
-    Woken by the jobs' status notifications (``jobs.notify``), with the row re-read on each
+    Woken by the jobs' status notifications (``jobs.notify``), with the rows re-read on each
     and at least every fallback delay."""
+
+    def read() -> list[Job]:
+        by_id = {job.pk: job for job in Job.objects.select_related("user").filter(pk__in=job_ids)}
+        return [by_id[job_id] if job_id in by_id else reload_job(job_id) for job_id in job_ids]
+
+    jobs = read()
+    if all(job.status in jobstate.TERMINAL for job in jobs):
+        return jobs
     with held(seconds) as allowed:
-        if allowed > 0:
-            deadline = time.monotonic() + allowed
-            with notify.watch(job_ids, (notify.STATUS,)) as watch:
-                while True:
-                    statuses = Job.objects.filter(pk__in=job_ids).values_list("status", flat=True)
-                    if all(status in jobstate.TERMINAL for status in statuses):
-                        break
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    watch.wait(left)
-    jobs = Job.objects.select_related("user").filter(pk__in=job_ids)
-    by_id = {job.pk: job for job in jobs}
-    return [by_id[job_id] if job_id in by_id else reload_job(job_id) for job_id in job_ids]
+        if allowed <= 0:
+            return jobs
+        deadline = time.monotonic() + allowed
+        with notify.watch(job_ids, (notify.STATUS,)) as watch:
+            while True:
+                # Read after the watch exists: a change since the last read is seen here.
+                jobs = read()
+                left = deadline - time.monotonic()
+                if all(job.status in jobstate.TERMINAL for job in jobs) or left <= 0:
+                    return jobs
+                watch.wait(left)
 
 
 def job_version(job: Job) -> str:

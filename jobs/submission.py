@@ -191,11 +191,16 @@ def fail_job(job: Job, error: dict[str, Any], fields: Mapping[str, Any] | None =
 def submit_plan(*, session: Session, sql: str, plan: Plan | Mapping[str, Any]) -> Job:
     """Store a planned statement as a job and start it: run it here, or enqueue it for a
     worker once the row is committed (``plan.needs_spark``)."""
+    return reload_job(_submit(session, sql, plan).pk)
+
+
+def _submit(session: Session, sql: str, plan: Plan | Mapping[str, Any]) -> Job:
+    """``submit_plan`` without reading the row again (the caller does)."""
     typed = plan if isinstance(plan, Plan) else Plan.from_dict(plan)
     job = start_job(new_job(session, sql), typed)
     if runs_here(job):
         return commands.run_command(job)
-    return reload_job(job.pk)
+    return job
 
 
 # --- the statements endpoint -----------------------------------------------------------------
@@ -233,10 +238,10 @@ def statement_submit(*, session: Session, sql: str, wait: float | None = 0) -> J
         statement = accept_statement(sql, planning.statement_limits())
         outcome = plan_or_error(session, statement)
         if isinstance(outcome, Plan):
-            job = submit_plan(session=session, sql=sql, plan=outcome)
+            job = _submit(session, sql, outcome)
         else:
             job = fail_job(new_job(session, sql), outcome)
-    return wait_for([job.id], seconds)[0]
+    return wait_for([job.id], seconds)[0]  # reads the row, whether it waits or not
 
 
 # --- cancel ----------------------------------------------------------------------------------

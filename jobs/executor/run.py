@@ -293,8 +293,9 @@ def run_job(job_id: Any, worker: str) -> str | None:
 
 def _run_job(job: Job, plan: Plan, watch: notify.Watch) -> str | None:
     job_id, action = job.id, plan.action
-    # Spark's messages name the job's tables, not their paths on this server.
-    with errors.known_locations(errors.plan_locations(plan, _staging_of(job_id))):
+    # Spark's messages name the job's tables, not their paths on this server (the staging
+    # of a write was decided when the job was created, before this row was read).
+    with errors.known_locations(errors.plan_locations(plan, dict(job.staging or {}))):
         try:
             if action in SPARK_COMMAND_ACTIONS:
                 return _run_command(job, plan)
@@ -360,7 +361,8 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
     )
     if finished is None:  # canceled, timed out or reaped meanwhile: that outcome stands
         delete_result(job.id)
-    return _status_of(job.id)
+        return _status_of(job.id)
+    return jobstate.FINISHED
 
 
 def _run_write(job: Job, plan: Plan, watch: notify.Watch) -> str:
