@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from celery import shared_task
+from django.db import close_old_connections
 
 from jobs.worker import default_hostname
 
@@ -28,6 +29,7 @@ def run_job(self: Any, job_id: str) -> str | None:
     """Run job ``job_id`` on this worker's Spark, if it is still CREATED (see jobs.executor)."""
     from jobs.executor.run import run_job as execute
 
+    close_old_connections()  # per task, as Django per request (see CELERY_DB_REUSE_MAX)
     return execute(job_id, _worker_name(self))
 
 
@@ -39,4 +41,5 @@ def type_table_expressions(table_id: int) -> bool:
     from jobs.executor.table_typing import retype_table
     from jobs.executor.typing import SparkExpressionTyper
 
+    close_old_connections()
     return retype_table(table_id, SparkExpressionTyper(runtime.new_job_session()))

@@ -177,6 +177,12 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's Django fix-up closes the task thread's database connections before and after
+# every task unless this is set: a new PostgreSQL connection per statement, 5 to 10 ms of
+# every job (docs/benchmarks.md, "Interactive latency"). Tasks call close_old_connections()
+# first instead, as Django does for each request: CONN_MAX_AGE and a broken connection are
+# honoured, a healthy one is used again.
+CELERY_DB_REUSE_MAX = 2**62
 # How a job's changes (status, progress, a cancel) reach whoever waits for them at once
 # (jobs.notify): "redis" (pub/sub on the broker's Redis), "sockets" (datagram sockets under
 # the data dir, one machine: the embedded default), "none" (re-read the row every
