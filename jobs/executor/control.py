@@ -120,7 +120,7 @@ class SparkJobControl:
         it did. A cancel still under way is not sent twice."""
         return self._cancel_lane.run(self.cancel, timeout)
 
-    def wait_idle(self, timeout: float, interval: float = 0.1, rekill: float = 1.0) -> bool:
+    def wait_idle(self, timeout: float, interval: float = 0.02, rekill: float = 1.0) -> bool:
         """After the job's Spark work was stopped: wait until none of its tasks runs any more
         (True), or ``timeout`` passed (False). A killed task keeps running until it sees its
         interrupt, and an interrupt can get lost (Hadoop's local file system swallows one
