@@ -14,7 +14,8 @@ and drives it over HTTP (``http.client`` keep-alive connections, token auth), ag
 PySpark (``local[*]``) in this process; the two Sparks never run at the same time:
 
 1. ``SELECT 1``: ``POST /sessions/{id}/statements {"sql": "SELECT 1", "wait": 30}`` + ``GET
-   /jobs/{id}/result?page_size=100``, interleaved with ``spark.sql("SELECT 1").toArrow()``;
+   /jobs/{id}/result?page_size=100``, interleaved with ``spark.sql("SELECT 1").toArrow()``
+   (a random pause of 0-1 s before each pair, so that pollers are met at random phases);
    with the job's own timestamps: request → created_at (the web process: planning, rows,
    enqueue), created_at → started_at (queue wait: broker and claim), started_at →
    finished_at (run), finished_at → answer received (the web's wait noticing, the answer);
@@ -40,6 +41,7 @@ import json
 import math
 import os
 import platform
+import random
 import shutil
 import signal
 import socket
@@ -77,6 +79,12 @@ TPCH_CATALOG = "tpch"
 TPCH_WARMUP = "q06"
 TERMINAL = {"FINISHED", "FAILED", "CANCELED"}
 WARMUP = 5
+# Before each timed SELECT 1 pair, an untimed pause drawn from [0, PAUSE_MAX_SECONDS) (seeded):
+# the path has pollers (kombu's file-system broker polls every 1 s, the POST's wait every
+# 50 ms); a loop whose own period is close to theirs would meet them at the same phase every
+# time, where a person's click meets them at a random one.
+PAUSE_MAX_SECONDS = 1.0
+PAUSE_SEED = 12
 START_TIMEOUT = 180.0
 # What the environment of the bench must not hand the servers (each configuration sets its own).
 NOT_INHERITED = (
@@ -514,7 +522,9 @@ def measure_select1(api: Api, spark: Any, n: int) -> Select1:
         tessera_select1(api, session, None)
         plain_select1(spark, None)
     figures = Select1()
+    pauses = random.Random(PAUSE_SEED)
     for _ in range(n):
+        time.sleep(pauses.uniform(0, PAUSE_MAX_SECONDS))
         tessera_select1(api, session, figures)
         plain_select1(spark, figures)
     return figures
@@ -972,7 +982,8 @@ def report(results: list[ConfigResult], args: argparse.Namespace, commit: str) -
         s = r.select1
         if s:
             out.append(
-                f"\n`SELECT 1` ({len(s.tessera)} interleaved pairs, {WARMUP} warm-up each)\n"
+                f"\n`SELECT 1` ({len(s.tessera)} interleaved pairs after {WARMUP} warm-up ones, "
+                f"each after a random pause of 0-{PAUSE_MAX_SECONDS:g} s)\n"
             )
             out.append(
                 table(
