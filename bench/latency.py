@@ -1170,4 +1170,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("\ninterrupted: everything it started is stopped", file=sys.stderr)
+        sys.exit(130)
