@@ -1,7 +1,7 @@
 """Interactive latency, end to end over HTTP (issue 12): ``python bench/latency.py``.
 
 Runs the product for real, as ``make run`` runs it — ``gunicorn webapp.wsgi -c
-python:webapp.gunicorn_conf`` (2 processes x 4 threads) and one Celery worker (threads pool,
+python:webapp.gunicorn_conf`` (2 processes x 16 threads) and one Celery worker (threads pool,
 concurrency 4, its own warm Spark), same environment, cwd the repository root — in each
 configuration of ``--configs``:
 
@@ -305,7 +305,7 @@ class Stack:
                 "--workers",
                 "2",
                 "--threads",
-                "4",
+                "16",
                 "--access-logfile",
                 "-",
                 "--graceful-timeout",
@@ -404,14 +404,22 @@ class Api:
     def close(self) -> None:
         self.conn.close()
 
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    def call(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
+        status, answer, _ = self.call_with_etag(method, path, body, headers)
+        return status, answer
+
+    def call_with_etag(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any, str]:
         data = None if body is None else json.dumps(body).encode()
-        headers = dict(self.headers)
+        sent = {**self.headers, **(headers or {})}
         if data is not None:
-            headers["Content-Type"] = "application/json"
+            sent["Content-Type"] = "application/json"
         for attempt in (1, 2):
             try:
-                self.conn.request(method, path, body=data, headers=headers)
+                self.conn.request(method, path, body=data, headers=sent)
                 response = self.conn.getresponse()
                 raw = response.read()
                 break
@@ -424,7 +432,8 @@ class Api:
             except BaseException:
                 self.conn.close()  # else the connection refuses every later request
                 raise
-        return response.status, (json.loads(raw) if raw else None)
+        etag = response.getheader("ETag") or ""
+        return response.status, (json.loads(raw) if raw else None), etag
 
     def ok(self, method: str, path: str, body: Any = None, expect: Sequence[int] = (200,)) -> Any:
         status, answer = self.call(method, path, body)
@@ -448,6 +457,22 @@ class Api:
         job: dict[str, Any] = self.ok("GET", f"/api/v1/jobs/{job_id}")
         return job
 
+    def follow(
+        self, job: dict[str, Any], until: Callable[[dict[str, Any]], bool]
+    ) -> dict[str, Any]:
+        """The job once ``until(job)`` holds, followed as the browser does: a long-poll,
+        ``GET /jobs/{id}?wait=30`` with the ETag last seen, answered when the job changes."""
+        etag = ""
+        while not until(job):
+            headers = {"If-None-Match": etag} if etag else {}
+            path = f"/api/v1/jobs/{job['id']}" + ("?wait=30" if etag else "")
+            status, answer, etag = self.call_with_etag("GET", path, headers=headers)
+            if status == 200:
+                job = answer
+            elif status != 304:
+                raise ApiError(f"GET {path}: {status} {answer}")
+        return job
+
     def result(self, job_id: str, page_size: int) -> tuple[list[dict[str, Any]], list[Any]]:
         """Every page of a job's result: its columns and rows."""
         rows: list[Any] = []
@@ -459,6 +484,10 @@ class Api:
             if not page.get("next_page_token"):
                 return page["columns"], rows
             token = page["next_page_token"]
+
+
+def ended(job: dict[str, Any]) -> bool:
+    return job["status"] in TERMINAL
 
 
 def iso(text: str) -> float:
@@ -705,11 +734,7 @@ def tessera_query(api: Api, session: str, sql: str) -> tuple[float, list[Row], l
     """Seconds until the job ended and every result page was read; rows, column names, and
     a failure ("" when FINISHED)."""
     began = time.perf_counter()
-    job = api.statement(session, sql, wait=30)
-    while job["status"] not in TERMINAL:
-        # docs/api.md documents no wait on GET /jobs/{id}: poll it as the POST's wait does.
-        time.sleep(0.05)
-        job = api.job(job["id"])
+    job = api.follow(api.statement(session, sql, wait=30), ended)
     if job["status"] != "FINISHED":
         error = job.get("error") or {}
         return (
@@ -794,26 +819,15 @@ def until(condition: Callable[[], bool], timeout: float, every: float, what: str
 
 def tessera_cancel(api: Api, into: Cancels) -> None:
     session = api.session()
-    job_id = api.statement(session, SLOW_SQL)["id"]
-    until(
-        lambda: api.job(job_id)["progress"]["tasks_total"] > 0,
-        120,
-        0.02,
-        "the slow query's Spark tasks",
-    )
+    job = api.statement(session, SLOW_SQL)
+    api.follow(job, lambda j: j["progress"]["tasks_total"] > 0)  # Spark's tasks run
     asked = time.perf_counter()
-    api.ok("POST", f"/api/v1/jobs/{job_id}/cancel", expect=(200, 202))
-    while (job := api.job(job_id))["status"] not in TERMINAL:
-        if time.perf_counter() - asked > 120:
-            raise RuntimeError("the canceled job did not end in 120 s")
-        time.sleep(0.005)
+    job = api.ok("POST", f"/api/v1/jobs/{job['id']}/cancel", expect=(200, 202))
+    job = api.follow(job, ended)
     canceled = time.perf_counter()
     if job["status"] != "CANCELED":
         raise ApiError(f"the canceled job ended {job['status']} ({job.get('error')})")
-    follow = api.statement(session, "SELECT 42", wait=30)
-    while follow["status"] not in TERMINAL:
-        time.sleep(0.005)
-        follow = api.job(follow["id"])
+    follow = api.follow(api.statement(session, "SELECT 42", wait=30), ended)
     idle = time.perf_counter()
     if follow["status"] != "FINISHED":
         raise ApiError(f"SELECT 42 after the cancel ended {follow['status']}")
