@@ -16,7 +16,7 @@ from core.session_properties import IDLE_TIMEOUT_MAX_SECONDS, WAIT_MAX_SECONDS
 from jobs.completion import Resolved
 from jobs.models import Job, JobEvent, Session, TemporaryObject
 from jobs.selectors import ResultPage
-from webapp.pagination import encode_page_token
+from webapp.pagination import MAX_PAGE_SIZE, encode_page_token
 
 PROGRESS_DEFAULT = {"stages_total": 0, "stages_done": 0, "tasks_total": 0, "tasks_done": 0}
 
@@ -274,4 +274,11 @@ class StatementIn(serializers.Serializer[Any]):
         required=False,
         default=False,
         help_text="Run every statement of the text, in order, one job each.",
+    )
+    page_size = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_PAGE_SIZE,
+        help_text="With wait: when the job has FINISHED, the answer carries the first page "
+        "of its result (result_page), as GET /jobs/{id}/result?page_size= would give it.",
     )

@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core import jobstate
 from core.session_properties import check_wait
 from jobs import completion, scripts, selectors, sessions, submission, temporary_objects
 from jobs import serializers as s
@@ -75,7 +76,10 @@ class StatementView(APIView):
         request=s.StatementIn,
         responses={
             201: OpenApiResponse(
-                s.JobOut, description='The job; with "script": true, {"jobs": [job, …]}.'
+                s.JobOut,
+                description='The job; with "script": true, {"jobs": [job, …]}. With '
+                '"page_size", a job that has FINISHED also carries "result_page": '
+                '{"columns", "rows", "next_page_token"}.',
             )
         },
     )
@@ -89,7 +93,13 @@ class StatementView(APIView):
             jobs = scripts.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
             return Response({"jobs": [s.job_out(job) for job in jobs]}, status=201)
         job = submission.statement_submit(session=found, sql=data["sql"], wait=data.get("wait"))
-        return Response(s.job_out(job), status=201)
+        body = s.job_out(job)
+        if data.get("page_size") and job.status == jobstate.FINISHED and job.result:
+            # The first page in the same answer (as Databricks' statement API does): a client
+            # that waited needs no second request to show the rows.
+            page = selectors.job_result_page(job=job, after=None, limit=data["page_size"])
+            body["result_page"] = s.result_page_out(page)
+        return Response(body, status=201)
 
 
 # --- temporary objects -----------------------------------------------------------------------

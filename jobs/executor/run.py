@@ -254,11 +254,13 @@ def _scrubbed_plan(table: Any) -> Any:
     return pa.table(columns, names=table.column_names)
 
 
-def _claim(job_id: Any, worker: str) -> Job | None:
+def _claim(job: Job, worker: str) -> Job | None:
     """CREATED → RUNNING under this process's identity (``jobs.worker``): the reaper judges
     the job by the process that claimed it, not by a node name a restart would share."""
     identity = current_identity() or worker
-    return lifecycle.try_transition(job_id, jobstate.CREATED, jobstate.RUNNING, worker=identity)
+    return lifecycle.try_transition(
+        job.pk, jobstate.CREATED, jobstate.RUNNING, known=job, worker=identity
+    )
 
 
 def run_job(job_id: Any, worker: str) -> str | None:
@@ -285,7 +287,7 @@ def run_job(job_id: Any, worker: str) -> str | None:
         return jobstate.FAILED
     # Watched from before the claim: a cancel asked the moment the job is RUNNING wakes it.
     with notify.watch([job_id], (notify.CANCEL,)) as watch:
-        if _claim(job_id, worker) is None:
+        if _claim(job, worker) is None:
             log.info("job %s was claimed by someone else", job_id)
             return None
         return _run_job(job, plan, watch)
@@ -357,7 +359,12 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
         )
         return _status_of(job.id)
     finished = lifecycle.try_transition(
-        job.id, jobstate.RUNNING, jobstate.FINISHED, result=result, progress=control.progress()
+        job.id,
+        jobstate.RUNNING,
+        jobstate.FINISHED,
+        known=job,
+        result=result,
+        progress=control.progress(),
     )
     if finished is None:  # canceled, timed out or reaped meanwhile: that outcome stands
         delete_result(job.id)

@@ -584,3 +584,33 @@ def test_a_script_that_cannot_be_split_is_one_failed_job(sql):
         "VALIDATION_ERROR",
         "no statement",
     )
+
+
+def test_a_waited_statement_can_carry_its_first_result_page(sql, alice_api, make):
+    make.catalog("second")
+    catalogs = sql.run("SHOW CATALOGS")
+    assert len(catalogs) >= 2, catalogs
+    job = sql.submit("SHOW CATALOGS", wait=5, page_size=1)
+    assert job["status"] == "FINISHED"
+    page = job["result_page"]
+    assert [c["name"] for c in page["columns"]] == [c["name"] for c in job["result"]["columns"]]
+    assert page["rows"] == catalogs[:1]
+    # The same page GET /result gives, and its token leads on from there.
+    following = alice_api.get(
+        f"{API}/jobs/{job['id']}/result?page_size=10&page_token={page['next_page_token']}"
+    ).json()
+    assert following["rows"] == catalogs[1:]
+    # Not asked for, not sent; not for a job that failed or has not finished.
+    assert "result_page" not in sql.submit("SHOW CATALOGS", wait=5)
+    assert "result_page" not in sql.submit("SELEC 1", wait=5, page_size=10)
+    created = sql.submit("SELECT 1", wait=0, page_size=10)  # no worker here: still CREATED
+    assert created["status"] == "CREATED" and "result_page" not in created
+
+
+@pytest.mark.parametrize("page_size", [0, -1, 1001, "ten", True, 2.5])
+def test_a_page_size_out_of_range_is_a_400(sql, alice_api, page_size):
+    response = alice_api.post(
+        f"{API}/sessions/{sql.id}/statements",
+        {"sql": "SHOW CATALOGS", "wait": 1, "page_size": page_size},
+    )
+    assert_error(response, 400, "VALIDATION_ERROR")

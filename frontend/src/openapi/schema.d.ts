@@ -893,6 +893,8 @@ export interface components {
              * @default false
              */
             script: boolean;
+            /** @description With wait: when the job has FINISHED, the answer carries the first page of its result (result_page), as GET /jobs/{id}/result?page_size= would give it. */
+            page_size?: number;
         };
         TableInRequest: {
             name: string;
@@ -2264,7 +2266,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The job; with "script": true, {"jobs": [job, …]}. */
+            /** @description The job; with "script": true, {"jobs": [job, …]}. With "page_size", a job that has FINISHED also carries "result_page": {"columns", "rows", "next_page_token"}. */
             201: {
                 headers: {
                     [name: string]: unknown;
