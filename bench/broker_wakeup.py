@@ -55,19 +55,23 @@ def options(folder: Path, interval: float, wake: bool) -> dict[str, Any]:
     return found
 
 
+def connect(transport: str, opts: dict[str, Any]) -> Connection:
+    return Connection("filesystem://", transport=transport, transport_options=opts)  # type: ignore[no-untyped-call]
+
+
 def measure(
     transport: str, interval: float, wake: bool, args: argparse.Namespace
 ) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="tessera-bench-broker-"))
     name = f"bench-{time.time_ns()}"  # kombu keeps declared exchanges process-wide
-    queue = Queue(name, Exchange(name, type="direct"), routing_key=name)
+    queue = Queue(name, Exchange(name, type="direct"), routing_key=name)  # type: ignore[no-untyped-call]
     delays: list[float] = []
     stop = threading.Event()
     opts = options(folder, interval, wake)
     try:
         with (
-            Connection("filesystem://", transport=transport, transport_options=opts) as consumer,
-            Connection("filesystem://", transport=transport, transport_options=opts) as producer,
+            connect(transport, opts) as consumer,
+            connect(transport, opts) as producer,
             consumer.Consumer(
                 queue,
                 callbacks=[lambda body, _m: delays.append(time.perf_counter() - body["sent"])],
