@@ -170,7 +170,7 @@ def test_cancel_shows_canceled_within_two_seconds(ui: UI, page: Any, demo: User)
     ui.login(page, "alice")
     set_sql(page, SLOW_SQL)
     requests: list[Any] = []
-    page.on("request", requests.append)
+    page.on("request", lambda request: requests.append(request))
     page.keyboard.press("Control+Enter")
     status = pane(page).get_by_test_id("run-job-status")
     expect(status).to_have_text("RUNNING", timeout=60_000)
