@@ -286,9 +286,12 @@ def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
 
 def job_version(job: Job) -> str:
     """A tag that changes whenever what ``GET /jobs/{id}`` shows of the job changes (its
-    ``ETag``): status, progress, cancel, error, result, times."""
+    ``ETag``): status, progress, cancel, error, result, times, and the kind and target a
+    script's statement gets when its turn comes."""
     state = [
         job.status,
+        job.kind,
+        job.target,
         job.progress,
         job.cancel_requested,
         job.error,
