@@ -13,10 +13,10 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -30,6 +30,7 @@ from jobs.errors import ResultNotReady
 from jobs.models import Job, JobEvent, Session
 
 User = AbstractBaseUser | AnonymousUser
+T = TypeVar("T")
 
 
 def user_id(user: User) -> Any:
@@ -257,6 +258,34 @@ def held(seconds: float) -> Iterator[float]:
         semaphore.release()
 
 
+def _hold_until(
+    first: T,
+    read: Callable[[], T],
+    done: Callable[[T], bool],
+    *,
+    job_ids: Sequence[Any],
+    kinds: Sequence[str],
+    seconds: float,
+) -> T:
+    """``first`` when ``done(first)``; else hold the request (at most ``seconds``, if the
+    process may hold one more) watching the jobs' notifications of ``kinds``, reading again
+    on each wake-up and at least every fallback delay, until ``done`` or the time passed."""
+    if done(first):
+        return first
+    with held(seconds) as allowed:
+        if allowed <= 0:
+            return first
+        deadline = time.monotonic() + allowed
+        with notify.watch(job_ids, kinds) as watch:
+            while True:
+                # Read after the watch exists: a change since the last read is seen here.
+                value = read()
+                left = deadline - time.monotonic()
+                if done(value) or left <= 0:
+                    return value
+                watch.wait(left)
+
+
 def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
     """Wait until every job is terminal or ``seconds`` passed; the jobs, in order.
 
@@ -267,21 +296,12 @@ def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
         by_id = {job.pk: job for job in Job.objects.select_related("user").filter(pk__in=job_ids)}
         return [by_id[job_id] if job_id in by_id else reload_job(job_id) for job_id in job_ids]
 
-    jobs = read()
-    if all(job.status in jobstate.TERMINAL for job in jobs):
-        return jobs
-    with held(seconds) as allowed:
-        if allowed <= 0:
-            return jobs
-        deadline = time.monotonic() + allowed
-        with notify.watch(job_ids, (notify.STATUS,)) as watch:
-            while True:
-                # Read after the watch exists: a change since the last read is seen here.
-                jobs = read()
-                left = deadline - time.monotonic()
-                if all(job.status in jobstate.TERMINAL for job in jobs) or left <= 0:
-                    return jobs
-                watch.wait(left)
+    def ended(jobs: list[Job]) -> bool:
+        return all(job.status in jobstate.TERMINAL for job in jobs)
+
+    return _hold_until(
+        read(), read, ended, job_ids=job_ids, kinds=(notify.STATUS,), seconds=seconds
+    )
 
 
 def job_version(job: Job) -> str:
@@ -308,22 +328,15 @@ def job_wait_change(*, user: User, job_id: Any, known: str | None, seconds: floa
     or when ``seconds`` passed, or at once if it has ended or nothing is known (long-poll
     of ``GET /jobs/{id}``: woken by the job's notifications)."""
     job = job_get(user=user, job_id=job_id)
-    if known is None or seconds <= 0 or job.status in jobstate.TERMINAL:
-        return job
-    if job_version(job) != known:
-        return job
-    with held(seconds) as allowed:
-        if allowed <= 0:
-            return job
-        deadline = time.monotonic() + allowed
-        kinds = (notify.STATUS, notify.PROGRESS, notify.CANCEL)
-        with notify.watch([job.pk], kinds) as watch:
-            while True:
-                # Read after the watch exists: a change since the first read is seen here.
-                job = job_get(user=user, job_id=job.pk)
-                if job_version(job) != known or job.status in jobstate.TERMINAL:
-                    return job
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return job
-                watch.wait(left)
+
+    def changed(found: Job) -> bool:
+        return known is None or found.status in jobstate.TERMINAL or job_version(found) != known
+
+    return _hold_until(
+        job,
+        lambda: job_get(user=user, job_id=job.pk),
+        changed,
+        job_ids=[job.pk],
+        kinds=(notify.STATUS, notify.PROGRESS, notify.CANCEL),
+        seconds=seconds,
+    )
