@@ -38,6 +38,21 @@ def etag_of(response: Any) -> str:
     return str(etag)
 
 
+def start_follower(client: Any, job: Job, etag: str) -> tuple[threading.Thread, list[Any]]:
+    """A thread holding ``GET /jobs/{id}?wait=30`` with ``etag``; its answer lands in the list."""
+    answers: list[Any] = []
+
+    def follow() -> None:
+        try:
+            answers.append(client.get(f"{API}/jobs/{job.id}?wait=30", HTTP_IF_NONE_MATCH=etag))
+        finally:
+            connection.close()
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    return follower, answers
+
+
 @pytest.mark.django_db
 def test_the_job_carries_an_etag_and_an_unchanged_job_answers_304(alice_api, alice) -> None:
     job = make_job(alice)
@@ -62,17 +77,8 @@ def test_the_job_carries_an_etag_and_an_unchanged_job_answers_304(alice_api, ali
 def test_a_held_request_answers_as_soon_as_the_job_changes(alice_api, alice) -> None:
     job = make_job(alice)
     etag = etag_of(alice_api.get(f"{API}/jobs/{job.id}"))
-    answers: list[Any] = []
-
-    def follow() -> None:
-        try:
-            answers.append(alice_api.get(f"{API}/jobs/{job.id}?wait=30", HTTP_IF_NONE_MATCH=etag))
-        finally:
-            connection.close()
-
     with notify.watch([job.pk], (notify.STATUS,)):  # the listener is up before the change
-        follower = threading.Thread(target=follow)
-        follower.start()
+        follower, answers = start_follower(alice_api, job, etag)
         # The follower is held (no answer) until the job changes.
         follower.join(0.5)
         assert not answers
@@ -89,16 +95,7 @@ def test_a_held_request_answers_as_soon_as_the_job_changes(alice_api, alice) -> 
 def test_a_cancel_request_wakes_a_held_request_too(alice_api, alice) -> None:
     job = make_job(alice, jobstate.RUNNING)
     etag = etag_of(alice_api.get(f"{API}/jobs/{job.id}"))
-    answers: list[Any] = []
-
-    def follow() -> None:
-        try:
-            answers.append(alice_api.get(f"{API}/jobs/{job.id}?wait=30", HTTP_IF_NONE_MATCH=etag))
-        finally:
-            connection.close()
-
-    follower = threading.Thread(target=follow)
-    follower.start()
+    follower, answers = start_follower(alice_api, job, etag)
     follower.join(0.5)
     assert not answers
     assert alice_api.post(f"{API}/jobs/{job.id}/cancel").status_code == 200
