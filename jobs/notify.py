@@ -64,6 +64,11 @@ class Carrier(Protocol):
         messages may have been missed (a reconnection)."""
 
 
+def _pause_before_retry(attempt: int) -> None:
+    """The listener's back-off before subscribing or binding again."""
+    time.sleep(RECONNECT_SECONDS[min(attempt, len(RECONNECT_SECONDS) - 1)])
+
+
 def _parse(raw: bytes | str) -> tuple[str, str] | None:
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
     job_id, _, kind = text.partition(" ")
@@ -113,7 +118,7 @@ class RedisCarrier:
             except Exception as exc:  # Redis restarted, network trouble: subscribe again
                 log.warning("job notifications from Redis interrupted (%s); reconnecting", exc)
             lost()
-            time.sleep(RECONNECT_SECONDS[min(attempt, len(RECONNECT_SECONDS) - 1)])
+            _pause_before_retry(attempt)
             attempt += 1
 
 
@@ -133,7 +138,7 @@ class SocketCarrier:
                 listener = wakeup.Listener(self.folder)
             except OSError as exc:
                 log.warning("cannot listen for job notifications in %s: %s", self.folder, exc)
-                time.sleep(RECONNECT_SECONDS[min(attempt, len(RECONNECT_SECONDS) - 1)])
+                _pause_before_retry(attempt)
                 attempt += 1
                 continue
             try:
