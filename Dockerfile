@@ -30,9 +30,12 @@ COPY catalog catalog
 COPY jobs jobs
 COPY accounts accounts
 COPY workbench workbench
+COPY tessera_udfs tessera_udfs
 COPY --from=ui /build/frontend/dist frontend/dist
 COPY manage.py ./
-RUN pip install --no-cache-dir -c constraints.txt .
+# [spark]: the worker's PySpark (and Spark Connect client); the image also runs the Spark
+# master, workers and Connect server (docker-compose.yml), from the same wheel.
+RUN pip install --no-cache-dir -c constraints.txt '.[spark]'
 ENV TESSERA_DATA_DIR=/data TESSERA_ALLOWED_HOSTS=* PORT=8000
 # The code stays root-owned and read-only to the service user.
 USER tessera:tessera

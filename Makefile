@@ -16,7 +16,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
 help:
 	@echo "make run    - set up .venv, migrate, start web + worker on \$$PORT (default 8000)"
-	@echo "make test   - lint, type-check and run the whole test suite (browser tests included)"
+	@echo "make test   - lint, type-check and run the whole test suite (browser and fault tests included)"
 	@echo "make screenshots - regenerate docs/screenshots/ from the browser tests"
 	@echo "make bench-catalog - fill a synthetic catalog on PostgreSQL and measure API latency"
 
@@ -89,6 +89,7 @@ format: install
 
 test: check api-types-check frontend-lint frontend frontend-test chromium
 	@scripts/test.sh
+	@scripts/test-faults.sh  # tests/faults: its own PostgreSQL and Redis (docs/faults.md)
 
 screenshots: install frontend chromium
 	rm -rf docs/screenshots

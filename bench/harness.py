@@ -128,13 +128,16 @@ def stop_worker(worker: subprocess.Popen[bytes], name: str) -> None:
     Worker.objects.filter(hostname__startswith=f"{name}@").delete()
 
 
-def plain_spark(warehouse: Path) -> Any:
-    """Plain PySpark in this process, what Tessera is compared with: local[*], UTC, 8
-    shuffle partitions, no UI, quiet logs."""
+def plain_spark(warehouse: Path, master: str = "local[*]", **conf: str) -> Any:
+    """Plain PySpark in this process, what Tessera is compared with: local[*] (or
+    ``master``), UTC, 8 shuffle partitions, no UI, quiet logs, and ``conf``."""
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
     spark = (
-        SparkSession.builder.master("local[*]")
+        builder.master(master)
         .appName("bench-plain")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

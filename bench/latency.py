@@ -11,7 +11,9 @@ configuration of ``--configs``:
   for each run) and Redis ``redis://127.0.0.1:6379/13`` (flushed at start).
 
 and drives it over HTTP (``http.client`` keep-alive connections, token auth), against plain
-PySpark (``local[*]``) in this process; the two Sparks never run at the same time:
+PySpark (``local[*]``) in this process; the two Sparks never run at the same time. With
+``--runtime cluster`` both run on one standalone cluster started from the pinned PySpark
+(each its own application with the same cores and executor memory):
 
 1. ``SELECT 1``: ``POST /sessions/{id}/statements {"sql": "SELECT 1", "wait": 30,
    "page_size": 100}`` (the first result page comes in the answer; against a server
@@ -127,6 +129,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--keep-data", action="store_true", help="keep the data dirs (logs, SQLite, results)"
     )
     parser.add_argument("--json", type=Path, default=None, help="also write the raw figures")
+    parser.add_argument(
+        "--runtime",
+        choices=("local", "cluster"),
+        default="local",
+        help="local: both sides local[*]; cluster: both sides on one standalone Spark cluster "
+        "started here from the pinned PySpark (each side an application of 2 cores)",
+    )
     args = parser.parse_args(argv)
     args.configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     unknown = set(args.configs) - {"embedded", "pg-redis"}
@@ -251,6 +260,7 @@ class Stack:
             env["DATABASE_URL"] = config.database_url
         if config.broker_url:
             env["CELERY_BROKER_URL"] = config.broker_url
+        env.update(CLUSTER_ENV)
         self.env = env
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.token = ""
@@ -995,6 +1005,11 @@ def report(results: list[ConfigResult], args: argparse.Namespace, commit: str) -
     for r in results:
         out.append(f"\n### {r.config.label}\n")
         out.append(f"load average at start / end: {r.load[0]} / {r.load[-1]}")
+        if args.runtime == "cluster":
+            out.append(
+                f"Spark: standalone cluster {CLUSTER_ENV.get('SPARK_MASTER', '?')}, each side an "
+                f"application of {CLUSTER_APP_CORES} cores, {CLUSTER_EXECUTOR_MEMORY} executors"
+            )
         if r.started_in:
             out.append(
                 f"worker start → first SELECT 1 FINISHED (Spark start-up): {r.started_in:.1f} s"
@@ -1156,6 +1171,37 @@ def terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+# The Tessera worker's Spark on ``--runtime cluster`` (set by ``start_cluster``).
+CLUSTER_ENV: dict[str, str] = {}
+# Each side's application on the cluster: as many cores as this machine has, and the
+# standalone worker offers twice that, so both applications hold executors at once (they
+# never run queries at the same time).
+CLUSTER_APP_CORES = os.cpu_count() or 2
+CLUSTER_EXECUTOR_MEMORY = "3g"
+
+
+def start_cluster(folder: Path) -> tuple[Any, str, dict[str, str]]:
+    """A standalone master + worker from the pinned PySpark (``tests/runtimes/standalone``,
+    what the runtime matrix runs on); the worker's ``SPARK_CONF_DIR`` and plain PySpark's
+    configuration give both sides the same executors."""
+    sys.path.insert(0, str(ROOT))
+    from tests.runtimes.standalone import cluster_defaults, start_standalone_cluster
+
+    cluster = start_standalone_cluster(folder / "cluster", cores=2 * CLUSTER_APP_CORES, memory="8g")
+    conf_dir = cluster_defaults(
+        folder / "spark-conf", executor_memory=CLUSTER_EXECUTOR_MEMORY, cores=CLUSTER_APP_CORES
+    )
+    CLUSTER_ENV.update({"SPARK_MASTER": cluster.url, "SPARK_CONF_DIR": str(conf_dir)})
+    print(f"standalone cluster {cluster.url} (logs in {cluster.folder})", flush=True)
+    conf = {
+        "spark.executor.memory": CLUSTER_EXECUTOR_MEMORY,
+        "spark.cores.max": str(CLUSTER_APP_CORES),
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+    }
+    return cluster, cluster.url, conf
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     commit = commit_measured()
@@ -1167,10 +1213,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         plain_dir = Path(tempfile.mkdtemp(prefix="tessera-bench-latency-plain-"))
         keep.append(plain_dir)
         spark = None
+        cluster = None
         try:
             if not args.skip_tpch:
                 ensure_tpch(args.tpch_dir, args.tpch_sf)
-            spark = plain_spark(plain_dir / "warehouse")
+            master, conf = "local[*]", dict[str, str]()
+            if args.runtime == "cluster":
+                cluster, master, conf = start_cluster(plain_dir)
+            spark = plain_spark(plain_dir / "warehouse", master, **conf)
             if not args.skip_tpch:
                 plain_tpch_views(spark, args.tpch_dir)
             for name in args.configs:
@@ -1178,6 +1228,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         finally:
             if spark is not None:
                 spark.stop()
+            if cluster is not None:
+                cluster.stop()
             for path in keep:
                 if args.keep_data:
                     print(f"kept {path}")

@@ -94,6 +94,9 @@ class Table(Named):
     schema = models.JSONField(default=dict, blank=True)
     resolved_schema = models.JSONField(null=True, blank=True)
     partition_by = models.JSONField(default=list, blank=True)
+    # Tables: what the last ANALYZE TABLE … COMPUTE STATISTICS found (docs/api.md "Table
+    # statistics"); null until then. Set by services.table_store_statistics only.
+    column_statistics = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=STATUS_ACTIVE)
     # The CTAS job creating a staged table (FLIP-218); null once active.
     staged_by_job = models.UUIDField(null=True, blank=True)

@@ -18,6 +18,7 @@ from django.db.models.functions import Cast
 from django.http import HttpResponse
 from rest_framework import serializers
 
+from catalog import permissions
 from catalog.models import Database, Table
 from webapp.pagination import PageRequest, encode_page_token
 
@@ -40,6 +41,7 @@ LIST_FIELDS = (
     "query",
     "expanded_query",
     "created_by__username",
+    "created_by_id",
 )
 
 Row = dict[str, Any]
@@ -59,7 +61,7 @@ def by_name(row: Row) -> Any:
     return row["name_key"]
 
 
-def _object_fields(database: Database, row: Row) -> dict[str, Any]:
+def _object_fields(database: Database, row: Row, user: Any) -> dict[str, Any]:
     return {
         "catalog": database.catalog.name,
         "database": database.name,
@@ -69,6 +71,7 @@ def _object_fields(database: Database, row: Row) -> dict[str, Any]:
         "created_by": row["created_by__username"],
         "created_at": _datetime.to_representation(row["created_at"]),
         "updated_at": _datetime.to_representation(row["updated_at"]),
+        "can": permissions.object_permissions(user, database, row["created_by_id"]),
     }
 
 
@@ -78,11 +81,11 @@ def _with_schemas(fields: dict[str, Any], row: Row) -> str:
     return f'{head[:-1]},"schema":{row["schema_json"]},"resolved_schema":{resolved}}}'
 
 
-def table_json(database: Database) -> Callable[[Row], str]:
+def table_json(database: Database, user: Any = None) -> Callable[[Row], str]:
     """Renders one table of ``database`` as ``TableOut`` does (rows from ``list_rows``)."""
 
     def render(row: Row) -> str:
-        fields = _object_fields(database, row)
+        fields = _object_fields(database, row, user)
         fields.update(
             managed=Table.is_managed(row["kind"], row["options"]),
             options=row["options"],
@@ -96,11 +99,11 @@ def table_json(database: Database) -> Callable[[Row], str]:
     return render
 
 
-def view_json(database: Database) -> Callable[[Row], str]:
+def view_json(database: Database, user: Any = None) -> Callable[[Row], str]:
     """Renders one view of ``database`` as ``ViewOut`` does (rows from ``list_rows``)."""
 
     def render(row: Row) -> str:
-        fields = _object_fields(database, row)
+        fields = _object_fields(database, row, user)
         fields.update(query=row["query"], expanded_query=row["expanded_query"])
         return _with_schemas(fields, row)
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from catalog import permissions
 from catalog.models import Catalog, Database, Function, Table
 
 
@@ -28,8 +30,25 @@ class _OwnerMixin(serializers.Serializer[Any]):
 
 # --- responses -------------------------------------------------------------------------------
 
+# What the requesting user may do with the object (docs/api.md "Permissions").
+CAN = inline_serializer(
+    name="Can",
+    fields={
+        "modify": serializers.BooleanField(),
+        "drop": serializers.BooleanField(),
+        "create": serializers.BooleanField(help_text="objects may be created inside it"),
+    },
+)
 
-class CatalogOut(serializers.Serializer[Catalog]):
+
+class _CanMixin(serializers.Serializer[Any]):
+    """``can``: computed for ``context["user"]`` (everything false without one)."""
+
+    def _user(self) -> Any:
+        return self.context.get("user")
+
+
+class CatalogOut(_CanMixin, serializers.Serializer[Catalog]):
     name = serializers.CharField()
     comment = serializers.CharField()
     owner = serializers.SerializerMethodField()
@@ -38,11 +57,17 @@ class CatalogOut(serializers.Serializer[Catalog]):
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
+    can = serializers.SerializerMethodField()
+
     def get_owner(self, obj: Catalog) -> str | None:
         return obj.owner.get_username() if obj.owner else None
 
+    @extend_schema_field(CAN)
+    def get_can(self, obj: Catalog) -> dict[str, bool]:
+        return permissions.catalog_permissions(self._user(), obj)
 
-class DatabaseOut(serializers.Serializer[Database]):
+
+class DatabaseOut(_CanMixin, serializers.Serializer[Database]):
     catalog = serializers.CharField(source="catalog.name")
     name = serializers.CharField()
     comment = serializers.CharField()
@@ -51,11 +76,17 @@ class DatabaseOut(serializers.Serializer[Database]):
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
+    can = serializers.SerializerMethodField()
+
     def get_owner(self, obj: Database) -> str | None:
         return obj.owner.get_username() if obj.owner else None
 
+    @extend_schema_field(CAN)
+    def get_can(self, obj: Database) -> dict[str, bool]:
+        return permissions.database_permissions(self._user(), obj)
 
-class _ObjectOut(serializers.Serializer[Any]):
+
+class _ObjectOut(_CanMixin, serializers.Serializer[Any]):
     catalog = serializers.CharField(source="database.catalog.name")
     database = serializers.CharField(source="database.name")
     name = serializers.CharField()
@@ -65,8 +96,14 @@ class _ObjectOut(serializers.Serializer[Any]):
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
+    can = serializers.SerializerMethodField()
+
     def get_created_by(self, obj: Any) -> str | None:
         return obj.created_by.get_username() if obj.created_by else None
+
+    @extend_schema_field(CAN)
+    def get_can(self, obj: Any) -> dict[str, bool]:
+        return permissions.object_permissions(self._user(), obj.database, obj.created_by_id)
 
 
 class TableOut(_ObjectOut):
@@ -111,8 +148,10 @@ class SearchHitOut(serializers.Serializer[Any]):
     comment = serializers.CharField(required=False)
 
 
-def table_out(table: Table) -> dict[str, Any]:
-    return dict((ViewOut if table.kind == Table.KIND_VIEW else TableOut)(table).data)
+def table_out(table: Table, user: Any = None) -> dict[str, Any]:
+    """A table or view as its serializer gives it; ``can`` for ``user``."""
+    serializer = ViewOut if table.kind == Table.KIND_VIEW else TableOut
+    return dict(serializer(table, context={"user": user}).data)
 
 
 # --- requests --------------------------------------------------------------------------------

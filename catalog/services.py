@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, models, transaction
 
-from catalog import signals, storage
+from catalog import analysis, storage
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core import locations
 from core import options as table_options
@@ -261,20 +261,45 @@ def _replace_columns(table: Table, resolved: ResolvedSchema | None) -> None:
     )
 
 
-def _request_expression_typing(table_id: int) -> None:
-    """Announce a table whose computed columns and watermarks need Spark's analyzer
-    (``catalog.signals``: the jobs app asks a worker). Without a receiver or a broker the
-    table stays ``expressions_resolved: false``; nothing else depends on it."""
-    try:
-        signals.expressions_untyped.send(sender=Table, table_id=table_id)
-    except Exception:
-        log.exception("table %s: could not ask a worker to type its expressions", table_id)
+def _check_expression_sizes(schema: Schema) -> None:
+    """Each expression Spark's analyzer is to parse is held to the statement limits (as the
+    same expression in SQL's CREATE TABLE would be): a huge one is refused at once."""
+    limits = StatementLimits.from_settings(settings)
+    for index, column in enumerate(schema.columns):
+        expression = getattr(column, "expression", None)
+        if isinstance(expression, str):
+            check_statement(
+                expression,
+                limits,
+                what=f"expression of column `{column.name}`",
+                field=f"schema.columns[{index}].expression",
+            )
+    for index, watermark in enumerate(schema.watermarks):
+        check_statement(
+            watermark.expression,
+            limits,
+            what=f"watermark expression of column `{watermark.column}`",
+            field=f"schema.watermarks[{index}].expression",
+        )
 
 
-def _type_expressions_after_commit(table: Table, resolved: ResolvedSchema) -> None:
+def resolve_checked(schema: Schema) -> ResolvedSchema:
+    """Resolve a declared table schema completely before anything is stored (FLIP-164);
+    REST and the form come here, the SQL DDL path types with its worker's Spark instead.
+
+    A schema with computed columns or watermarks is sent to a worker's Spark analyzer and
+    waited for (``catalog.analysis``): a refusal is a ``VALIDATION_ERROR`` naming the field
+    and the column, no answer in time ``UNAVAILABLE``. A schema without expressions needs
+    no worker. Never returns a schema with an untyped expression."""
+    if not analysis.needs_analyzer(schema):
+        return resolve_schema(schema)
+    _check_expression_sizes(schema)
+    resolved = analysis.analyzer().resolve_table_schema(schema)
     if not resolved.expressions_resolved:
-        table_id = table.pk
-        transaction.on_commit(lambda: _request_expression_typing(table_id))
+        raise analysis.Unavailable(
+            "Spark's analyzer did not type every expression of the schema; nothing was stored."
+        )
+    return resolved
 
 
 M = TypeVar("M", bound=models.Model)
@@ -481,12 +506,14 @@ def table_create(
 ) -> Table:
     """Create a table from a declared schema; managed tables get a warehouse directory."""
     validate_name(name, "table name")
-    resolved = resolve_schema(schema, typer)
-    if not resolved.columns:
+    declared = resolve_schema(schema, typer)  # the shape, at once; expressions below
+    if not declared.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
     checked_options = check_options(options or {})
-    partitions = check_partitioning(partition_by, resolved)
+    partitions = check_partitioning(partition_by, declared)
     _ensure_name_free(database, name)
+    # Last before the write: a worker's Spark types the expressions (or refuses them).
+    resolved = declared if typer is not None else resolve_checked(schema)
     managed = "connector" not in checked_options
     location = (
         str(storage.warehouse_location(database.catalog.name, database.name, name))
@@ -511,7 +538,6 @@ def table_create(
             )
             table.save()
             _replace_columns(table, resolved)
-            _type_expressions_after_commit(table, resolved)
             if location:
                 transaction.on_commit(lambda: storage.create_location(location))
     except IntegrityError:
@@ -561,7 +587,7 @@ def table_update(
     """Change a table's metadata. Its data stays where it is: managed stays managed."""
     _ensure_can_modify_object(user, table)
     resolved = (
-        resolve_schema(schema, typer)
+        resolve_schema(schema, typer)  # the shape, at once; expressions below
         if schema is not None
         else ResolvedSchema.from_dict(table.resolved_schema or {"columns": []})
     )
@@ -579,6 +605,9 @@ def table_update(
     partitions = check_partitioning(
         partition_by if partition_by is not None else table.partition_by, resolved
     )
+    if schema is not None and typer is None:
+        # Last before the write: a worker's Spark types the expressions (or refuses them).
+        resolved = resolve_checked(schema)
     with transaction.atomic():
         if options is not None:
             check_path_free(table.options, exclude=models.Q(pk=table.pk))
@@ -588,7 +617,6 @@ def table_update(
             table.schema = schema.to_dict()
             table.resolved_schema = resolved.to_dict()
             _replace_columns(table, resolved)
-            _type_expressions_after_commit(table, resolved)
         table.partition_by = partitions
         table.save()
     return table
@@ -606,17 +634,39 @@ def table_delete(*, user: User, table: Table) -> None:
 # --- views -----------------------------------------------------------------------------------
 
 
-def view_schema(schema: Schema | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    if schema is None or not schema.columns:
-        # Derived from the query by Spark's analyzer once workers exist; never invented here.
-        return {"columns": [], "watermarks": [], "primary_key": None}, None
+def _check_declared_view_schema(schema: Schema) -> None:
     for index, column in enumerate(schema.columns):
         if not isinstance(column, PhysicalColumn):
             raise CoreError(
                 f"View column `{column.name}` must be a plain column with a data type.",
-                details={"field": f"schema.columns[{index}]"},
+                details={"field": f"schema.columns[{index}]", "column": column.name},
             )
-    return schema.to_dict(), resolve_schema(schema).to_dict()
+    resolve_schema(schema)  # names, types, no duplicates
+
+
+def view_schema(declared: Schema | None, derived: Schema) -> Schema:
+    """A view's schema: the one Spark's analyzer ``derived`` from its query, or the one the
+    caller ``declared`` when it matches it column for column (same count, same types; the
+    declared names and comments win). Never a schema Spark did not see."""
+    if declared is None or not declared.columns:
+        return derived
+    _check_declared_view_schema(declared)
+    if len(declared.columns) != len(derived.columns):
+        names = ", ".join(f"`{c.name}`" for c in derived.columns) or "none"
+        raise CoreError(
+            f"The view declares {len(declared.columns)} columns but its query gives "
+            f"{len(derived.columns)} ({names}).",
+            details={"field": "schema.columns"},
+        )
+    for index, (mine, spark) in enumerate(zip(declared.columns, derived.columns, strict=True)):
+        assert isinstance(mine, PhysicalColumn) and isinstance(spark, PhysicalColumn)
+        if mine.data_type.type_sql() != spark.data_type.type_sql():
+            raise CoreError(
+                f"View column `{mine.name}` is declared {mine.data_type.type_sql()}, but the "
+                f"query gives {spark.data_type.type_sql()} (column `{spark.name}`).",
+                details={"field": f"schema.columns[{index}].data_type", "column": mine.name},
+            )
+    return declared
 
 
 def _check_query(query: str) -> str:
@@ -629,6 +679,26 @@ def _check_query(query: str) -> str:
     return query
 
 
+def _derive_view_schema(database: Database, query: str) -> Schema:
+    """Spark's analyzer on a worker derives the query's schema (``catalog.analysis``); the
+    query is read in the view's catalog and database, as it is whenever the view is read."""
+    try:
+        return analysis.analyzer().derive_view_schema(database.catalog.name, database.name, query)
+    except CoreError as exc:
+        if exc.code == "VALIDATION_ERROR" and "field" not in exc.details:
+            exc.details = {**exc.details, "field": "query"}
+        raise
+
+
+def view_schema_json(schema: Schema) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A view's schema as stored: declared (``schema``) and resolved (``resolved_schema``)."""
+    return schema.to_dict(), resolve_schema(schema).to_dict()
+
+
+def _store_view_schema(view: Table, schema: Schema) -> None:
+    view.schema, view.resolved_schema = view_schema_json(schema)
+
+
 def view_create(
     *,
     user: User,
@@ -638,30 +708,35 @@ def view_create(
     schema: Schema | None = None,
     comment: str = "",
     expanded_query: str | None = None,
+    derived: Schema | None = None,
 ) -> Table:
-    """Create a view. ``schema`` is the one Spark derived (SQL, on a worker) or one the
-    caller declares (REST); ``expanded_query`` is the query with fully qualified names."""
+    """Create a view with a resolved schema. ``derived``: the schema Spark derived for the
+    query (SQL's CREATE VIEW, on a worker); without it (REST) a worker's Spark derives it
+    now, before anything is stored. ``schema``: one the caller declares, which must match
+    the derived one (``view_schema``). ``expanded_query`` is the query with fully qualified
+    names."""
     validate_name(name, "view name")
     _check_query(query)
-    schema_json, resolved_json = view_schema(schema)
+    if schema is not None and schema.columns:
+        _check_declared_view_schema(schema)
     _ensure_name_free(database, name)
+    if derived is None:
+        derived = _derive_view_schema(database, query)
+    final = view_schema(schema, derived)
+    view = Table(
+        database=database,
+        name=name,
+        kind=Table.KIND_VIEW,
+        comment=comment,
+        query=query,
+        expanded_query=expanded_query,
+        created_by=_user_or_none(user),
+    )
+    _store_view_schema(view, final)
     try:
         with transaction.atomic():
-            view = Table(
-                database=database,
-                name=name,
-                kind=Table.KIND_VIEW,
-                comment=comment,
-                query=query,
-                expanded_query=expanded_query,
-                schema=schema_json,
-                resolved_schema=resolved_json,
-                created_by=_user_or_none(user),
-            )
             view.save()
-            _replace_columns(
-                view, ResolvedSchema.from_dict(resolved_json) if resolved_json else None
-            )
+            _replace_columns(view, ResolvedSchema.from_dict(view.resolved_schema))
     except IntegrityError:
         _ensure_name_free(database, name)
         raise
@@ -676,19 +751,26 @@ def view_update(
     query: str | None = None,
     schema: Schema | None = None,
 ) -> Table:
+    """Change a view. A new query or schema is checked by Spark's analyzer on a worker
+    (the query derived again) before anything is stored; a comment alone needs no worker."""
     _ensure_can_modify_object(user, view)
+    if query is not None:
+        _check_query(query)
+    if schema is not None and schema.columns:
+        _check_declared_view_schema(schema)
+    final: Schema | None = None
+    if query is not None or schema is not None:
+        derived = _derive_view_schema(view.database, query if query is not None else view.query)
+        final = view_schema(schema, derived)
     with transaction.atomic():
         if comment is not None:
             view.comment = comment
         if query is not None:
-            view.query = _check_query(query)
+            view.query = query
             view.expanded_query = None
-        if schema is not None:
-            view.schema, view.resolved_schema = view_schema(schema)
-            _replace_columns(
-                view,
-                ResolvedSchema.from_dict(view.resolved_schema) if view.resolved_schema else None,
-            )
+        if final is not None:
+            _store_view_schema(view, final)
+            _replace_columns(view, ResolvedSchema.from_dict(view.resolved_schema))
         view.save()
     return view
 
@@ -910,3 +992,53 @@ def ctas_table_drop(*, job_id: Any) -> Table | None:
         if table is not None:
             table.delete()
     return table
+
+
+# --- statistics (ANALYZE TABLE … COMPUTE STATISTICS) -----------------------------------------
+
+
+def table_store_statistics(
+    *, user: User, table: Table, mode: str, figures: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Store what ``ANALYZE TABLE`` computed on ``table`` (``column_statistics``), as its
+    user may: the rule of DDL (its creator, its catalog's owner or an admin).
+
+    ``mode`` ``noscan`` refreshes ``files``, ``size_bytes`` and ``size_computed_at`` and
+    keeps the scan's figures; ``table`` and ``columns`` replace everything (a scan's
+    ``row_count`` and ``columns`` belong to its ``computed_at``). Only this field is
+    written: the schema, the data and ``updated_at`` (which dates the table's commits)
+    stay as they are."""
+    path = _object_path(table.database, table.name)
+    if table.kind != Table.KIND_TABLE or table.status != Table.STATUS_ACTIVE:
+        raise CoreError(f"{path} is not an active table: its statistics cannot be stored.")
+    if not may_write_table(user, table):
+        raise PermissionDenied(
+            f"You may not analyze table {path}: only its owner, the owner of its catalog or "
+            "an admin may change its metadata.",
+            details={"identifier": [table.database.catalog.name, table.database.name, table.name]},
+        )
+    size = {
+        "files": int(figures["files"]),
+        "size_bytes": int(figures["size_bytes"]),
+        "size_computed_at": str(figures["size_computed_at"]),
+    }
+    if mode == "noscan":
+        previous = table.column_statistics or {}
+        stored = {
+            "computed_at": previous.get("computed_at"),
+            "row_count": previous.get("row_count"),
+            "columns": list(previous.get("columns") or []),
+            **size,
+        }
+    elif mode in ("table", "columns"):
+        stored = {
+            "computed_at": str(figures["computed_at"]),
+            "row_count": int(figures["row_count"]),
+            "columns": [dict(column) for column in figures.get("columns") or []],
+            **size,
+        }
+    else:
+        raise CoreError(f"Unknown ANALYZE TABLE mode '{mode}'.")
+    Table.objects.filter(pk=table.pk).update(column_statistics=stored)
+    table.column_statistics = stored
+    return stored

@@ -47,14 +47,19 @@ def _cascade(request: Request) -> bool:
 
 
 def _many(
-    serializer: type[serializers.Serializer[Any]],
+    serializer: type[serializers.Serializer[Any]], request: Request
 ) -> Callable[[Sequence[Any]], list[Any]]:
     """Serialize a whole page with one serializer (``many=True``), not one per row."""
 
     def serialize(rows: Sequence[Any]) -> list[Any]:
-        return list(serializer(rows, many=True).data)
+        return list(serializer(rows, many=True, context=_ctx(request)).data)
 
     return serialize
+
+
+def _ctx(request: Request) -> dict[str, Any]:
+    """Serializer context: ``can`` is computed for the requesting user."""
+    return {"user": request.user}
 
 
 def _by_name(row: Any) -> str:
@@ -66,18 +71,20 @@ class CatalogListView(APIView):
     def get(self, request: Request) -> Response:
         page = page_request(request)
         rows = selectors.list_catalogs(after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.CatalogOut)))
+        return Response(
+            page_body(rows, page, _by_name, serialize_page=_many(s.CatalogOut, request))
+        )
 
     @extend_schema(request=s.CatalogIn, responses={201: s.CatalogOut})
     def post(self, request: Request) -> Response:
         catalog = services.catalog_create(user=request.user, **valid_body(s.CatalogIn, request))
-        return Response(s.CatalogOut(catalog).data, status=201)
+        return Response(s.CatalogOut(catalog, context=_ctx(request)).data, status=201)
 
 
 class CatalogDetailView(APIView):
     @extend_schema(responses=s.CatalogOut)
     def get(self, request: Request, catalog: str) -> Response:
-        return Response(s.CatalogOut(selectors.get_catalog(catalog)).data)
+        return Response(s.CatalogOut(selectors.get_catalog(catalog), context=_ctx(request)).data)
 
     @extend_schema(request=s.CatalogPatch, responses=s.CatalogOut)
     def patch(self, request: Request, catalog: str) -> Response:
@@ -85,7 +92,7 @@ class CatalogDetailView(APIView):
         updated = services.catalog_update(
             user=request.user, catalog=found, **valid_body(s.CatalogPatch, request)
         )
-        return Response(s.CatalogOut(updated).data)
+        return Response(s.CatalogOut(updated, context=_ctx(request)).data)
 
     @extend_schema(parameters=CASCADE_PARAM, responses={204: None})
     def delete(self, request: Request, catalog: str) -> Response:
@@ -101,7 +108,9 @@ class DatabaseListView(APIView):
         page = page_request(request)
         found = selectors.get_catalog(catalog)
         rows = selectors.list_databases(found, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.DatabaseOut)))
+        return Response(
+            page_body(rows, page, _by_name, serialize_page=_many(s.DatabaseOut, request))
+        )
 
     @extend_schema(request=s.DatabaseIn, responses={201: s.DatabaseOut})
     def post(self, request: Request, catalog: str) -> Response:
@@ -110,13 +119,15 @@ class DatabaseListView(APIView):
             catalog=selectors.get_catalog(catalog),
             **valid_body(s.DatabaseIn, request),
         )
-        return Response(s.DatabaseOut(database).data, status=201)
+        return Response(s.DatabaseOut(database, context=_ctx(request)).data, status=201)
 
 
 class DatabaseDetailView(APIView):
     @extend_schema(responses=s.DatabaseOut)
     def get(self, request: Request, catalog: str, database: str) -> Response:
-        return Response(s.DatabaseOut(selectors.get_database(catalog, database)).data)
+        return Response(
+            s.DatabaseOut(selectors.get_database(catalog, database), context=_ctx(request)).data
+        )
 
     @extend_schema(request=s.DatabasePatch, responses=s.DatabaseOut)
     def patch(self, request: Request, catalog: str, database: str) -> Response:
@@ -125,7 +136,7 @@ class DatabaseDetailView(APIView):
             database=selectors.get_database(catalog, database),
             **valid_body(s.DatabasePatch, request),
         )
-        return Response(s.DatabaseOut(updated).data)
+        return Response(s.DatabaseOut(updated, context=_ctx(request)).data)
 
     @extend_schema(parameters=CASCADE_PARAM, responses={204: None})
     def delete(self, request: Request, catalog: str, database: str) -> Response:
@@ -143,7 +154,7 @@ class TableListView(APIView):
         page = page_request(request)
         found = selectors.get_database(catalog, database)
         rows = selectors.list_tables(found, Table.KIND_TABLE, after=page.after, limit=page.size + 1)
-        return render.page_response(rows, page, render.table_json(found))
+        return render.page_response(rows, page, render.table_json(found, request.user))
 
     @extend_schema(request=s.TableIn, responses={201: s.TableOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:
@@ -167,13 +178,13 @@ class TableListView(APIView):
                 partition_by=data["partition_by"],
                 comment=data["comment"],
             )
-        return Response(s.table_out(table), status=201)
+        return Response(s.table_out(table, request.user), status=201)
 
 
 class TableDetailView(APIView):
     @extend_schema(responses=s.TableOut)
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        return Response(s.table_out(selectors.get_table(catalog, database, name)))
+        return Response(s.table_out(selectors.get_table(catalog, database, name), request.user))
 
     @extend_schema(request=s.TablePatch, responses=s.TableOut)
     def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
@@ -183,7 +194,7 @@ class TableDetailView(APIView):
         table = services.table_update(
             user=request.user, table=selectors.get_table(catalog, database, name), **data
         )
-        return Response(s.table_out(table))
+        return Response(s.table_out(table, request.user))
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
@@ -207,7 +218,7 @@ class ViewListView(APIView):
         page = page_request(request)
         found = selectors.get_database(catalog, database)
         rows = selectors.list_tables(found, Table.KIND_VIEW, after=page.after, limit=page.size + 1)
-        return render.page_response(rows, page, render.view_json(found))
+        return render.page_response(rows, page, render.view_json(found, request.user))
 
     @extend_schema(request=s.ViewIn, responses={201: s.ViewOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:
@@ -220,13 +231,15 @@ class ViewListView(APIView):
             comment=data["comment"],
             schema=_schema(data["schema"]) if data.get("schema") is not None else None,
         )
-        return Response(s.table_out(view), status=201)
+        return Response(s.table_out(view, request.user), status=201)
 
 
 class ViewDetailView(APIView):
     @extend_schema(responses=s.ViewOut)
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        return Response(s.table_out(selectors.get_table(catalog, database, name, "view")))
+        return Response(
+            s.table_out(selectors.get_table(catalog, database, name, "view"), request.user)
+        )
 
     @extend_schema(request=s.ViewPatch, responses=s.ViewOut)
     def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
@@ -236,7 +249,7 @@ class ViewDetailView(APIView):
         view = services.view_update(
             user=request.user, view=selectors.get_table(catalog, database, name, "view"), **data
         )
-        return Response(s.table_out(view))
+        return Response(s.table_out(view, request.user))
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
@@ -251,7 +264,9 @@ class FunctionListView(APIView):
         page = page_request(request)
         found = selectors.get_database(catalog, database)
         rows = selectors.list_functions(found, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, _by_name, serialize_page=_many(s.FunctionOut)))
+        return Response(
+            page_body(rows, page, _by_name, serialize_page=_many(s.FunctionOut, request))
+        )
 
     @extend_schema(request=s.FunctionIn, responses={201: s.FunctionOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:
@@ -260,13 +275,17 @@ class FunctionListView(APIView):
             database=selectors.get_database(catalog, database),
             **valid_body(s.FunctionIn, request),
         )
-        return Response(s.FunctionOut(function).data, status=201)
+        return Response(s.FunctionOut(function, context=_ctx(request)).data, status=201)
 
 
 class FunctionDetailView(APIView):
     @extend_schema(responses=s.FunctionOut)
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        return Response(s.FunctionOut(selectors.get_function(catalog, database, name)).data)
+        return Response(
+            s.FunctionOut(
+                selectors.get_function(catalog, database, name), context=_ctx(request)
+            ).data
+        )
 
     @extend_schema(request=s.FunctionPatch, responses=s.FunctionOut)
     def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
@@ -275,7 +294,7 @@ class FunctionDetailView(APIView):
             function=selectors.get_function(catalog, database, name),
             **valid_body(s.FunctionPatch, request),
         )
-        return Response(s.FunctionOut(function).data)
+        return Response(s.FunctionOut(function, context=_ctx(request)).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:

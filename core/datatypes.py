@@ -625,3 +625,28 @@ def with_strings_for_chars(data_type: DataType) -> DataType:
         )
         return StructType(fields, nullable=nullable)
     return data_type
+
+
+def read_schema_type(data_type: DataType) -> DataType:
+    """``data_type`` as a file source's read schema can say it: CHAR/VARCHAR as STRING
+    (``with_strings_for_chars``), and array elements and map keys and values nullable —
+    Spark's DDL has no NOT NULL there (``ARRAY<BIGINT NOT NULL>`` is a syntax error to
+    ``DataFrameReader.schema``), though a query makes such types (``array(1)``,
+    ``sequence(…)``, ``map(…)``) and CTAS stores them. Struct fields keep theirs."""
+    nullable = data_type.nullable
+    if isinstance(data_type, ArrayType):
+        element = read_schema_type(data_type.element).with_nullable(True)
+        return ArrayType(element, nullable=nullable)
+    if isinstance(data_type, MapType):
+        return MapType(
+            read_schema_type(data_type.key).with_nullable(True),
+            read_schema_type(data_type.value).with_nullable(True),
+            nullable=nullable,
+        )
+    if isinstance(data_type, StructType):
+        fields = tuple(
+            dataclasses.replace(field, data_type=read_schema_type(field.data_type))
+            for field in data_type.fields
+        )
+        return StructType(fields, nullable=nullable)
+    return with_strings_for_chars(data_type)

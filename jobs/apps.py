@@ -8,8 +8,13 @@ class JobsConfig(AppConfig):
     verbose_name = "Jobs and workers"
 
     def ready(self) -> None:
-        from catalog import signals
-        from jobs import dispatch, scripts, worker, write_hooks  # worker: Celery worker signals
+        from jobs import (
+            analysis,
+            scripts,
+            statistics_hooks,
+            worker,
+            write_hooks,
+        )  # worker: Celery worker signals
 
         # A script's next statement starts when the one before it ends, in whichever
         # process (web or worker) ended it: the hook must be there in both.
@@ -17,8 +22,9 @@ class JobsConfig(AppConfig):
         # Writes (FLIP-218): stage tables, commit and clean-up, in every process that moves
         # jobs (web, workers, the reaper).
         write_hooks.install_hooks()
-        # The catalog asks for a worker to type a table's expressions without knowing jobs.
-        signals.expressions_untyped.connect(
-            dispatch.request_expression_typing, dispatch_uid="jobs.dispatch"
-        )
+        # ANALYZE TABLE: the figures reach the table inside the job's FINISHED transition.
+        statistics_hooks.install_hooks()
+        # The catalog asks a worker's Spark analyzer before it stores a schema with
+        # expressions or a view's (FLIP-164), without knowing jobs.
+        analysis.install_analyzer()
         del worker

@@ -1,14 +1,19 @@
 """How write jobs (CTAS, INSERT, statement sets) are committed, and cleaned up when they
-are not; where they staged their data is ``jobs.staging``.
+are not; where they staged their data is ``jobs.write_staging``.
 
 - Managed tables: the table row's ``location`` is its current data directory. Commit points
   the row at the job's new warehouse directory in the caller's transaction (INSERT INTO
   first hard-links the table's current files into it) and deletes the old directory after
   commit. One pointer swap per table, so every commit is one step, for all targets of a
   statement set alike.
-- External tables: commit moves the staged files into ``<path>`` (OVERWRITE first deletes
-  the old data: data files and ``k=v`` partition directories, nothing else; not atomic) and
-  removes the staging directory. Clean-up deletes only that directory.
+- External tables (docs/writes.md, "External tables"): commit renames the staged data into
+  ``<path>`` (each file of an unpartitioned table as ``tessera-<job>-<name>``, each
+  partition directory as ``k=v/…/tessera-<job>``: one rename per partition), then replaces
+  the manifest ``<path>/_tessera_current`` (``jobs.manifest``) by one rename — the step
+  that makes the commit visible to Tessera's readers — and removes the staging directory.
+  After the database commits, an OVERWRITE deletes the entries it replaced. A manifest
+  written by a job that did not finish is undone by that job's clean-up, or by the next
+  commit onto the table (both under the table's lock).
 
 Before anything is staged (CREATED) and again at the commit, a target must be one the job's
 user may write and whose files are its own: its path equals, holds or lies inside no other
@@ -17,7 +22,8 @@ worker looked for symbolic links in the staging before the commit's transaction
 (``catalog.storage.check_tree``), and the commit refuses to move files through a link.
 
 Every delete stays under the warehouse (managed) or under the table's own path, inside a
-storage root (external); a directory a table row points at is never deleted here.
+storage root (external), never through a symbolic link; a directory a table row points at,
+and an entry the current manifest lists, are never deleted here.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -42,6 +49,7 @@ from core import jobstate, locations
 from core.errors import CoreError, PermissionDenied
 from core.identifiers import quote_path
 from core.planner.errors import ForbiddenSql
+from jobs import manifest
 from jobs.models import Job
 from jobs.write_staging import (
     STAGING_PREFIX,
@@ -54,6 +62,9 @@ from jobs.write_staging import (
 )
 
 log = logging.getLogger(__name__)
+
+# In a job's staging while its commit renames data into the table's path.
+COMMITTING_MARKER = "_tessera_committing"
 
 # --- commit ----------------------------------------------------------------------------------
 
@@ -77,12 +88,11 @@ def commit(job: JobRef) -> list[dict[str, Any]]:
         if item["managed"]:
             _commit_managed(table, item)
     external = [
-        (_external_paths(table, item, job_id), item, _reads_subdirectories(table))
+        _prepare_external(table, item, job_id)
         for item, table in zip(entries, tables, strict=True)
         if not item["managed"]
     ]  # every check before the first file moves
-    for (path, staged), item, every_directory in external:
-        _move_external(path, staged, item, every_directory=every_directory)
+    _commit_external(external, job_id)
     committed = []
     for item, table in zip(entries, tables, strict=True):
         detail: dict[str, Any] = {
@@ -156,7 +166,7 @@ def _delete_old_location(location: str) -> None:
 def _external_paths(table: Table, item: Mapping[str, Any], job_id: str) -> tuple[Path, Path]:
     """The table's path and this job's staging directory in it, checked for the commit:
     the path (its own links resolved now, strictly below a root, apart from every other
-    table's) and each directory the job's files will be moved into (no link among them)."""
+    table's)."""
     path = Path(table_options(table)["path"])
     staged = _external_staging(path, job_id)
     if Path(item["location"]) != staged:
@@ -167,21 +177,86 @@ def _external_paths(table: Table, item: Mapping[str, Any], job_id: str) -> tuple
             "empty or new directory. Nothing was committed.",
             details={"field": "options.path"},
         )
-    _check_destinations(path, staged)
     return path, staged
 
 
-def _check_destinations(path: Path, staged: Path) -> None:
+@dataclass
+class _Move:
+    """One rename of the commit: a staged file or partition directory into the table."""
+
+    source: Path
+    destination: Path
+    entry: str  # the destination relative to the table's path (a manifest entry)
+
+
+@dataclass
+class _ExternalCommit:
+    """One external target of a commit: where its data goes and the manifests around it."""
+
+    path: Path
+    staged: Path
+    overwrite: bool
+    every_directory: bool
+    moves: list[_Move]
+    current: tuple[str, ...] = ()  # the table's entries before this commit
+    initial: bool = False  # no manifest before this commit
+    removed: tuple[str, ...] = ()
+
+
+def _prepare_external(table: Table, item: Mapping[str, Any], job_id: str) -> _ExternalCommit:
+    path, staged = _external_paths(table, item, job_id)
+    moves = _planned_moves(path, staged, job_id)
+    _check_destinations(path, moves)
+    return _ExternalCommit(
+        path, staged, item["mode"] == "overwrite", _reads_subdirectories(table), moves
+    )
+
+
+def _planned_moves(path: Path, staged: Path, job_id: str) -> list[_Move]:
+    """What the commit renames: each data file Spark wrote at the top of the staging (an
+    unpartitioned table) becomes ``<path>/tessera-<job>-<name>``; each partition directory
+    holding data files (``k=v/…``) becomes ``<path>/k=v/…/tessera-<job>`` — one rename per
+    partition. Deepest first; every entry checked as the manifest will be read."""
+    if not staged.is_dir() or staged.is_symlink():
+        return []
+    moves: list[_Move] = []
+    for directory, subdirs, files in os.walk(staged):
+        subdirs[:] = [name for name in subdirs if not hidden_name(name)]
+        base = Path(directory)
+        data = [name for name in files if not hidden_name(name) and not (base / name).is_symlink()]
+        if not data:
+            continue
+        relative = base.relative_to(staged)
+        if relative == Path("."):
+            for name in sorted(data):
+                destination = manifest.free_name(path / manifest.file_name(job_id, name))
+                moves.append(_Move(base / name, destination, destination.name))
+        else:
+            destination = path / relative / manifest.directory_name(job_id)
+            moves.append(_Move(base, destination, str(relative / destination.name)))
+    moves.sort(key=lambda move: -len(move.source.parts))
+    for move in moves:
+        try:
+            manifest.check_entry(move.entry, str(path))
+        except manifest.ManifestError as exc:
+            raise CoreError(
+                f"The job wrote '{move.entry}' into {path}, a name Tessera cannot list in the "
+                "table's manifest. Nothing was committed.",
+                details={"path": str(path), "entry": move.entry},
+            ) from exc
+    return moves
+
+
+def _check_destinations(path: Path, moves: Sequence[_Move]) -> None:
     """Refuse to move the staging's files into ``path`` through a symbolic link: every
-    directory below ``path`` that a file goes into must be a plain directory (or not exist
-    yet). One ``lstat`` per directory the job wrote, not a walk of the table."""
-    if not staged.is_dir():
-        return
-    directories = {relative.parent for relative in _data_files(staged)} - {Path(".")}
+    directory below ``path`` that something is renamed into must be a plain directory (or
+    not exist yet), and no destination may exist. One ``lstat`` per directory."""
     checked: set[Path] = set()
-    for relative in sorted(directories):
+    for move in moves:
+        if os.path.lexists(move.destination):
+            raise RuntimeError(f"Refusing to commit onto {move.destination}: it exists.")
         current = path
-        for part in relative.parts:
+        for part in move.destination.relative_to(path).parent.parts:
             current = current / part
             if current in checked:
                 continue
@@ -203,36 +278,184 @@ def _reads_subdirectories(table: Table) -> bool:
     )
 
 
-def _remove_data(directory: Path, *, every_directory: bool) -> None:
-    """Delete what Spark reads as table data in ``directory``: its data files (with their
-    ``.<name>.crc`` checksums) and its ``k=v`` partition directories — every directory with
-    ``every_directory`` (``recursiveFileLookup``) — recursively. Hidden files and
-    directories stay (another job's staging, ``_SUCCESS``), and so do plain directories of
-    a table Spark reads by partitions: Spark 4 reads no file in them, so they are not this
-    table's data."""
-    for child in list(directory.iterdir()):
+def _directory_entries(directory: Path, *, every_directory: bool, top: Path) -> list[str]:
+    """What Spark reads as table data in a path that has no manifest yet, as manifest
+    entries: its data files and, recursively, those of its ``k=v`` partition directories
+    (every directory with ``recursiveFileLookup``). Hidden files and directories, and plain
+    directories of a table Spark reads by partitions, are not its data (Spark 4 reads no
+    file in them). Links are entries themselves, never followed."""
+    found: list[str] = []
+    if not directory.is_dir() or directory.is_symlink():
+        return found
+    for child in sorted(directory.iterdir()):
         if hidden_name(child.name):
             continue
         if child.is_symlink() or not child.is_dir():
-            _remove(child)  # a link itself, never what it points at
-            checksum = child.with_name(f".{child.name}.crc")
-            if checksum.is_file() and not checksum.is_symlink():
-                checksum.unlink(missing_ok=True)
+            found.append(str(child.relative_to(top)))
         elif every_directory or "=" in child.name:
-            _remove_data(child, every_directory=every_directory)
-            with contextlib.suppress(OSError):  # kept when something else is left inside
-                child.rmdir()
+            found.extend(_directory_entries(child, every_directory=every_directory, top=top))
+    return found
 
 
-def _move_external(
-    path: Path, staged: Path, item: Mapping[str, Any], *, every_directory: bool
-) -> None:
-    """OVERWRITE: the old data goes first (not atomic); then this job's files move in."""
-    if item["mode"] == "overwrite" and path.is_dir():
-        _remove_data(path, every_directory=every_directory)
-    if staged.is_dir():
-        _move_tree(staged, path)
-        _remove(staged)
+def _job_committed(other: str, job_id: str) -> bool:
+    """Whether the job that wrote a manifest committed. Asked under the table's lock: that
+    job's commit held it, so its transaction is over — FINISHED or rolled back. A job row
+    that is gone is taken as committed (its data is kept)."""
+    if other == job_id:
+        return False  # this job's own earlier attempt, rolled back
+    status = Job.objects.filter(pk=other).values_list("status", flat=True).first()
+    return status is None or status == jobstate.FINISHED
+
+
+def _settled(path: Path, job_id: str, *, every_directory: bool) -> tuple[tuple[str, ...], bool]:
+    """The table's entries before this commit (under its lock): the manifest's, after
+    undoing the commit of a job that never finished and deleting what an earlier committed
+    OVERWRITE replaced; without a manifest, the directory as Spark reads it. Returns
+    ``(entries, initial)``."""
+    found = _undo_uncommitted(path, lambda other: not _job_committed(other, job_id))
+    if found is None:
+        # The path as Spark reads it, written down before anything is renamed into it, so
+        # that Tessera's readers do not see the renames of this first commit one by one.
+        entries = tuple(_directory_entries(path, every_directory=every_directory, top=path))
+        path.mkdir(parents=True, exist_ok=True)
+        manifest.write(path, manifest.Manifest(entries))
+        return entries, True
+    if found.removed:
+        _delete_entries(path, [e for e in found.removed if e not in set(found.entries)])
+    return found.entries, False
+
+
+def _undo_uncommitted(path: Path, uncommitted: Any) -> manifest.Manifest | None:
+    """The manifest, with the commit it records undone when ``uncommitted(job)``: the
+    entries go back to what they were (an initial manifest is deleted) and that job's data
+    is deleted. None when (then) there is no manifest."""
+    found = manifest.read(path)
+    if found is None or not found.job or not uncommitted(found.job):
+        return found
+    log.warning("undoing the uncommitted commit of job %s in %s", found.job, path)
+    undone = None if found.initial else found.undone()
+    if undone is None:
+        manifest.delete(path)
+    else:
+        manifest.write(path, undone)
+    kept = set(undone.entries) if undone is not None else set()
+    _delete_entries(path, [e for e in found.added if e not in kept])
+    return undone
+
+
+def _move_in(target: _ExternalCommit, job_id: str) -> None:
+    """Rename the job's data into the table (visible to Spark reading the path, not yet to
+    Tessera: the manifest does not list it). A marker in the staging tells the clean-up to
+    look for moved data if the commit stops here."""
+    if not target.moves:
+        return
+    (target.staged / COMMITTING_MARKER).touch()
+    for move in target.moves:
+        move.destination.parent.mkdir(parents=True, exist_ok=True)
+        if move.source.is_dir():
+            os.rename(move.source, move.destination)  # one step per partition
+        else:
+            os.replace(move.source, move.destination)
+
+
+def _swap(target: _ExternalCommit, job_id: str) -> None:
+    """The commit point for Tessera's readers: one rename of the manifest."""
+    added = tuple(move.entry for move in target.moves)
+    if target.overwrite:
+        entries, target.removed = manifest.merged(added), target.current
+    else:
+        entries, target.removed = manifest.merged(target.current, added), ()
+    target.path.mkdir(parents=True, exist_ok=True)
+    manifest.write(
+        target.path,
+        manifest.Manifest(entries, job_id, added, target.removed, initial=target.initial),
+    )
+
+
+def _commit_external(targets: Sequence[_ExternalCommit], job_id: str) -> None:
+    """Settle every target's manifest, move every target's data in, then swap the
+    manifests one after the other (the database transaction commits right after)."""
+    for target in targets:
+        target.current, target.initial = _settled(
+            target.path, job_id, every_directory=target.every_directory
+        )
+    for target in targets:
+        _move_in(target, job_id)
+    for target in targets:
+        _swap(target, job_id)
+    for target in targets:
+        if os.path.lexists(target.staged):
+            _remove(target.staged)
+        if target.removed:
+            transaction.on_commit(partial(_delete_replaced, target.path, target.removed))
+
+
+def _delete_replaced(path: Path, entries: Sequence[str]) -> None:
+    """After an OVERWRITE committed: delete the data it replaced (outside readers of the
+    path stop seeing it). A failure is only litter: the next commit deletes it again."""
+    try:
+        _delete_entries(path, entries)
+    except Exception:
+        log.exception("could not delete the replaced data of %s", path)
+
+
+def _entry_path(path: Path, entry: str) -> Path | None:
+    """``<path>/<entry>`` when no directory on the way is a symbolic link (never delete
+    through a link), else None."""
+    current = path
+    parts = Path(entry).parts
+    for part in parts[:-1]:
+        current = current / part
+        if current.is_symlink() or not current.is_dir():
+            return None
+    return current / parts[-1]
+
+
+def _delete_entries(path: Path, entries: Iterable[str]) -> None:
+    """Delete manifest entries of the table at ``path`` (files with their ``.<name>.crc``,
+    directories with what is in them, links themselves), then the (non-hidden) directories
+    that this left empty."""
+    for entry in entries:
+        target = _entry_path(path, manifest.check_entry(entry, str(path)))
+        if target is None or not os.path.lexists(target):
+            continue
+        _remove(target)
+        checksum = target.with_name(f".{target.name}.crc")
+        if checksum.is_file() and not checksum.is_symlink():
+            checksum.unlink(missing_ok=True)
+        parent = target.parent
+        while parent != path and not hidden_name(parent.name) and not parent.is_symlink():
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+
+
+def _own_moved(path: Path, job_id: str) -> list[str]:
+    """What a commit of ``job_id`` moved into ``path`` (by name), found by listing the top
+    of the path and its ``k=v`` directories (never through a link)."""
+    found: list[str] = []
+    prefix, directory_name = manifest.file_name(job_id, ""), manifest.directory_name(job_id)
+    pending = [path]
+    while pending:
+        directory = pending.pop()
+        try:
+            children = list(os.scandir(directory))
+        except OSError:
+            continue
+        for child in children:
+            if child.name == directory_name or (
+                directory == path and child.name.startswith(prefix)
+            ):
+                found.append(str(Path(child.path).relative_to(path)))
+            elif (
+                "=" in child.name
+                and not hidden_name(child.name)
+                and child.is_dir(follow_symlinks=False)
+            ):
+                pending.append(Path(child.path))
+    return sorted(found)
 
 
 # --- clean-up --------------------------------------------------------------------------------
@@ -272,14 +495,34 @@ def _clean_managed(location: str) -> bool:
 
 
 def _clean_external(item: Mapping[str, Any], job_id: str) -> bool:
-    # The path itself is checked (text, its own links): only its staging child is deleted.
+    """Delete the job's staging and undo whatever of its commit reached the table's path:
+    a manifest it wrote (the database transaction did not commit) goes back to what it was,
+    and data it renamed into the path is deleted. Under the table's lock, so no other
+    commit runs meanwhile. The path itself is checked (text, its own links)."""
     path = Path(storage.normalize_external_path(str(item["final"]), tree=False))
     staged = _external_staging(path, job_id)
     deleted = False
-    if os.path.lexists(staged):
-        _remove(staged)
-        deleted = True
+    with transaction.atomic():
+        with contextlib.suppress(CoreError):  # the table was dropped: nothing commits into it
+            table_row(item["identifier"], lock=True)
+        moving = os.path.lexists(staged / COMMITTING_MARKER)
+        if os.path.lexists(staged):
+            _remove(staged)
+            deleted = True
+        if path.is_dir() and not path.is_symlink():
+            before = manifest.read(path)
+            after = _undo_uncommitted(path, lambda other: other == job_id)
+            deleted |= before != after
+            if moving:
+                kept = set(after.entries) if after is not None else set()
+                moved = [entry for entry in _own_moved(path, job_id) if entry not in kept]
+                _delete_entries(path, moved)
+                deleted |= bool(moved)
     if item.get("mode") == "ctas" and not item.get("path_existed") and path.is_dir():
+        with contextlib.suppress(CoreError):
+            left = manifest.read(path)
+            if left is not None and not left.entries:
+                manifest.delete(path)  # the empty manifest the CTAS's commit began with
         try:
             path.rmdir()  # the directory the CTAS made, only while it is empty
             deleted = True
@@ -342,31 +585,7 @@ def _data_files(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def _free_name(target: Path) -> Path:
-    """``target``, or ``target`` with a counter when that name is taken (never overwrite)."""
-    candidate, counter = target, 1
-    while os.path.lexists(candidate):
-        candidate = target.with_name(f"{counter}-{target.name}")
-        counter += 1
-    return candidate
-
-
 def _link_tree(source: Path, target: Path) -> None:
     """Hard-link the data files of ``source`` into ``target`` (copy across devices)."""
-    if not source.is_dir():
-        return
-    for relative in _data_files(source):
-        destination = _free_name(target / relative)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(source / relative, destination)
-        except OSError:  # another file system, or links not allowed: copy
-            shutil.copy2(source / relative, destination)
-
-
-def _move_tree(source: Path, target: Path) -> None:
-    """Move the data files of ``source`` into ``target`` (renames: one file system)."""
-    for relative in _data_files(source):
-        destination = _free_name(target / relative)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(source / relative, destination)
+    if source.is_dir():
+        manifest.link_files(source, target, _data_files(source))

@@ -5,11 +5,14 @@ so the web process never imports the worker's task module (nor, through it, pysp
 job row stays the truth: a broker failure leaves the job CREATED with an
 ``enqueue_failed`` event, and the workers' sweeper sends it again later.
 
-- ``enqueue(job_id)``: run a job (``tessera.run_job``), after the job row is committed.
-- ``request_expression_typing(table_id)``: type a table's computed columns and watermarks
-  with Spark's analyzer (``tessera.type_table_expressions``); connected to
-  ``catalog.signals.expressions_untyped`` by ``JobsConfig.ready``, so that the catalog,
-  which depends on no other app, need not know who answers.
+- ``enqueue(job_id)``: tell the workers that job ``job_id`` waits (``tessera.run_job``),
+  after the job row is committed. The worker that takes the message claims the fairest
+  eligible job then, which may be another one (``jobs.scheduling``): one message per job
+  is what matters, not which id it carries.
+- ``send_schema_check(check_id, expires)``: ask a worker's Spark analyzer to answer the
+  ``SchemaCheck`` row ``check_id`` (``tessera.check_schema``; ``jobs.analysis`` waits for
+  the answer). The message expires with the wait: a worker never works on a question
+  nobody waits for any more.
 - ``live_worker_count()``: how many workers are alive (``/api/v1/health``).
 """
 
@@ -30,7 +33,7 @@ from webapp.celery import app
 log = logging.getLogger(__name__)
 
 RUN_JOB_TASK = "tessera.run_job"
-TYPE_TABLE_EXPRESSIONS_TASK = "tessera.type_table_expressions"
+CHECK_SCHEMA_TASK = "tessera.check_schema"
 
 
 def enqueue(job_id: Any) -> bool:
@@ -49,13 +52,12 @@ def enqueue(job_id: Any) -> bool:
     return True
 
 
-def request_expression_typing(table_id: int, **_signal: Any) -> None:
-    """Send ``tessera.type_table_expressions(table_id)``; a broker failure is logged (the
-    table keeps ``expressions_resolved: false``)."""
-    try:
-        app.send_task(TYPE_TABLE_EXPRESSIONS_TASK, args=[table_id])
-    except Exception:
-        log.exception("table %s: could not ask a worker to type its expressions", table_id)
+def send_schema_check(check_id: Any, expires: float) -> None:
+    """Send ``tessera.check_schema(check_id)``, dropped by the workers after ``expires``
+    seconds, on ``TESSERA_SCHEMA_CHECK_QUEUE`` (empty: the default queue every worker
+    consumes); a broker failure raises (the caller answers UNAVAILABLE)."""
+    queue = settings.TESSERA_SCHEMA_CHECK_QUEUE or None  # None: Celery's default queue
+    app.send_task(CHECK_SCHEMA_TASK, args=[str(check_id)], expires=max(1.0, expires), queue=queue)
 
 
 def live_workers() -> QuerySet[Worker]:

@@ -134,7 +134,6 @@ def transition(
         detail: dict[str, Any] = {"from": current, "to": target}
         if fields.get("error"):
             detail["error"] = fields["error"]
-        record_event(job_id, target.lower(), detail)
         if known is not None and known.pk == job_id:
             job = known
             job.status = target
@@ -142,7 +141,12 @@ def transition(
                 setattr(job, name, value)
         else:
             job = Job.objects.select_related("user").get(pk=job_id)
+        # The in-transaction hooks are part of the transition (a write's commit happens
+        # inside FINISHED, which fails with it): their events (``data_committed``) come
+        # first, and the status event is recorded once they have run, so the timeline —
+        # ordered by event id — reads in the order things happened.
         _run_transactional_hooks(job, target)
+        record_event(job_id, target.lower(), detail)
         notify.announce(job_id, notify.STATUS)
     _run_hooks(job, target)
     return job

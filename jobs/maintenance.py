@@ -10,6 +10,7 @@ No pyspark here: the web process imports this module.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core import jobstate
-from jobs import lifecycle, results
+from jobs import lifecycle, results, scheduling
 from jobs.dispatch import enqueue
 from jobs.models import Job, Session, Worker
 
@@ -89,6 +90,54 @@ def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]
     return reaped
 
 
+# A job claimed this long ago and run by no thread of its worker is an orphan (the claim and
+# the registration of the job's thread are moments apart; this covers the gap).
+ORPHAN_GRACE_SECONDS = 5
+
+
+def fail_orphaned_jobs(
+    identity: str, running_here: Collection[str], now: datetime | None = None
+) -> list[str]:
+    """Fail the RUNNING jobs claimed by this worker process (``identity``) that none of its
+    threads runs any more (``running_here``): code ``WORKER_LOST``.
+
+    The reaper spares the jobs of a live worker, and a job's thread may end without ending
+    the job when the database is gone at that moment (PostgreSQL restarted while the job
+    made its last transition, and the FAILED transition of its error handler failed too):
+    the job would stay RUNNING for ever. Its worker, which knows what it runs, fails it
+    once the database answers again (the FAILED hooks drop a stage table, delete staging).
+    """
+    current = _now(now)
+    claimed_before = current - timedelta(seconds=ORPHAN_GRACE_SECONDS)
+    candidates = (
+        Job.objects.filter(status=jobstate.RUNNING, worker=identity, started_at__lt=claimed_before)
+        .exclude(pk__in=list(running_here))
+        .values_list("id", flat=True)[:SWEEP_BATCH]
+    )
+    failed: list[str] = []
+    for candidate_id in list(candidates):
+        if str(candidate_id) in running_here:
+            continue
+        job = lifecycle.try_transition(
+            candidate_id,
+            jobstate.RUNNING,
+            jobstate.FAILED,
+            error={
+                "code": WORKER_LOST,
+                "message": (
+                    f"Worker {identity} lost track of the job (its database connection broke "
+                    "while the job was ending); nothing of it was committed. Run the "
+                    "statement again."
+                ),
+                "details": {"worker": identity},
+            },
+        )
+        if job is not None:
+            log.warning("job %s failed: its thread on %s ended without ending it", job.pk, identity)
+            failed.append(str(candidate_id))
+    return failed
+
+
 def _earlier_script_jobs_finished(job: Job) -> bool:
     if job.script_id is None:
         return True
@@ -100,7 +149,11 @@ def sweep_unclaimed_jobs(now: datetime | None = None) -> list[str]:
     """Re-enqueue CREATED Spark jobs whose message seems lost (not claimed in time).
 
     Due when created/enqueued more than ``TESSERA_SWEEP_AFTER_SECONDS`` ago (doubling with
-    each re-send). Jobs of a script wait for the jobs before them. Two sweepers never send
+    each re-send). Jobs of a script wait for the jobs before them. A job whose user is at
+    ``TESSERA_USER_RUNNING_JOBS`` is not re-sent: it waits for one of that user's jobs to
+    end, and the worker where it ends sends a message then (``scheduling.hand_on``); its
+    back-off does not grow meanwhile. A re-sent message claims the fairest job, which may
+    be another one (``jobs.scheduling``). Two sweepers never send
     the same job twice: each takes it with a conditional UPDATE of ``enqueued_at``.
     Duplicate messages are harmless anyway (the claim decides). Returns the ids re-sent.
     """
@@ -108,7 +161,8 @@ def sweep_unclaimed_jobs(now: datetime | None = None) -> list[str]:
     after = settings.TESSERA_SWEEP_AFTER_SECONDS
     cutoff = current - timedelta(seconds=after)
     due = (
-        Job.objects.filter(status=jobstate.CREATED, plan__needs_spark=True)
+        scheduling.with_user_running()
+        .exclude(scheduling.held_back())
         .filter(Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True, created_at__lt=cutoff))
         .order_by("created_at")
         .only("id", "enqueued_at", "enqueue_count", "created_at", "script_id", "script_index")

@@ -71,6 +71,26 @@ class Session(models.Model):
         return self.last_used_at + timedelta(seconds=self.idle_timeout_seconds)
 
 
+class Workspace(models.Model):
+    """Where a user's new SQL sessions start: the catalog and database they last moved a
+    session to, and the default they chose (used when the last one is gone or unset)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="sql_workspace",
+    )
+    default_catalog = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    default_database = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    last_catalog = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    last_database = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"workspace of user {self.pk}"
+
+
 class Job(models.Model):
     STATUS_CHOICES: ClassVar = [(s, s) for s in jobstate.STATUSES]
 
@@ -216,3 +236,26 @@ class TemporaryObject(models.Model):
     def parts(self) -> tuple[str, ...]:
         """The identifier: three parts, or one for a temporary system function."""
         return (self.name,) if self.system else (self.catalog, self.database, self.name)
+
+
+class SchemaCheck(models.Model):
+    """A question for Spark's analyzer that a web request waits for (``jobs.analysis``):
+    type a table's expressions, or derive a view's schema, before the catalog stores it.
+
+    The web process writes the ``request`` and sends ``tessera.check_schema`` with the id;
+    a worker writes the ``answer`` (``{"resolved": …}``, ``{"schema": …}`` or ``{"error":
+    {"code", "message", "details"}}``) and announces it. The web deletes the row when it has
+    the answer or gives up; a worker that finds no row (too late) does nothing."""
+
+    KIND_TABLE = "table"
+    KIND_VIEW = "view"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=16)
+    request = models.JSONField()
+    answer = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} check {self.id}"

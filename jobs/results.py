@@ -292,6 +292,17 @@ def _rows(table: pa.Table | pa.RecordBatch) -> list[list[Any]]:
     return [list(row) for row in zip(*columns, strict=True)] if columns else []
 
 
+def json_rows(table: pa.Table | pa.RecordBatch) -> list[list[Any]]:
+    """The rows of ``table`` as lists of JSON-native values."""
+    return _rows(table)
+
+
+def json_column(column: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """One column as a list of JSON-native values."""
+    convert = _converter(column.type)
+    return [None if v is None else convert(v) for v in _microseconds(column).to_pylist()]
+
+
 def read_page(job_id: Any, offset: int, limit: int) -> tuple[list[list[Any]], int | None]:
     """Rows ``offset .. offset+limit`` of a job's result, JSON-native; and the next offset
     (None after the last row)."""

@@ -22,11 +22,19 @@ from core.jobstate import JobView, NoOpHook, Record
 from core.limits import StatementLimits, StatementTooLarge, check_statement
 from core.planner import Plan, split_script_spans
 from core.session_properties import check_wait
-from jobs import commands, lifecycle, planning
+from jobs import commands, lifecycle, planning, scheduling
 from jobs.errors import error_json
 from jobs.models import Job, Session
 from jobs.selectors import wait_for
-from jobs.submission import check_sql, fail_job, new_job, plan_or_error, runs_here, start_job
+from jobs.submission import (
+    check_sql,
+    fail_job,
+    new_job,
+    plan_or_error,
+    runs_here,
+    start_job,
+    with_parameters,
+)
 
 
 def script_submit(*, session: Session, sql: str, wait: float | None = 0) -> list[Job]:
@@ -40,6 +48,7 @@ def script_submit(*, session: Session, sql: str, wait: float | None = 0) -> list
     seconds = check_wait(wait)
     check_sql(sql)
     limits = planning.statement_limits()
+    scheduling.check_room(session.user_id)  # a script counts once, however long
     with planning.GATE.slot(session.user_id):
         check_statement(sql, limits, what="script")
         jobs = _submit_script(session, sql, limits)
@@ -61,6 +70,7 @@ def _submit_script(session: Session, sql: str, limits: StatementLimits) -> list[
         )
     script_id = uuid.uuid4()
     with transaction.atomic():
+        scheduling.reserve_room(session.user_id)
         jobs = []
         for index, (offset, text) in enumerate(statements):
             job = new_job(
@@ -159,7 +169,7 @@ def _start_statement(job: Job) -> Job | None:
     if not isinstance(outcome, Plan):
         fail_job(job, outcome)
         return None
-    started = start_job(job, outcome)
+    started = start_job(job, with_parameters(outcome, {}, session))
     return started if runs_here(started) else None
 
 

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from core import jobstate
 from core.errors import CoreError, NotFound
-from jobs import maintenance, notify, results
+from jobs import maintenance, notify, result_query, results
 from jobs.errors import ResultNotReady
 from jobs.models import Job, JobEvent, Session
 
@@ -210,21 +210,64 @@ class ResultPage:
     columns: list[dict[str, str]]
     rows: list[list[Any]]
     next: int | None
+    row_count: int = 0  # rows of the whole (sorted, filtered) result
 
 
-def job_result_page(*, job: Job, after: Any, limit: int) -> ResultPage:
-    """A page of the job's result from the results store."""
+def job_result_page(
+    *,
+    job: Job,
+    after: Any,
+    limit: int,
+    offset: str | None = None,
+    sort: str | None = None,
+    filters: Sequence[str] = (),
+) -> ResultPage:
+    """A page of the job's result from the results store: from ``offset`` (a row number) or
+    the ``after`` of a page token, of the whole result or of it sorted and filtered."""
     meta = require_result(job)
-    offset = 0
+    columns = list(meta.get("columns", []))
+    start = 0
     if after is not None:
         if type(after) is not int or after < 0:
             raise CoreError(
                 "The page_token is not one this server issued; start again without it.",
                 details={"field": "page_token"},
             )
-        offset = after
-    rows, following = results.read_page(job.pk, offset, limit)
-    return ResultPage(columns=list(meta.get("columns", [])), rows=rows, next=following)
+        start = after
+    if offset not in (None, ""):
+        try:
+            start = int(str(offset))
+        except ValueError:
+            start = -1
+        if start < 0:
+            raise CoreError(
+                f"offset must be a whole number of rows, 0 or more, got '{str(offset)[:50]}'.",
+                details={"field": "offset"},
+            )
+    view = result_query.parse_view(sort, filters, [c["name"] for c in columns])
+    if view.plain:
+        rows, following = results.read_page(job.pk, start, limit)
+        count = int(meta.get("row_count", 0))
+    else:
+        rows, following, count = result_query.read_view_page(job.pk, view, start, limit)
+    return ResultPage(columns=columns, rows=rows, next=following, row_count=count)
+
+
+def job_result_chart(
+    *,
+    job: Job,
+    x: str | None,
+    y: Sequence[str],
+    aggregation: str | None,
+    points: str | None,
+    filters: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A chart's points over the job's whole (filtered) result, aggregated by X."""
+    meta = require_result(job)
+    names = [c["name"] for c in meta.get("columns", [])]
+    view = result_query.parse_view(None, filters, names)
+    chart = result_query.parse_chart(x, y, aggregation, points, names)
+    return result_query.chart_data(job.pk, view, chart)
 
 
 def job_result_download(*, job: Job, fmt: str) -> Any:

@@ -12,13 +12,20 @@ from rest_framework import serializers
 
 from catalog import serializers as catalog_serializers
 from catalog.models import Table
+from core.planner import parameters as query_parameters
 from core.session_properties import IDLE_TIMEOUT_MAX_SECONDS, WAIT_MAX_SECONDS
 from jobs.completion import Resolved
 from jobs.models import Job, JobEvent, Session, TemporaryObject
 from jobs.selectors import ResultPage
 from webapp.pagination import MAX_PAGE_SIZE, encode_page_token
 
-PROGRESS_DEFAULT = {"stages_total": 0, "stages_done": 0, "tasks_total": 0, "tasks_done": 0}
+PROGRESS_DEFAULT: dict[str, Any] = {
+    "stages_total": 0,
+    "stages_done": 0,
+    "tasks_total": 0,
+    "tasks_done": 0,
+    "stages": None,
+}
 
 
 # --- responses -------------------------------------------------------------------------------
@@ -43,11 +50,63 @@ class SessionOut(serializers.Serializer[Session]):
         return value
 
 
+class SessionCreatedOut(SessionOut):
+    started_in = serializers.ChoiceField(
+        choices=["requested", "last_used", "user_default", "server_default", "none"],
+        help_text="Where the session's catalog came from.",
+    )
+
+
 class ScriptOut(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     index = serializers.IntegerField(help_text="0-based position of the statement")
     offset = serializers.IntegerField(
         help_text="Where the statement starts in the script's text, in Unicode code points"
+    )
+
+
+class StageOut(serializers.Serializer[Any]):
+    """One attempt of a Spark stage of the job (``jobs.executor.stage_metrics``)."""
+
+    stage_id = serializers.IntegerField()
+    attempt = serializers.IntegerField()
+    name = serializers.CharField(
+        help_text="The Spark action that ran the stage (its call site without the place)"
+    )
+    status = serializers.CharField(help_text="COMPLETE, FAILED, ACTIVE or PENDING")
+    tasks = serializers.IntegerField()
+    tasks_completed = serializers.IntegerField()
+    tasks_failed = serializers.IntegerField()
+    rows_read = serializers.IntegerField(help_text="Input records read from tables and files")
+    bytes_read = serializers.IntegerField(help_text="Input bytes read from tables and files")
+    rows_written = serializers.IntegerField(help_text="Output records written")
+    bytes_written = serializers.IntegerField(help_text="Output bytes written")
+    shuffle_read_rows = serializers.IntegerField()
+    shuffle_read_bytes = serializers.IntegerField()
+    shuffle_write_rows = serializers.IntegerField()
+    shuffle_write_bytes = serializers.IntegerField()
+    memory_spilled = serializers.IntegerField(help_text="Bytes spilled, as they were in memory")
+    disk_spilled = serializers.IntegerField(help_text="Bytes spilled, as written on disk")
+    duration_ms = serializers.IntegerField(
+        allow_null=True, help_text="Submission to completion (null: not completed)"
+    )
+    run_time_ms = serializers.IntegerField(help_text="Executor run time, summed over tasks")
+    failure = serializers.CharField(allow_null=True, help_text="First line of why it failed")
+
+
+class ProgressOut(serializers.Serializer[Any]):
+    stages_total = serializers.IntegerField()
+    stages_done = serializers.IntegerField()
+    tasks_total = serializers.IntegerField()
+    tasks_done = serializers.IntegerField()
+    stages = StageOut(
+        many=True,
+        allow_null=True,
+        help_text=(
+            "Metrics of each Spark stage, recorded when the job's Spark work ended (at most "
+            "100; skipped stages left out). Null while it runs, for jobs without Spark "
+            "work, and on the Spark Connect runtime."
+        ),
     )
 
 
@@ -65,6 +124,9 @@ class JobOut(serializers.Serializer[Job]):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     result = serializers.JSONField(allow_null=True)
+    parameters = serializers.SerializerMethodField(
+        help_text="The values its :name markers were run with ({} for none)."
+    )
     script = serializers.SerializerMethodField(
         help_text=(
             "Only for statements of a script: the script's id, this one's index and its "
@@ -75,8 +137,15 @@ class JobOut(serializers.Serializer[Job]):
     def get_user(self, obj: Job) -> str:
         return obj.user.get_username()
 
-    def get_progress(self, obj: Job) -> dict[str, int]:
+    @extend_schema_field(ProgressOut)
+    def get_progress(self, obj: Job) -> dict[str, Any]:
         return {**PROGRESS_DEFAULT, **(obj.progress or {})}
+
+    @extend_schema_field(serializers.DictField(child=serializers.JSONField(allow_null=True)))
+    def get_parameters(self, obj: Job) -> dict[str, Any]:
+        args = (obj.plan or {}).get("args") or {}
+        values = args.get("parameters") if isinstance(args, dict) else None
+        return query_parameters.shown(values) if isinstance(values, dict) else {}
 
     @extend_schema_field(ScriptOut(allow_null=True))
     def get_script(self, obj: Job) -> dict[str, Any] | None:
@@ -106,6 +175,34 @@ class ResultPageOut(serializers.Serializer[Any]):
     columns = ColumnOut(many=True)
     rows = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()))
     next_page_token = serializers.CharField(allow_null=True)
+    row_count = serializers.IntegerField(
+        help_text="rows of the whole result, sorted and filtered as asked"
+    )
+
+
+class ChartXOut(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["number", "time", "text"])
+
+
+class ChartSeriesOut(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    values = serializers.ListField(child=serializers.FloatField(allow_null=True))
+
+
+class ResultChartOut(serializers.Serializer[Any]):
+    x_column = ChartXOut()
+    aggregation = serializers.CharField()
+    rows = serializers.IntegerField(help_text="rows of the (filtered) result charted")
+    binned = serializers.BooleanField(help_text="X was cut into equal-width bins")
+    bin_width = serializers.FloatField(
+        allow_null=True, help_text="in X's units: numbers, days (DATE), microseconds"
+    )
+    sampled = serializers.BooleanField(help_text="aggregation none: rows evenly sampled")
+    groups = serializers.IntegerField(help_text="distinct X values (or bins) found")
+    omitted_groups = serializers.IntegerField(help_text="text X: smaller groups left out")
+    x = serializers.ListField(child=serializers.JSONField())
+    series = ChartSeriesOut(many=True)
 
 
 class ScriptJobsOut(serializers.Serializer[Any]):
@@ -131,6 +228,7 @@ def result_page_out(page: ResultPage) -> dict[str, Any]:
         "columns": page.columns,
         "rows": page.rows,
         "next_page_token": encode_page_token(following) if following is not None else None,
+        "row_count": page.row_count,
     }
 
 
@@ -233,9 +331,11 @@ class TemporaryObjectOut(serializers.Serializer[Any]):
 
 
 class ResolvedOut(serializers.Serializer[Any]):
-    identifier = serializers.ListField(child=serializers.CharField())
+    found = serializers.BooleanField(required=False, help_text="with ?missing=ok only")
+    identifier = serializers.ListField(child=serializers.CharField(), allow_null=True)
     temporary = serializers.BooleanField()
-    object = serializers.DictField()
+    object = serializers.DictField(allow_null=True)
+    message = serializers.CharField(required=False, help_text="why nothing was found")
 
 
 # --- requests --------------------------------------------------------------------------------
@@ -257,8 +357,36 @@ class SessionIn(serializers.Serializer[Any]):
     )
 
 
+class SessionCreateIn(SessionIn):
+    start = serializers.ChoiceField(
+        choices=["empty", "workspace"],
+        required=False,
+        default="empty",
+        help_text="Without current_catalog: 'workspace' starts where the user last moved a "
+        "session, else in their default, else in the server's (started_in says which).",
+    )
+
+
 class SessionPatch(SessionIn):
     pass
+
+
+class WorkspaceOut(serializers.Serializer[Any]):
+    default_catalog = serializers.CharField(allow_null=True)
+    default_database = serializers.CharField(allow_null=True)
+    last_catalog = serializers.CharField(allow_null=True)
+    last_database = serializers.CharField(allow_null=True)
+    server_default_catalog = serializers.SerializerMethodField()
+
+    def get_server_default_catalog(self, obj: Any) -> str | None:
+        from django.conf import settings
+
+        return settings.TESSERA_DEFAULT_CATALOG or None
+
+
+class WorkspaceIn(serializers.Serializer[Any]):
+    default_catalog = _name(required=False)
+    default_database = _name(required=False)
 
 
 class StatementIn(serializers.Serializer[Any]):
@@ -274,6 +402,13 @@ class StatementIn(serializers.Serializer[Any]):
         required=False,
         default=False,
         help_text="Run every statement of the text, in order, one job each.",
+    )
+    parameters = serializers.DictField(
+        child=serializers.JSONField(allow_null=True),
+        required=False,
+        allow_null=True,
+        help_text="Values of the query's :name markers (string, number, boolean or null), "
+        "bound by Spark as literals, never written into the SQL text.",
     )
     page_size = serializers.IntegerField(
         required=False,

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from catalog import selectors as catalog_selectors
 from core.errors import CoreError, NotFound
-from jobs import planning
+from jobs import planning, workspace
 from jobs.models import Session
 from jobs.selectors import User, keyset, parse_uuid, user_id
 
@@ -97,6 +97,22 @@ def session_create(
     return session
 
 
+def session_open(
+    *, user: User, start: str = "empty", **fields: Any
+) -> tuple[Session, workspace.Start]:
+    """``session_create``; with ``start="workspace"`` and no catalog asked for, the session
+    starts where ``workspace.starting_point`` says. Returns it and where it started."""
+    if fields.get("current_catalog") is not None or fields.get("current_database") is not None:
+        session = session_create(user=user, **fields)
+        workspace.remember(user, session.current_catalog, session.current_database)
+        return session, "requested"
+    if start != "workspace":
+        return session_create(user=user, **fields), "none"
+    catalog, database, started_in = workspace.starting_point(user)
+    fields = {**fields, "current_catalog": catalog, "current_database": database}
+    return session_create(user=user, **fields), started_in
+
+
 # The longest a session's ``last_used_at`` lags behind its last use.
 TOUCH_SECONDS = 5.0
 
@@ -147,6 +163,7 @@ def session_update(*, session: Session, changes: dict[str, Any]) -> Session:
             database_given="current_database" in changes,
             current=(session.current_catalog, session.current_database),
         )
+        workspace.remember(session.user_id, session.current_catalog, session.current_database)
     if "properties" in changes:
         session.properties = _properties(changes["properties"])
     if "idle_timeout_seconds" in changes:

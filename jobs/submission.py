@@ -26,8 +26,9 @@ from core.errors import AlreadyExists, CoreError
 from core.jobstate import IllegalTransition
 from core.limits import CheckedStatement, PlanningTimeout, accept_statement, check_statement
 from core.planner import Action, Plan, PlanContext, plan_statement, statement_kind
+from core.planner import parameters as query_parameters
 from core.session_properties import check_wait
-from jobs import commands, dispatch, lifecycle, notify, planning
+from jobs import commands, dispatch, lifecycle, notify, planning, scheduling
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.errors import INTERNAL_ERROR, error_json
 from jobs.models import Job, Session
@@ -155,15 +156,22 @@ def start_job(job: Job, plan: Plan) -> Job:
 
     Returns the job: CREATED (a plan that needs no Spark is the caller's to run, see
     ``runs_here``), or FAILED when an in-transaction hook refused it (it keeps its kind and
-    target, not the plan)."""
+    target, not the plan). A new job is counted against its user's
+    ``TESSERA_USER_QUEUED_JOBS`` in the transaction that inserts it (``TooManyJobs``: it
+    is not inserted)."""
     session = job.session
     was_new = job._state.adding
     try:
         with transaction.atomic():
+            if was_new:  # a script's statement was counted with its script
+                scheduling.reserve_room(job.user_id)
             _store(job, _plan_fields(plan, session))
             lifecycle.created(job)
             if plan.needs_spark:
                 transaction.on_commit(partial(dispatch.enqueue, job.id))
+    except scheduling.TooManyJobs:
+        job._state.adding = was_new
+        raise
     except CoreError as exc:  # an in-transaction on_created hook refused (CTAS: name taken)
         job._state.adding = was_new  # a new job's insert was rolled back with the rest
         skip = _skip_plan(plan, exc)
@@ -223,22 +231,68 @@ def check_statement_size(body: Any) -> None:
             check_statement(body["sql"], limits, what=what)
 
 
-def statement_submit(*, session: Session, sql: str, wait: float | None = 0) -> Job:
+def with_parameters(plan: Plan, values: Mapping[str, Any], session: Session) -> Plan:
+    """The plan carrying the statement's parameter values (``args.parameters``), which the
+    worker sends to Spark beside the text. Only queries take parameters. A query's
+    ``current_catalog()``/``current_database()`` become parameters too: they answer the
+    session's catalog and database (``query_parameters.session_functions``)."""
+    if plan.action != Action.QUERY:
+        if values:
+            raise CoreError(
+                f"Parameters (:name) can only be used in queries (SELECT, WITH, VALUES, …); "
+                f"this statement is a {plan.kind} statement.",
+                details={"field": "parameters"},
+            )
+        return plan
+    sql, own = query_parameters.session_functions(
+        plan.sql, session.current_catalog, session.current_database
+    )
+    if not values and not own:
+        return plan
+    return Plan.of(
+        plan.action,
+        needs_spark=plan.needs_spark,
+        sql=sql,
+        relations=plan.relations,
+        functions=plan.functions,
+        target=plan.target,
+        args={**plan.args, "parameters": {**values, **own}},
+    )
+
+
+def statement_submit(
+    *,
+    session: Session,
+    sql: str,
+    wait: float | None = 0,
+    parameters: Mapping[str, Any] | None = None,
+) -> Job:
     """Plan and start one statement; with ``wait``, hold until it ended or the time passed.
 
-    It takes one of the user's planning slots of this process first (``TooManyRequests``
-    when there is none free: nothing else is done); a statement over the server's limits
+    A user with ``TESSERA_USER_QUEUED_JOBS`` unfinished jobs is refused first
+    (``scheduling.TooManyJobs``, 429: nothing is created). It takes one of the user's
+    planning slots of this process then (``TooManyRequests`` when there is none free:
+    nothing else is done); a statement over the server's limits
     (size, tokens, nesting) is then refused before it is planned and makes no job;
     planning runs under the budget. The statement is scanned for the limits once: here,
     and the planner is handed the proof (``CheckedStatement``).
+
+    ``parameters`` are the values of the query's ``:name`` markers: a marker without a
+    value or a value without a marker is refused (``VALIDATION_ERROR``, no job), and so are
+    values sent with a statement that is not a query.
     """
     seconds = check_wait(wait)
     check_sql(sql)
+    values = query_parameters.check_values(parameters)
+    scheduling.check_room(session.user_id)  # again where the job is inserted (race-safe)
     with planning.GATE.slot(session.user_id):
         statement = accept_statement(sql, planning.statement_limits())
+        bound = query_parameters.bind(sql, values) if values else {}
         outcome = plan_or_error(session, statement)
         if isinstance(outcome, Plan):
-            job = _submit(session, sql, outcome)
+            if not values and outcome.action == Action.QUERY:
+                query_parameters.bind(sql, {})  # a marker left without a value: say which
+            job = _submit(session, sql, with_parameters(outcome, bound, session))
         else:
             job = fail_job(new_job(session, sql), outcome)
     return wait_for([job.id], seconds)[0]  # reads the row, whether it waits or not

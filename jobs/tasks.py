@@ -26,20 +26,19 @@ def _worker_name(task: Any) -> str:
 
 @shared_task(name="tessera.run_job", bind=True, acks_late=True, ignore_result=True)  # type: ignore[untyped-decorator]
 def run_job(self: Any, job_id: str) -> str | None:
-    """Run job ``job_id`` on this worker's Spark, if it is still CREATED (see jobs.executor)."""
+    """A slot of this worker is free: run the fairest eligible job on its Spark (usually
+    ``job_id``, the one the message was sent for; see jobs.scheduling), or nothing."""
     from jobs.executor.run import run_job as execute
 
     close_old_connections()  # per task, as Django per request (see CELERY_DB_REUSE_MAX)
     return execute(job_id, _worker_name(self))
 
 
-@shared_task(name="tessera.type_table_expressions", acks_late=True, ignore_result=True)  # type: ignore[untyped-decorator]
-def type_table_expressions(table_id: int) -> bool:
-    """Type the computed columns/watermarks of a REST-created table with Spark's analyzer
-    and save its resolved schema (see jobs.executor.table_typing)."""
-    from jobs.executor import runtime
-    from jobs.executor.table_typing import retype_table
-    from jobs.executor.typing import SparkExpressionTyper
+@shared_task(name="tessera.check_schema", acks_late=True, ignore_result=True)  # type: ignore[untyped-decorator]
+def check_schema(check_id: str) -> bool:
+    """Spark's analyzer answers a catalog write that waits (``jobs.analysis``): a table's
+    expressions typed or a view's schema derived (see jobs.executor.schema_check)."""
+    from jobs.executor.schema_check import answer_check
 
     close_old_connections()
-    return retype_table(table_id, SparkExpressionTyper(runtime.new_job_session()))
+    return answer_check(check_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, re_path
 from rest_framework.views import APIView
 
-from jobs import views
+from jobs import stats_views, views
 
 ID = r"[^/]+"
 S = rf"sessions/(?P<session>{ID})"
@@ -19,6 +19,7 @@ def route(pattern: str, view: type[APIView], name: str) -> URLPattern:
 
 urlpatterns = [
     route("sessions", views.SessionListView, "session-list"),
+    route("workspace", views.WorkspaceView, "workspace"),
     route(S, views.SessionDetailView, "session-detail"),
     route(f"{S}/statements", views.StatementView, "session-statements"),
     route(
@@ -33,11 +34,19 @@ urlpatterns = [
         name="session-temporary-detail",
     ),
     route(f"{S}/resolve", views.ResolveView, "session-resolve"),
+    # A table's statistics read its committing jobs too, so they are served here.
+    route(
+        r"catalogs/(?P<catalog>[^/]+)/databases/(?P<database>[^/]+)/tables/(?P<name>[^/]+)"
+        r"/statistics",
+        stats_views.TableStatisticsView,
+        "table-statistics",
+    ),
     route("jobs", views.JobListView, "job-list"),
     route(J, views.JobDetailView, "job-detail"),
     route(f"{J}/cancel", views.JobCancelView, "job-cancel"),
     route(f"{J}/events", views.JobEventsView, "job-events"),
     route(f"{J}/result", views.JobResultView, "job-result"),
+    route(f"{J}/result/chart", views.JobResultChartView, "job-result-chart"),
     re_path(
         rf"^{J}/result\.(?P<fmt>csv|json|parquet)$",
         views.JobResultDownloadView.as_view(),

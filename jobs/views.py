@@ -21,8 +21,18 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core import jobstate
+from core.errors import CoreError, NotFound
 from core.session_properties import check_wait
-from jobs import completion, scripts, selectors, sessions, submission, temporary_objects
+from jobs import (
+    completion,
+    result_query,
+    scripts,
+    selectors,
+    sessions,
+    submission,
+    temporary_objects,
+    workspace,
+)
 from jobs import serializers as s
 from webapp.api import PAGE_PARAMS, valid_body
 from webapp.pagination import page_body, page_request
@@ -47,10 +57,12 @@ class SessionListView(APIView):
         rows = sessions.session_list(user=request.user, after=page.after, limit=page.size + 1)
         return Response(page_body(rows, page, selectors.keyset_token, s.session_out))
 
-    @extend_schema(request=s.SessionIn, responses={201: s.SessionOut})
+    @extend_schema(request=s.SessionCreateIn, responses={201: s.SessionCreatedOut})
     def post(self, request: Request) -> Response:
-        session = sessions.session_create(user=request.user, **valid_body(s.SessionIn, request))
-        return Response(s.session_out(session), status=201)
+        body = valid_body(s.SessionCreateIn, request)
+        start = body.pop("start", "empty")
+        session, started_in = sessions.session_open(user=request.user, start=start, **body)
+        return Response({**s.session_out(session), "started_in": started_in}, status=201)
 
 
 class SessionDetailView(APIView):
@@ -90,9 +102,19 @@ class StatementView(APIView):
         data = valid_body(s.StatementIn, request)
         found = sessions.session_get(user=request.user, session_id=session)
         if data["script"]:
+            if data.get("parameters"):
+                raise CoreError(
+                    "Parameters can only be sent with one statement, not with a script.",
+                    details={"field": "parameters"},
+                )
             jobs = scripts.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
             return Response({"jobs": [s.job_out(job) for job in jobs]}, status=201)
-        job = submission.statement_submit(session=found, sql=data["sql"], wait=data.get("wait"))
+        job = submission.statement_submit(
+            session=found,
+            sql=data["sql"],
+            wait=data.get("wait"),
+            parameters=data.get("parameters"),
+        )
         body = s.job_out(job)
         if data.get("page_size") and job.status == jobstate.FINISHED and job.result:
             # The first page in the same answer (as Databricks' statement API does): a client
@@ -100,6 +122,18 @@ class StatementView(APIView):
             page = selectors.job_result_page(job=job, after=None, limit=data["page_size"])
             body["result_page"] = s.result_page_out(page)
         return Response(body, status=201)
+
+
+class WorkspaceView(APIView):
+    @extend_schema(responses=s.WorkspaceOut)
+    def get(self, request: Request) -> Response:
+        return Response(s.WorkspaceOut(workspace.workspace_of(request.user)).data)
+
+    @extend_schema(request=s.WorkspaceIn, responses=s.WorkspaceOut)
+    def patch(self, request: Request) -> Response:
+        changes = valid_body(s.WorkspaceIn, request)
+        found = workspace.workspace_update(user=request.user, changes=changes)
+        return Response(s.WorkspaceOut(found).data)
 
 
 # --- temporary objects -----------------------------------------------------------------------
@@ -151,6 +185,13 @@ class ResolveView(APIView):
         parameters=[
             OpenApiParameter("path", str, required=True, description="a SQL path, e.g. c.d.t"),
             OpenApiParameter("kind", str, description="table (default; views too) or function"),
+            OpenApiParameter(
+                "missing",
+                str,
+                enum=["ok"],
+                description="ok: a path that names nothing is 200 {found: false}, not 404 "
+                "(for lookups while a path is typed)",
+            ),
         ],
         responses=s.ResolvedOut,
         description="What the path names in this session, temporary objects first.",
@@ -158,10 +199,19 @@ class ResolveView(APIView):
     def get(self, request: Request, session: str) -> Response:
         found = sessions.session_get(user=request.user, session_id=session)
         params = request.query_params
-        resolved = completion.resolve(
-            session=found, path=params.get("path"), kind=params.get("kind") or "table"
-        )
-        return Response(s.resolved_out(resolved))
+        lookup = params.get("missing") == "ok"
+        try:
+            resolved = completion.resolve(
+                session=found, path=params.get("path"), kind=params.get("kind") or "table"
+            )
+        except NotFound as exc:
+            if not lookup:
+                raise
+            # A lookup as the user types: nothing there yet is an answer, not an error.
+            missing = {"found": False, "identifier": None, "temporary": False, "object": None}
+            return Response({**missing, "message": exc.message})
+        body = s.resolved_out(resolved)
+        return Response({"found": True, **body} if lookup else body)
 
 
 # --- jobs ------------------------------------------------------------------------------------
@@ -267,13 +317,84 @@ class JobEventsView(APIView):
         return Response(page_body(rows, page, lambda event: event.pk, s.event_out))
 
 
+_VIEW_PARAMS = [
+    OpenApiParameter(
+        "sort",
+        str,
+        description="<column>:asc or <column>:desc, over the whole result (NULLs last)",
+    ),
+    OpenApiParameter(
+        "filter",
+        str,
+        many=True,
+        description="<column>:<op>[:<value>], repeatable (all must hold); op: contains, eq, "
+        "ne, lt, le, gt, ge (or = != < <= > >=), is_null, not_null",
+    ),
+]
+
+
 class JobResultView(APIView):
-    @extend_schema(parameters=PAGE_PARAMS, responses=s.ResultPageOut)
+    @extend_schema(
+        parameters=[
+            *PAGE_PARAMS,
+            OpenApiParameter(
+                "offset", int, description="the first row to return (instead of page_token)"
+            ),
+            *_VIEW_PARAMS,
+        ],
+        responses=s.ResultPageOut,
+    )
     def get(self, request: Request, job: str) -> Response:
         page = page_request(request)
+        params = request.query_params
         found = selectors.job_get(user=request.user, job_id=job)
-        result = selectors.job_result_page(job=found, after=page.after, limit=page.size)
+        result = selectors.job_result_page(
+            job=found,
+            after=page.after,
+            limit=page.size,
+            offset=params.get("offset"),
+            sort=params.get("sort"),
+            filters=params.getlist("filter"),
+        )
         return Response(s.result_page_out(result))
+
+
+class JobResultChartView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("x", str, description="the X column"),
+            OpenApiParameter("y", str, many=True, description="Y columns (numeric), repeatable"),
+            OpenApiParameter(
+                "aggregation",
+                str,
+                enum=list(result_query.AGGREGATIONS),
+                description="how rows with the same X (or X bin) make one point; "
+                "none: the rows themselves, sampled (default)",
+            ),
+            OpenApiParameter(
+                "points",
+                int,
+                description=f"at most this many points, 2..{result_query.MAX_POINTS}, "
+                f"default {result_query.DEFAULT_POINTS}",
+            ),
+            _VIEW_PARAMS[1],
+        ],
+        responses=s.ResultChartOut,
+        description="A chart's points over the whole result: rows grouped by X (numeric and "
+        "time X cut into equal bins when they have more values than points) and Y aggregated.",
+    )
+    def get(self, request: Request, job: str) -> Response:
+        params = request.query_params
+        found = selectors.job_get(user=request.user, job_id=job)
+        body = selectors.job_result_chart(
+            job=found,
+            x=params.get("x"),
+            y=params.getlist("y"),
+            aggregation=params.get("aggregation"),
+            points=params.get("points"),
+            filters=params.getlist("filter"),
+        )
+        return Response(body)
 
 
 class _AnyContent(BaseContentNegotiation):

@@ -24,7 +24,8 @@ import logging
 import os
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,9 @@ from jobs.models import Worker
 log = logging.getLogger(__name__)
 _stop = threading.Event()
 _identity: str | None = None
+# The jobs this process's threads run now (``running_here``), for ``fail_orphaned_jobs``.
+_running: set[str] = set()
+_running_lock = threading.Lock()
 
 # Reaping and sweeping run on every beat; expiry (sessions, results) every this many beats.
 EXPIRY_EVERY_BEATS = 12
@@ -160,6 +164,28 @@ def forget_old_workers() -> int:
     return deleted
 
 
+@contextmanager
+def running_here(job_id: Any) -> Iterator[None]:
+    """Around a job's thread, from before its claim to after its end: while it is inside,
+    the job is not an orphan of this process (``maintenance.fail_orphaned_jobs``)."""
+    key = str(job_id)
+    with _running_lock:
+        _running.add(key)
+    try:
+        yield
+    finally:
+        with _running_lock:
+            _running.discard(key)
+
+
+def _fail_orphans(identity: str | None) -> list[str]:
+    if not identity:
+        return []
+    with _running_lock:
+        running = set(_running)
+    return maintenance.fail_orphaned_jobs(identity, running)
+
+
 # --- the heartbeat loop -------------------------------------------------------------------
 
 
@@ -168,6 +194,7 @@ def run_maintenance(beat_number: int, identity: str | None = None) -> None:
     due: list[Callable[[], Any]] = [
         lambda: retire_gone_workers(identity),
         maintenance.reap_lost_jobs,
+        lambda: _fail_orphans(identity),
         maintenance.sweep_unclaimed_jobs,
     ]
     if beat_number % EXPIRY_EVERY_BEATS == 0:

@@ -143,6 +143,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "kills_shared_worker: the test kills the shared worker (runs after the rest)"
     )
+    config.addinivalue_line(
+        "markers", "runtime_matrix: runs on each Spark runtime (local, cluster, connect)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -262,6 +265,15 @@ class CatalogFactory:
     def function(self, catalog: str, database: str, name: str, **extra: Any) -> dict[str, Any]:
         body = {"name": name, "language": "python", "implementation": "udfs.text.upper", **extra}
         return self._post(f"{API}/catalogs/{catalog}/databases/{database}/functions", body)
+
+
+@pytest.fixture
+def analyzer(transactional_db: None, worker: Any) -> Any:
+    """Spark's analyzer for catalog writes that wait for it (FLIP-164: views, and tables
+    with computed columns or watermarks, are resolved by a worker before they are stored):
+    the shared live worker, with committed rows (``transactional_db``) so that it sees the
+    question."""
+    return worker
 
 
 @pytest.fixture

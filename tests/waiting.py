@@ -45,19 +45,24 @@ def wait_until(
     predicate: Callable[[], T | None],
     timeout: float = 30.0,
     interval: float = 0.05,
-    message: str = "",
+    message: str | Callable[[], str] = "",
     *,
     ignoring: tuple[type[BaseException], ...] = (),
 ) -> T:
-    """``poll``, failing the test after ``timeout`` s with ``message``."""
+    """``poll``, failing the test after ``timeout`` s with ``message`` (or what a callable
+    ``message`` says then: the state the test saw last)."""
     value = poll(predicate, timeout, interval, ignoring=ignoring)
     if not value:
-        pytest.fail(f"timed out after {timeout} s waiting for {message or predicate}")
+        said = message() if callable(message) else message
+        pytest.fail(f"timed out after {timeout} s waiting for {said or predicate}")
     return value
 
 
 def holds_for(
-    predicate: Callable[[], Any], quiet: float, timeout: float = 60.0, message: str = ""
+    predicate: Callable[[], Any],
+    quiet: float,
+    timeout: float = 60.0,
+    message: str | Callable[[], str] = "",
 ) -> None:
     """Until ``predicate()`` has held on every poll for ``quiet`` seconds in a row (fail
     after ``timeout``). For a state that may flicker while stragglers finish (the tasks of

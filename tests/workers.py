@@ -13,6 +13,7 @@ the worker process to see them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -60,9 +61,15 @@ class WorkerProcess:
     """``celery -A webapp worker --pool threads`` in a subprocess, logging to a file."""
 
     def __init__(
-        self, name: str, log_path: Path, blocker: Any, env: dict[str, str] | None = None
+        self,
+        name: str,
+        log_path: Path,
+        blocker: Any,
+        env: dict[str, str] | None = None,
+        concurrency: int = 4,
     ) -> None:
         self.name = name
+        self.concurrency = concurrency
         self.log_path = log_path
         self.blocker = blocker
         self.env = dict(env or {})  # on top of WORKER_ENV (e.g. a small driver heap)
@@ -80,7 +87,7 @@ class WorkerProcess:
             "--pool",
             "threads",
             "--concurrency",
-            "4",
+            str(self.concurrency),
             "-n",
             f"{self.name}@%h",
             "--loglevel",
@@ -158,12 +165,15 @@ def start_worker(
     tmp_path_factory: pytest.TempPathFactory,
     blocker: Any,
     env: dict[str, str] | None = None,
+    concurrency: int = 4,
 ) -> Iterator[WorkerProcess]:
     with blocker.unblock():
         require_postgresql()
     Path(django_settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
     purge_queue()
-    worker = WorkerProcess(name, tmp_path_factory.mktemp(name) / "worker.log", blocker, env)
+    worker = WorkerProcess(
+        name, tmp_path_factory.mktemp(name) / "worker.log", blocker, env, concurrency
+    )
     worker.start()
     try:
         _warm_up(blocker)
@@ -178,6 +188,14 @@ def start_worker(
 
 # The shared worker once started (at most one), for ``own_workers_only`` to stop.
 _shared: list[WorkerProcess] = []
+# Session-long workers of other kinds (the runtime matrix's, tests/runtimes): stopped when
+# the shared worker or a module's own workers need the queue to themselves.
+_session_workers: list[WorkerProcess] = []
+
+
+def stop_session_workers() -> None:
+    for other in _session_workers:
+        other.stop()
 
 
 @pytest.fixture(scope="session")
@@ -196,6 +214,7 @@ def _shared_worker(
 def worker(_shared_worker: WorkerProcess, django_db_blocker: Any) -> WorkerProcess:
     """The shared live worker, started again (and warmed up) if a test killed or paused it."""
     if not _shared_worker.alive():
+        stop_session_workers()
         purge_queue()
         _shared_worker.start()
         _warm_up(django_db_blocker)
@@ -209,6 +228,7 @@ def own_workers_only(django_db_setup: None, django_db_blocker: Any) -> None:
     modules run last); the ``worker`` fixture starts it again if a later test needs it."""
     for worker in _shared:
         worker.stop()
+    stop_session_workers()
 
 
 def order_worker_tests(items: list[pytest.Item]) -> None:
@@ -220,8 +240,32 @@ def order_worker_tests(items: list[pytest.Item]) -> None:
             return 3
         if "own_workers_only" in getattr(item, "fixturenames", ()):
             return 2
+        if item.get_closest_marker("runtime_matrix"):
+            return 2  # the matrix's workers stop the shared one too
         if item.get_closest_marker("kills_shared_worker"):
             return 1
         return 0
 
     items.sort(key=rank)  # stable: the order within each rank is kept
+
+
+def java_children(pid: int) -> list[int]:
+    """The JVMs started by process ``pid`` (its Spark driver), read from ``/proc``
+    (a process that ends while it is read is skipped)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError):
+            text = stat.read_text()
+            name = text[text.index("(") + 1 : text.rindex(")")]
+            ppid = int(text.rpartition(")")[2].split()[1])
+            if ppid == pid and name == "java":
+                found.append(int(stat.parent.name))
+    return found
+
+
+def exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

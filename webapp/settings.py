@@ -198,6 +198,12 @@ TESSERA_HELD_REQUESTS_PER_PROCESS = int(os.environ.get("TESSERA_HELD_REQUESTS_PE
 # A worker that has not written its heartbeat for this long counts as gone.
 TESSERA_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("TESSERA_WORKER_HEARTBEAT_SECONDS", "5"))
 TESSERA_WORKER_TIMEOUT_SECONDS = float(os.environ.get("TESSERA_WORKER_TIMEOUT_SECONDS", "30"))
+# How long a catalog write waits for a worker's Spark analyzer to type a table's computed
+# columns and watermarks, or to derive a view's schema (FLIP-164: nothing unresolved is
+# stored); past it the write is refused with 503 UNAVAILABLE and nothing is stored.
+TESSERA_SCHEMA_CHECK_SECONDS = float(os.environ.get("TESSERA_SCHEMA_CHECK_SECONDS", "10"))
+# The Celery queue those questions go to (empty: the default queue every worker consumes).
+TESSERA_SCHEMA_CHECK_QUEUE = os.environ.get("TESSERA_SCHEMA_CHECK_QUEUE", "")
 
 # --- REST API -----------------------------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {
@@ -280,10 +286,18 @@ RESULTS_DIR = DATA_DIR / "results"
 TESSERA_RESULT_MAX_ROWS = int(os.environ.get("TESSERA_RESULT_MAX_ROWS", "100000"))
 TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", str(7 * 86400)))
 # A session nobody used for this long expires, with its temporary objects.
+# Where a new user's first editor tab starts when they have no last or chosen catalog
+# (POST /sessions {"start": "workspace"}); empty: nowhere (the tab asks them to pick one).
+TESSERA_DEFAULT_CATALOG = os.environ.get("TESSERA_DEFAULT_CATALOG", "")
 TESSERA_SESSION_IDLE_SECONDS = int(os.environ.get("TESSERA_SESSION_IDLE_SECONDS", str(86400)))
 TESSERA_JOB_TIMEOUT_SECONDS = int(os.environ.get("TESSERA_JOB_TIMEOUT_SECONDS", "3600"))
 # A CREATED job whose message has not been picked up for this long is enqueued again.
 TESSERA_SWEEP_AFTER_SECONDS = float(os.environ.get("TESSERA_SWEEP_AFTER_SECONDS", "15"))
+# Per user, on all workers together: Spark jobs running at once (more wait CREATED), and
+# unfinished jobs (CREATED + RUNNING, a script counts once; more: 429 TOO_MANY_JOBS).
+# 0: no limit. See jobs.scheduling.
+TESSERA_USER_RUNNING_JOBS = int(os.environ.get("TESSERA_USER_RUNNING_JOBS", "4"))
+TESSERA_USER_QUEUED_JOBS = int(os.environ.get("TESSERA_USER_QUEUED_JOBS", "100"))
 # The most a session's job.timeout_seconds may ask for (SET/PATCH can only go up to it).
 TESSERA_JOB_TIMEOUT_MAX_SECONDS = int(
     os.environ.get("TESSERA_JOB_TIMEOUT_MAX_SECONDS", str(TESSERA_JOB_TIMEOUT_SECONDS))

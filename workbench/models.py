@@ -26,6 +26,8 @@ class SavedQuery(models.Model):
     description = models.TextField(blank=True, default="")
     sql = models.TextField()
     shared = models.BooleanField(default=False)
+    # How its result is charted: {"type", "x", "y": [...], "aggregation"} or null.
+    chart = models.JSONField(null=True, blank=True, default=None)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -10,6 +10,15 @@ from rest_framework import serializers
 from workbench.models import SavedQuery
 
 
+class ChartConfig(serializers.Serializer[Any]):
+    """How a saved query's result is charted (checked by the service)."""
+
+    type = serializers.ChoiceField(choices=["bar", "line", "area", "scatter", "pie"])
+    x = serializers.CharField()
+    y = serializers.ListField(child=serializers.CharField())
+    aggregation = serializers.ChoiceField(choices=["none", "sum", "avg", "count", "min", "max"])
+
+
 class SavedQueryIn(serializers.Serializer[Any]):
     name = serializers.CharField(trim_whitespace=False, allow_blank=True)
     description = serializers.CharField(
@@ -17,6 +26,7 @@ class SavedQueryIn(serializers.Serializer[Any]):
     )
     sql = serializers.CharField(trim_whitespace=False, allow_blank=True)
     shared = serializers.BooleanField(required=False, default=False)
+    chart = serializers.JSONField(required=False, allow_null=True, default=None)
 
 
 class SavedQueryPatch(serializers.Serializer[Any]):
@@ -24,6 +34,7 @@ class SavedQueryPatch(serializers.Serializer[Any]):
     description = serializers.CharField(trim_whitespace=False, allow_blank=True, required=False)
     sql = serializers.CharField(trim_whitespace=False, allow_blank=True, required=False)
     shared = serializers.BooleanField(required=False)
+    chart = serializers.JSONField(required=False, allow_null=True)
 
 
 class SavedQueryOut(serializers.Serializer[SavedQuery]):
@@ -32,6 +43,7 @@ class SavedQueryOut(serializers.Serializer[SavedQuery]):
     description = serializers.CharField()
     sql = serializers.CharField()
     shared = serializers.BooleanField()
+    chart = ChartConfig(allow_null=True)
     owner = serializers.SerializerMethodField()
     editable = serializers.SerializerMethodField()
     created_at = serializers.DateTimeField()

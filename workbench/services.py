@@ -52,6 +52,41 @@ def _check_description(description: Any) -> str:
     return description
 
 
+CHART_TYPES = ("bar", "line", "area", "scatter", "pie")
+CHART_AGGREGATIONS = ("none", "sum", "avg", "count", "min", "max")
+MAX_CHART_SERIES = 10
+MAX_COLUMN_NAME = 1000
+
+
+def _check_chart(chart: Any) -> dict[str, Any] | None:
+    """A chart config: ``{"type", "x", "y": [names], "aggregation"}``, or None."""
+    if chart is None:
+        return None
+
+    def bad(message: str) -> CoreError:
+        return CoreError(message, details={"field": "chart"})
+
+    if not isinstance(chart, dict):
+        raise bad("chart must be an object {type, x, y, aggregation}, or null.")
+    unknown = sorted(set(chart) - {"type", "x", "y", "aggregation"})
+    if unknown:
+        raise bad(f"chart has unknown fields: {', '.join(unknown)[:200]}.")
+    kind, x, y, aggregation = (chart.get(k) for k in ("type", "x", "y", "aggregation"))
+    if kind not in CHART_TYPES:
+        raise bad(f"chart.type must be one of {', '.join(CHART_TYPES)}.")
+    if not isinstance(x, str) or not x or len(x) > MAX_COLUMN_NAME:
+        raise bad("chart.x must name a column.")
+    if (
+        not isinstance(y, list)
+        or len(y) > MAX_CHART_SERIES
+        or not all(isinstance(n, str) and n and len(n) <= MAX_COLUMN_NAME for n in y)
+    ):
+        raise bad(f"chart.y must be a list of at most {MAX_CHART_SERIES} column names.")
+    if aggregation not in CHART_AGGREGATIONS:
+        raise bad(f"chart.aggregation must be one of {', '.join(CHART_AGGREGATIONS)}.")
+    return {"type": kind, "x": x, "y": list(y), "aggregation": aggregation}
+
+
 def _taken(name: str) -> str:
     return f"You already have a saved query named [{name}]."
 
@@ -66,7 +101,13 @@ def _ensure_name_free(owner_id: Any, name: str, but: Any = None) -> None:
 
 
 def saved_query_create(
-    *, user: AnyUser, name: Any, sql: Any, description: Any = "", shared: bool = False
+    *,
+    user: AnyUser,
+    name: Any,
+    sql: Any,
+    description: Any = "",
+    shared: bool = False,
+    chart: Any = None,
 ) -> SavedQuery:
     owner_id = require_user_id(user)
     row = SavedQuery(
@@ -75,6 +116,7 @@ def saved_query_create(
         sql=_check_sql(sql),
         description=_check_description(description),
         shared=bool(shared),
+        chart=_check_chart(chart),
     )
     _ensure_name_free(owner_id, row.name)
     try:
@@ -94,7 +136,7 @@ def _ensure_owner(user: AnyUser, row: SavedQuery) -> None:
 
 
 def saved_query_update(*, user: AnyUser, row: SavedQuery, changes: dict[str, Any]) -> SavedQuery:
-    """PATCH: any of ``name``, ``description``, ``sql``, ``shared``. Owner only."""
+    """PATCH: any of ``name``, ``description``, ``sql``, ``shared``, ``chart``. Owner only."""
     _ensure_owner(user, row)
     if "name" in changes:
         row.name = _check_name(changes["name"])
@@ -105,6 +147,8 @@ def saved_query_update(*, user: AnyUser, row: SavedQuery, changes: dict[str, Any
         row.description = _check_description(changes["description"])
     if "shared" in changes:
         row.shared = bool(changes["shared"])
+    if "chart" in changes:
+        row.chart = _check_chart(changes["chart"])
     try:
         with transaction.atomic():
             row.save()

@@ -14,6 +14,7 @@ from core import limits
 from core.errors import CoreError
 from core.limits import CheckedStatement, StatementTooDeep
 from core.planner import guard
+from core.planner.analyze import plan_analyze
 from core.planner.ddl import is_ctas, plan_create_table
 from core.planner.errors import ForbiddenSql
 from core.planner.model import CatalogReader, PlanContext
@@ -54,7 +55,6 @@ _FORBIDDEN: dict[str, str] = {
     "REFRESH": "{} is not allowed: it addresses Spark's own catalog or files by path.",
     "MSCK": "{} is not allowed: it addresses Spark's own catalog.",
     "REPAIR": "{} is not allowed: it addresses Spark's own catalog.",
-    "ANALYZE": "{} is not allowed: it addresses Spark's own catalog.",
 }
 
 # Other first words of Spark SQL statements: SQL, but not in Tessera's SQL reference.
@@ -223,6 +223,7 @@ _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "DROP": _plan_drop,
     "INSERT": plan_insert,
     "EXECUTE": _plan_execute,
+    "ANALYZE": plan_analyze,
 }
 
 
@@ -307,6 +308,7 @@ _KIND_BY_FIRST_WORD: dict[str, PlanKind] = {
     "ALTER": "ddl",
     "INSERT": "insert",
     "EXECUTE": "statement_set",
+    "ANALYZE": "ddl",
 }
 _CREATED_KINDS = ("TABLE", "VIEW", "FUNCTION", "CATALOG", "DATABASE", "SCHEMA")
 

@@ -44,6 +44,7 @@ class Action(StrEnum):
     CTAS = "ctas"
     INSERT = "insert"
     STATEMENT_SET = "statement_set"
+    ANALYZE_TABLE = "analyze_table"
 
 
 # action -> kind
@@ -73,6 +74,7 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
     Action.CTAS: "ctas",
     Action.INSERT: "insert",
     Action.STATEMENT_SET: "statement_set",
+    Action.ANALYZE_TABLE: "ddl",
 }
 
 # Plans whose data a worker writes into tables (FLIP-218): staged, then committed.

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.datatypes import with_strings_for_chars
+from core.datatypes import read_schema_type
 from core.errors import CoreError, NotFound
 from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_path
 from core.planner import guard
@@ -125,7 +125,7 @@ def table_plan(alias: str, table: Relation, roots: Sequence[str]) -> RelationPla
     schema = table.resolved_schema
     for column in schema.columns if schema is not None else ():
         if column.kind == "physical" and column.data_type is not None:
-            read_type = with_strings_for_chars(column.data_type)
+            read_type = read_schema_type(column.data_type)
             physical.append(f"{quote_part(column.name)} {read_type.sql()}")
             columns.append(ColumnPlan(column.name, "physical"))
         elif column.kind == "computed":

@@ -313,12 +313,14 @@ _REASONS: dict[str, str] = {
     "cannot be checked before the statement runs.",
     "ExpressionWithUnresolvedIdentifier": "IDENTIFIER(…) is not allowed: names built from "
     "strings cannot be checked before the statement runs.",
-    "NamedParameter": "Parameter markers (:name) are not supported.",
+    "NamedParameter": "Parameter markers (:name) take values only in queries sent with "
+    '"parameters"; this statement cannot have them.',
     "PosParameter": "Parameter markers (?) are not supported.",
     "UnresolvedWithCTERelations": "This form of WITH is not supported.",
 }
 
 _SPARK_SAYS = "Spark reads this statement"
+NAMED_PARAMETER = "org.apache.spark.sql.catalyst.analysis.NamedParameter"
 _READ_DIFFERENTLY = (
     "Tessera and Spark read this statement differently ({what}); rewrite it without "
     "ambiguous comments, quotes or escapes."
@@ -332,11 +334,20 @@ class Allowed:
 
     relations: frozenset[str] = frozenset()
     functions: frozenset[str] = frozenset()
+    # Named parameter markers (:name) whose values are sent beside the text, as spelled.
+    parameters: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, relations: Sequence[str] = (), functions: Sequence[str] = ()) -> Allowed:
+    def of(
+        cls,
+        relations: Sequence[str] = (),
+        functions: Sequence[str] = (),
+        parameters: Sequence[str] = (),
+    ) -> Allowed:
         return cls(
-            frozenset(name_key(r) for r in relations), frozenset(name_key(f) for f in functions)
+            frozenset(name_key(r) for r in relations),
+            frozenset(name_key(f) for f in functions),
+            frozenset(parameters),
         )
 
 
@@ -346,6 +357,7 @@ class References:
 
     relations: Counter[str] = field(default_factory=Counter)
     functions: Counter[str] = field(default_factory=Counter)
+    parameters: set[str] = field(default_factory=set)
 
 
 Ref: TypeAlias = Any  # a node's number, a string, True, False or None
@@ -589,6 +601,9 @@ class _Walk:
                     self._partitions("range(…)", value)
 
     def _expression(self, node: Sequence[Any], class_name: str) -> None:
+        if class_name == NAMED_PARAMETER and self.allowed.parameters:
+            self._parameter(self.tree.fields(node))
+            return
         if class_name not in EXPRESSION_CLASSES and not class_name.startswith(
             ANONYMOUS_EXPRESSIONS
         ):
@@ -598,6 +613,16 @@ class _Walk:
             self._function(self.tree.fields(node))
         elif short == "UnresolvedGenerator":
             self._generator(self.tree.fields(node))
+
+    def _parameter(self, fields: Mapping[str, Ref]) -> None:
+        name = fields.get("name")
+        if not isinstance(name, str) or name not in self.allowed.parameters:
+            raise ForbiddenSql(
+                f"{_SPARK_SAYS} with a parameter marker :{name} that has no value; nothing "
+                "was run.",
+                details={"checked_by": "spark_parser", "parameter": str(name)},
+            )
+        self.references.parameters.add(name)
 
     def _function(self, fields: Mapping[str, Ref]) -> None:
         parts = self.tree.strings(fields.get("nameParts"))
@@ -720,8 +745,17 @@ class _Walk:
 
 def check_tree(tree: SparkTree, allowed: Allowed, root: RootKind = "query") -> References:
     """Refuse (``ForbiddenSql``) anything in Spark's parse the planner did not allow; returns
-    the references to registered aliases, for ``check_references``."""
-    return _Walk(tree, allowed).run(tree.root, root)
+    the references to registered aliases, for ``check_references``. Every parameter whose
+    value is sent must be a marker Spark reads, and every marker Spark reads a parameter."""
+    references = _Walk(tree, allowed).run(tree.root, root)
+    missing = sorted(allowed.parameters - references.parameters)
+    if missing:
+        raise ForbiddenSql(
+            f"{_SPARK_SAYS} without the parameter marker :{missing[0]} that Tessera found in "
+            "it; rewrite the statement so that the marker stands where a value belongs.",
+            details={"checked_by": "spark_parser", "parameter": missing[0]},
+        )
+    return references
 
 
 # What a character is to a lexer (TreeDescriber.lexClasses builds Spark's string).

@@ -9,6 +9,15 @@ import { CatalogPage } from "./pages/catalog/CatalogPage";
 import { JobsPage } from "./pages/jobs/JobsPage";
 import { JobPage } from "./pages/jobs/JobPage";
 import { SavedQueriesPage } from "./pages/jobs/SavedQueriesPage";
+import { ShortcutHelp } from "./pages/editor/ShortcutHelp";
+
+/** Typing into a field: single-key shortcuts stay out of the way. */
+function typing(target: EventTarget | null): boolean {
+  const element = target as HTMLElement | null;
+  return !!element && (element.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(element.tagName));
+}
+
+const SECTION_KEYS: Record<string, string> = { KeyE: "/editor", KeyC: "/catalog", KeyJ: "/jobs", KeyS: "/saved" };
 
 type Section = "editor" | "catalog" | "jobs" | "saved" | "missing";
 
@@ -21,7 +30,24 @@ function sectionOf(pathname: string): Section {
 
 export function App() {
   const [user, setUser] = useState<User | null | undefined>(undefined);
+  const [help, setHelp] = useState(false);
   const { pathname } = useLocation();
+
+  // Global shortcuts: "?" toggles the list, Alt+Shift+E/C/J/S go to a section.
+  useEffect(() => {
+    if (!user) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === "?" && !event.ctrlKey && !event.metaKey && !event.altKey && !typing(event.target)) {
+        event.preventDefault();
+        setHelp((shown) => !shown);
+      } else if (event.altKey && event.shiftKey && !event.ctrlKey && SECTION_KEYS[event.code]) {
+        event.preventDefault();
+        navigate(SECTION_KEYS[event.code]);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [user]);
 
   const loadUser = useCallback(() => {
     // /auth/session answers 200 either way: no 401 in the console for a visitor.
@@ -74,6 +100,9 @@ export function App() {
           </Link>
         </nav>
         <div className="userbox">
+          <button type="button" className="link" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => setHelp(true)}>
+            ?
+          </button>
           <span className="username" data-testid="username">
             {user.username}
           </span>
@@ -98,6 +127,7 @@ export function App() {
           </div>
         )}
       </main>
+      {help && <ShortcutHelp onClose={() => setHelp(false)} />}
     </div>
   );
 }

@@ -195,6 +195,9 @@ export type User = Schemas["UserOut"];
 export type Catalog = Schemas["CatalogOut"];
 export type Database = Schemas["DatabaseOut"];
 export type Session = Schemas["SessionOut"];
+/** POST /sessions answers where the new session started (`started_in`). */
+export type SessionCreated = Schemas["SessionCreatedOut"];
+export type Workspace = Schemas["WorkspaceOut"];
 export type ResultColumn = Schemas["ColumnOut"];
 export type ResultPage = Schemas["ResultPageOut"];
 /** A saved query (docs/api.md): readable by the owner's teams when shared. */
@@ -250,10 +253,20 @@ export type JobStatus = "CREATED" | "RUNNING" | "FINISHED" | "FAILED" | "CANCELE
 // Hand-refined: status, progress, error and result are free-form in the document.
 export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "result"> & {
   status: JobStatus;
-  progress: { stages_total: number; stages_done: number; tasks_total: number; tasks_done: number };
+  progress: {
+    stages_total: number;
+    stages_done: number;
+    tasks_total: number;
+    tasks_done: number;
+    /** Per-stage Spark metrics, recorded when the job's Spark work ended (null: not recorded). */
+    stages?: JobStage[] | null;
+  };
   error: ApiErrorBody | null;
   result: { columns: ResultColumn[]; row_count: number; truncated: boolean } | null;
 };
+
+/** One attempt of a Spark stage of a job (``progress.stages``). */
+export type JobStage = Schemas["StageOut"];
 
 export type JobEvent = Omit<Schemas["EventOut"], "detail"> & {
   detail: Record<string, unknown> | string | null;

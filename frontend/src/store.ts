@@ -8,6 +8,11 @@ export interface OpenRequest {
   run?: boolean;
   catalog?: string;
   database?: string;
+  /** The saved query the SQL is: the tab stays linked to it (Save updates it), and a tab
+   * already linked to it is focused instead of opening another one… */
+  savedQueryId?: string;
+  /** …unless a new tab is asked for. */
+  newTab?: boolean;
 }
 
 type Listener = (request: OpenRequest) => void;

@@ -124,14 +124,16 @@ def create_view(
         else:
             raise AlreadyExists(f"View {path} already exists.")
     query = str(args.get("query") or "")
-    schema = derive_view_schema(str(plan.sql or query)) if derive_view_schema else None
+    if derive_view_schema is None:
+        raise CoreError("A view's schema is derived by Spark's analyzer, on a worker.")
+    derived = derive_view_schema(str(plan.sql or query))
     expanded = args.get("expanded_query")
     view = services.view_create(
         user=job.user,
         database=database,
         name=n,
         query=query,
-        schema=schema,
+        derived=derived,
         comment=str(args.get("comment") or ""),
         expanded_query=str(expanded) if expanded else None,
     )

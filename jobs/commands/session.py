@@ -11,7 +11,7 @@ from typing import Any
 from catalog import selectors
 from core.errors import CoreError
 from core.identifiers import quote_path
-from jobs import planning
+from jobs import planning, workspace
 from jobs.commands.common import (
     Columns,
     Rows,
@@ -39,6 +39,7 @@ def use(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
         session.current_catalog = database.catalog.name
         session.current_database = database.name
     session.save(update_fields=["current_catalog", "current_database"])
+    workspace.remember(session.user_id, session.current_catalog, session.current_database)
     where = quote_path([session.current_catalog or "", session.current_database or ""])
     return message(f"The current database is now {where}.")
 

@@ -171,8 +171,11 @@ def create_temporary_view(
     query = str(args.get("query") or "")
     if not query.strip():
         raise CoreError("A view needs a query.", details={"field": "query"})
-    schema = derive_view_schema(str(plan.sql or query)) if derive_view_schema else None
-    schema_json, resolved_json = services.view_schema(schema)
+    if derive_view_schema is None:
+        raise CoreError("A view's schema is derived by Spark's analyzer, on a worker.")
+    schema_json, resolved_json = services.view_schema_json(
+        derive_view_schema(str(plan.sql or query))
+    )
     expanded = args.get("expanded_query")
     session = locked_session(job)  # locked: the session's DDL runs one at a time
     existing = temporary_row(session.pk, "relation", c, d, n)

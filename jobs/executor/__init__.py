@@ -10,6 +10,7 @@ inside the task functions), never the web process.
 - ``writes``: CTAS, INSERT and statement sets: analyse, write into staging, end the job
   (the commit runs in its FINISHED transition; FLIP-218).
 - ``typing``: Spark's analyzer as ``ExpressionTyper`` and view-schema derivation.
-- ``table_typing``: re-typing a REST-created table's computed columns on a worker.
+- ``schema_check``: answering a catalog write that waits for Spark's analyzer (REST tables with
+  expressions, views).
 - ``errors``: Spark exceptions → a job's ``error`` (code + first line(s)).
 """

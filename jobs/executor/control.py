@@ -6,9 +6,14 @@ properties of the SparkContext. Any thread can then cancel with ``cancelJobsWith
 ``cancelJobGroup`` (0.2 s measured), and read progress from ``statusTracker()`` by group.
 Celery's pool threads are reused, so ``leave()`` clears all of it.
 
-Spark Connect (``SPARK_REMOTE``): no SparkContext on the client. Cancel uses the session's
-operation tags (``addTag``/``interruptTag``); progress comes from the client's progress
-handler where the client has one (PySpark >= 4.0), else stays empty. Pools are not settable.
+Spark Connect (the ``connect`` runtime, ``jobs.executor.runtimes``): no SparkContext on the
+client. The job's thread adds an operation tag to its session (``addTag``: tags are
+thread-local in the client, so it must be the thread that runs the actions); any thread
+then stops every operation of the job with ``interruptTag`` (measured: a long aggregation
+ended ``OPERATION_CANCELED`` 0.1 s later, its Spark job cancelled on the server). Progress
+comes from the client's progress handler (stages, tasks) of each operation. A FAIR pool
+cannot be set over Connect: ordinary jobs run in the server's default pool (logged once);
+asking for a pool explicitly is ``UNSUPPORTED`` (``require_pools``).
 """
 
 from __future__ import annotations
@@ -21,11 +26,15 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from jobs.executor import spark_config
+from jobs.executor import stage_metrics
+from jobs.executor.runtimes import current_runtime, is_remote_session
 
 log = logging.getLogger(__name__)
 
 EMPTY_PROGRESS = {"stages_total": 0, "stages_done": 0, "tasks_total": 0, "tasks_done": 0}
+# At most this long for the stage metrics at a job's end (a JVM that does not answer).
+STAGES_WAIT_SECONDS = 5.0
+_pools_logged = threading.Event()
 _JOB_GROUP_PROPERTIES = (
     "spark.jobGroup.id",
     "spark.job.description",
@@ -63,12 +72,15 @@ class SparkJobControl:
         self.group = f"tessera-job-{job_id}"
         self.tag = self.group
         self.pool = pool or "default"
-        self.connect = spark_config.is_connect()
+        self.connect = is_remote_session(spark)
         self._connect_stages: dict[int, tuple[int, int, bool]] = {}
+        self.interrupted: list[str] = []  # operation ids interruptTag reported (Connect)
         self._lock = threading.Lock()
         self._last_progress: dict[str, int] = dict(EMPTY_PROGRESS)
         self._cancel_lane = _Lane(f"tessera-cancel-{job_id}")
         self._progress_lane = _Lane(f"tessera-progress-{job_id}")
+        self._stages_lane = _Lane(f"tessera-stages-{job_id}")
+        self._job_id = job_id
 
     # --- in the job's own thread ----------------------------------------------------------
 
@@ -79,6 +91,13 @@ class SparkJobControl:
             register = getattr(self.spark, "registerProgressHandler", None)
             if callable(register):
                 register(self._on_connect_progress)
+            if self.pool != "default" and not _pools_logged.is_set():
+                _pools_logged.set()
+                log.info(
+                    "per-user FAIR pools cannot be set on %s; jobs run in the server's "
+                    "default pool",
+                    current_runtime().title,
+                )
             return
         sc: Any = self.spark.sparkContext
         sc.setLocalProperty("spark.scheduler.pool", self.pool)
@@ -107,7 +126,8 @@ class SparkJobControl:
         """Stop every Spark job of this Tessera job (safe to call repeatedly)."""
         try:
             if self.connect:
-                self.spark.interruptTag(self.tag)
+                stopped = self.spark.interruptTag(self.tag)
+                self.interrupted.extend(str(op) for op in stopped or [])
                 return
             sc: Any = self.spark.sparkContext
             sc.cancelJobsWithTag(self.tag)
@@ -125,7 +145,15 @@ class SparkJobControl:
         (True), or ``timeout`` passed (False). A killed task keeps running until it sees its
         interrupt, and an interrupt can get lost (Hadoop's local file system swallows one
         while it waits for a shell command): every ``rekill`` seconds the tasks still
-        running are killed again, with an interrupt. Spark Connect: returns at once."""
+        running are killed again, with an interrupt.
+
+        Spark Connect: returns True at once. Called after the job's own thread returned,
+        i.e. after the server ended the interrupted operations' result streams with
+        ``OPERATION_CANCELED``, which it does once it has cancelled their Spark jobs (their
+        tasks are sent a kill with an interrupt). Whether every task saw its interrupt is
+        the server's to know: the client has no task list to wait on, nor a way to kill a
+        task again (docs/deploy.md); a stopped write watches its staging locations instead
+        (``write_runner.clean_up_until_quiet``)."""
         if self.connect:
             return True
         started = time.monotonic()
@@ -146,6 +174,13 @@ class SparkJobControl:
                 self._kill_tasks(running)
                 next_kill = now + rekill
             time.sleep(interval)
+
+    def require_pools(self) -> None:
+        """For a job that asks for a FAIR pool explicitly: ``UNSUPPORTED`` where the runtime
+        cannot set one (Spark Connect)."""
+        runtime = current_runtime()
+        if self.connect or not runtime.pools:
+            raise runtime.unsupported(f"Running a job in the FAIR pool '{self.pool}'")
 
     def _running_tasks(self) -> list[int]:
         """Ids of this job's task attempts that are still running."""
@@ -215,6 +250,50 @@ class SparkJobControl:
             "tasks_total": tasks_total,
             "tasks_done": tasks_done,
         }
+
+    def succeeded_progress(self) -> dict[str, int]:
+        """``progress`` of a job whose Spark work all succeeded. Spark Connect reports a
+        stage's end only at its next report, which a short job does not live to see; its
+        stages are complete (as the classic tracker counts a succeeded job's stages)."""
+        if self.connect:
+            with self._lock:
+                for stage_id, (total, _, _) in list(self._connect_stages.items()):
+                    self._connect_stages[stage_id] = (total, total, True)
+        return self.progress()
+
+    # --- when the job's Spark work ended ---------------------------------------------------------
+
+    def stages_within(self, timeout: float = STAGES_WAIT_SECONDS) -> list[dict[str, Any]] | None:
+        """The per-stage metrics of this job's Spark work (``jobs.executor.stage_metrics``),
+        or None: Spark Connect (not visible from the client), an error (logged), or Spark did
+        not answer within ``timeout`` s. Never raises: metrics must not fail a job."""
+        if self.connect:
+            return None
+        found: list[list[dict[str, Any]]] = []
+
+        def read() -> None:
+            try:
+                found.append(stage_metrics.collect(self.spark, self.group))
+            except Exception:
+                log.warning("Spark stages of %s unavailable", self.group, exc_info=True)
+
+        if not self._stages_lane.run(read, timeout):
+            log.warning("Spark stages of %s: no answer within %.1f s", self.group, timeout)
+        return found[0] if found else None
+
+    def ended(self, succeeded: bool = False) -> dict[str, Any]:
+        """The progress to store with the job's terminal transition: ``progress`` (or
+        ``succeeded_progress``) and, where they could be read, its ``stages``."""
+        progress: dict[str, Any] = dict(self.succeeded_progress() if succeeded else self.progress())
+        stages = self.stages_within()
+        if stages is not None:
+            progress["stages"] = stages
+        return progress
+
+    def record_stages(self) -> None:
+        """For a job the monitor ended (canceled, timed out), once its tasks settled: add
+        the stages that ran to its stored progress."""
+        stage_metrics.record(self._job_id, self.stages_within())
 
     def _on_connect_progress(
         self,

@@ -10,6 +10,7 @@ see ``known_locations``), else a placeholder (``<warehouse>``, ``<storage>``, ``
 
 from __future__ import annotations
 
+import logging
 import re
 import site
 import sys
@@ -22,9 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from core.errors import CoreError
 from core.planner import Plan
+
+log = logging.getLogger(__name__)
 
 SPARK_ERROR = "SPARK_ERROR"
 INTERNAL_ERROR = "INTERNAL_ERROR"
@@ -33,7 +37,13 @@ WORKER_LOST = "WORKER_LOST"
 MAX_MESSAGE = 2000
 
 SPARK_OUT_OF_MEMORY = "SPARK_OUT_OF_MEMORY"
-SPARK_LOST = "SPARK_LOST"
+STORAGE_FULL = "STORAGE_FULL"
+NO_SPACE = "No space left on device"  # ENOSPC, as Java and Python word it
+# The worker's Spark died, stopped or stopped answering; or the Spark Connect server went
+# away under a job, or cannot be reached.
+ENGINE_LOST = "ENGINE_LOST"
+DATABASE_UNAVAILABLE = "DATABASE_UNAVAILABLE"
+UNSUPPORTED = "UNSUPPORTED"
 
 
 class SparkOutOfMemory(CoreError):
@@ -45,7 +55,20 @@ class SparkOutOfMemory(CoreError):
 class SparkLost(CoreError):
     """The worker's Spark driver died, stopped or stopped answering while the job ran."""
 
-    code = SPARK_LOST
+    code = ENGINE_LOST
+
+
+class EngineLost(CoreError):
+    """The Spark Connect server cannot be reached, or its connection broke under the job."""
+
+    code = ENGINE_LOST
+
+
+class UnsupportedRuntime(CoreError):
+    """What the worker's Spark runtime cannot do (a job error, never an HTTP one); the
+    message names the runtime."""
+
+    code = UNSUPPORTED
 
 
 _JAVA_PREFIX = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error): ")
@@ -141,6 +164,29 @@ def is_spark_exception(exc: BaseException) -> bool:
     return module.startswith(("pyspark", "py4j"))
 
 
+def _no_space(exc: BaseException) -> bool:
+    """Did a write fail because its disk is full (ENOSPC), anywhere in the Python chain or
+    in the Java causes (a task's ``IOException`` under ``TASK_WRITE_FAILED``)?"""
+    current: BaseException | None = exc
+    for _ in range(10):
+        if current is None:
+            break
+        if NO_SPACE in str(current) or getattr(current, "errno", None) == 28:
+            return True
+        java = getattr(current, "java_exception", None)
+        for _ in range(12):
+            if java is None:
+                break
+            try:
+                if NO_SPACE in str(java.toString()):
+                    return True
+                java = java.getCause()
+            except Exception:
+                break
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def error_from_exception(
     exc: BaseException, aliases: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
@@ -166,12 +212,40 @@ def error_from_exception(
         if sqlstate:
             details["sqlstate"] = sqlstate
         error = {"code": SPARK_ERROR, "message": scrub_paths(message)}
+        if _no_space(exc):
+            error = {
+                "code": STORAGE_FULL,
+                "message": re.sub(r"\.?\s*SQLSTATE: \w+$", "", scrub_paths(message)).rstrip(". ")
+                + ": the disk it writes to is full (no space left on device). Nothing was "
+                "committed and what the job wrote was deleted; free space or write less.",
+            }
         if details:
             error["details"] = details
         return error
+    if _database_lost(exc):
+        log.warning("a job lost Tessera's database: %s", exc)
+        return {
+            "code": DATABASE_UNAVAILABLE,
+            "message": "Tessera's database was unavailable (restarted or unreachable) while "
+            "this job ran, so the job was stopped; nothing it would have written was "
+            "committed. Run the statement again.",
+        }
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     message = scrub_paths(f"{type(exc).__name__}: {first}"[:MAX_MESSAGE])
     return {"code": INTERNAL_ERROR, "message": message}
+
+
+def _database_lost(exc: BaseException) -> bool:
+    """Did the job fail because the connection to Tessera's own database broke (a restart:
+    "terminating connection due to administrator command", "server closed the connection")?"""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 10:
+        if isinstance(current, OperationalError | InterfaceError):
+            return True
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return False
 
 
 # --- server paths out of messages -------------------------------------------------------------

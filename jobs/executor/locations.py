@@ -7,9 +7,10 @@ schemes, ``..``); its symbolic links are resolved now and it must stay under a s
 root (external tables) or in the warehouse (managed tables and write staging), with no
 link inside its tree leading out (``catalog.storage``); then Spark's own JVM is asked how
 Hadoop reads the resolved path (``org.apache.hadoop.fs.Path(p).toUri()`` and the file
-system it names) and must agree. Spark is handed that resolved path, which narrows the
-window in which a link could be swapped between the check and the read. The options pass
-the format's allow-list (``core.options``). A write's target must also overlap no other
+system it names) and must agree (on Spark Connect: the worker's parser JVM). Spark is
+handed that resolved path, which narrows the window in which a link could be swapped
+between the check and the read. The options pass the format's allow-list
+(``core.options``). A write's target must also overlap no other
 table's path, and what the job wrote is looked at for links before the commit's
 transaction (``checked_written``). Refusals are ``FORBIDDEN_SQL``.
 """
@@ -31,7 +32,7 @@ from core.errors import CoreError
 from core.planner import RelationPlan
 from core.planner.errors import ForbiddenSql
 from jobs import write_staging
-from jobs.executor import spark_config
+from jobs.executor import runtime
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,10 @@ def check_option_keys(options: Mapping[str, str], what: str) -> None:
 
 def hadoop_agrees(spark: SparkSession, path: str) -> None:
     """Ask the JVM how Hadoop reads ``path``: a local file system, no authority, exactly this
-    path. Spark Connect has no JVM in this process: the text check stands alone there."""
-    if spark_config.is_connect():
-        return
-    spark_any: Any = spark
+    path. On Spark Connect the worker's own parser JVM answers (the same Hadoop and Spark
+    version as the server's; the server's default file system was checked to be local when
+    the worker connected, ``jobs.executor.runtimes``)."""
+    spark_any: Any = runtime.parser_of(spark)
     jvm = spark_any._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     uri = hadoop_path.toUri()

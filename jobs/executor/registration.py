@@ -17,7 +17,8 @@ from core.errors import CoreError
 from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.guard import check_udf_implementation
 from core.session_properties import spark_settings
-from jobs.executor import locations, sqlguard
+from jobs import manifest
+from jobs.executor import locations, runtime, sqlguard
 
 
 def quote(name: str) -> str:
@@ -29,7 +30,8 @@ def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None
     checked again against its range (``core.session_properties``; a value stored before
     the range existed is clamped, an unreadable one dropped and Spark's default kept)."""
     for key, value in spark_settings(properties).items():
-        spark.conf.set(key, value)
+        # On Spark Connect also on the guard's parser session (ANSI mode changes the parse).
+        runtime.mirror_conf(spark, key, value)
 
 
 def _column_expression(column: ColumnPlan) -> str:
@@ -50,13 +52,56 @@ def register_table(spark: SparkSession, relation: RelationPlan) -> None:
     reader: Any = spark.read.format(source.format)
     if relation.physical_schema:
         reader = reader.schema(relation.physical_schema)
-    frame = reader.options(**source.options).load(source.path)
+    frame = load_committed(reader, source.path, dict(source.options), _display(relation))
     columns = relation.columns
     if columns:
         # Computed and metadata columns: Spark-parsed and checked (built-ins only).
         expressions = [_column_expression(c) for c in columns]
         frame = sqlguard.guard(spark).select_expr(frame, expressions)
     frame.createOrReplaceTempView(relation.alias)
+
+
+# How often a read is listed again when a commit swapped the manifest while Spark listed it.
+LISTING_ATTEMPTS = 5
+
+
+class DataChanging(CoreError):
+    """A table's data kept changing while a job listed it (a job error)."""
+
+    code = "DATA_CHANGING"
+
+
+def load_committed(reader: Any, path: str, options: dict[str, str], shown: str) -> Any:
+    """``reader.load`` of what the manifest lists, listed by Spark while the manifest did not
+    change. Spark lists the files when the frame is made (classic Spark) and takes a listed
+    directory that vanished meanwhile for an empty one: an OVERWRITE that committed and
+    deleted the old entries between the manifest's read and the listing would give a
+    silently empty table. Reading the manifest again after the listing catches that: the
+    old entries are only deleted after a new manifest replaced them."""
+    paths: str | list[str] = path
+    for _ in range(LISTING_ATTEMPTS):
+        paths = committed_paths(path)
+        if isinstance(paths, list):
+            options["basePath"] = path  # ours, not the table's (a refused user option)
+        frame = reader.options(**options).load(paths)
+        if committed_paths(path) == paths:
+            return frame
+    raise DataChanging(
+        f"The data of {shown} changed {LISTING_ATTEMPTS} times while it was being listed "
+        "(commits into the table); run the statement again."
+    )
+
+
+def committed_paths(path: str) -> str | list[str]:
+    """What Spark reads of a table's (checked, resolved) path: the path itself, or — once
+    Tessera committed into it — exactly the entries its manifest lists (``jobs.manifest``),
+    so that a commit becomes visible in one step. ``register_table`` reads the entries with
+    ``basePath`` = the path, which keeps the partition values of ``k=v`` directories."""
+    with locations.refusals(f"The data of '{path}' cannot be read"):
+        found = manifest.read(path)
+    if found is None:
+        return path
+    return manifest.read_paths(path, found.entries)
 
 
 def register_view(spark: SparkSession, relation: RelationPlan) -> None:

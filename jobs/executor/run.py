@@ -1,9 +1,11 @@
 """Run one job on Spark: claim, register, execute, store the result, end the job.
 
-``run_job(job_id, worker)`` is what the Celery task ``tessera.run_job`` calls. The job row
-decides everything: a job that is not CREATED any more (a redelivered or duplicated
-message) is left alone, and the claim (CREATED → RUNNING) is one conditional UPDATE, so a
-job never runs twice.
+``run_job(job_id, worker)`` is what the Celery task ``tessera.run_job`` calls. A message is
+a free slot, not an order: the worker claims the fairest CREATED job then
+(``jobs.scheduling``: the user with the fewest running jobs first, none beyond the user's
+running limit), so one user's long queue does not hold back another's statement. The job
+rows decide everything: the claim (CREATED → RUNNING) is one conditional UPDATE, so a job
+never runs twice, and a redelivered or duplicated message finds nothing, or the next job.
 
 While Spark works, a monitor thread watches the row: it is woken by the job's ``cancel``
 notification (``jobs.notify``, watched from before the claim, so none is missed) and reads
@@ -23,6 +25,7 @@ of those jobs itself; this module only lends it Spark's typer and schema derivat
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -35,15 +38,15 @@ from django.utils import timezone
 
 from core import jobstate
 from core.planner import QUERY_ACTIONS, WRITE_ACTIONS, Action, Plan
-from jobs import lifecycle, notify
+from jobs import lifecycle, notify, scheduling
 from jobs.commands import run_command
-from jobs.executor import errors, registration, runtime, sqlguard, write_runner
+from jobs.executor import analyze, errors, registration, runtime, sqlguard, write_runner
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs.models import Job
 from jobs.planning import session_properties
 from jobs.results import delete_result, write_result
-from jobs.worker import current_identity
+from jobs.worker import current_identity, running_here
 
 log = logging.getLogger(__name__)
 
@@ -132,9 +135,10 @@ class JobMonitor(threading.Thread):
                     break
                 try:
                     last_beat = self._tick(last_beat)
-                except Exception:  # a database hiccup: try again on the next tick
+                except Exception:  # a database hiccup: try again a heartbeat later
                     log.exception("job %s: monitor tick failed", self.job_id)
                     close_old_connections()
+                    last_beat = time.monotonic()  # else it would retry at once, in a loop
         finally:
             connection.close()
 
@@ -228,7 +232,8 @@ def execute_query(spark: Any, plan: Plan, job_id: Any, limit: int) -> dict[str, 
     """Run a query/explain plan and store its first ``limit`` rows; returns the result dict."""
     explain = plan.action == Action.EXPLAIN
     sql = _explain_sql(plan) if explain else plan.sql
-    frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query")
+    parameters = None if explain else plan.args.get("parameters")
+    frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query", parameters)
     table = frame.limit(limit + 1).toArrow()
     truncated = table.num_rows > limit
     if truncated:
@@ -254,43 +259,68 @@ def _scrubbed_plan(table: Any) -> Any:
     return pa.table(columns, names=table.column_names)
 
 
-def _claim(job: Job, worker: str) -> Job | None:
-    """CREATED → RUNNING under this process's identity (``jobs.worker``): the reaper judges
-    the job by the process that claimed it, not by a node name a restart would share."""
-    identity = current_identity() or worker
-    return lifecycle.try_transition(
-        job.pk, jobstate.CREATED, jobstate.RUNNING, known=job, worker=identity
-    )
-
-
 def run_job(job_id: Any, worker: str) -> str | None:
-    """Run a job if it is still CREATED; returns its final status (None: not ours to run)."""
-    job = Job.objects.select_related("session", "user").filter(pk=job_id).first()
-    if job is None:
+    """A worker slot is free (a ``tessera.run_job`` message, ``job_id`` the job it was sent
+    for): claim the fairest eligible job (``jobs.scheduling``), which may be another one,
+    run it, and hand the slot on. Returns the status the claimed job ended in (None: there
+    was nothing to claim; the message is dropped)."""
+    # Claimed under this process's identity (``jobs.worker``): the reaper judges the job by
+    # the process that claimed it, not by a node name a restart would share.
+    identity = current_identity() or worker
+    with contextlib.ExitStack() as stack:
+        watches: list[notify.Watch] = []
+
+        def watch_cancel(claimed_id: Any) -> None:
+            # Watched from before the claim commits: a cancel asked the moment the job is
+            # RUNNING wakes its monitor. Registered as running here from before the claim to
+            # after its end: if the end cannot reach the database, the worker fails the job
+            # later (maintenance.fail_orphaned_jobs).
+            stack.enter_context(running_here(claimed_id))
+            watches.append(stack.enter_context(notify.watch([claimed_id], (notify.CANCEL,))))
+
+        job = scheduling.claim_next(identity, watch_cancel)
+        if job is None:
+            _log_nothing_claimed(job_id)
+            return None
+        if str(job.pk) != str(job_id):
+            log.info("job %s: the free slot took job %s (fairer) first", job_id, job.pk)
+        status = _run_claimed_job(job, watches[-1])
+    try:
+        scheduling.hand_on(job.user_id)
+    except Exception:  # the sweeper sends it later
+        log.exception("job %s: could not hand the free slot on", job.pk)
+    return status
+
+
+def _log_nothing_claimed(job_id: Any) -> None:
+    status = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+    if status is None:
         log.warning("job %s does not exist; message dropped", job_id)
-        return None
-    if job.status != jobstate.CREATED:
-        log.info("job %s is %s already; message dropped", job_id, job.status)
-        return None
+    elif status != jobstate.CREATED:
+        log.info("job %s is %s already; message dropped", job_id, status)
+    else:
+        log.info(
+            "job %s waits, not eligible now (its user is at the running limit); message dropped",
+            job_id,
+        )
+
+
+def _run_claimed_job(job: Job, watch: notify.Watch) -> str | None:
     try:
         plan = job.typed_plan
     except (KeyError, TypeError, ValueError):  # not a plan the planner would make
         plan = None
-    if plan is None or plan.action not in QUERY_ACTIONS | SPARK_COMMAND_ACTIONS | WRITE_ACTIONS:
+    runnable = QUERY_ACTIONS | SPARK_COMMAND_ACTIONS | WRITE_ACTIONS | {Action.ANALYZE_TABLE}
+    if plan is None or plan.action not in runnable:
         what = f"'{plan.action}' statements" if plan is not None else "jobs without a readable plan"
         lifecycle.try_transition(
-            job_id,
-            jobstate.CREATED,
+            job.pk,
+            jobstate.RUNNING,
             jobstate.FAILED,
             error={"code": errors.INTERNAL_ERROR, "message": f"Workers do not run {what}."},
         )
-        return jobstate.FAILED
-    # Watched from before the claim: a cancel asked the moment the job is RUNNING wakes it.
-    with notify.watch([job_id], (notify.CANCEL,)) as watch:
-        if _claim(job, worker) is None:
-            log.info("job %s was claimed by someone else", job_id)
-            return None
-        return _run_job(job, plan, watch)
+        return _status_of(job.pk)
+    return _run_job(job, plan, watch)
 
 
 def _run_job(job: Job, plan: Plan, watch: notify.Watch) -> str | None:
@@ -331,7 +361,9 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
     monitor.start()
     try:
         registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
-        if monitor.outcome is None:
+        if monitor.outcome is None and plan.action == Action.ANALYZE_TABLE:
+            result = analyze.execute(spark, plan, job.id)
+        elif monitor.outcome is None:
             result = execute_query(spark, plan, job.id, max_rows(properties))
     except Exception as exc:
         # A JVM that died or stopped answering under the job: a clear SPARK_* error (and
@@ -345,17 +377,18 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
             delete_result(job.id)
         # Killed tasks that missed their interrupt would hold the cores for minutes.
         control.wait_idle(write_runner.SETTLE_SECONDS)
+        control.record_stages()
         return _status_of(job.id)
     if failure is not None:
         error = errors.error_from_exception(failure, registration.alias_names(plan))
         if error["code"] == errors.INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
-        elif error["code"] in {errors.SPARK_OUT_OF_MEMORY, errors.SPARK_LOST}:
+        elif error["code"] in {errors.SPARK_OUT_OF_MEMORY, errors.ENGINE_LOST}:
             log.warning("job %s failed: %s", job.id, error["message"])
         else:
             log.info("job %s failed: %s", job.id, error["message"])
         lifecycle.try_transition(
-            job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=control.progress()
+            job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=control.ended()
         )
         return _status_of(job.id)
     finished = lifecycle.try_transition(
@@ -364,7 +397,7 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
         jobstate.FINISHED,
         known=job,
         result=result,
-        progress=control.progress(),
+        progress=control.ended(succeeded=True),
     )
     if finished is None:  # canceled, timed out or reaped meanwhile: that outcome stands
         delete_result(job.id)
@@ -397,15 +430,18 @@ def _run_write(job: Job, plan: Plan, watch: notify.Watch) -> str:
         control.leave()
     # The staging locations the write added name their table in messages too.
     with errors.known_locations(errors.plan_locations(plan, _staging_of(job.id))):
-        return write_runner.end_write(
+        status = write_runner.end_write(
             job,
             prepared,
             failure,
             stopped=monitor.outcome is not None,
-            progress=control.progress(),
+            progress={} if monitor.outcome else control.ended(failure is None),
             aliases=registration.alias_names(plan),
             control=control,
         )
+    if monitor.outcome is not None:  # the monitor ended it: add the stages that ran
+        control.record_stages()
+    return status
 
 
 def _status_of(job_id: Any) -> str:

@@ -19,11 +19,14 @@ The driver JVM is protected (classic Spark; docs/security.md §4):
   not stopped. A JVM found dead is dropped and a new SparkSession started in the
   background; ``get_spark()`` does the same when a job comes first.
 - ``failure_of(spark, exc)`` tells a job whose Spark call failed whether its JVM died
-  under it, as an error with a clear code (``SPARK_OUT_OF_MEMORY``, ``SPARK_LOST``).
+  under it, as an error with a clear code (``SPARK_OUT_OF_MEMORY``, ``ENGINE_LOST``).
 
-Spark Connect has no SparkContext in the client: cancellation uses session tags
-(``addTag``/``interruptTag``) and there is no status tracker, so progress stays empty
-(see ``jobs.executor.control``). Its server's JVM is not this process's to watch.
+Which Spark this is comes from ``jobs.executor.runtimes`` (``local``, ``cluster``,
+``connect``). On the Connect runtime the JVM this process launches and watches is the
+small parser JVM of the SQL guard, and jobs execute in sessions of the Spark Connect
+client (``Engine.remote``): a job whose server connection broke fails ``ENGINE_LOST``, the
+client is dropped, and the next job connects again. The server's JVM is not this
+process's to watch.
 """
 
 from __future__ import annotations
@@ -34,16 +37,24 @@ import re
 import subprocess
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from core.errors import CoreError
-from jobs.executor.errors import SparkLost, SparkOutOfMemory
-from jobs.executor.spark_config import create_session, driver_memory, is_connect
+from jobs.executor.errors import EngineLost, SparkLost, SparkOutOfMemory
+from jobs.executor.runtimes import (
+    Engine,
+    close_remote,
+    current_runtime,
+    is_remote_session,
+)
+from jobs.executor.spark_config import driver_memory
 
 log = logging.getLogger(__name__)
 
@@ -68,15 +79,25 @@ _CONNECTION_LOST = re.compile(
     r"|Connection reset|Broken pipe|Gateway is closed|JAVA_GATEWAY_EXITED",
     re.IGNORECASE,
 )
+# Messages of the Spark Connect client when its server went away (or came back as a new
+# process that does not know the session).
+_REMOTE_LOST = re.compile(
+    r"StatusCode\.UNAVAILABLE|failed to connect to all addresses|Connection refused"
+    r"|Socket closed|Connection reset|RetriesExceeded|SESSION_CHANGED|SESSION_NOT_FOUND"
+    r"|SESSION_CLOSED",
+    re.IGNORECASE,
+)
 _CONTEXT_STOPPED = re.compile(r"stopped SparkContext|SparkContext (?:was|has been) shut down")
 
 
 @dataclass(eq=False)
 class _Jvm:
-    """One driver JVM and the SparkSession on it."""
+    """One driver JVM launched by this process and the SparkSession on it (on the Connect
+    runtime: the parser JVM, and the client session jobs execute in)."""
 
     spark: SparkSession
     process: subprocess.Popen[bytes] | None
+    remote: SparkSession | None = None
     started: float = field(default_factory=time.monotonic)
     lost: BaseException | None = None  # why it was dropped (SparkLost / SparkOutOfMemory)
 
@@ -173,6 +194,10 @@ def _drop(jvm: _Jvm, why: BaseException) -> None:
             process.wait(10)
         except subprocess.TimeoutExpired:
             log.error("the driver JVM (pid %s) did not exit after SIGKILL", process.pid)
+    if jvm.remote is not None:
+        with contextlib.suppress(Exception):
+            close_remote(jvm.remote)
+        jvm.remote = None
     _reset_pyspark_globals(jvm)
     if _current is jvm:
         _current = None
@@ -230,6 +255,16 @@ def _connection_lost(exc: BaseException) -> bool:
     return False
 
 
+def _database_error(exc: BaseException) -> bool:
+    """A failure of the job's database connection (PostgreSQL restarted under a write's
+    bookkeeping), not of Spark: its "Connection refused" must not make the worker kill a
+    healthy JVM and every job on it (the fault suite's PostgreSQL restarts did)."""
+    return any(
+        isinstance(item, DatabaseError) or type(item).__module__.startswith("psycopg")
+        for item in _chain(exc)
+    )
+
+
 def _context_stopped(exc: BaseException) -> bool:
     return any(_CONTEXT_STOPPED.search(str(item)) for item in _chain(exc))
 
@@ -262,8 +297,22 @@ def failure_of(spark: SparkSession | None, exc: BaseException) -> BaseException:
     """The error to report for ``exc``, raised by a Spark call of a job on ``spark``: a
     ``SparkOutOfMemory``/``SparkLost`` if the job's JVM died, stopped or stopped answering
     under it (the JVM is dropped then, so the next job gets a new one), else ``exc``."""
-    if spark is None or is_connect():
+    if spark is None or _database_error(exc):
         return exc
+    if is_remote_session(spark):
+        # The server's SparkContext stopped (a server shutting down) is the server lost too.
+        if _remote_lost(exc) or _context_stopped(exc):
+            return _drop_remote(exc)
+        parser = _parsers.get(spark)
+        if parser is None:
+            return exc
+        if not any(type(item).__module__.startswith("py4j") for item in _chain(exc)):
+            # A server's error: the parser JVM is to blame only if it is dead.
+            with _lock:
+                jvm = _jvm_of(parser)
+            why = _dead(jvm) if jvm is not None else None
+            return exc if why is None or jvm is None else _drop_and_restart(jvm, why)
+        spark = parser  # a call to the parser JVM failed: did it die under the job?
     with _lock:
         jvm = _jvm_of(spark)
     if jvm is None:
@@ -280,6 +329,49 @@ def failure_of(spark: SparkSession | None, exc: BaseException) -> BaseException:
     if why is None:
         return exc
     return _drop_and_restart(jvm, why)
+
+
+def _remote_lost(exc: BaseException) -> bool:
+    """Did this call fail because the Spark Connect server went away?"""
+    if isinstance(exc, EngineLost):
+        return True
+    for item in _chain(exc):
+        code = getattr(item, "code", None)
+        if callable(code) and not isinstance(item, CoreError):
+            try:
+                if str(code()) == "StatusCode.UNAVAILABLE":
+                    return True
+            except Exception:
+                log.debug("no gRPC status", exc_info=True)
+        if type(item).__name__ == "RetriesExceeded" or _REMOTE_LOST.search(str(item)):
+            return True
+    return False
+
+
+def _drop_remote(exc: BaseException) -> BaseException:
+    """Forget the Connect client after its server went away: the next job connects again."""
+    if isinstance(exc, EngineLost):
+        return exc
+    runtime = current_runtime()
+    with _lock:
+        jvm = _current
+        remote = jvm.remote if jvm is not None else None
+        if jvm is not None:
+            jvm.remote = None
+    if remote is not None:
+        with contextlib.suppress(Exception):
+            close_remote(remote)
+        log.error("the connection to %s was lost: %s", runtime.title, exc)
+    return EngineLost(
+        f"The connection to {runtime.title} broke while this job was running "
+        f"({_first_line(exc)}). Run the statement again; the worker connects anew.",
+        details={"runtime": runtime.name},
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
 
 
 def _jvm_answered(exc: BaseException) -> bool:
@@ -303,8 +395,6 @@ def _ping(spark: SparkSession, answer: list[BaseException | bool]) -> None:
 def check_health(unresponsive_seconds: float | None = None) -> BaseException | None:
     """Look at the current JVM once: dropped when its process exited, its SparkContext is
     stopped, or it did not answer within ``unresponsive_seconds``. Returns why, or None."""
-    if is_connect():
-        return None
     with _lock:
         jvm = _current
     if jvm is None:
@@ -349,7 +439,7 @@ def _watch() -> None:
 
 def _start_watchdog() -> None:
     global _watchdog
-    if is_connect() or (_watchdog is not None and _watchdog.is_alive()):
+    if _watchdog is not None and _watchdog.is_alive():
         return
     _watchdog = threading.Thread(target=_watch, name="tessera-spark-watchdog", daemon=True)
     _watchdog.start()
@@ -365,27 +455,57 @@ def _healthy(jvm: _Jvm | None) -> bool:
 
 
 def get_spark() -> SparkSession:
-    """The process-wide SparkSession, created on first use and again after its JVM died
-    (thread-safe)."""
+    """The process-wide session jobs execute in (the Connect client on the Connect runtime),
+    created on first use and again after its JVM died or its server was lost (thread-safe)."""
     global _current
     jvm = _current
     if jvm is not None and _healthy(jvm):
-        return jvm.spark
-    # One start at a time; ``_lock`` is not held while the JVM starts (seconds), so jobs of
-    # a dead JVM can learn why meanwhile.
+        executing = _executing(jvm)
+        if executing is not None:
+            return executing
+    # One start at a time; ``_lock`` is not held while a JVM starts (jobs learn why meanwhile).
     with _create_lock:
         with _lock:
             if _current is not None:
                 why = _dead(_current)
                 if why is not None:
                     _drop(_current, why)
-            if _current is not None:
-                return _current.spark
-        spark = create_session()
-        with _lock:
-            _current = _Jvm(spark, None if is_connect() else _process_of(spark))
-        _start_watchdog()
-        return spark
+            jvm = _current
+        if jvm is None:
+            spark = create_session()
+            with _lock:
+                jvm = _current = _Jvm(spark, _process_of(spark))
+            _start_watchdog()
+        executing = _executing(jvm)
+        if executing is None:  # the Connect runtime, not connected (yet, or any more)
+            remote = current_runtime().connect()
+            try:
+                current_runtime().check_storage(remote)
+            except BaseException:
+                close_remote(remote)  # the next job connects and checks again
+                raise
+            with _lock:
+                jvm.remote = remote
+            executing = remote
+        return executing
+
+
+def _executing(jvm: _Jvm) -> SparkSession | None:
+    return jvm.remote if current_runtime().remote else jvm.spark
+
+
+def create_session() -> SparkSession:
+    """Launch this process's classic driver JVM for the current runtime."""
+    runtime = current_runtime()
+    spark = runtime.start_classic()
+    runtime.after_start(spark)
+    # PySpark logs every failed query with its whole JVM stack trace; we report errors ourselves.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    log.info("Spark %s is ready (%s runtime)", spark.version, runtime.name)
+    if not runtime.remote:
+        runtime.check_storage(spark)
+    return spark
 
 
 def _restart_soon() -> None:
@@ -417,9 +537,47 @@ def start_in_background() -> threading.Thread:
         return _starter
 
 
+# A Connect job session → the classic session whose parser judges its statements.
+_parsers: weakref.WeakKeyDictionary[SparkSession, SparkSession] = weakref.WeakKeyDictionary()
+
+
 def new_job_session() -> SparkSession:
-    """A new session on the shared SparkContext: private temp views, functions and SQL conf."""
-    return get_spark().newSession()
+    """A new isolated session for one job: private temp views, functions and SQL conf
+    (``newSession()`` on the shared SparkContext, or a new server-side session on Spark
+    Connect, paired with a parser session of this process's JVM)."""
+    get_spark()
+    with _lock:
+        jvm = _current
+    if jvm is None:  # dropped between the two lines: start again
+        get_spark()
+        jvm = _current
+    assert jvm is not None
+    session, parser = current_runtime().job_sessions(Engine(jvm.spark, jvm.remote))
+    if parser is not session:
+        _parsers[session] = parser
+    return session
+
+
+def parser_of(spark: SparkSession) -> SparkSession:
+    """The classic session whose parser, lexer and Hadoop configuration stand for ``spark``'s:
+    itself, or on Spark Connect the parser session paired with the job's session."""
+    parser = _parsers.get(spark)
+    if parser is not None:
+        return parser
+    if is_remote_session(spark):
+        raise current_runtime().unsupported(
+            "Checking a statement for a Spark Connect session the worker did not make"
+        )
+    return spark
+
+
+def mirror_conf(spark: SparkSession, key: str, value: str) -> None:
+    """``spark.conf.set(key, value)``, and the same on its parser session (Spark Connect),
+    so that the guard parses under the settings the statement will run with."""
+    spark.conf.set(key, value)
+    parser = _parsers.get(spark)
+    if parser is not None:
+        parser.conf.set(key, value)
 
 
 def driver_pid() -> int | None:
@@ -434,6 +592,9 @@ def stop() -> None:
     with _lock:
         if _current is not None:
             try:
+                if _current.remote is not None:
+                    with contextlib.suppress(Exception):
+                        close_remote(_current.remote)
                 _current.spark.stop()
             finally:
                 _current = None

@@ -1,7 +1,7 @@
-"""How a worker's SparkSession is built: Spark Connect or classic (``SPARK_REMOTE`` /
-``SPARK_MASTER``), the driver's heap and what one action may bring to it, the JVM's
-hardening, and the UDF packages shipped to executors. ``jobs.executor.runtime`` keeps the
-one session and watches its JVM.
+"""How a classic driver JVM launched by a worker is configured: the driver's heap and what
+one action may bring to it, the JVM's hardening, and the UDF packages shipped to a
+cluster's executors. Which runtime uses it how is ``jobs.executor.runtimes``;
+``jobs.executor.runtime`` keeps the one session and watches its JVM.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ XML_HARDENING = (
 
 
 def is_connect() -> bool:
-    """True when the worker talks to Spark through Spark Connect (``SPARK_REMOTE``)."""
+    """True when the worker executes through Spark Connect (``SPARK_REMOTE``); prefer
+    ``jobs.executor.runtimes.current_runtime()``."""
     return bool(settings.SPARK_REMOTE)
 
 
@@ -59,63 +60,71 @@ def driver_memory() -> str:
     return str(settings.TESSERA_SPARK_DRIVER_MEMORY or "1g")
 
 
-def _builder() -> Any:
-    # Spark must read exactly the text the guard checked: no ${…} substitution before parsing
-    # (it would expand ${env:…}, ${system:…} and ${spark:…} into the statement).
-    builder: Any = SparkSession.builder.appName("tessera-worker").config(
-        "spark.sql.variable.substitute", "false"
-    )
-    if is_connect():
-        return builder.remote(settings.SPARK_REMOTE).config("spark.sql.session.timeZone", "UTC")
+def classic_options(master: str, memory: str) -> dict[str, str]:
+    """The configuration of a SparkContext this process launches (a classic driver JVM):
+    the executing one of the local and cluster runtimes, or the Connect runtime's parser.
+    Spark must read exactly the text the guard checked: no ${…} substitution before
+    parsing (it would expand ${env:…}, ${system:…} and ${spark:…} into the statement)."""
     spark_dir = _spark_dir()
     derby = spark_dir / "derby"
     derby.mkdir(exist_ok=True)
     local_dir = spark_dir / "tmp"
     local_dir.mkdir(exist_ok=True)
-    master = settings.SPARK_MASTER
-    if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
-        # Python UDFs run in Spark's Python workers: use this interpreter, which can import
-        # the allowlisted UDF packages, not whatever `python3` is on the PATH.
-        os.environ["PYSPARK_PYTHON"] = sys.executable
     java_options = (
         f"-Dderby.system.home={derby} -Dderby.stream.error.file={derby / 'derby.log'}"
         # Out of heap: exit now (detected, jobs failed, Spark restarted) rather than thrash.
         " -XX:+ExitOnOutOfMemoryError"
         f" {XML_HARDENING}"
     )
-    heap = memory_bytes(driver_memory())
-    return (
-        builder.master(master)
-        .config("spark.driver.memory", driver_memory())
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.scheduler.mode", "FAIR")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", DEFAULT_SHUFFLE_PARTITIONS)
-        .config("spark.sql.warehouse.dir", str(spark_dir / "warehouse"))
-        .config("spark.local.dir", str(local_dir))
-        .config("spark.driver.extraJavaOptions", java_options)
+    heap = memory_bytes(memory)
+    return {
+        "spark.master": master,
+        "spark.app.name": "tessera-worker",
+        "spark.sql.variable.substitute": "false",
+        # Query parameters are bound as literals, never written into the parsed text.
+        "spark.sql.legacy.parameterSubstitution.constantsOnly": "true",
+        "spark.driver.memory": memory,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.scheduler.mode": "FAIR",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": DEFAULT_SHUFFLE_PARTITIONS,
+        "spark.sql.warehouse.dir": str(spark_dir / "warehouse"),
+        "spark.local.dir": str(local_dir),
+        "spark.driver.extraJavaOptions": java_options,
         # Executors of a cluster parse XML too (local mode: they are the driver's JVM).
-        .config("spark.executor.extraJavaOptions", XML_HARDENING)
+        "spark.executor.extraJavaOptions": XML_HARDENING,
         # What one job may pull into the driver's heap: results of an action, a broadcast
         # side of a join. Over it the job fails with Spark's error; the JVM lives on.
-        .config("spark.driver.maxResultSize", str(max(heap // 4, 16 << 20)))
-        .config("spark.sql.maxBroadcastTableSize", str(max(heap // 8, 8 << 20)))
+        "spark.driver.maxResultSize": str(max(heap // 4, 16 << 20)),
+        "spark.sql.maxBroadcastTableSize": str(max(heap // 8, 8 << 20)),
         # Plan strings (EXPLAIN, listener events) of huge statements stay bounded.
-        .config("spark.sql.maxPlanStringLength", str(1_000_000))
+        "spark.sql.maxPlanStringLength": str(1_000_000),
         # A long-lived driver keeps less history of finished jobs (no UI reads it).
-        .config("spark.ui.retainedJobs", "200")
-        .config("spark.ui.retainedStages", "200")
-        .config("spark.ui.retainedTasks", "20000")
-        .config("spark.sql.ui.retainedExecutions", "50")
-    )
+        "spark.ui.retainedJobs": "200",
+        "spark.ui.retainedStages": "200",
+        "spark.ui.retainedTasks": "20000",
+        "spark.sql.ui.retainedExecutions": "50",
+    }
+
+
+def classic_builder(master: str) -> Any:
+    """A classic ``SparkSession.builder`` for ``master`` with ``classic_options``."""
+    if "PYSPARK_PYTHON" not in os.environ:
+        # Python UDFs run in Spark's Python workers: use this interpreter, which can import
+        # the allowlisted UDF packages, not whatever `python3` is on the PATH. On a cluster
+        # the executors start the same path: install Tessera's image (or the same virtual
+        # environment) on every host, or set PYSPARK_PYTHON (docs/deploy.md).
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    builder: Any = SparkSession.builder
+    for key, value in classic_options(master, driver_memory()).items():
+        builder = builder.config(key, value)
+    return builder
 
 
 def _ship_udf_packages(spark: SparkSession) -> None:
-    """On a cluster, executors need the allowlisted UDF packages: send them as a zip."""
-    master = settings.SPARK_MASTER
-    if is_connect() or master.startswith("local"):
-        return
+    """On a cluster, executors need the allowlisted UDF packages: send them as a zip (the
+    cluster runtime calls it; local executors are this interpreter already)."""
     target = Path(tempfile.mkdtemp(prefix="tessera-udfs-", dir=_spark_dir())) / "udfs.zip"
     with zipfile.ZipFile(target, "w") as archive:
         for package in settings.TESSERA_UDF_PACKAGES:
@@ -128,21 +137,3 @@ def _ship_udf_packages(spark: SparkSession) -> None:
             for path in root.rglob("*.py"):
                 archive.write(path, Path(package.replace(".", "/")) / path.relative_to(root))
     spark.sparkContext.addPyFile(str(target))
-
-
-def create_session() -> SparkSession:
-    log.info(
-        "starting Spark (%s)",
-        f"remote {settings.SPARK_REMOTE}"
-        if is_connect()
-        else f"master {settings.SPARK_MASTER}, driver memory {driver_memory()}",
-    )
-    spark: SparkSession = _builder().getOrCreate()
-    if not is_connect():
-        spark.sparkContext.setLogLevel("WARN")
-        _ship_udf_packages(spark)
-    # PySpark logs every failed query with its whole JVM stack trace; we report errors ourselves.
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    log.info("Spark %s is ready", spark.version)
-    return spark

@@ -14,6 +14,12 @@ The same session, the same conf, the same text: what is checked is what Spark ru
 ``${…}`` variable substitution is off in every session (``runtime`` sets it) and is checked
 here before each parse, so no text is rewritten between the check and the run.
 
+On the Spark Connect runtime the job's session lives in the server, out of py4j's reach:
+the parse is asked of the job's paired session in the worker's own parser JVM
+(``runtime.parser_of``: the same Spark version as the server, checked at connect, with the
+Connect session's parser settings), and the substitution setting is read from both the
+Connect session and the parser session before each parse.
+
 ``install(spark, plan)`` gives a job's session its guard (``registration.register_plan``
 does it); ``guard(spark)`` returns it — or, for a session without a plan, a guard that allows
 no relation and no registered function at all.
@@ -33,7 +39,6 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import convert_exception
 from pyspark.sql import DataFrame, SparkSession
 
-from core.errors import CoreError
 from core.identifiers import quote_path
 from core.planner import FunctionPlan, Plan, RelationPlan
 from core.planner.errors import ForbiddenSql
@@ -46,6 +51,9 @@ from core.planner.spark_guard import (
     check_references,
     check_tree,
 )
+from jobs.executor import runtime
+from jobs.executor.errors import UnsupportedRuntime
+from jobs.executor.runtimes import is_remote_session
 
 log = logging.getLogger(__name__)
 
@@ -53,16 +61,15 @@ log = logging.getLogger(__name__)
 # fewer); it bounds the describer's memory and the walk's time.
 MAX_TREE_NODES = 2_000_000
 SUBSTITUTE = "spark.sql.variable.substitute"
+# Parameters bound at analysis (true), not written into the text before parsing (false).
+CONSTANTS_ONLY = "spark.sql.legacy.parameterSubstitution.constantsOnly"
 
 _compile_lock = threading.Lock()
 _describer: tuple[Any, Any] | None = None  # (the JVM gateway it lives in, the describer)
 _guards: weakref.WeakKeyDictionary[SparkSession, SqlGuard] = weakref.WeakKeyDictionary()
 
 
-class UnsupportedRuntime(CoreError):
-    """What the worker's Spark runtime cannot do (a job error, never an HTTP one)."""
-
-    code = "UNSUPPORTED"
+__all__ = ["SqlGuard", "UnsupportedRuntime", "guard", "inspect", "install", "lexing", "parse"]
 
 
 def _java_source() -> str:
@@ -74,8 +81,10 @@ def _java_source() -> str:
 
 
 def _tree_describer(spark: SparkSession) -> Any:
-    """The describer in this JVM, compiled on first use (and again after a new JVM)."""
+    """The describer in this process's JVM (the job's, or on Spark Connect the parser's),
+    compiled on first use (and again after a new JVM)."""
     global _describer
+    spark = runtime.parser_of(spark)
     gateway: Any = spark.sparkContext._gateway
     current = _describer
     if current is not None and current[0] is gateway:
@@ -112,7 +121,10 @@ def _spark_error(exc: Py4JJavaError) -> BaseException:
 
 def _parser(spark: SparkSession) -> Any:
     _substitution_off(str(spark.conf.get(SUBSTITUTE, "true")))
-    return _session(spark).sessionState().sqlParser()
+    session = _session(spark)
+    if is_remote_session(spark):
+        _substitution_off(str(session.conf().get(SUBSTITUTE, "true")))
+    return session.sessionState().sqlParser()
 
 
 # A py4j answer longer than ~8 KB waits ~40 ms for a delayed ACK (the JVM writes it in two
@@ -133,13 +145,21 @@ def _read(builder: Any) -> str:
 
 
 def _session(spark: SparkSession) -> Any:
-    session: Any = getattr(spark, "_jsparkSession", None)
-    if session is None:  # Spark Connect: the parser lives in the server, out of reach here
-        raise UnsupportedRuntime(
-            "This worker talks to Spark through Spark Connect, where Tessera cannot check "
-            "Spark's parse of a statement yet; nothing was run."
-        )
+    """The JVM session whose parser reads ``spark``'s statements (on Spark Connect: its
+    paired parser session)."""
+    session: Any = getattr(runtime.parser_of(spark), "_jsparkSession", None)
+    if session is None:
+        raise UnsupportedRuntime("This worker's Spark session has no parser to check with.")
     return session
+
+
+def _constants_only(value: str) -> None:
+    if value.strip().lower() != "true":
+        raise ForbiddenSql(
+            "Spark would write the parameters' values into the statement's text before "
+            "parsing it, so the statement cannot be checked as Spark would read it; nothing "
+            "was run."
+        )
 
 
 def _substitution_off(value: str) -> None:
@@ -154,6 +174,8 @@ def inspect(spark: SparkSession, text: str, *, expression: bool = False) -> tupl
     """Spark's reading of ``text`` in one JVM call: its lexer's class of every character
     and its parse (as a statement, or an expression), described."""
     session = _session(spark)
+    if is_remote_session(spark):  # the session that runs the text: substitution off there too
+        _substitution_off(str(spark.conf.get(SUBSTITUTE, "true")))
     try:
         described = _tree_describer(spark).inspect(session, text, expression, MAX_TREE_NODES)
     except Py4JJavaError as exc:
@@ -275,10 +297,25 @@ class SqlGuard:
 
     # --- checked entry points to Spark --------------------------------------------------------
 
-    def sql(self, text: str, root: RootKind = "query") -> DataFrame:
-        """``spark.sql(text)`` once Spark's parse of it passed the check."""
-        self.check(text, root)
-        return self.spark.sql(text)
+    def sql(
+        self,
+        text: str,
+        root: RootKind = "query",
+        parameters: Mapping[str, Any] | None = None,
+    ) -> DataFrame:
+        """``spark.sql(text)`` once Spark's parse of it passed the check. ``parameters``
+        (a query's ``:name`` values) go to Spark beside the text, bound as literals at
+        analysis: Spark's substitution of their SQL text into the statement is switched
+        off (checked here), so Spark parses the very text that was checked."""
+        if not parameters:
+            self.check(text, root)
+            return self.spark.sql(text)
+        _constants_only(str(self.spark.conf.get(CONSTANTS_ONLY, "false")))
+        if is_remote_session(self.spark):
+            _constants_only(str(_session(self.spark).conf().get(CONSTANTS_ONLY, "false")))
+        rules = Allowed(self.allowed.relations, self.allowed.functions, frozenset(parameters))
+        self.check(text, root, rules)
+        return self.spark.sql(text, args=dict(parameters))
 
     def select_expr(self, frame: DataFrame, expressions: Sequence[str]) -> DataFrame:
         """``frame.selectExpr(*expressions)`` once each passed the check (built-ins only)."""
@@ -290,7 +327,8 @@ class SqlGuard:
 def install(spark: SparkSession, plan: Plan) -> SqlGuard:
     """Give a job's session the guard of its plan."""
     found = SqlGuard.for_plan(spark, plan)
-    spark.conf.set(SUBSTITUTE, "false")
+    runtime.mirror_conf(spark, SUBSTITUTE, "false")
+    runtime.mirror_conf(spark, CONSTANTS_ONLY, "true")
     _guards[spark] = found
     return found
 
@@ -299,7 +337,7 @@ def guard(spark: SparkSession) -> SqlGuard:
     """The session's guard; a session without a plan may reference nothing registered."""
     found = _guards.get(spark)
     if found is None:
-        spark.conf.set(SUBSTITUTE, "false")
+        runtime.mirror_conf(spark, SUBSTITUTE, "false")
         found = SqlGuard(spark, Allowed())
         _guards[spark] = found
     return found

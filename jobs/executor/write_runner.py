@@ -24,6 +24,7 @@ monitor (cancel, timeout, heartbeat) running; this module does the rest
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,9 @@ _NOT_WRITER_OPTIONS = frozenset({"connector", "format", "path", "table.ctas.atom
 # How long to wait for the tasks of a stopped write to end before the last clean-up: killed
 # tasks keep writing until they next check for interruption (seconds; longer under load).
 SETTLE_SECONDS = 60.0
+# Spark Connect: how long a stopped write's staging must stay clean, and how often to look.
+QUIET_SECONDS = 5.0
+QUIET_POLL_SECONDS = 0.25
 
 
 @dataclass
@@ -406,14 +410,36 @@ def result_message(item: PreparedWrite) -> str:
     return f"Inserted {rows} into {item.shown}." if rows else f"Inserted rows into {item.shown}."
 
 
-def clean_up_quietly(job_id: Any) -> None:
-    """``jobs.commit.clean_up`` for a job that did not finish, without events: the hooks
-    cleaned up already; this removes what Spark's tasks wrote after them."""
+def clean_up_quietly(job_id: Any) -> bool:
+    """``jobs.commit.clean_up`` for a job that did not finish, without events (the hooks
+    cleaned up already): True if it removed what Spark's tasks wrote after them."""
     try:
         if commit.clean_up(Job(pk=job_id)):
             log.info("job %s: removed files written after the job ended", job_id)
+            return True
     except Exception:
         log.warning("job %s: the last clean-up failed", job_id, exc_info=True)
+    return False
+
+
+def clean_up_until_quiet(
+    job_id: Any, quiet: float = QUIET_SECONDS, timeout: float = SETTLE_SECONDS
+) -> None:
+    """Spark Connect's last clean-up of a stopped write: the client sees no tasks to wait
+    for, so it cleans the job's staging locations until nothing has reappeared in them for
+    ``quiet`` seconds (a task launched as the job was cancelled can still create them)."""
+    last_removal = time.monotonic()
+    deadline = last_removal + timeout
+    while True:
+        now = time.monotonic()
+        if clean_up_quietly(job_id):
+            last_removal = now
+        elif now - last_removal >= quiet:
+            return
+        if now > deadline:
+            log.warning("job %s: files still reappearing after %.0f s", job_id, timeout)
+            return
+        time.sleep(QUIET_POLL_SECONDS)
 
 
 def _status_of(job_id: Any) -> str:
@@ -421,10 +447,15 @@ def _status_of(job_id: Any) -> str:
     return str(status or "")
 
 
-def settle(control: SparkJobControl | None) -> None:
-    """Wait (bounded) until no task of the job's Spark work is still running."""
+def settle(job_id: Any, control: SparkJobControl | None) -> None:
+    """Wait (bounded) until no task of the job's Spark work is still running, then remove
+    what they wrote after the hooks cleaned up."""
+    if control is not None and control.connect:
+        clean_up_until_quiet(job_id)
+        return
     if control is not None:
         control.wait_idle(SETTLE_SECONDS)
+    clean_up_quietly(job_id)
 
 
 def end_write(
@@ -433,14 +464,13 @@ def end_write(
     failure: BaseException | None,
     *,
     stopped: bool,
-    progress: Mapping[str, int],
+    progress: Mapping[str, Any],
     aliases: Mapping[str, str],
     control: SparkJobControl | None = None,
 ) -> str:
     """The write job's terminal transition (unless the monitor made it); returns the status."""
     if stopped:  # canceled, timed out or reaped: the monitor's transition ran the hooks
-        settle(control)
-        clean_up_quietly(job.id)
+        settle(job.id, control)
         return _status_of(job.id)
     if failure is not None:
         error = errors.error_from_exception(failure, aliases)
@@ -451,8 +481,7 @@ def end_write(
         lifecycle.try_transition(
             job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=dict(progress)
         )
-        settle(control)
-        clean_up_quietly(job.id)
+        settle(job.id, control)
         return _status_of(job.id)
     result = write_rows(job.id, RESULT_COLUMNS, [[result_message(item)] for item in prepared])
     try:

@@ -54,7 +54,7 @@ def temporary(session_id: str, kind: str, *parts: str, system: bool = False) -> 
 
 
 @pytest.fixture
-def demo(make):
+def demo(make, analyzer):
     """demo.default: orders, orders_2023 (view), order_total (function); demo.sales; shop."""
     make.catalog("demo")
     make.database("demo", "sales")

@@ -152,6 +152,7 @@ def test_a_spark_job_waits_created_with_the_job_json_of_the_contract(alice_api):
         "started_at",
         "finished_at",
         "result",
+        "parameters",
     }
     assert body["id"] == str(job.id)
     assert body["session"] == session["id"]
@@ -165,6 +166,7 @@ def test_a_spark_job_waits_created_with_the_job_json_of_the_contract(alice_api):
         "stages_done": 0,
         "tasks_total": 0,
         "tasks_done": 0,
+        "stages": None,
     }
     assert body["error"] is None and body["result"] is None
     assert body["started_at"] is None and body["finished_at"] is None

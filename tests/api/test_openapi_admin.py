@@ -108,7 +108,7 @@ def test_home_is_the_browser_ui_not_a_redirect(anon_api):
 
 
 @pytest.fixture
-def filled(make):
+def filled(make, analyzer):
     make.catalog("admin_demo")
     make.database("admin_demo", "admin_sales")
     make.table("admin_demo", "admin_sales", "admin_orders")

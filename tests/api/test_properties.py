@@ -35,7 +35,7 @@ RICH_PROPERTIES = {
 
 
 @pytest.fixture
-def demo(make):
+def demo(make, analyzer):
     make.catalog("demo")
 
 

@@ -16,11 +16,12 @@ from tests.conftest import API, RICH_SCHEMA, CatalogFactory, simple_schema
 pytestmark = pytest.mark.django_db
 
 
-def _serialized(kind: str, serializer: Any) -> list[dict[str, Any]]:
+def _serialized(kind: str, serializer: Any, user: Any) -> list[dict[str, Any]]:
     rows = Table.objects.filter(kind=kind).select_related(
         "created_by", "database", "database__catalog"
     )
-    return [dict(item) for item in serializer(rows.order_by("name_key"), many=True).data]
+    data = serializer(rows.order_by("name_key"), many=True, context={"user": user}).data
+    return [dict(item) for item in data]
 
 
 def _normalised(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -31,7 +32,7 @@ def _normalised(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_table_page_equals_the_serializer_output(
-    make: CatalogFactory, alice_api: APIClient, storage: Any
+    make: CatalogFactory, alice: Any, alice_api: APIClient, storage: Any, analyzer: Any
 ) -> None:
     make.catalog("c")
     make.database("c", "d")
@@ -55,7 +56,7 @@ def test_table_page_equals_the_serializer_output(
     body = response.json()
     assert body["next_page_token"] is None
     assert [item["name"] for item in body["items"]] == ["ext", "parted", "rich", "staged"]
-    assert body["items"] == _normalised(_serialized("table", s.TableOut))
+    assert body["items"] == _normalised(_serialized("table", s.TableOut, alice))
     rich = body["items"][2]
     assert rich["schema"] == RICH_SCHEMA | {"columns": rich["schema"]["columns"]}
     assert rich["resolved_schema"]["primary_key"]["columns"] == ["id"]
@@ -63,7 +64,9 @@ def test_table_page_equals_the_serializer_output(
     assert body["items"][3]["status"] == "staged" and body["items"][3]["staged_by_job"]
 
 
-def test_view_page_equals_the_serializer_output(make: CatalogFactory, alice_api: APIClient) -> None:
+def test_view_page_equals_the_serializer_output(
+    make: CatalogFactory, alice: Any, alice_api: APIClient, analyzer: Any
+) -> None:
     make.catalog("c")
     make.database("c", "d")
     make.view("c", "d", "v1", comment="<b>not html</b>")
@@ -71,7 +74,7 @@ def test_view_page_equals_the_serializer_output(make: CatalogFactory, alice_api:
 
     body = alice_api.get(f"{API}/catalogs/c/databases/d/views").json()
     assert [item["name"] for item in body["items"]] == ["v1", "v2"]
-    assert body["items"] == _normalised(_serialized("view", s.ViewOut))
+    assert body["items"] == _normalised(_serialized("view", s.ViewOut, alice))
 
 
 def test_pages_chain_with_tokens(make: CatalogFactory, alice_api: APIClient) -> None:

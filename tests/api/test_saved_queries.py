@@ -23,6 +23,7 @@ ITEM_KEYS = {
     "description",
     "sql",
     "shared",
+    "chart",
     "owner",
     "editable",
     "created_at",

@@ -12,7 +12,7 @@ SEARCH = f"{API}/search"
 
 
 @pytest.fixture
-def objects(make):
+def objects(make, analyzer):
     make.catalog("demo")
     make.database("demo", "shop")
     make.table(
@@ -27,6 +27,7 @@ def objects(make):
         "demo",
         "shop",
         "recent_orders",
+        query="SELECT CAST(1 AS BIGINT) AS order_id",
         schema={"columns": [{"name": "order_id", "data_type": "BIGINT"}]},
     )
     make.function("demo", "default", "ORDER_TOTAL", comment="sums")

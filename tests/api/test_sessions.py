@@ -41,7 +41,7 @@ def create(client, status: int = 201, **body):
 def test_a_new_session_is_empty_and_belongs_to_its_user(alice_api, settings):
     settings.TESSERA_SESSION_IDLE_SECONDS = 600
     body = create(alice_api)
-    assert set(body) == SESSION_KEYS
+    assert set(body) == SESSION_KEYS | {"started_in"}  # where it started: on create only
     uuid.UUID(body["id"])
     assert body["user"] == "alice"
     assert body["current_catalog"] is None and body["current_database"] is None

@@ -25,11 +25,18 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch, settings, tmp_path):
-    """Results in a private directory; nothing reaches the shared broker."""
+    """Results in a private directory; no job reaches the shared broker (the tests play the
+    worker). Questions for Spark's analyzer (``analyzer`` fixture) still go to the worker."""
+    from jobs.dispatch import CHECK_SCHEMA_TASK
     from webapp.celery import app
 
     settings.RESULTS_DIR = tmp_path / "results"
-    monkeypatch.setattr(app, "send_task", lambda *args, **kwargs: None)
+    send = app.send_task
+
+    def send_checks_only(name: str, *args: Any, **kwargs: Any) -> Any:
+        return send(name, *args, **kwargs) if name == CHECK_SCHEMA_TASK else None
+
+    monkeypatch.setattr(app, "send_task", send_checks_only)
 
 
 class Console:
@@ -154,7 +161,7 @@ def test_show_catalogs_and_databases_with_like(sql, make):
     }
 
 
-def test_show_tables_views_functions(sql, make):
+def test_show_tables_views_functions(sql, make, analyzer):
     make.database("demo", "other")
     make.table("demo", "default", "orders")
     make.table("demo", "default", "Order_Lines")
@@ -189,7 +196,7 @@ def test_show_tables_views_functions(sql, make):
 # --- DESCRIBE and SHOW CREATE TABLE ----------------------------------------------------------
 
 
-def test_describe_shows_columns_watermark_and_primary_key(sql, make):
+def test_describe_shows_columns_watermark_and_primary_key(sql, make, analyzer):
     make.table("demo", "default", "t", RICH_SCHEMA, partition_by=["qty"])
     job = sql.submit("DESCRIBE t")
     assert job["kind"] == "describe"
@@ -205,13 +212,14 @@ def test_describe_shows_columns_watermark_and_primary_key(sql, make):
         ["id", "BIGINT NOT NULL", None, "physical", None, None],
         ["price", "DECIMAL(10, 2)", None, "physical", None, None],
         ["qty", "INT", None, "physical", None, None],
-        ["total", None, None, "computed", "price * qty", None],
+        # Typed by Spark's analyzer before the table was stored.
+        ["total", "DECIMAL(21, 2)", None, "computed", "price * qty", None],
         ["file", "STRING", None, "metadata", None, "file_path VIRTUAL"],
         ["ts", "TIMESTAMP", None, "physical", None, None],
         ["# Partition Information", None, None, None, None, None],
         ["qty", "INT", None, None, None, None],
         ["# Watermark", None, None, None, None, None],
-        ["ts", None, None, "watermark", "ts - INTERVAL 5 SECONDS", None],
+        ["ts", "TIMESTAMP", None, "watermark", "ts - INTERVAL 5 SECONDS", None],
         ["# Constraints", None, None, None, None, None],
         ["pk_t", "PRIMARY KEY (`id`) NOT ENFORCED", None, "primary_key", None, None],
     ]
@@ -274,7 +282,9 @@ def test_show_create_table_round_trips_through_the_planner(sql, make, alice_api,
             assert after[key] == before[key], (name, key, before[key], after[key])
 
 
-def test_show_create_table_of_a_table_with_expressions_plans_back_to_its_schema(sql, make):
+def test_show_create_table_of_a_table_with_expressions_plans_back_to_its_schema(
+    sql, make, analyzer
+):
     make.table("demo", "default", "rich", RICH_SCHEMA)
     (ddl,) = sql.run("SHOW CREATE TABLE rich")[0]
     session = Session.objects.get(pk=sql.id)
@@ -283,7 +293,7 @@ def test_show_create_table_of_a_table_with_expressions_plans_back_to_its_schema(
     assert Schema.from_dict(plan["args"]["schema"]) == Schema.from_dict(RICH_SCHEMA)
 
 
-def test_show_create_table_of_a_view(sql, make):
+def test_show_create_table_of_a_view(sql, make, analyzer):
     make.view("demo", "default", "v", query="SELECT 1 AS one", comment="a view")
     (ddl,) = sql.run("SHOW CREATE TABLE v")[0]
     assert ddl == "CREATE VIEW `demo`.`default`.`v`\nCOMMENT 'a view'\nAS SELECT 1 AS one"
@@ -330,7 +340,7 @@ def test_create_and_drop_tables(sql, alice_api, storage):
     sql.fails("DROP TABLE t", "NOT_FOUND", "`demo`.`default`.`t`")
 
 
-def test_drop_table_refuses_a_view_and_drop_view_a_table(sql, make):
+def test_drop_table_refuses_a_view_and_drop_view_a_table(sql, make, analyzer):
     make.view("demo", "default", "v")
     make.table("demo", "default", "t")
     sql.fails("DROP TABLE v", "VALIDATION_ERROR", "is a view; use DROP VIEW")
@@ -393,7 +403,11 @@ def test_a_worker_derives_a_view_schema_through_run_command(sql, alice_api, make
     assert view["comment"] == "ids"
     assert [c["name"] for c in view["resolved_schema"]["columns"]] == ["id"]
     replaced = sql.submit("CREATE OR REPLACE VIEW v AS SELECT name FROM t")
-    assert play_worker(replaced["id"]).status == "FINISHED"
+
+    def derive_name(spark_sql: str) -> Schema:
+        return Schema((PhysicalColumn("name", AtomicType("STRING")),))
+
+    assert play_worker(replaced["id"], derive_view_schema=derive_name).status == "FINISHED"
     assert sql.rows(replaced) == [["Replaced view `demo`.`default`.`v`."]]
     clash = sql.submit("CREATE VIEW t AS SELECT 1 AS one")
     failed = play_worker(clash["id"])

@@ -135,7 +135,7 @@ def _fill_sales(make, storage) -> tuple[Path, Path]:
     return managed, folder
 
 
-def test_non_empty_database_needs_cascade(alice_api, make, demo, storage):
+def test_non_empty_database_needs_cascade(alice_api, make, demo, storage, analyzer):
     managed, folder = _fill_sales(make, storage)
     response = alice_api.delete(f"{DB}/sales")
     assert_error(response, 409, "NOT_EMPTY", "`demo`.`sales` is not empty", "cascade=true")
@@ -174,7 +174,7 @@ def test_default_database_cannot_be_dropped(alice_api, make, demo):
     assert Database.objects.filter(name="default").exists()
 
 
-def test_non_empty_catalog_needs_cascade(alice_api, make, demo, storage):
+def test_non_empty_catalog_needs_cascade(alice_api, make, demo, storage, analyzer):
     managed, folder = _fill_sales(make, storage)
     default_table = Path(make.table("demo", "default", "t")["location"])
     response = alice_api.delete(f"{API}/catalogs/demo")

@@ -21,7 +21,7 @@ def sales(make):
     make.database("demo", "sales")
 
 
-def test_create_and_read_back_a_table_with_every_column_kind(alice_api, sales):
+def test_create_and_read_back_a_table_with_every_column_kind(alice_api, sales, analyzer):
     response = alice_api.post(
         TABLES, {"name": "Orders", "comment": "all orders", "schema": RICH_SCHEMA}
     )
@@ -50,12 +50,13 @@ def test_create_and_read_back_a_table_with_every_column_kind(alice_api, sales):
         {"name": "id", "kind": "physical", "data_type": "BIGINT NOT NULL", "nullable": False},
         {"name": "price", "kind": "physical", "data_type": "DECIMAL(10, 2)", "nullable": True},
         {"name": "qty", "kind": "physical", "data_type": "INT", "nullable": True},
-        # Computed columns are typed by Spark later: no type is invented.
+        # Computed columns are typed by Spark's analyzer (a worker) before the table is
+        # stored: DECIMAL(10, 2) * INT is Spark's DECIMAL(21, 2).
         {
             "name": "total",
             "kind": "computed",
-            "data_type": None,
-            "nullable": None,
+            "data_type": "DECIMAL(21, 2)",
+            "nullable": True,
             "expression": "price * qty",
         },
         {
@@ -69,10 +70,10 @@ def test_create_and_read_back_a_table_with_every_column_kind(alice_api, sales):
         {"name": "ts", "kind": "physical", "data_type": "TIMESTAMP", "nullable": True},
     ]
     assert resolved["watermarks"] == [
-        {"column": "ts", "expression": "ts - INTERVAL 5 SECONDS", "data_type": None}
+        {"column": "ts", "expression": "ts - INTERVAL 5 SECONDS", "data_type": "TIMESTAMP"}
     ]
     assert resolved["primary_key"] == {"name": "pk_t", "columns": ["id"]}
-    assert resolved["expressions_resolved"] is False
+    assert resolved["expressions_resolved"] is True
 
     # The column copy used by search matches the resolved schema.
     table = Table.objects.get(name="Orders")
@@ -80,7 +81,7 @@ def test_create_and_read_back_a_table_with_every_column_kind(alice_api, sales):
         ("id", "physical", "BIGINT NOT NULL"),
         ("price", "physical", "DECIMAL(10, 2)"),
         ("qty", "physical", "INT"),
-        ("total", "computed", None),
+        ("total", "computed", "DECIMAL(21, 2)"),
         ("file", "metadata", "STRING"),
         ("ts", "physical", "TIMESTAMP"),
     ]
@@ -125,7 +126,7 @@ def test_partitioned_table(alice_api, sales):
     assert body["partition_by"] == ["Day", "region"]  # the columns' own spelling
 
 
-def test_list_tables_in_name_order_without_views(alice_api, make, sales):
+def test_list_tables_in_name_order_without_views(alice_api, make, sales, analyzer):
     for name in ("b", "C", "a"):
         make.table("demo", "sales", name)
     make.view("demo", "sales", "v")
@@ -136,14 +137,14 @@ def test_list_tables_in_name_order_without_views(alice_api, make, sales):
     assert body["items"][0] == alice_api.get(f"{TABLES}/a").json()
 
 
-def test_tables_and_views_share_a_namespace(alice_api, make, sales):
+def test_tables_and_views_share_a_namespace(alice_api, make, sales, analyzer):
     make.view("demo", "sales", "V1")
     clash = alice_api.post(TABLES, {"name": "v1", "schema": simple_schema()})
     assert_error(clash, 409, "ALREADY_EXISTS", "View `demo`.`sales`.`V1` already exists.")
     assert_error(alice_api.get(f"{TABLES}/v1"), 404, "NOT_FOUND", "`demo`.`sales`.`v1` is a view")
 
 
-def test_patch_table_schema_comment_and_partitioning(alice_api, make, sales):
+def test_patch_table_schema_comment_and_partitioning(alice_api, make, sales, analyzer):
     make.table("demo", "sales", "t", schema=simple_schema("id BIGINT", "day DATE"))
     schema = copy.deepcopy(RICH_SCHEMA)
     schema["columns"].append({"name": "day", "kind": "physical", "data_type": "DATE"})

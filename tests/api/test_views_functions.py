@@ -21,10 +21,11 @@ def demo(make):
 # --- views -----------------------------------------------------------------------------------
 
 
-def test_view_with_a_declared_schema(alice_api, demo):
+def test_view_with_a_declared_schema(alice_api, demo, analyzer):
+    # The declared schema must match the one Spark derives (types); its names win.
     body = {
         "name": "Recent",
-        "query": "SELECT id, ts FROM demo.default.orders WHERE ts > now() - INTERVAL 1 DAY",
+        "query": "SELECT CAST(7 AS BIGINT) AS n, now() - INTERVAL 1 DAY AS at",
         "comment": "last day",
         "schema": {
             "columns": [
@@ -55,14 +56,22 @@ def test_view_with_a_declared_schema(alice_api, demo):
     assert list(Column.objects.values_list("name", flat=True)) == ["id", "ts"]
 
 
-def test_view_without_a_schema_waits_for_spark_to_derive_it(alice_api, demo):
-    view = alice_api.post(VIEWS, {"name": "v", "query": "SELECT 1 AS one"}).json()
-    assert view["schema"] == {"columns": [], "watermarks": [], "primary_key": None}
-    assert view["resolved_schema"] is None
-    assert not Column.objects.exists()
+def test_view_without_a_schema_gets_the_one_spark_derives(alice_api, demo, analyzer):
+    response = alice_api.post(VIEWS, {"name": "v", "query": "SELECT 1 AS one, 'x' AS s"})
+    assert response.status_code == 201, response.content
+    view = response.json()
+    assert view["schema"]["columns"] == [
+        {"name": "one", "kind": "physical", "data_type": "INT NOT NULL"},
+        {"name": "s", "kind": "physical", "data_type": "STRING NOT NULL"},
+    ]
+    assert view["resolved_schema"]["expressions_resolved"] is True
+    assert list(Column.objects.values_list("name", "data_type")) == [
+        ("one", "INT NOT NULL"),
+        ("s", "STRING NOT NULL"),
+    ]
 
 
-def test_patch_view(alice_api, make, demo):
+def test_patch_view(alice_api, make, demo, analyzer):
     make.view("demo", "default", "v", comment="old")
     response = alice_api.patch(
         f"{VIEWS}/V",
@@ -81,7 +90,7 @@ def test_patch_view(alice_api, make, demo):
     assert list(Column.objects.values_list("name", flat=True)) == ["two"]
 
 
-def test_list_and_delete_views(alice_api, make, demo):
+def test_list_and_delete_views(alice_api, make, demo, analyzer):
     make.view("demo", "default", "b")
     make.view("demo", "default", "A")
     make.table("demo", "default", "t")
@@ -150,7 +159,7 @@ def test_view_name_clash_with_a_table(alice_api, make, demo):
     assert_error(response, 409, "ALREADY_EXISTS", "Table `demo`.`default`.`T` already exists.")
 
 
-def test_bob_cannot_change_alices_view(bob_api, make, demo):
+def test_bob_cannot_change_alices_view(bob_api, make, demo, analyzer):
     make.view("demo", "default", "v")
     assert_error(bob_api.patch(f"{VIEWS}/v", {"comment": "x"}), 403, "PERMISSION_DENIED")
     assert_error(bob_api.delete(f"{VIEWS}/v"), 403, "PERMISSION_DENIED")

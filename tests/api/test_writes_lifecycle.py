@@ -10,6 +10,7 @@ staging location (``jobs.write_staging.staging_location``), store the analysed s
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -20,7 +21,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from catalog.models import Column, Table
@@ -28,7 +29,7 @@ from core import jobstate
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.jobstate import JobView, NoOpHook, Record
-from jobs import commit, lifecycle, maintenance, submission, write_staging
+from jobs import commit, lifecycle, maintenance, manifest, submission, write_staging
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.models import Job, JobEvent, Session
 from tests.conftest import API
@@ -171,11 +172,29 @@ def data_dir(table: Table) -> Path:
 
 
 def read_ids(directory: str | Path) -> list[int]:
+    """The ids Tessera reads: the entries of the manifest when there is one, else every
+    data file (``outside_ids``)."""
+    root = Path(directory)
+    found = manifest.read(root)
+    if found is None:
+        return outside_ids(root)
+    ids: list[int] = []
+    for entry in found.entries:
+        ids.extend(outside_ids(root / entry) if (root / entry).is_dir() else file_ids(root / entry))
+    return sorted(ids)
+
+
+def outside_ids(directory: str | Path) -> list[int]:
+    """The ids of every data file under ``directory`` (hidden ones skipped)."""
     root = Path(directory)
     ids: list[int] = []
     for relative in commit._data_files(root):
-        ids.extend(pq.read_table(root / relative).column("id").to_pylist())
+        ids.extend(file_ids(root / relative))
     return sorted(ids)
+
+
+def file_ids(path: Path) -> list[int]:
+    return list(pq.read_table(path).column("id").to_pylist())
 
 
 def files_under(root: Path) -> list[Path]:
@@ -267,8 +286,8 @@ def test_ctas_creates_a_stage_table_then_commits_it_active(session, alice_api, s
         "created",
         "stage_table_created",
         "running",
-        "finished",
         "data_committed",
+        "finished",
     ]
     assert event(job, "data_committed") == {"table": "`demo`.`sales`.`t`", "rows": 3}
     body = alice_api.get(f"{TABLES}/t").json()
@@ -535,7 +554,7 @@ def test_atomic_ctas_creates_the_table_only_when_it_finishes(session, alice_api,
     write_targets(job, [4, 5])
     assert alice_api.get(f"{TABLES}/t").status_code == 404
     assert finish(job).status == "FINISHED"
-    assert events(job) == ["created", "running", "finished", "data_committed"]
+    assert events(job) == ["created", "running", "data_committed", "finished"]
     body = alice_api.get(f"{TABLES}/t").json()
     assert body["status"] == "active" and body["staged_by_job"] is None
     assert read_ids(body["location"]) == [4, 5]
@@ -642,15 +661,25 @@ def test_two_inserts_into_one_table_keep_each_others_rows(session, managed_table
 
 
 @pytest.mark.parametrize("overwrite", [False, True])
-def test_insert_into_an_external_table_moves_the_files(session, make, storage, overwrite):
+def test_insert_into_an_external_table_moves_the_files(
+    session, make, storage, overwrite, django_capture_on_commit_callbacks
+):
     path = storage.external / "events"
     make.table("demo", "sales", "ext", options={"connector": "parquet", "path": str(path)})
-    write_parquet(path, [1])
+    old = write_parquet(path, [1])
     job = submit(session, insert_plan("ext", overwrite=overwrite), sql="INSERT …")
     assert write_staging.entry(job, ident("ext"))["location"] == f"{path}/_tessera_staging_{job.id}"
-    assert run(job, [2]).status == "FINISHED"
+    with django_capture_on_commit_callbacks(execute=True):
+        assert run(job, [2]).status == "FINISHED"
     assert read_ids(path) == ([2] if overwrite else [1, 2])
+    assert outside_ids(path) == ([2] if overwrite else [1, 2])  # the replaced file is gone
     assert not any(p.name.startswith("_tessera_staging_") for p in path.iterdir())
+    # The manifest lists the table's files: the one there before (INSERT) and the job's.
+    listed = manifest.read(path)
+    assert listed is not None and listed.job == str(job.id)
+    new = [p.name for p in path.iterdir() if p.name.startswith(f"tessera-{job.id}-")]
+    assert len(new) == 1
+    assert list(listed.entries) == sorted(new if overwrite else [old.name, *new])
 
 
 def test_a_failed_external_insert_deletes_only_its_staging(session, make, storage):
@@ -663,6 +692,117 @@ def test_a_failed_external_insert_deletes_only_its_staging(session, make, storag
     fail(job)
     assert read_ids(path) == [1]
     assert not any(p.name.startswith("_tessera_staging_") for p in path.iterdir())
+
+
+class RolledBack(Exception):
+    """Stands for the database failing (or the process dying) right after these steps."""
+
+
+def _external_table(make, storage, name: str = "ext", ids: tuple[int, ...] = (1,)) -> Path:
+    path: Path = storage.external / name
+    make.table("demo", "sales", name, options={"connector": "parquet", "path": str(path)})
+    write_parquet(path, list(ids))
+    return path
+
+
+def _started(session, name: str, overwrite: bool, ids: list[int]) -> Job:
+    job = submit(session, insert_plan(name, overwrite=overwrite), sql="INSERT …")
+    claim(job)
+    write_targets(job, ids)
+    return job
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_commit_stopped_after_renaming_data_in_is_cleaned_up(session, make, storage, overwrite):
+    """The data renamed into the path, the manifest not swapped yet, then the transaction
+    is gone: Tessera still reads the old rows; the clean-up deletes what was renamed in."""
+    path = _external_table(make, storage)
+    before = files_under(path)
+    job = _started(session, "ext", overwrite, [2, 3])
+    with pytest.raises(RolledBack), transaction.atomic():
+        table = write_staging.table_row(ident("ext"), lock=True)
+        target = commit._prepare_external(
+            table, write_staging.entry(job, ident("ext")), str(job.id)
+        )
+        target.current, target.initial = commit._settled(path, str(job.id), every_directory=False)
+        commit._move_in(target, str(job.id))
+        raise RolledBack
+    # The first commit wrote down what the path held before renaming anything into it.
+    assert manifest.read(path) == manifest.Manifest(tuple(p.name for p in before if p.suffix))
+    assert read_ids(path) == [1]
+    assert outside_ids(path) == [1, 2, 3]  # plain Spark sees the renamed files already
+    fail(job)
+    assert event(job, "data_cleaned") == {"deleted": True}
+    assert [p for p in files_under(path) if p.name != manifest.MANIFEST] == before
+    assert read_ids(path) == outside_ids(path) == [1]
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_commit_whose_transaction_fails_after_the_swap_is_undone(
+    session, make, storage, overwrite, django_capture_on_commit_callbacks
+):
+    """The manifest swapped, then the database transaction rolls back (the job is not
+    FINISHED): readers see the new rows until the clean-up puts the old manifest back."""
+    path = _external_table(make, storage)
+    first = _started(session, "ext", False, [2])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert finish(first).status == "FINISHED"
+    committed = manifest.read(path)
+    before = files_under(path)
+    job = _started(session, "ext", overwrite, [5, 6])
+    with pytest.raises(RolledBack), transaction.atomic():
+        commit.commit(job)
+        raise RolledBack
+    assert read_ids(path) == ([5, 6] if overwrite else [1, 2, 5, 6])
+    assert manifest.read(path).job == str(job.id)  # type: ignore[union-attr]
+    fail(job)
+    assert manifest.read(path) == manifest.Manifest(committed.entries)  # type: ignore[union-attr]
+    assert read_ids(path) == [1, 2] and files_under(path) == before
+
+
+def test_the_next_commit_undoes_a_commit_that_did_not_finish(session, make, storage):
+    path = _external_table(make, storage)
+    lost = _started(session, "ext", True, [9])
+    with pytest.raises(RolledBack), transaction.atomic():
+        commit.commit(lost)
+        raise RolledBack
+    assert read_ids(path) == [9]
+    # The lost job is still RUNNING (its worker is gone): the next commit undoes it first.
+    nxt = _started(session, "ext", False, [4])
+    assert finish(nxt).status == "FINISHED"
+    assert read_ids(path) == [1, 4]
+    listed = manifest.read(path)
+    assert listed is not None and listed.job == str(nxt.id) and listed.initial
+    assert not [p for p in path.rglob(f"tessera-{lost.id}*")]
+
+
+def test_a_first_commit_undone_removes_the_manifest_and_the_ctas_directory(session, storage):
+    path = storage.external / "fresh"
+    job = submit(session, ctas_plan("ext", options={"connector": "parquet", "path": str(path)}))
+    claim(job)
+    write_targets(job, [1])
+    with pytest.raises(RolledBack), transaction.atomic():
+        commit.commit(job)
+        raise RolledBack
+    assert manifest.read(path) is not None
+    fail(job)
+    assert not path.exists()
+
+
+def test_a_manifest_that_is_a_link_or_lists_a_way_out_is_refused(session, make, storage, tmp_path):
+    path = _external_table(make, storage)
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('{"format": 1, "entries": []}')
+    (path / manifest.MANIFEST).symlink_to(outside)
+    with pytest.raises(manifest.ManifestError, match="symbolic link"):
+        manifest.read(path)
+    (path / manifest.MANIFEST).unlink()
+    for entry in ("../x", "/etc/passwd", "k=1/../../x", "_hidden", "a/.b", "a*", "a\\b", ""):
+        (path / manifest.MANIFEST).write_text(json.dumps({"format": 1, "entries": [entry]}))
+        with pytest.raises(manifest.ManifestError):
+            manifest.read(path)
+    (path / manifest.MANIFEST).write_text('{"format": 1, "entries": ["k=a%3Ab/tessera-x"]}')
+    assert manifest.read(path).entries == ("k=a%3Ab/tessera-x",)  # type: ignore[union-attr]
 
 
 # --- statement sets --------------------------------------------------------------------------

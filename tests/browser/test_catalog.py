@@ -74,7 +74,10 @@ def test_tree_to_orders_shows_schema_and_sample_rows(ui: UI, page: Any, demo: Us
     page.get_by_role("tab", name="Sample data").click()
     grid = page.get_by_test_id("result-grid")
     expect(grid).to_be_visible(timeout=90_000)
-    expect(page.get_by_test_id("sample-count")).to_have_text("100 rows")
+    # The row count shows once: in the grid's own toolbar.
+    sample = page.get_by_test_id("sample")
+    expect(sample.get_by_test_id("result-count")).to_have_text("100 rows")
+    expect(sample.get_by_text("100 rows", exact=True)).to_have_count(1)
     job = Job.objects.filter(sql__icontains="FROM demo.sales.orders LIMIT 100").latest("created_at")
     assert job.status == "FINISHED"
     columns, rows = result_rows(api, job.id)

@@ -112,7 +112,6 @@ def test_query_shows_the_rows_and_column_types(ui: UI, page: Any, demo: User) ->
     expect(pane(page).get_by_test_id("run-summary")).to_have_text("5000 rows")
     # the tab's session was opened for the run and is remembered
     assert stored_tabs(page)[0]["sessionId"] == job["session"]
-    ui.screenshot(page, "editor")
 
 
 def test_run_runs_only_the_statement_at_the_cursor(ui: UI, page: Any, demo: User) -> None:

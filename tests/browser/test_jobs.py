@@ -194,13 +194,27 @@ def test_job_page_of_a_ctas_shows_target_and_timeline(ui: UI, page: Any, demo: U
     target = page.get_by_role("link", name="demo.sales.order_copy")
     expect(target).to_have_attribute("href", "/catalog/demo/sales/table/order_copy")
     expect(page.get_by_test_id("job-duration")).not_to_have_text("—")
+    # The Spark work the worker recorded (stages and tasks, all done).
+    done = Job.objects.get(pk=job["id"]).progress
+    spark = page.get_by_test_id("job-spark")
+    expect(spark).to_contain_text(f"{done['stages_done']} of {done['stages_total']}")
+    expect(spark).to_contain_text(f"{done['tasks_done']} of {done['tasks_total']}")
 
     timeline = page.get_by_test_id("job-events")
     types = timeline.locator(".type")
     expect(types.first).to_have_text("created")
+    # In the order things happened: the data is committed inside FINISHED, so
+    # data_committed comes before finished (and both after the data was written).
+    expect(types.last).to_have_text("finished")
     texts = types.all_text_contents()
-    for expected in ("running", "stage_table_created", "data_committed", "finished"):
-        assert expected in texts, texts
+    assert texts == [
+        "created",
+        "stage_table_created",
+        "running",
+        "data_written",
+        "data_committed",
+        "finished",
+    ], texts
     # The commit protocol's steps stand out; transitions do not.
     expect(timeline.locator("li.hook .type", has_text="data_committed")).to_have_count(1)
     expect(timeline.locator("li.hook .type", has_text="stage_table_created")).to_have_count(1)
@@ -212,6 +226,55 @@ def test_job_page_of_a_ctas_shows_target_and_timeline(ui: UI, page: Any, demo: U
 
     page.get_by_role("button", name="Open in editor").click()
     expect(page).to_have_url(re.compile(r"/editor$"))
+
+
+def test_job_page_shows_the_spark_stages_of_a_finished_query(
+    ui: UI, page: Any, alice: User
+) -> None:
+    runner = Runner(alice)
+    job = runner.run("SELECT id % 5 AS k, count(*) AS n FROM range(0, 1000, 1, 2) GROUP BY k")
+    assert job["status"] == "FINISHED", job
+    stages = job["progress"]["stages"]
+    assert len(stages) >= 2, stages
+
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs/{job['id']}")
+    expect(page.get_by_test_id("job-status")).to_have_text("FINISHED")
+    # The summary links to the stages: how many, and the rows they read (the 1,000 of range).
+    link = page.get_by_role("button", name=re.compile(r"^Spark stages:"))
+    expect(link).to_contain_text(f"{len(stages)} stages")
+    expect(link).to_contain_text("1,000 rows read")
+    link.click()
+    section = page.locator("#job-stages")
+    expect(section).to_be_in_viewport()
+    expect(section.get_by_role("heading", name="Stages")).to_be_visible()
+    table = page.get_by_test_id("job-stages")
+    rows = table.locator("tbody tr")
+    expect(rows).to_have_count(len(stages))
+    headers = table.locator("thead th")
+    expect(headers).to_contain_text(["Stage", "Name", "Status", "Tasks", "Rows read"])
+    for index, stage in enumerate(stages):
+        row = rows.nth(index)
+        expect(row).to_have_attribute("data-stage-id", str(stage["stage_id"]))
+        cells = row.locator("td")
+        expect(cells.nth(0)).to_have_text(str(stage["stage_id"]))
+        expect(cells.nth(2)).to_have_text("COMPLETE")
+        expect(cells.nth(3)).to_have_text(f"{stage['tasks']}/{stage['tasks']}")
+        expect(cells.nth(4)).to_have_text(f"{stage['rows_read']:,}")
+        # Sizes are human-readable, the exact byte count in the tooltip.
+        shuffle = cells.nth(9).locator("span")
+        expect(shuffle).to_have_attribute("title", f"{stage['shuffle_write_bytes']:,} bytes")
+        if stage["shuffle_write_bytes"] >= 1024:
+            expect(shuffle).to_have_text(re.compile(r"^[\d.]+ (KiB|MiB)$"))
+    # Nothing spilled on 1,000 rows: no spill highlighted.
+    expect(table.get_by_test_id("stage-spill")).to_have_count(0)
+    # Stages Spark skipped (reused shuffle output) are counted, not listed.
+    skipped = job["progress"]["stages_total"] - len({s["stage_id"] for s in stages})
+    note = page.get_by_test_id("job-stages-skipped")
+    if skipped > 0:
+        expect(note).to_contain_text(f"{skipped} stage{'' if skipped == 1 else 's'} ")
+    else:
+        expect(note).to_have_count(0)
 
 
 def test_job_page_error_with_position(ui: UI, page: Any, alice: User) -> None:
@@ -255,6 +318,15 @@ def test_job_page_live_progress_cancel_and_timeline(ui: UI, page: Any, alice: Us
     expect(page.get_by_role("button", name="Cancel")).to_have_count(0)
     expect(page.get_by_test_id("job-error")).to_contain_text("CANCELED")
     assert Job.objects.get(pk=job_id).status == "CANCELED"
+    # The stages that ran are recorded a moment after the cancel, once the stopped tasks
+    # settled: the page shows them without a reload.
+    stages = page.get_by_test_id("job-stages").locator("tbody tr")
+    expect(stages.first).to_be_visible(timeout=15_000)
+    recorded = Job.objects.get(pk=job_id).progress["stages"]
+    expect(stages).to_have_count(len(recorded))
+    expect(page.get_by_role("button", name=re.compile(r"^Spark stages:"))).to_contain_text(
+        f"{len(recorded)} stage"
+    )
 
 
 # --- saved queries -----------------------------------------------------------------------------
@@ -347,3 +419,26 @@ def test_saved_queries_create_edit_share_and_delete(
     expect(page.get_by_test_id("saved-item")).to_have_count(1)
     assert not SavedQuery.objects.filter(name="Private scratch").exists()
     assert SavedQuery.objects.count() == 1
+
+
+def test_job_page_of_an_explain_shows_the_plan_as_a_tree(ui: UI, page: Any, demo: User) -> None:
+    runner = Runner(demo)
+    job = runner.run(
+        "EXPLAIN COST SELECT customer_id, sum(total) AS revenue "
+        "FROM demo.sales.orders GROUP BY customer_id"
+    )
+    assert job["status"] == "FINISHED", job
+    assert job["kind"] == "explain"
+
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/jobs/{job['id']}")
+    plan = page.get_by_test_id("job-plan")
+    expect(plan.get_by_role("heading", name="Physical Plan")).to_be_visible()
+    # Physical plan first, each operator a node of the tree.
+    expect(plan.locator("h3").first).to_have_text("Physical Plan")
+    expect(plan.locator(".plan-op", has_text="HashAggregate").first).to_be_visible()
+    expect(plan.locator(".plan-op", has_text="Exchange").first).to_be_visible()
+    # EXPLAIN COST: the logical plan's estimates are shown with its operators.
+    logical = plan.locator(".plan-section", has_text="Optimized Logical Plan")
+    expect(logical.locator(".badge.info").first).to_contain_text("B")
+    ui.screenshot(page, "job-plan")

@@ -619,3 +619,22 @@ def test_char_and_varchar_are_read_as_string_at_every_depth() -> None:
         "STRUCT<code: STRING NOT NULL, names: ARRAY<STRING>, m: MAP<STRING, INT>> NOT NULL"
     )
     assert with_strings_for_chars(parse_data_type("DECIMAL(10, 2)")).sql() == "DECIMAL(10, 2)"
+
+
+def test_read_schema_types_have_no_not_null_inside_arrays_and_maps() -> None:
+    """Spark's DDL refuses ``ARRAY<BIGINT NOT NULL>`` in a read schema, though CTAS from
+    ``array(1)`` or ``sequence(…)`` stores that type: the read schema relaxes it (struct
+    fields keep NOT NULL, which Spark's DDL accepts)."""
+    from core.datatypes import read_schema_type
+
+    declared = parse_data_type(
+        "STRUCT<a: ARRAY<BIGINT NOT NULL> NOT NULL, m: MAP<CHAR(1) NOT NULL, "
+        "ARRAY<STRUCT<x: INT NOT NULL> NOT NULL> NOT NULL>> NOT NULL"
+    )
+    assert read_schema_type(declared).sql() == (
+        "STRUCT<a: ARRAY<BIGINT> NOT NULL, m: MAP<STRING, ARRAY<STRUCT<x: INT NOT NULL>>>> NOT NULL"
+    )
+    assert read_schema_type(parse_data_type("ARRAY<INT NOT NULL> NOT NULL")).sql() == (
+        "ARRAY<INT> NOT NULL"
+    )
+    assert read_schema_type(parse_data_type("VARCHAR(3)")).sql() == "STRING"

@@ -82,7 +82,6 @@ HOSTILE: list[tuple[str, str]] = [
     ("REFRESH '/data/x'", "REFRESH"),
     ("MSCK REPAIR TABLE orders", "MSCK REPAIR"),
     ("REPAIR TABLE orders", "REPAIR TABLE"),
-    ("ANALYZE TABLE orders COMPUTE STATISTICS", "ANALYZE TABLE"),
     # SET allowlist
     ("SET spark.sql.warehouse.dir = /tmp", "spark.sql.warehouse.dir"),
     ("SET spark.hadoop.fs.s3a.secret.key = x", "spark.hadoop.fs.s3a.secret.key"),

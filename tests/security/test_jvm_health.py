@@ -12,13 +12,11 @@ JVM is replaced; a result bigger than the driver may hold fails cleanly, the JVM
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,7 +25,7 @@ from jobs.models import Job
 from tests.conftest import API
 from tests.waiting import wait_until
 from tests.worker.helpers import api_for, create_user, open_session, statement, wait_job
-from tests.workers import WorkerProcess, start_worker
+from tests.workers import WorkerProcess, exists, java_children, start_worker
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -50,27 +48,6 @@ def small_heap_worker(
         "TESSERA_SPARK_UNRESPONSIVE_SECONDS": str(UNRESPONSIVE_SECONDS),
     }
     yield from start_worker("small-heap", tmp_path_factory, django_db_blocker, env)
-
-
-def java_children(pid: int) -> list[int]:
-    """The JVMs started by process ``pid`` (its Spark driver)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            text = stat.read_text()
-            name = text[text.index("(") + 1 : text.rindex(")")]
-            ppid = int(text.rpartition(")")[2].split()[1])
-            if ppid == pid and name == "java":
-                found.append(int(stat.parent.name))
-    return found
-
-
-def exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.fixture

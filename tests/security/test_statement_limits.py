@@ -447,7 +447,7 @@ def test_a_refused_or_failed_planning_gives_its_slot_back(console: Console, alic
 
 
 def test_view_queries_made_through_rest_are_held_to_the_same_limits(
-    console: Console, make: Any
+    console: Console, make: Any, analyzer: Any
 ) -> None:
     """A view's query is planned with every statement that reads it: REST may not store one
     SQL's CREATE VIEW would refuse."""

@@ -648,7 +648,7 @@ def test_overwrite_deletes_only_what_spark_reads_as_the_tables_data(
     ended = finish(job)
     assert ended.status == jobstate.FINISHED, ended.error
     left = files_under(own)
-    assert "part-new.parquet" in left
+    assert f"tessera-{job.pk}-part-new.parquet" in left  # renamed in by the commit
     assert not {"part-top.parquet", ".part-top.parquet.crc", "day=1"} & left, left
     assert {"_meta", "_meta/x", ".dotfile", "_SUCCESS"} <= left, left
     kept = {"keep", "keep/part-kept.parquet"}

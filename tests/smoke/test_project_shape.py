@@ -79,8 +79,10 @@ def test_docker_compose_file_is_valid(tmp_path: Path) -> None:
         "redis",
         "web",
         "worker",
+        "worker-connect",
         "spark-master",
         "spark-worker",
+        "spark-connect",
     }
 
 

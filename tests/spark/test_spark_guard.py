@@ -212,3 +212,34 @@ def test_when_lexers_disagree_the_statement_is_refused(spark: Any, middle: list[
         return
     with pytest.raises(ForbiddenSql):
         check_lexing(text, theirs)
+
+
+def test_parameter_markers_pass_only_with_their_values(spark: Any) -> None:
+    """Spark's own parse decides: every marker must have a value, every value a marker."""
+    from jobs.executor import sqlguard
+
+    sql = "SELECT * FROM t WHERE a > :low AND b = : high AND c = ':str' -- :comment"
+    tree = sqlguard.parse(spark, sql)
+    check_tree(tree, Allowed.of(["t"], parameters=["low", "high"]))
+    with pytest.raises(ForbiddenSql, match="no value"):
+        check_tree(tree, Allowed.of(["t"], parameters=["low"]))
+    with pytest.raises(ForbiddenSql, match="without the parameter marker :other"):
+        check_tree(tree, Allowed.of(["t"], parameters=["low", "high", "other"]))
+    with pytest.raises(ForbiddenSql, match="Parameter markers"):
+        check_tree(tree, Allowed.of(["t"]))
+
+
+def test_parameters_are_bound_not_substituted(spark: Any) -> None:
+    """With values, the guard needs Spark's text substitution of parameters off, and Spark
+    then returns a hostile value as data."""
+    from jobs.executor import sqlguard
+
+    session = spark.newSession()
+    session.conf.set(sqlguard.SUBSTITUTE, "false")
+    guard = sqlguard.SqlGuard(session, Allowed())
+    session.conf.set(sqlguard.CONSTANTS_ONLY, "false")
+    with pytest.raises(ForbiddenSql, match="parameters' values into the statement"):
+        guard.sql("SELECT :v AS v", parameters={"v": "x"})
+    session.conf.set(sqlguard.CONSTANTS_ONLY, "true")
+    rows = guard.sql("SELECT :v AS v", parameters={"v": "1'; DROP TABLE x; --"}).collect()
+    assert [row.v for row in rows] == ["1'; DROP TABLE x; --"]

@@ -7,6 +7,7 @@ worker must refuse on its own).
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal
 from typing import Any
 
@@ -34,8 +35,13 @@ def api_for(user: User) -> APIClient:
     return client_for(user)
 
 
-def open_session(client: APIClient, properties: dict[str, str] | None = None) -> str:
-    response = client.post(f"{API}/sessions", {"properties": properties or {}})
+def open_session(
+    client: APIClient, properties: dict[str, str] | None = None, catalog: str = ""
+) -> str:
+    body: dict[str, Any] = {"properties": properties or {}}
+    if catalog:
+        body["current_catalog"] = catalog
+    response = client.post(f"{API}/sessions", body)
     assert response.status_code == 201, response.content
     return str(response.json()["id"])
 
@@ -178,3 +184,54 @@ def json_value(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
+
+
+# A table with physical, computed and metadata columns (the worker suites' external table).
+SCHEMA: dict[str, Any] = {
+    "columns": [
+        {"name": "id", "kind": "physical", "data_type": "BIGINT"},
+        {"name": "name", "kind": "physical", "data_type": "STRING"},
+        {"name": "price", "kind": "physical", "data_type": "DECIMAL(10, 2)"},
+        {"name": "qty", "kind": "physical", "data_type": "INT"},
+        {"name": "total", "kind": "computed", "expression": "price * qty"},
+        {
+            "name": "file",
+            "kind": "metadata",
+            "data_type": "STRING",
+            "metadata_key": "file_path",
+            "virtual": True,
+        },
+    ]
+}
+
+
+class Pipeline:
+    """A new user (``name`` and a random suffix) with an API client and a SQL session,
+    opened with ``properties`` and in catalog ``catalog`` when given."""
+
+    def __init__(
+        self, name: str, properties: dict[str, str] | None = None, catalog: str = ""
+    ) -> None:
+        self.user: User = create_user(f"{name}{uuid.uuid4().hex[:6]}")
+        self.api = api_for(self.user)
+        self.session_id = open_session(self.api, properties, catalog)
+
+    @property
+    def session(self) -> Session:
+        return Session.objects.get(pk=self.session_id)
+
+    def submit(self, sql: str) -> str:
+        """Submit ``sql`` through the API (planned by the web's planner)."""
+        return str(statement(self.api, self.session_id, sql)["id"])
+
+    def run(self, sql: str, timeout: float = 120) -> dict[str, Any]:
+        return wait_job(self.api, self.submit(sql), timeout=timeout)
+
+    def ok(self, sql: str) -> dict[str, Any]:
+        """Run ``sql``; it must finish."""
+        job = self.run(sql)
+        assert job["status"] == "FINISHED", (sql, job)
+        return job
+
+    def rows(self, sql: str) -> list[list[Any]]:
+        return result_rows(self.api, self.ok(sql)["id"])[1]

@@ -30,13 +30,10 @@ from jobs.models import Job
 from tests.conftest import API
 from tests.waiting import holds_for, wait_until
 from tests.worker.helpers import (
-    api_for,
-    create_user,
+    Pipeline,
     events,
     get_job,
-    open_session,
     result_rows,
-    statement,
     wait_job,
 )
 from tests.workers import WorkerProcess
@@ -65,26 +62,6 @@ CTAS_FAILED_EVENTS = [
 ]
 # Fails inside Spark on one row, after other rows (and tasks) were written.
 FAILING_QUERY = "SELECT id, 10 DIV (id - 1999999) AS r FROM range(0, 3000000, 1, 3)"
-
-
-class Pipeline:
-    """One user with an API client and a SQL session."""
-
-    def __init__(self, name: str, properties: dict[str, str] | None = None) -> None:
-        self.user = create_user(f"{name}{uuid.uuid4().hex[:6]}")
-        self.api = api_for(self.user)
-        self.session_id = open_session(self.api, properties)
-
-    def submit(self, sql: str) -> str:
-        return str(statement(self.api, self.session_id, sql)["id"])
-
-    def run(self, sql: str, timeout: float = 120) -> dict[str, Any]:
-        return wait_job(self.api, self.submit(sql), timeout=timeout)
-
-    def rows(self, sql: str) -> list[list[Any]]:
-        job = self.run(sql)
-        assert job["status"] == "FINISHED", job
-        return result_rows(self.api, job["id"])[1]
 
 
 @pytest.fixture
@@ -120,6 +97,12 @@ def warehouse_dirs(catalog: str) -> set[str]:
     return {str(p) for p in root.iterdir()} if root.is_dir() else set()
 
 
+def warehouse_files(catalog: str) -> list[str]:
+    """Everything under the catalog's warehouse folder, for a failure's message."""
+    root = Path(settings.WAREHOUSE_DIR) / catalog / "d"
+    return [str(p.relative_to(root)) for p in root.rglob("*")] if root.is_dir() else []
+
+
 def staging_dirs(path: Path) -> list[str]:
     """Staging directories anywhere under ``path``."""
     if not path.exists():
@@ -146,7 +129,12 @@ def assert_nothing_left(catalog: str, name: str, external: Path | None = None) -
     The stage table is dropped by a hook that runs after the terminal transition commits, so
     a client that has just seen FAILED or CANCELED may still see it for a moment."""
     wait_until(lambda: table_row(catalog, name) is None, 15, 0.1, f"the stage table {name} to go")
-    holds_for(lambda: not warehouse_dirs(catalog), 3.0, 60, "the warehouse to stay empty")
+    holds_for(
+        lambda: not warehouse_dirs(catalog),
+        3.0,
+        60,
+        lambda: f"the warehouse to stay empty (left: {sorted(warehouse_files(catalog))[:20]})",
+    )
     if external is not None:
         holds_for(
             lambda: not external.exists() or not any(external.iterdir()),
@@ -169,14 +157,18 @@ def sorted_rows(frame: Any) -> list[tuple[Any, ...]]:
 
 
 def wait_running_write(job_id: str) -> Job:
-    """Until Spark is writing the job's files (its staging location exists on disk)."""
+    """Until Spark is writing the job's files: its staging location exists on disk and the
+    job's progress shows the write's tasks. (The location appears as the write sets up,
+    before its Spark job starts; a cancel in that gap is one Spark Connect can lose, see
+    docs/deploy.md, and not the mid-write cancel the tests mean.)"""
 
     def writing() -> Job | None:
         job = Job.objects.get(pk=job_id)
         assert job.status in {"CREATED", "RUNNING"}, (job.status, job.error)
         locations = [Path(entry["location"]) for entry in (job.staging or {}).values()]
+        tasks = int((job.progress or {}).get("tasks_total") or 0)
         if job.status == "RUNNING" and locations and all(p.exists() for p in locations):
-            return job
+            return job if tasks > 0 else None
         return None
 
     job: Job = wait_until(writing, 60, 0.1, "the write to start")
@@ -201,8 +193,8 @@ def test_ctas_managed(alice: Pipeline, catalog: str, plain_spark: Any) -> None:
         "stage_table_created",
         "running",
         "data_written",
-        "finished",
         "data_committed",
+        "finished",
     ]
     assert settled_events(job["id"], expected_events) == expected_events
 
@@ -434,7 +426,7 @@ def test_atomic_ctas_has_no_catalog_entry_until_commit(catalog: str, plain_spark
     assert job["status"] == "FINISHED", job
     table = table_row(catalog, "atomic")
     assert table is not None and table.status == "active"
-    expected_events = ["created", "running", "data_written", "finished", "data_committed"]
+    expected_events = ["created", "running", "data_written", "data_committed", "finished"]
     assert settled_events(job_id, expected_events) == expected_events
     assert warehouse_dirs(catalog) == {table.location}
     assert plain_spark.read.parquet(table.location).count() == 6000000
@@ -473,7 +465,7 @@ def test_insert_into_managed_appends(
     job = alice.run(f"INSERT INTO {managed} {addition}")
     assert job["status"] == "FINISHED", job
     assert result_rows(alice.api, job["id"])[1] == [[f"Inserted 50 rows into `{catalog}`.`d`.`m`."]]
-    expected_events = ["created", "running", "data_written", "finished", "data_committed"]
+    expected_events = ["created", "running", "data_written", "data_committed", "finished"]
     assert settled_events(job["id"], expected_events) == expected_events
     table = table_row(catalog, "m")
     assert table is not None and table.location != old_location

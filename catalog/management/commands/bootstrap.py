@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -17,7 +18,9 @@ from django.db import transaction
 
 from catalog import services
 from catalog.models import Catalog
-from core.schema import Schema
+from core.datatypes import DataType, parse_data_type
+from core.errors import SchemaError
+from core.schema import ResolvedColumn, Schema
 
 DEMO_ORDERS = {
     "columns": [
@@ -63,6 +66,36 @@ DEMO_PAGE_VIEWS = {
 }
 PAGE_VIEWS = 100_000  # enough rows to page through in the result grid
 
+# The types Spark's analyzer gives the demo's expressions (checked against Spark by
+# tests/spark/test_demo_types.py). ``make run`` creates the demo catalog before any worker
+# may be up, and only resolved schemas enter the catalog (FLIP-164): so the demo brings the
+# answers with it instead of asking a worker.
+DEMO_EXPRESSION_TYPES = {
+    "price * qty": "DECIMAL(21, 2)",
+    "ts - INTERVAL 5 SECONDS": "TIMESTAMP",
+    "duration_ms / 1000.0": "DECIMAL(17, 6)",
+    "ts - INTERVAL 1 MINUTE": "TIMESTAMP",
+}
+
+
+class DemoTypes:
+    """The ``ExpressionTyper`` of the demo tables: Spark's answers, known in advance; any
+    other expression is refused (it would need a worker)."""
+
+    def type_expressions(
+        self, columns: Sequence[ResolvedColumn], expressions: Mapping[str, str]
+    ) -> Mapping[str, DataType]:
+        typed: dict[str, DataType] = {}
+        for name, expression in expressions.items():
+            known = DEMO_EXPRESSION_TYPES.get(expression)
+            if known is None:
+                raise SchemaError(
+                    f"The demo does not know the type of `{name}` ({expression}).",
+                    details={"column": name},
+                )
+            typed[name] = parse_data_type(known)
+        return typed
+
 
 class Command(BaseCommand):
     help = "Create an admin user (when no user exists) and the demo catalog (when missing)."
@@ -92,6 +125,7 @@ class Command(BaseCommand):
                 database=sales,
                 name="orders",
                 schema=Schema.from_dict(DEMO_ORDERS),
+                typer=DemoTypes(),
                 comment="One row per order.",
             )
             customers = services.table_create(
@@ -99,6 +133,7 @@ class Command(BaseCommand):
                 database=sales,
                 name="customers",
                 schema=Schema.from_dict(DEMO_CUSTOMERS),
+                typer=DemoTypes(),
                 comment="One row per customer.",
             )
             web = services.database_create(
@@ -109,6 +144,7 @@ class Command(BaseCommand):
                 database=web,
                 name="page_views",
                 schema=Schema.from_dict(DEMO_PAGE_VIEWS),
+                typer=DemoTypes(),
                 comment="One row per page view; NULL referrer for direct visits.",
             )
         write_demo_rows(Path(orders.location), Path(customers.location))

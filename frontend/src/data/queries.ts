@@ -29,10 +29,20 @@ export function apiQuery<T>(path: string) {
   });
 }
 
-/** Everything cached from these collections is fetched again (the active queries at once). */
+/** What else goes stale when a collection changes: search hits are read from the catalog, so
+ * a catalog write (a drop, a rename of a comment, a create) makes every search answer stale. */
+const DEPENDENT: Partial<Record<Collection, Collection[]>> = { catalogs: ["search"] };
+
+/** The collections a write to `collections` makes stale (themselves and their dependents). */
+export function staleAfter(collections: Collection[]): Collection[] {
+  return [...new Set(collections.flatMap((collection) => [collection, ...(DEPENDENT[collection] ?? [])]))];
+}
+
+/** Everything cached from these collections (and what depends on them) is fetched again (the
+ * active queries at once). */
 export function invalidate(client: QueryClient, ...collections: Collection[]): Promise<void> {
   return Promise.all(
-    collections.map((collection) => client.invalidateQueries({ queryKey: [collection] })),
+    staleAfter(collections).map((collection) => client.invalidateQueries({ queryKey: [collection] })),
   ).then(() => undefined);
 }
 

@@ -232,6 +232,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/statistics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Files, size, row count (Parquet footers) and last commit of a table, and the statistics the last ANALYZE TABLE stored. */
+        get: operations["catalogs_databases_tables_statistics_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/catalogs/{catalog}/databases/{database}/views": {
         parameters: {
             query?: never;
@@ -386,6 +403,23 @@ export interface paths {
         };
         /** @description The whole result: CSV (header row), JSON lines, or Parquet. */
         get: operations["jobs_result._retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/{job}/result/chart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A chart's points over the whole result: rows grouped by X (numeric and time X cut into equal bins when they have more values than points) and Y aggregated. */
+        get: operations["jobs_result_chart_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -574,10 +608,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["workspace_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["workspace_partial_update"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description * `none` - none
+         *     * `sum` - sum
+         *     * `avg` - avg
+         *     * `count` - count
+         *     * `min` - min
+         *     * `max` - max
+         * @enum {string}
+         */
+        AggregationEnum: "none" | "sum" | "avg" | "count" | "min" | "max";
+        Can: {
+            modify: boolean;
+            drop: boolean;
+            /** @description objects may be created inside it */
+            create: boolean;
+        };
         CatalogInRequest: {
             name: string;
             /** @default  */
@@ -588,6 +654,7 @@ export interface components {
             /** @default default */
             default_database: string;
         };
+        /** @description ``can``: computed for ``context["user"]`` (everything false without one). */
         CatalogOut: {
             name: string;
             comment: string;
@@ -600,23 +667,94 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            readonly can: components["schemas"]["Can"];
         };
         CatalogOutPage: {
             items: components["schemas"]["CatalogOut"][];
             next_page_token: string | null;
         };
+        /** @description How a saved query's result is charted (checked by the service). */
+        ChartConfig: {
+            type: components["schemas"]["TypeEnum"];
+            x: string;
+            y: string[];
+            aggregation: components["schemas"]["AggregationEnum"];
+        };
+        ChartSeriesOut: {
+            name: string;
+            values: (number | null)[];
+        };
+        ChartXOut: {
+            name: string;
+            kind: components["schemas"]["ChartXOutKindEnum"];
+        };
+        /**
+         * @description * `number` - number
+         *     * `time` - time
+         *     * `text` - text
+         * @enum {string}
+         */
+        ChartXOutKindEnum: "number" | "time" | "text";
+        ColumnFiguresOut: {
+            name: string;
+            data_type: string | null;
+            null_count: number;
+            /** @description approximate (approx_count_distinct); null for ARRAY/MAP/STRUCT */
+            distinct_count: number | null;
+            /** @description as Spark casts it to a string */
+            min: string | null;
+            /** @description as Spark casts it to a string */
+            max: string | null;
+            /**
+             * Format: double
+             * @description numbers only
+             */
+            avg: number | null;
+            /**
+             * Format: double
+             * @description strings and binary only
+             */
+            avg_length: number | null;
+            /** @description strings and binary only */
+            max_length: number | null;
+        };
         ColumnOut: {
             name: string;
             data_type: string;
         };
+        ColumnStatisticsOut: {
+            /**
+             * Format: date-time
+             * @description when the row count and the columns were computed
+             */
+            computed_at: string | null;
+            row_count: number | null;
+            columns: components["schemas"]["ColumnFiguresOut"][];
+            files: number;
+            size_bytes: number;
+            /** Format: date-time */
+            size_computed_at: string;
+        };
         Completion: {
             label: string;
             insert: string;
-            kind: components["schemas"]["KindEnum"];
+            kind: components["schemas"]["CompletionKindEnum"];
             detail: string;
             identifier: string[];
             staged: boolean;
         };
+        /**
+         * @description * `catalog` - catalog
+         *     * `database` - database
+         *     * `table` - table
+         *     * `view` - view
+         *     * `function` - function
+         *     * `temporary_table` - temporary_table
+         *     * `temporary_view` - temporary_view
+         *     * `temporary_function` - temporary_function
+         * @enum {string}
+         */
+        CompletionKindEnum: "catalog" | "database" | "table" | "view" | "function" | "temporary_table" | "temporary_view" | "temporary_function";
         CompletionList: {
             items: components["schemas"]["Completion"][];
         };
@@ -635,6 +773,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description ``can``: computed for ``context["user"]`` (everything false without one). */
         DatabaseOut: {
             catalog: string;
             name: string;
@@ -647,6 +786,7 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            readonly can: components["schemas"]["Can"];
         };
         DatabaseOutPage: {
             items: components["schemas"]["DatabaseOut"][];
@@ -668,6 +808,7 @@ export interface components {
             /** @default  */
             comment: string;
         };
+        /** @description ``can``: computed for ``context["user"]`` (everything false without one). */
         FunctionOut: {
             catalog: string;
             database: string;
@@ -679,6 +820,7 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            readonly can: components["schemas"]["Can"];
             language: string;
             implementation: string;
             parameters: {
@@ -710,9 +852,7 @@ export interface components {
             kind: string;
             status: string;
             target: string[] | null;
-            readonly progress: {
-                [key: string]: number;
-            };
+            readonly progress: components["schemas"]["ProgressOut"];
             error: unknown;
             /** Format: date-time */
             created_at: string;
@@ -721,6 +861,10 @@ export interface components {
             /** Format: date-time */
             finished_at: string | null;
             result: unknown;
+            /** @description The values its :name markers were run with ({} for none). */
+            readonly parameters: {
+                [key: string]: unknown;
+            };
             /** @description Only for statements of a script: the script's id, this one's index and its offset in the script's text (in Unicode code points). */
             readonly script: components["schemas"]["ScriptOut"] | null;
         };
@@ -728,18 +872,19 @@ export interface components {
             items: components["schemas"]["JobOut"][];
             next_page_token: string | null;
         };
-        /**
-         * @description * `catalog` - catalog
-         *     * `database` - database
-         *     * `table` - table
-         *     * `view` - view
-         *     * `function` - function
-         *     * `temporary_table` - temporary_table
-         *     * `temporary_view` - temporary_view
-         *     * `temporary_function` - temporary_function
-         * @enum {string}
-         */
-        KindEnum: "catalog" | "database" | "table" | "view" | "function" | "temporary_table" | "temporary_view" | "temporary_function";
+        LastCommitOut: {
+            /** Format: date-time */
+            at: string;
+            /** @description ctas, insert or statement_set */
+            kind: string;
+            rows_written: number | null;
+            user: string | null;
+            /**
+             * Format: uuid
+             * @description only when the job is the caller's
+             */
+            job: string | null;
+        };
         PatchedCatalogPatchRequest: {
             comment?: string;
             properties?: {
@@ -764,6 +909,7 @@ export interface components {
             description?: string;
             sql?: string;
             shared?: boolean;
+            chart?: unknown;
         };
         PatchedSessionPatchRequest: {
             current_catalog?: string | null;
@@ -787,17 +933,56 @@ export interface components {
             schema?: unknown;
             comment?: string;
         };
+        PatchedWorkspaceInRequest: {
+            default_catalog?: string | null;
+            default_database?: string | null;
+        };
+        ProgressOut: {
+            stages_total: number;
+            stages_done: number;
+            tasks_total: number;
+            tasks_done: number;
+            /** @description Metrics of each Spark stage, recorded when the job's Spark work ended (at most 100; skipped stages left out). Null while it runs, for jobs without Spark work, and on the Spark Connect runtime. */
+            stages: components["schemas"]["StageOut"][] | null;
+        };
         ResolvedOut: {
-            identifier: string[];
+            /** @description with ?missing=ok only */
+            found?: boolean;
+            identifier: string[] | null;
             temporary: boolean;
             object: {
                 [key: string]: unknown;
-            };
+            } | null;
+            /** @description why nothing was found */
+            message?: string;
+        };
+        ResultChartOut: {
+            x_column: components["schemas"]["ChartXOut"];
+            aggregation: string;
+            /** @description rows of the (filtered) result charted */
+            rows: number;
+            /** @description X was cut into equal-width bins */
+            binned: boolean;
+            /**
+             * Format: double
+             * @description in X's units: numbers, days (DATE), microseconds
+             */
+            bin_width: number | null;
+            /** @description aggregation none: rows evenly sampled */
+            sampled: boolean;
+            /** @description distinct X values (or bins) found */
+            groups: number;
+            /** @description text X: smaller groups left out */
+            omitted_groups: number;
+            x: unknown[];
+            series: components["schemas"]["ChartSeriesOut"][];
         };
         ResultPageOut: {
             columns: components["schemas"]["ColumnOut"][];
             rows: unknown[][];
             next_page_token: string | null;
+            /** @description rows of the whole result, sorted and filtered as asked */
+            row_count: number;
         };
         SavedQueryInRequest: {
             name: string;
@@ -806,6 +991,7 @@ export interface components {
             sql: string;
             /** @default false */
             shared: boolean;
+            chart?: unknown;
         };
         SavedQueryOut: {
             /** Format: uuid */
@@ -814,6 +1000,7 @@ export interface components {
             description: string;
             sql: string;
             shared: boolean;
+            chart: components["schemas"]["ChartConfig"] | null;
             readonly owner: string;
             /** @description Whether the requester (``context["user_id"]``) owns it. */
             readonly editable: boolean;
@@ -848,7 +1035,7 @@ export interface components {
             items: components["schemas"]["SearchHitOut"][];
             next_page_token: string | null;
         };
-        SessionInRequest: {
+        SessionCreateInRequest: {
             current_catalog?: string | null;
             current_database?: string | null;
             properties?: {
@@ -856,6 +1043,40 @@ export interface components {
             };
             /** @description Seconds of disuse after which the session expires (default: the server's). */
             idle_timeout_seconds?: number;
+            /**
+             * @description Without current_catalog: 'workspace' starts where the user last moved a session, else in their default, else in the server's (started_in says which).
+             *
+             *     * `empty` - empty
+             *     * `workspace` - workspace
+             * @default empty
+             */
+            start: components["schemas"]["StartEnum"];
+        };
+        SessionCreatedOut: {
+            /** Format: uuid */
+            id: string;
+            readonly user: string;
+            current_catalog: string | null;
+            current_database: string | null;
+            properties: {
+                [key: string]: string;
+            };
+            idle_timeout_seconds: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_used_at: string;
+            readonly expires_at: string;
+            /**
+             * @description Where the session's catalog came from.
+             *
+             *     * `requested` - requested
+             *     * `last_used` - last_used
+             *     * `user_default` - user_default
+             *     * `server_default` - server_default
+             *     * `none` - none
+             */
+            started_in: components["schemas"]["StartedInEnum"];
         };
         SessionOut: {
             /** Format: uuid */
@@ -881,6 +1102,55 @@ export interface components {
             authenticated: boolean;
             user: components["schemas"]["UserOut"] | null;
         };
+        /** @description One attempt of a Spark stage of the job (``jobs.executor.stage_metrics``). */
+        StageOut: {
+            stage_id: number;
+            attempt: number;
+            /** @description The Spark action that ran the stage (its call site without the place) */
+            name: string;
+            /** @description COMPLETE, FAILED, ACTIVE or PENDING */
+            status: string;
+            tasks: number;
+            tasks_completed: number;
+            tasks_failed: number;
+            /** @description Input records read from tables and files */
+            rows_read: number;
+            /** @description Input bytes read from tables and files */
+            bytes_read: number;
+            /** @description Output records written */
+            rows_written: number;
+            /** @description Output bytes written */
+            bytes_written: number;
+            shuffle_read_rows: number;
+            shuffle_read_bytes: number;
+            shuffle_write_rows: number;
+            shuffle_write_bytes: number;
+            /** @description Bytes spilled, as they were in memory */
+            memory_spilled: number;
+            /** @description Bytes spilled, as written on disk */
+            disk_spilled: number;
+            /** @description Submission to completion (null: not completed) */
+            duration_ms: number | null;
+            /** @description Executor run time, summed over tasks */
+            run_time_ms: number;
+            /** @description First line of why it failed */
+            failure: string | null;
+        };
+        /**
+         * @description * `empty` - empty
+         *     * `workspace` - workspace
+         * @enum {string}
+         */
+        StartEnum: "empty" | "workspace";
+        /**
+         * @description * `requested` - requested
+         *     * `last_used` - last_used
+         *     * `user_default` - user_default
+         *     * `server_default` - server_default
+         *     * `none` - none
+         * @enum {string}
+         */
+        StartedInEnum: "requested" | "last_used" | "user_default" | "server_default" | "none";
         StatementInRequest: {
             sql: string;
             /**
@@ -893,6 +1163,10 @@ export interface components {
              * @default false
              */
             script: boolean;
+            /** @description Values of the query's :name markers (string, number, boolean or null), bound by Spark as literals, never written into the SQL text. */
+            parameters?: {
+                [key: string]: unknown;
+            } | null;
             /** @description With wait: when the job has FINISHED, the answer carries the first page of its result (result_page), as GET /jobs/{id}/result?page_size= would give it. */
             page_size?: number;
         };
@@ -911,6 +1185,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description ``can``: computed for ``context["user"]`` (everything false without one). */
         TableOut: {
             catalog: string;
             database: string;
@@ -922,6 +1197,7 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            readonly can: components["schemas"]["Can"];
             managed: boolean;
             options: {
                 [key: string]: string;
@@ -947,6 +1223,19 @@ export interface components {
                 [key: string]: string;
             };
         };
+        TableStatisticsOut: {
+            files: number;
+            size_bytes: number;
+            row_count: number | null;
+            row_count_source: string | null;
+            /** @description false: more files than were counted */
+            complete: boolean;
+            /** Format: date-time */
+            last_modified: string | null;
+            last_commit: components["schemas"]["LastCommitOut"] | null;
+            /** @description what the last ANALYZE TABLE … COMPUTE STATISTICS stored; null until then */
+            column_statistics: components["schemas"]["ColumnStatisticsOut"] | null;
+        };
         /**
          * @description For the OpenAPI schema: fields beyond these follow the object's kind (table, view,
          *     function) as in the catalog API.
@@ -971,6 +1260,15 @@ export interface components {
         Token: {
             token: string;
         };
+        /**
+         * @description * `bar` - bar
+         *     * `line` - line
+         *     * `area` - area
+         *     * `scatter` - scatter
+         *     * `pie` - pie
+         * @enum {string}
+         */
+        TypeEnum: "bar" | "line" | "area" | "scatter" | "pie";
         UserInRequest: {
             username: string;
             password: string;
@@ -990,6 +1288,7 @@ export interface components {
             /** @default  */
             comment: string;
         };
+        /** @description ``can``: computed for ``context["user"]`` (everything false without one). */
         ViewOut: {
             catalog: string;
             database: string;
@@ -1001,6 +1300,7 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            readonly can: components["schemas"]["Can"];
             query: string;
             expanded_query: string | null;
             schema: unknown;
@@ -1009,6 +1309,13 @@ export interface components {
         ViewOutPage: {
             items: components["schemas"]["ViewOut"][];
             next_page_token: string | null;
+        };
+        WorkspaceOut: {
+            default_catalog: string | null;
+            default_database: string | null;
+            last_catalog: string | null;
+            last_database: string | null;
+            readonly server_default_catalog: string | null;
         };
     };
     responses: never;
@@ -1633,6 +1940,29 @@ export interface operations {
             };
         };
     };
+    catalogs_databases_tables_statistics_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableStatisticsOut"];
+                };
+            };
+        };
+    };
     catalogs_databases_views_list: {
         parameters: {
             query?: {
@@ -1923,10 +2253,16 @@ export interface operations {
     jobs_result_retrieve: {
         parameters: {
             query?: {
+                /** @description <column>:<op>[:<value>], repeatable (all must hold); op: contains, eq, ne, lt, le, gt, ge (or = != < <= > >=), is_null, not_null */
+                filter?: string[];
+                /** @description the first row to return (instead of page_token) */
+                offset?: number;
                 /** @description 1..1000, default 50 */
                 page_size?: number;
                 /** @description next_page_token of the previous page */
                 page_token?: string;
+                /** @description <column>:asc or <column>:desc, over the whole result (NULLs last) */
+                sort?: string;
             };
             header?: never;
             path: {
@@ -1964,6 +2300,38 @@ export interface operations {
                 };
                 content: {
                     "*/*": string;
+                };
+            };
+        };
+    };
+    jobs_result_chart_retrieve: {
+        parameters: {
+            query?: {
+                /** @description how rows with the same X (or X bin) make one point; none: the rows themselves, sampled (default) */
+                aggregation?: "avg" | "count" | "max" | "min" | "none" | "sum";
+                /** @description <column>:<op>[:<value>], repeatable (all must hold); op: contains, eq, ne, lt, le, gt, ge (or = != < <= > >=), is_null, not_null */
+                filter?: string[];
+                /** @description at most this many points, 2..2000, default 500 */
+                points?: number;
+                /** @description the X column */
+                x?: string;
+                /** @description Y columns (numeric), repeatable */
+                y?: string[];
+            };
+            header?: never;
+            path: {
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResultChartOut"];
                 };
             };
         };
@@ -2145,7 +2513,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["SessionInRequest"];
+                "application/json": components["schemas"]["SessionCreateInRequest"];
             };
         };
         responses: {
@@ -2154,7 +2522,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionOut"];
+                    "application/json": components["schemas"]["SessionCreatedOut"];
                 };
             };
         };
@@ -2230,6 +2598,8 @@ export interface operations {
             query: {
                 /** @description table (default; views too) or function */
                 kind?: string;
+                /** @description ok: a path that names nothing is 200 {found: false}, not 404 (for lookups while a path is typed) */
+                missing?: "ok";
                 /** @description a SQL path, e.g. c.d.t */
                 path: string;
             };
@@ -2367,6 +2737,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserOut"];
+                };
+            };
+        };
+    };
+    workspace_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
+                };
+            };
+        };
+    };
+    workspace_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedWorkspaceInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
         };

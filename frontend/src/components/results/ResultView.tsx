@@ -1,33 +1,28 @@
 // The result of a finished job: a virtualised grid over pages of 1,000 rows (column types in
-// the header, NULL distinct from ''), downloads, copying, and a chart of the current page.
-// A click selects a cell; the arrow keys move the selection and Ctrl/Cmd-C copies its value.
-import {
-  useCallback,
-  useEffect,
-  useLayoutEffect,
-  useMemo,
-  useRef,
-  useState,
-  type KeyboardEvent,
-  type MouseEvent,
-} from "react";
-import { useQuery } from "@tanstack/react-query";
-import { API, ApiError, enc, get, qs, type Job, type ResultColumn, type ResultPage } from "../../api";
+// the header, NULL distinct from ''), sort and filter — over the whole stored result by the
+// server, or on the page shown — first/last page, copying as TSV/CSV/Markdown, downloads, a
+// value viewer, and a chart over the whole result whose config a saved query keeps.
+import { useCallback, useMemo, useState } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { API, ApiError, enc, get, patch, type Job, type ResultColumn, type ResultPage, type SavedQuery } from "../../api";
 import { jobPath } from "../../data/jobs";
+import { FilterBar } from "./FilterBar";
+import { HEADER_HEIGHT, ResultGrid } from "./ResultGrid";
 import { ResultChart } from "./ResultChart";
+import { ValueViewer } from "./ValueViewer";
+import { fittingChart, type ChartConfig } from "./chartModel";
 import { copyText } from "./clipboard";
+import { PAGE_SIZE, ROW_HEIGHT, cellText, pageRange } from "./model";
 import {
-  PAGE_SIZE,
-  ROW_HEIGHT,
-  cellText,
-  columnWidths,
-  isNumericType,
-  pageRange,
-  scrollToShow,
-  toTsv,
-  truncate,
-  visibleWindow,
-} from "./model";
+  filterParam,
+  filterRows,
+  formatRows,
+  sortParam,
+  sortRows,
+  type CopyFormat,
+  type FilterSpec,
+  type SortSpec,
+} from "./table";
 import "./results.css";
 
 export interface ResultViewProps {
@@ -35,39 +30,83 @@ export interface ResultViewProps {
   job: Job;
   /** Pixel height available to the grid (it scrolls inside). Default: fill the parent. */
   height?: number;
+  /** The saved query the job ran for: its chart config is shown and can be saved back. */
+  savedQueryId?: string | null;
 }
 
-export function ResultView({ job, height }: ResultViewProps) {
+export function ResultView({ job, height, savedQueryId }: ResultViewProps) {
   if (job.status !== "FINISHED" || !job.result) return null;
-  // A new job starts over (page 1, its own tokens).
-  return <ResultBody key={job.id} job={job} result={job.result} height={height} />;
+  // A new job starts over (page 1, no sort, no filter).
+  return <ResultBody key={job.id} job={job} result={job.result} height={height} savedQueryId={savedQueryId ?? null} />;
 }
 
 type Result = NonNullable<Job["result"]>;
+type Block = { columns: { name: string }[]; rows: unknown[][] };
 
 interface LoadedPage {
-  index: number;
+  key: string;
   columns: ResultColumn[];
   rows: unknown[][];
-  next: string | null;
+  rowCount: number;
 }
 
-function ResultBody({ job, result, height }: { job: Job; result: Result; height?: number }) {
-  const [view, setView] = useState<"table" | "chart">("table");
+const plural = (n: number, one: string, many = `${one}s`) =>
+  `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+
+function ResultBody({
+  job,
+  result,
+  height,
+  savedQueryId,
+}: {
+  job: Job;
+  result: Result;
+  height?: number;
+  savedQueryId: string | null;
+}) {
+  const total = result.row_count;
+  const multiPage = total > PAGE_SIZE;
+  const [view, setView] = useState<"table" | "chart" | null>(null);
+  const [scope, setScope] = useState<"all" | "page">("all");
+  const [sort, setSort] = useState<SortSpec | null>(null);
+  const [filters, setFilters] = useState<FilterSpec[]>([]);
+  const [editingFilter, setEditingFilter] = useState<number | null>(null);
   const [pageIndex, setPageIndex] = useState(0);
   const [notice, setNotice] = useState("");
-  // Page tokens are forward-only: tokens[i] fetches page i; we keep every one we saw.
-  const tokens = useRef<(string | null)[]>([null]);
+  const [format, setFormat] = useState<CopyFormat>("tsv");
+  const [pinned, setPinned] = useState<number[]>([]);
+  const [widths, setWidths] = useState<Record<number, number>>({});
+  const [selection, setSelection] = useState<Block | null>(null);
+  const [viewing, setViewing] = useState<{ value: unknown; column: number; row: number } | null>(null);
+  const [chart, setChart] = useState<ChartConfig | null>(null);
+  const queryClient = useQueryClient();
+
+  // The saved query's chart config, when the job ran for one.
+  const saved = useQuery({
+    queryKey: ["saved-queries", savedQueryId, "chart"],
+    queryFn: ({ signal }) => get<SavedQuery>(`/saved-queries/${enc(savedQueryId ?? "")}`, { signal }),
+    enabled: !!savedQueryId,
+    staleTime: 30_000,
+  });
+  const savedChart = fittingChart(saved.data?.chart as ChartConfig | null | undefined, result.columns);
+  const shownView = view ?? (savedChart ? "chart" : "table");
+  const chartConfig = chart ?? savedChart;
+
+  const server = scope === "all";
+  const sortText = server ? sortParam(sort, result.columns) : null;
+  const filterTexts = useMemo(
+    () => (server ? filters.map((f) => filterParam(f, result.columns)) : []),
+    [server, filters, result.columns],
+  );
+  const key = JSON.stringify([pageIndex, sortText, filterTexts]);
   const query = useQuery({
-    queryKey: ["jobs", jobPath(job.id), "result", pageIndex],
+    queryKey: ["jobs", jobPath(job.id), "result", pageIndex, sortText, filterTexts],
     queryFn: async ({ signal }): Promise<LoadedPage> => {
-      const token = tokens.current[pageIndex] ?? null;
-      const body = await get<ResultPage>(
-        `/jobs/${enc(job.id)}/result${qs({ page_size: PAGE_SIZE, page_token: token })}`,
-        { signal },
-      );
-      tokens.current[pageIndex + 1] = body.next_page_token;
-      return { index: pageIndex, columns: body.columns, rows: body.rows, next: body.next_page_token };
+      const search = new URLSearchParams({ page_size: String(PAGE_SIZE), offset: String(pageIndex * PAGE_SIZE) });
+      if (sortText) search.set("sort", sortText);
+      for (const f of filterTexts) search.append("filter", f);
+      const body = await get<ResultPage>(`/jobs/${enc(job.id)}/result?${search}`, { signal });
+      return { key, columns: body.columns, rows: body.rows, rowCount: body.row_count ?? total };
     },
     // The page shown stays until the next one is there.
     placeholderData: (previous) => previous,
@@ -83,11 +122,16 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
 
   // A page that names no columns shows the job's own.
   const columns = page?.columns.length ? page.columns : result.columns;
-  const rows = page && page.index === pageIndex ? page.rows : null;
-  const range = pageRange(pageIndex, rows?.length ?? 0);
-  const hasNext = !!page && page.index === pageIndex && page.next !== null;
-  const total = result.row_count;
-  const base = `${API}/jobs/${enc(job.id)}/result`;
+  const fetched = page && page.key === key ? page.rows : null;
+  // On this page only: sorted and filtered here.
+  const rows = useMemo(
+    () => (fetched && !server ? sortRows(filterRows(fetched, filters, columns), sort, columns) : fetched),
+    [fetched, server, filters, sort, columns],
+  );
+  const viewCount = page && page.key === key ? page.rowCount : server ? null : total;
+  const pageCount = Math.max(1, Math.ceil((server ? (viewCount ?? 0) : total) / PAGE_SIZE));
+  const range = pageRange(pageIndex, fetched?.length ?? 0);
+  const active = sort !== null || filters.length > 0;
 
   const announce = useCallback((text: string) => {
     setNotice(text);
@@ -102,17 +146,46 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
     },
     [announce],
   );
+  const copyBlock = (block: Block, what: string) =>
+    copy(formatRows(block.columns, block.rows, format), `${what} as ${format === "markdown" ? "Markdown" : format.toUpperCase()}`);
+
+  const restart = () => setPageIndex(0);
+  const changeSort = (next: SortSpec | null) => {
+    setSort(next);
+    if (server) restart();
+  };
+  const base = `${API}/jobs/${enc(job.id)}/result`;
+
+  const saveChart = async () => {
+    if (!savedQueryId || !chartConfig) return;
+    try {
+      const updated = await patch<SavedQuery>(`/saved-queries/${enc(savedQueryId)}`, { chart: chartConfig });
+      queryClient.setQueryData(["saved-queries", savedQueryId, "chart"], updated);
+      announce("Chart saved with the query");
+    } catch (err) {
+      announce(err instanceof ApiError ? `Chart not saved: ${err.message}` : "Chart not saved.");
+    }
+  };
+
+  const what = sort && filters.length ? "Sorted and filtered" : sort ? "Sorted" : "Filtered";
+  const scopeNote = !active
+    ? ""
+    : server
+      ? `${what} over all ${plural(total, "row")}` +
+        (filters.length && viewCount !== null ? `: ${plural(viewCount, "row")} match` : "")
+      : `${what} on this page` +
+        (filters.length && rows && fetched ? `: ${rows.length.toLocaleString("en-US")} of ${plural(fetched.length, "row")} match` : "");
 
   return (
     <section
       className="result-view"
-      style={height ? { height: fittedHeight(height, result.row_count, view) } : undefined}
+      style={height ? { height: fittedHeight(height, total, shownView) } : undefined}
       aria-label="Result"
       data-testid="result-view"
     >
       <div className="toolbar result-toolbar">
         <span className="result-count" data-testid="result-count">
-          {total.toLocaleString("en-US")} {total === 1 ? "row" : "rows"}
+          {plural(total, "row")}
         </span>
         {result.truncated && (
           <span className="badge warn" title="The server kept only the first rows of the result.">
@@ -123,46 +196,113 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
         <span className="muted result-notice" role="status" data-testid="result-notice">
           {notice}
         </span>
-        <button
-          type="button"
-          className="small"
-          disabled={!rows || rows.length === 0}
-          title="Copy the rows on this page, with the column names, as tab-separated text"
-          onClick={() =>
-            rows && copy(toTsv(columns, rows), `${rows.length.toLocaleString("en-US")} ${rows.length === 1 ? "row" : "rows"}`)
-          }
-        >
-          Copy page
-        </button>
-        <span className="muted">Download</span>
-        <a className="button small" href={`${base}.csv`} download>
-          CSV
-        </a>
-        <a className="button small" href={`${base}.json`} download>
-          JSON
-        </a>
-        <a className="button small" href={`${base}.parquet`} download>
-          Parquet
-        </a>
         <div className="segmented" role="group" aria-label="Result view">
-          <button
-            type="button"
-            className="small"
-            aria-pressed={view === "table"}
-            onClick={() => setView("table")}
-          >
+          <button type="button" className="small" aria-pressed={shownView === "table"} onClick={() => setView("table")}>
             Table
           </button>
-          <button
-            type="button"
-            className="small"
-            aria-pressed={view === "chart"}
-            onClick={() => setView("chart")}
-          >
+          <button type="button" className="small" aria-pressed={shownView === "chart"} onClick={() => setView("chart")}>
             Chart
           </button>
         </div>
       </div>
+      {shownView === "table" && (
+        <div className="toolbar result-toolbar rv-tools">
+          <button type="button" className="small" onClick={() => setEditingFilter(editingFilter === null ? -1 : null)}>
+            Add filter
+          </button>
+          {multiPage && (
+            <div className="segmented" role="group" aria-label="Sort and filter">
+              <button
+                type="button"
+                className="small"
+                aria-pressed={scope === "all"}
+                title="Sort and filter every row of the result, on the server"
+                onClick={() => {
+                  setScope("all");
+                  restart();
+                }}
+              >
+                All rows
+              </button>
+              <button
+                type="button"
+                className="small"
+                aria-pressed={scope === "page"}
+                title="Sort and filter only the rows of the page shown, in the browser"
+                onClick={() => setScope("page")}
+              >
+                This page
+              </button>
+            </div>
+          )}
+          <span className="muted rv-scope" data-testid="result-scope" aria-live="polite">
+            {scopeNote}
+          </span>
+          {active && (
+            <button
+              type="button"
+              className="small link"
+              onClick={() => {
+                setSort(null);
+                setFilters([]);
+                restart();
+              }}
+            >
+              Clear
+            </button>
+          )}
+          <span className="spacer" />
+          <select aria-label="Copy format" className="small" value={format} onChange={(e) => setFormat(e.target.value as CopyFormat)}>
+            <option value="tsv">TSV</option>
+            <option value="csv">CSV</option>
+            <option value="markdown">Markdown</option>
+          </select>
+          <button
+            type="button"
+            className="small"
+            disabled={!rows || rows.length === 0}
+            title="Copy the rows on this page, with the column names"
+            onClick={() => rows && copyBlock({ columns, rows }, plural(rows.length, "row"))}
+          >
+            Copy page
+          </button>
+          <button
+            type="button"
+            className="small"
+            disabled={!selection}
+            title="Copy the selected cells (Shift+click or Shift+arrows to select more)"
+            onClick={() => selection && copyBlock(selection, plural(selection.rows.length * selection.columns.length, "cell"))}
+          >
+            Copy selection
+          </button>
+          <span className="muted">Download</span>
+          <a className="button small" href={`${base}.csv`} download>
+            CSV
+          </a>
+          <a className="button small" href={`${base}.json`} download>
+            JSON
+          </a>
+          <a className="button small" href={`${base}.parquet`} download>
+            Parquet
+          </a>
+        </div>
+      )}
+      {shownView === "table" && (
+        <FilterBar
+          columns={columns}
+          filters={filters}
+          editing={editingFilter}
+          onEdit={setEditingFilter}
+          onAdd={(f) => {
+            setFilters((current) => [...current, f]);
+            if (server) restart();
+          }}
+          onRemove={(i) => {
+            setFilters((current) => current.filter((_, k) => k !== i));
+            if (server) restart();
+          }}
+        />
+      )}
 
       {error && (
         <div className="alert" role="alert">
@@ -171,31 +311,67 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
       )}
 
       <div className="result-main">
-        {rows === null ? (
+        {shownView === "chart" ? (
+          <ResultChart
+            jobId={job.id}
+            columns={result.columns}
+            rowCount={total}
+            filters={filters.map((f) => filterParam(f, result.columns))}
+            config={chartConfig}
+            onConfig={setChart}
+            onSave={savedQueryId ? saveChart : undefined}
+            saved={!!saved.data && JSON.stringify(saved.data.chart) === JSON.stringify(chartConfig)}
+          />
+        ) : rows === null ? (
           !error && <div className="result-empty muted">Loading rows…</div>
-        ) : rows.length === 0 && pageIndex === 0 ? (
+        ) : total === 0 ? (
           <div className="result-empty muted" data-testid="result-empty">
             No rows
           </div>
-        ) : view === "table" ? (
-          <ResultGrid
-            columns={columns}
-            rows={rows}
-            offset={pageIndex * PAGE_SIZE}
-            total={total}
-            onCopy={(value) => copy(cellText(value) ?? "", "the value")}
-          />
         ) : (
-          <ResultChart
-            columns={columns}
-            rows={rows}
-            note={`Chart of the rows on this page (rows ${range.first.toLocaleString("en-US")}–${range.last.toLocaleString("en-US")}).`}
-          />
+          <>
+            {rows.length === 0 && (
+              <div className="result-empty muted" data-testid="result-none-match">
+                No rows match the filters.
+              </div>
+            )}
+            {rows.length > 0 && (
+              <ResultGrid
+                columns={columns}
+                rows={rows}
+                offset={pageIndex * PAGE_SIZE}
+                total={viewCount ?? total}
+                sort={sort}
+                onSort={changeSort}
+                onFilter={(column) => setEditingFilter(column)}
+                pinned={pinned}
+                onPin={(column) =>
+                  setPinned((current) => (current.includes(column) ? current.filter((c) => c !== column) : [...current, column]))
+                }
+                widths={widths}
+                onResize={(column, width) =>
+                  setWidths((current) => {
+                    const next = { ...current };
+                    if (width === null) delete next[column];
+                    else next[column] = width;
+                    return next;
+                  })
+                }
+                onCopyValue={(value) => copy(cellText(value) ?? "", "the value")}
+                onCopyBlock={(block) => copyBlock(block, plural(block.rows.length * block.columns.length, "cell"))}
+                onView={(value, column, row) => setViewing({ value, column, row })}
+                onSelection={setSelection}
+              />
+            )}
+          </>
         )}
       </div>
 
-      {(pageIndex > 0 || hasNext) && (
+      {shownView === "table" && pageCount > 1 && (
         <nav className="toolbar result-pager" aria-label="Result pages">
+          <button type="button" className="small" disabled={pageIndex === 0 || loading} onClick={() => setPageIndex(0)}>
+            First page
+          </button>
           <button
             type="button"
             className="small"
@@ -205,237 +381,46 @@ function ResultBody({ job, result, height }: { job: Job; result: Result; height?
             Previous page
           </button>
           <span data-testid="result-range" aria-live="polite">
-            {loading
+            {loading || !fetched
               ? "Loading…"
-              : `rows ${range.first.toLocaleString("en-US")}–${range.last.toLocaleString("en-US")} of ${total.toLocaleString("en-US")}`}
+              : `rows ${range.first.toLocaleString("en-US")}–${range.last.toLocaleString("en-US")} of ${(viewCount ?? total).toLocaleString("en-US")}`}
           </span>
           <button
             type="button"
             className="small"
-            disabled={!hasNext || loading}
+            disabled={pageIndex >= pageCount - 1 || loading}
             onClick={() => setPageIndex((i) => i + 1)}
           >
             Next page
           </button>
+          <button
+            type="button"
+            className="small"
+            disabled={pageIndex >= pageCount - 1 || loading}
+            onClick={() => setPageIndex(pageCount - 1)}
+          >
+            Last page
+          </button>
         </nav>
       )}
+      {viewing && (
+        <ValueViewer
+          name={columns[viewing.column]?.name ?? ""}
+          dataType={columns[viewing.column]?.data_type ?? ""}
+          rowNumber={viewing.row}
+          value={viewing.value}
+          onCopy={(text) => copy(text, "the value")}
+          onClose={() => setViewing(null)}
+        />
+      )}
     </section>
-  );
-}
-
-const HEADER_HEIGHT = 40;
-const ROWNUM_WIDTH = 64;
-
-/** Only the rows in view are in the DOM: a fixed row height, an absolutely positioned window
- * of rows inside a spacer as tall as the whole page. */
-function ResultGrid({
-  columns,
-  rows,
-  offset,
-  total,
-  onCopy,
-}: {
-  columns: ResultColumn[];
-  rows: unknown[][];
-  offset: number;
-  total: number;
-  onCopy: (value: unknown) => void;
-}) {
-  const scroller = useRef<HTMLDivElement>(null);
-  const [scrollTop, setScrollTop] = useState(0);
-  // The selected cell (row on this page, column), or none.
-  const [selected, setSelected] = useState<{ row: number; col: number } | null>(null);
-  const [viewport, setViewport] = useState(600);
-  const frame = useRef<number | null>(null);
-
-  const widths = useMemo(() => columnWidths(columns, rows), [columns, rows]);
-  const numeric = useMemo(() => columns.map((c) => isNumericType(c.data_type)), [columns]);
-  const fullWidth = ROWNUM_WIDTH + widths.reduce((sum, w) => sum + w, 0);
-
-  useLayoutEffect(() => {
-    const element = scroller.current;
-    if (!element) return;
-    setViewport(element.clientHeight);
-    const observer = new ResizeObserver(() => setViewport(element.clientHeight));
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, []);
-
-  // A new page starts at its top, with nothing selected.
-  const [rowsShown, setRowsShown] = useState(rows);
-  if (rowsShown !== rows) {
-    setRowsShown(rows);
-    setScrollTop(0);
-    setSelected(null);
-  }
-  useLayoutEffect(() => {
-    if (scroller.current) scroller.current.scrollTop = 0;
-  }, [rows]);
-
-  const select = (event: MouseEvent<HTMLDivElement>) => {
-    const cell = (event.target as HTMLElement).closest<HTMLElement>("[data-col]");
-    const row = cell?.parentElement?.dataset.row;
-    if (!cell || row === undefined) return;
-    setSelected({ row: Number(row), col: Number(cell.dataset.col) });
-  };
-
-  const onKeyDown = (event: KeyboardEvent<HTMLDivElement>) => {
-    if (!selected) return;
-    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "c") {
-      if (window.getSelection()?.toString()) return; // the user selected text: copy that
-      event.preventDefault();
-      onCopy(rows[selected.row]?.[selected.col]);
-      return;
-    }
-    const moves: Record<string, [number, number]> = {
-      ArrowUp: [-1, 0],
-      ArrowDown: [1, 0],
-      ArrowLeft: [0, -1],
-      ArrowRight: [0, 1],
-    };
-    const move = moves[event.key];
-    if (event.key === "Escape") {
-      setSelected(null);
-      return;
-    }
-    if (!move) return;
-    event.preventDefault();
-    const row = Math.max(0, Math.min(rows.length - 1, selected.row + move[0]));
-    const col = Math.max(0, Math.min(columns.length - 1, selected.col + move[1]));
-    setSelected({ row, col });
-    const element = scroller.current;
-    if (element) {
-      const top = scrollToShow(row, element.scrollTop, element.clientHeight, HEADER_HEIGHT);
-      if (top !== element.scrollTop) element.scrollTop = top;
-    }
-  };
-
-  useEffect(
-    () => () => {
-      if (frame.current !== null) cancelAnimationFrame(frame.current);
-    },
-    [],
-  );
-
-  const onScroll = useCallback(() => {
-    if (frame.current !== null) return;
-    frame.current = requestAnimationFrame(() => {
-      frame.current = null;
-      if (scroller.current) setScrollTop(scroller.current.scrollTop);
-    });
-  }, []);
-
-  const { start, end } = visibleWindow(scrollTop, viewport, rows.length);
-  const visible = rows.slice(start, end);
-
-  return (
-    <div
-      ref={scroller}
-      className="rv-scroll"
-      onScroll={onScroll}
-      onMouseDown={select}
-      onKeyDown={onKeyDown}
-      tabIndex={0}
-      role="grid"
-      aria-label="Result rows"
-      aria-rowcount={total + 1}
-      aria-colcount={columns.length + 1}
-      data-testid="result-grid"
-    >
-      <div className="rv-inner" style={{ width: fullWidth }}>
-        <div className="rv-header" role="row" aria-rowindex={1} style={{ height: HEADER_HEIGHT }}>
-          <div className="rv-cell rv-rownum" role="columnheader" style={{ width: ROWNUM_WIDTH }}>
-            #
-          </div>
-          {columns.map((column, index) => (
-            <div
-              key={index}
-              className={`rv-cell rv-head${numeric[index] ? " num" : ""}`}
-              role="columnheader"
-              style={{ width: widths[index] }}
-              title={`${column.name} ${column.data_type}`}
-            >
-              <span className="rv-colname">{column.name}</span>
-              <span className="rv-coltype">{column.data_type}</span>
-            </div>
-          ))}
-        </div>
-        <div className="rv-body" style={{ height: rows.length * ROW_HEIGHT }} role="rowgroup">
-          <div className="rv-window" style={{ top: start * ROW_HEIGHT }}>
-            {visible.map((row, i) => {
-              const number = offset + start + i + 1;
-              return (
-                <div
-                  key={start + i}
-                  className="rv-row"
-                  role="row"
-                  aria-rowindex={number + 1}
-                  data-row={start + i}
-                  style={{ height: ROW_HEIGHT }}
-                >
-                  <div className="rv-cell rv-rownum" role="rowheader" style={{ width: ROWNUM_WIDTH }}>
-                    {number}
-                  </div>
-                  {columns.map((_, c) => (
-                    <Cell
-                      key={c}
-                      col={c}
-                      value={row[c]}
-                      width={widths[c]}
-                      numeric={numeric[c]}
-                      selected={selected?.row === start + i && selected.col === c}
-                    />
-                  ))}
-                </div>
-              );
-            })}
-          </div>
-        </div>
-      </div>
-    </div>
-  );
-}
-
-function Cell({
-  col,
-  value,
-  width,
-  numeric,
-  selected,
-}: {
-  col: number;
-  value: unknown;
-  width: number;
-  numeric: boolean;
-  selected: boolean;
-}) {
-  const text = cellText(value);
-  const mark = selected ? " selected" : "";
-  if (text === null)
-    return (
-      <div className={`rv-cell${mark}`} role="gridcell" aria-selected={selected} data-col={col} style={{ width }}>
-        <span className="null">NULL</span>
-      </div>
-    );
-  const { shown, cut } = truncate(text);
-  return (
-    <div
-      className={`rv-cell${numeric ? " num" : ""}${mark}`}
-      role="gridcell"
-      aria-selected={selected}
-      data-col={col}
-      style={{ width }}
-      title={cut || text.length > 8 ? text : undefined}
-    >
-      {shown}
-    </div>
   );
 }
 
 /** A given height, shrunk to what a short table needs (a chart keeps the whole height). */
 function fittedHeight(height: number, rowCount: number, view: "table" | "chart"): number {
   if (view === "chart") return height;
-  // toolbar + gaps + header + rows + horizontal scrollbar + pager
-  const needed = 40 + HEADER_HEIGHT + Math.min(rowCount, PAGE_SIZE) * ROW_HEIGHT + 18 + 40;
-  return Math.max(220, Math.min(height, needed));
+  // toolbars + gaps + header + rows + horizontal scrollbar + pager
+  const needed = 80 + HEADER_HEIGHT + Math.min(rowCount, PAGE_SIZE) * ROW_HEIGHT + 18 + 40;
+  return Math.max(260, Math.min(height, needed));
 }

@@ -1,7 +1,7 @@
 // The catalog browser: a tree on the left, the page of the selected catalog, database,
 // table, view or function (or a create form) on the right. URLs:
 // /catalog, /catalog/<c>, /catalog/<c>/<d>, /catalog/<c>/<d>/(table|view|function)/<name>,
-// /catalog?new=catalog, /catalog/<c>?new=database, /catalog/<c>/<d>?new=table: the create
+// /catalog?new=catalog, /catalog/<c>?new=database, /catalog/<c>/<d>?new=table|view|function: the create
 // forms live in the query string, so that no name (a catalog called "new-catalog") is taken.
 import type { ReactNode } from "react";
 import type { User } from "../../api";
@@ -9,7 +9,9 @@ import { Link, useLocation, useSegments } from "../../router";
 import { CatalogTree, type ObjectKind, type Selection } from "./Tree";
 import { NewCatalogForm } from "./forms/NewCatalogForm";
 import { NewDatabaseForm } from "./forms/NewDatabaseForm";
+import { NewFunctionForm } from "./forms/NewFunctionForm";
 import { NewTableForm } from "./forms/NewTableForm";
+import { NewViewForm } from "./forms/NewViewForm";
 import { CatalogHome } from "./CatalogHome";
 import { CatalogView } from "./CatalogView";
 import { DatabaseView } from "./DatabaseView";
@@ -40,6 +42,10 @@ export function CatalogPage({ user }: { user: User }) {
   } else if (segments.length === 2 && creating === "table") {
     Object.assign(selection, { catalog: c, database: d });
     main = <NewTableForm catalog={c} database={d} />;
+  } else if (segments.length === 2 && (creating === "view" || creating === "function")) {
+    Object.assign(selection, { catalog: c, database: d });
+    main =
+      creating === "view" ? <NewViewForm catalog={c} database={d} /> : <NewFunctionForm catalog={c} database={d} />;
   } else if (segments.length === 2) {
     Object.assign(selection, { catalog: c, database: d });
     main = <DatabaseView key={`${c}/${d}`} catalog={c} database={d} />;

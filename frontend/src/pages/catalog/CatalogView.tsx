@@ -9,6 +9,8 @@ import {
   EditableComment,
   ErrorAlert,
   KeyValues,
+  ReadOnlyNote,
+  canOf,
   useCatalogQuery,
   useDelete,
   usePatch,
@@ -34,6 +36,7 @@ export function CatalogView({ catalog, user }: { catalog: string; user: User }) 
     );
   if (!info.data) return <p className="cat-main-inner muted">Loading catalog…</p>;
   const cat = info.data;
+  const can = canOf(cat);
 
   const askDrop = async () => {
     const databases = dbs.data?.items ?? [];
@@ -75,14 +78,20 @@ export function CatalogView({ catalog, user }: { catalog: string; user: User }) 
           <span className="badge info">catalog</span> {cat.name}
         </h1>
         <div className="spacer" />
-        <button type="button" className="primary" onClick={() => navigate(`${pathOf("catalog", catalog)}?new=database`)}>
-          New database
-        </button>
-        <button type="button" className="danger" onClick={() => void askDrop()}>
-          Drop catalog
-        </button>
+        {can.create ? (
+          <button type="button" className="primary" onClick={() => navigate(`${pathOf("catalog", catalog)}?new=database`)}>
+            New database
+          </button>
+        ) : null}
+        {can.drop ? (
+          <button type="button" className="danger" onClick={() => void askDrop()}>
+            Drop catalog
+          </button>
+        ) : null}
       </div>
+      <ReadOnlyNote can={can} what="catalog" />
       <EditableComment
+        editable={can.modify}
         value={cat.comment}
         onSave={async (comment) => {
           await save({ comment });
@@ -94,7 +103,7 @@ export function CatalogView({ catalog, user }: { catalog: string; user: User }) 
         <dt>Default database</dt>
         <dd>
           <Link to={pathOf("catalog", catalog, cat.default_database)}>{cat.default_database}</Link>{" "}
-          {dbs.data && dbs.data.items.length > 1 ? (
+          {can.modify && dbs.data && dbs.data.items.length > 1 ? (
             <span className="cat-inline">
               <label className="inline">
                 Change to

@@ -12,7 +12,9 @@ import {
   EditableComment,
   ErrorAlert,
   KeyValues,
+  ReadOnlyNote,
   StatusBadge,
+  canOf,
   useCatalogQuery,
   useDelete,
   usePatch,
@@ -43,6 +45,7 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
     );
   if (!info.data) return <p className="cat-main-inner muted">Loading database…</p>;
   const db = info.data;
+  const can = canOf(db);
   const kids = children.data;
   const count = kids ? kids.tables.length + kids.views.length + kids.functions.length : 0;
 
@@ -54,18 +57,32 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
           <span className="badge info">database</span> {db.catalog}.{db.name}
         </h1>
         <div className="spacer" />
-        <button
-          type="button"
-          className="primary"
-          onClick={() => navigate(`${pathOf("catalog", catalog, database)}?new=table`)}
-        >
-          New table
-        </button>
-        <button type="button" className="danger" onClick={() => setDropping(true)} disabled={!kids}>
-          Drop database
-        </button>
+        {can.create ? (
+          <>
+            <button
+              type="button"
+              className="primary"
+              onClick={() => navigate(`${pathOf("catalog", catalog, database)}?new=table`)}
+            >
+              New table
+            </button>
+            <button type="button" onClick={() => navigate(`${pathOf("catalog", catalog, database)}?new=view`)}>
+              New view
+            </button>
+            <button type="button" onClick={() => navigate(`${pathOf("catalog", catalog, database)}?new=function`)}>
+              New function
+            </button>
+          </>
+        ) : null}
+        {can.drop ? (
+          <button type="button" className="danger" onClick={() => setDropping(true)} disabled={!kids}>
+            Drop database
+          </button>
+        ) : null}
       </div>
+      <ReadOnlyNote can={can} what="database" />
       <EditableComment
+        editable={can.modify}
         value={db.comment}
         onSave={async (comment) => {
           await save({ comment });

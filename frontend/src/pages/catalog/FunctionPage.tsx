@@ -2,7 +2,7 @@
 import { useState } from "react";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
-import { DropDialog, EditableComment } from "./common";
+import { DropDialog, EditableComment, ReadOnlyNote, canOf } from "./common";
 import { Header, NotLoaded, useObject, type FunctionInfo, type ObjectProps } from "./object/parts";
 
 export function FunctionPage({ catalog, database, name }: ObjectProps) {
@@ -13,23 +13,24 @@ export function FunctionPage({ catalog, database, name }: ObjectProps) {
 
   if (!info.data) return <NotLoaded parts={parts} error={info.error} what="function" />;
   const fn = info.data;
+  const can = canOf(fn);
   return (
     <div className="cat-main-inner">
       <Header
         parts={parts}
         kind="function"
         actions={
-          <button type="button" className="danger" onClick={() => setDropping(true)}>
-            Drop function
-          </button>
+          can.drop ? (
+            <button type="button" className="danger" onClick={() => setDropping(true)}>
+              Drop function
+            </button>
+          ) : null
         }
       >
         <span className="badge">{fn.language}</span>
       </Header>
-      <EditableComment
-        value={fn.comment}
-        onSave={(comment) => save({ comment })}
-      />
+      <ReadOnlyNote can={can} what="function" />
+      <EditableComment value={fn.comment} editable={can.modify} onSave={(comment) => save({ comment })} />
       <dl className="cat-facts">
         <dt>Language</dt>
         <dd>{fn.language}</dd>

@@ -4,8 +4,10 @@ import { useEffect, useRef, useState } from "react";
 import { sqlPath, type Schema } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
-import { DropDialog, EditableComment, ErrorAlert, StatusBadge, useRefreshCatalog } from "./common";
+import { DropDialog, EditableComment, ErrorAlert, ReadOnlyNote, StatusBadge, canOf, useRefreshCatalog } from "./common";
 import { DdlPanel, PropertiesPanel, SamplePanel } from "./object/panels";
+import { SchemaEditor } from "./object/SchemaEditor";
+import { StatisticsPanel } from "./object/StatisticsPanel";
 import { Header, NotLoaded, Tabs, queryInEditor, useObject, type ObjectProps, type TabSpec, type TableInfo } from "./object/parts";
 import { Details, SchemaTable } from "./object/SchemaTable";
 
@@ -18,6 +20,7 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
   // A staged table (being created by a job) is polled until it is active.
   const { base, info, save, drop } = useObject<TableInfo>({ catalog, database, name }, "tables", isStaged);
   const [dropping, setDropping] = useState(false);
+  const [editing, setEditing] = useState(false);
   const refresh = useRefreshCatalog();
   const staged = info.data ? isStaged(info.data) : false;
   const wasStaged = useRef(false);
@@ -34,6 +37,7 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
   const table = info.data;
   const resolved = table.resolved_schema;
   const schema: Schema = resolved ?? table.schema;
+  const can = canOf(table);
 
   const tabs: TabSpec[] = [
     {
@@ -44,10 +48,25 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
           {staged ? (
             <p className="muted">The schema is known once the job creating the table has finished.</p>
           ) : null}
-          <SchemaTable schema={schema} resolved={resolved !== null} />
-          {resolved && resolved.expressions_resolved === false ? (
-            <p className="muted">Computed column types are filled in once a worker has analysed the expressions.</p>
-          ) : null}
+          {editing ? (
+            <SchemaEditor
+              path={parts}
+              schema={table.schema}
+              onSave={(declared) => save({ schema: declared })}
+              onClose={() => setEditing(false)}
+            />
+          ) : (
+            <>
+              <SchemaTable schema={schema} />
+              {can.modify && !staged ? (
+                <div className="toolbar">
+                  <button type="button" className="small" onClick={() => setEditing(true)}>
+                    Edit schema
+                  </button>
+                </div>
+              ) : null}
+            </>
+          )}
         </>
       ),
     },
@@ -55,6 +74,11 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
     { id: "properties", label: "Properties", render: () => <PropertiesPanel base={base} /> },
   ];
   if (!staged) {
+    tabs.push({
+      id: "statistics",
+      label: "Statistics",
+      render: () => <StatisticsPanel base={base} sqlPath={path} canAnalyze={can.modify} />,
+    });
     tabs.push({ id: "ddl", label: "DDL", render: () => <DdlPanel path={path} /> });
     tabs.push({ id: "sample", label: "Sample data", render: () => <SamplePanel path={path} title={name} /> });
   }
@@ -69,9 +93,11 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
             <button type="button" onClick={() => queryInEditor(path, name)} disabled={staged}>
               Query
             </button>
-            <button type="button" className="danger" onClick={() => setDropping(true)}>
-              Drop table
-            </button>
+            {can.drop ? (
+              <button type="button" className="danger" onClick={() => setDropping(true)}>
+                Drop table
+              </button>
+            ) : null}
           </>
         }
       >
@@ -81,10 +107,8 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
         <span className="badge">{table.managed ? "managed" : "external"}</span>
       </Header>
       {info.error ? <ErrorAlert error={info.error} /> : null}
-      <EditableComment
-        value={table.comment}
-        onSave={(comment) => save({ comment })}
-      />
+      <ReadOnlyNote can={can} what="table" />
+      <EditableComment value={table.comment} editable={can.modify} onSave={(comment) => save({ comment })} />
       <dl className="cat-facts">
         <dt>Owner</dt>
         <dd>{table.created_by ?? "—"}</dd>

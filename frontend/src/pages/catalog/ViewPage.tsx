@@ -3,7 +3,7 @@ import { useState } from "react";
 import { sqlPath } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
-import { DropDialog, EditableComment } from "./common";
+import { DropDialog, EditableComment, ReadOnlyNote, canOf } from "./common";
 import { SamplePanel } from "./object/panels";
 import { Header, NotLoaded, Tabs, queryInEditor, useObject, type ObjectProps, type TabSpec, type TableInfo } from "./object/parts";
 import { SchemaTable } from "./object/SchemaTable";
@@ -18,6 +18,7 @@ export function ViewPage({ catalog, database, name }: ObjectProps) {
   if (!info.data) return <NotLoaded parts={parts} error={info.error} what="view" />;
   const view = info.data;
   const schema = view.resolved_schema ?? view.schema;
+  const can = canOf(view);
   const tabs: TabSpec[] = [
     {
       id: "query",
@@ -36,7 +37,7 @@ export function ViewPage({ catalog, database, name }: ObjectProps) {
       label: "Schema",
       render: () =>
         schema && schema.columns.length > 0 ? (
-          <SchemaTable schema={schema} resolved={view.resolved_schema !== null} />
+          <SchemaTable schema={schema} />
         ) : (
           <p className="muted">The schema is derived when a worker analyses the view.</p>
         ),
@@ -53,16 +54,16 @@ export function ViewPage({ catalog, database, name }: ObjectProps) {
             <button type="button" onClick={() => queryInEditor(path, name)}>
               Query
             </button>
-            <button type="button" className="danger" onClick={() => setDropping(true)}>
-              Drop view
-            </button>
+            {can.drop ? (
+              <button type="button" className="danger" onClick={() => setDropping(true)}>
+                Drop view
+              </button>
+            ) : null}
           </>
         }
       />
-      <EditableComment
-        value={view.comment}
-        onSave={(comment) => save({ comment })}
-      />
+      <ReadOnlyNote can={can} what="view" />
+      <EditableComment value={view.comment} editable={can.modify} onSave={(comment) => save({ comment })} />
       <dl className="cat-facts">
         <dt>Owner</dt>
         <dd>{view.created_by ?? "—"}</dd>

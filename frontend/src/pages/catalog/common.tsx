@@ -64,9 +64,12 @@ export function ErrorAlert({ error }: { error: unknown }) {
 export function EditableComment({
   value,
   onSave,
+  editable = true,
 }: {
   value: string;
   onSave: (comment: string) => Promise<void>;
+  /** False when the user may not change the object (`can.modify`): no Edit button. */
+  editable?: boolean;
 }) {
   const [editing, setEditing] = useState(false);
   const [text, setText] = useState(value);
@@ -97,9 +100,11 @@ export function EditableComment({
         <p className={value ? "cat-comment-text" : "cat-comment-text muted"} data-testid="comment">
           {value || "No comment."}
         </p>
-        <button type="button" className="small" onClick={start}>
-          Edit comment
-        </button>
+        {editable ? (
+          <button type="button" className="small" onClick={start}>
+            Edit comment
+          </button>
+        ) : null}
       </div>
     );
   return (
@@ -235,6 +240,32 @@ export function KeyValues({ values, empty }: { values: Record<string, string>; e
         ))}
       </tbody>
     </table>
+  );
+}
+
+// --- what the user may do ----------------------------------------------------------------------
+
+/** `can` of a catalog object (docs/api.md): what the signed-in user may do with it. An answer
+ * without it (an older server) allows nothing, so no control fails after its confirm. */
+export interface Can {
+  modify: boolean;
+  drop: boolean;
+  create: boolean;
+}
+
+const NOTHING: Can = { modify: false, drop: false, create: false };
+
+export function canOf(object: { can?: Can } | null | undefined): Can {
+  return object?.can ?? NOTHING;
+}
+
+/** Why a control is missing, said once near the header. */
+export function ReadOnlyNote({ can, what }: { can: Can; what: string }) {
+  if (can.modify || can.drop) return null;
+  return (
+    <p className="muted cat-readonly" data-testid="read-only">
+      Only its owner, the catalog's owner or an admin may change or drop this {what}.
+    </p>
   );
 }
 

@@ -5,6 +5,7 @@ import {
   emptyForm,
   errorTarget,
   moveRow,
+  needsAnalyzer,
   targetKey,
   toTableRequest,
   type TableForm,
@@ -102,5 +103,25 @@ describe("moveRow", () => {
     expect(moveRow([1, 2, 3], 2, -1)).toEqual([1, 3, 2]);
     expect(moveRow([1, 2, 3], 0, -1)).toEqual([1, 2, 3]);
     expect(moveRow([1, 2, 3], 2, 1)).toEqual([1, 2, 3]);
+  });
+});
+
+describe("needsAnalyzer", () => {
+  it("is true with a computed column or a watermark, false otherwise", () => {
+    const plain = { ...emptyForm(), columns: [{ ...emptyColumn(), name: "id", dataType: "BIGINT" }] };
+    expect(needsAnalyzer(plain)).toBe(false);
+    const blank = { ...plain, columns: [...plain.columns, { ...emptyColumn("computed"), name: "x", expression: "  " }] };
+    expect(needsAnalyzer(blank)).toBe(false);
+    const computed = { ...plain, columns: [...plain.columns, { ...emptyColumn("computed"), name: "x", expression: "id * 2" }] };
+    expect(needsAnalyzer(computed)).toBe(true);
+    expect(needsAnalyzer({ ...plain, watermarkColumn: "ts", watermarkExpression: "ts" })).toBe(true);
+    expect(needsAnalyzer({ ...plain, watermarkColumn: "ts", watermarkExpression: "" })).toBe(false);
+  });
+
+  it("routes Spark's refusal of an expression to that column's expression field", () => {
+    const f = form();
+    const target = errorTarget("schema.columns[2].expression", f);
+    expect(target).toEqual({ area: "column", row: f.columns[2].id, field: "expression" });
+    expect(errorTarget("schema.watermarks[0].expression", f)).toEqual({ area: "watermark", field: "expression" });
   });
 });

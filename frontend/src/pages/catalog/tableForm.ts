@@ -211,6 +211,13 @@ export function targetKey(target: ErrorTarget): string {
   }
 }
 
+/** Whether creating this table waits for Spark's analyzer on a worker (FLIP-164: computed
+ * columns and watermarks are typed before the table is stored; a table without them is not). */
+export function needsAnalyzer(form: TableForm): boolean {
+  const computed = form.columns.some((c) => c.kind === "computed" && c.expression.trim() !== "");
+  return computed || (form.watermarkColumn !== "" && form.watermarkExpression.trim() !== "");
+}
+
 /** Names usable in watermark / primary key / partition selects (non-empty, in order). */
 export function columnNames(form: TableForm): string[] {
   return form.columns.map((c) => c.name.trim()).filter((n) => n.length > 0);

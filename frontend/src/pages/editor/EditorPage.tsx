@@ -5,7 +5,7 @@ import { del, enc, type User } from "../../api";
 import { useTitle } from "../../router";
 import { onOpenInEditor } from "../../store";
 import { TabPane } from "./TabPane";
-import { newId, type TabMeta, type TabOpen } from "./types";
+import { newId, type ParameterEntry, type TabMeta, type TabOpen } from "./types";
 import "./editor.css";
 
 interface Stored {
@@ -28,6 +28,9 @@ function load(user: User): Stored {
         sql: tab.sql,
         sessionId: typeof tab.sessionId === "string" ? tab.sessionId : null,
         savedQueryId: typeof tab.savedQueryId === "string" ? tab.savedQueryId : null,
+        params: cleanParams(tab.params),
+        lastJobId: typeof tab.lastJobId === "string" ? tab.lastJobId : null,
+        savedSql: typeof tab.savedSql === "string" ? tab.savedSql : null,
       }));
       if (tabs.length > 0)
         return { tabs, active: tabs.some((tab) => tab.id === data.active) ? data.active! : tabs[0].id };
@@ -37,6 +40,25 @@ function load(user: User): Stored {
   }
   const first: TabMeta = { id: newId(), title: "Query 1", sql: "", sessionId: null, savedQueryId: null };
   return { tabs: [first], active: first.id };
+}
+
+/** Stored parameter inputs, keeping only well-formed entries. */
+function cleanParams(raw: unknown): Record<string, ParameterEntry> {
+  const out: Record<string, ParameterEntry> = {};
+  if (!raw || typeof raw !== "object") return out;
+  for (const [name, entry] of Object.entries(raw as Record<string, unknown>)) {
+    const { value, mode } = (entry ?? {}) as Partial<ParameterEntry>;
+    if (typeof value === "string" && (mode === "auto" || mode === "text" || mode === "null")) out[name] = { value, mode };
+  }
+  return out;
+}
+
+const MAX_CLOSED = 20;
+const TOAST_MS = 10_000;
+
+/** SQL typed in a tab that is not the text of its saved query. */
+export function hasUnsavedSql(tab: TabMeta): boolean {
+  return tab.sql.trim() !== "" && tab.sql !== (tab.savedSql ?? null);
 }
 
 function nextTitle(tabs: TabMeta[]): string {
@@ -78,21 +100,69 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
     }));
   }, []);
 
-  const addTab = useCallback((sql = "", title?: string, open?: TabOpen) => {
+  const addTab = useCallback(
+    (sql = "", title?: string, open?: TabOpen, savedQueryId: string | null = null, params?: Record<string, ParameterEntry>) => {
     const id = newId();
     setState((current) => ({
       tabs: [
         ...current.tabs,
-        { id, title: title || nextTitle(current.tabs), sql, sessionId: null, savedQueryId: null },
+        {
+          id,
+          title: title || nextTitle(current.tabs),
+          sql,
+          sessionId: null,
+          savedQueryId,
+          savedSql: savedQueryId ? sql : null,
+          params: params ?? {},
+        },
       ],
       active: id,
     }));
     if (open) setOpens((current) => ({ ...current, [id]: open }));
-  }, []);
+  },
+  [],
+  );
+
+  /** A saved query: its linked tab is focused when there is one (unless a new tab is asked). */
+  const openSaved = useCallback(
+    (sql: string, title: string | undefined, savedQueryId: string, newTab: boolean, open: TabOpen) => {
+      const linked = newTab ? undefined : latest.current.tabs.find((tab) => tab.savedQueryId === savedQueryId);
+      if (linked) setState((current) => ({ ...current, active: linked.id }));
+      else addTab(sql, title, open, savedQueryId);
+    },
+    [addTab],
+  );
+
+  // Closed tabs, newest last, to reopen (the toast's Undo, the ↺ button, Alt+Shift+T).
+  const [closed, setClosed] = useState<TabMeta[]>([]);
+  const [toast, setToast] = useState<TabMeta | null>(null);
+  useEffect(() => {
+    if (!toast) return;
+    const timer = setTimeout(() => setToast(null), TOAST_MS);
+    return () => clearTimeout(timer);
+  }, [toast]);
+
+  const reopen = useCallback(
+    (which?: TabMeta) => {
+      const tab = which ?? closed[closed.length - 1];
+      if (!tab) return;
+      // Its session was closed with it: the reopened tab opens a new one.
+      const revived: TabMeta = { ...tab, id: newId(), sessionId: null };
+      setClosed((current) => current.filter((item) => item !== tab));
+      setState((now) => ({ tabs: [...now.tabs, revived], active: revived.id }));
+      setToast(null);
+    },
+    [closed],
+  );
 
   const closeTab = (id: string) => {
     const closing = tabs.find((tab) => tab.id === id);
     if (closing?.sessionId) del(`/sessions/${enc(closing.sessionId)}`).catch(() => undefined);
+    if (closing) {
+      setClosed((current) => [...current.slice(-(MAX_CLOSED - 1)), closing]);
+      // Unsaved SQL: closed at once, with Undo at hand.
+      if (hasUnsavedSql(closing)) setToast(closing);
+    }
     setState((current) => {
       const index = current.tabs.findIndex((tab) => tab.id === id);
       const rest = current.tabs.filter((tab) => tab.id !== id);
@@ -107,14 +177,12 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
 
   useEffect(
     () =>
-      onOpenInEditor((request) =>
-        addTab(request.sql, request.title, {
-          run: request.run,
-          catalog: request.catalog,
-          database: request.database,
-        }),
-      ),
-    [addTab],
+      onOpenInEditor((request) => {
+        const open = { run: request.run, catalog: request.catalog, database: request.database };
+        if (request.savedQueryId) openSaved(request.sql, request.title, request.savedQueryId, !!request.newTab, open);
+        else addTab(request.sql, request.title, open);
+      }),
+    [addTab, openSaved],
   );
 
   const onTabKey = (event: KeyboardEvent<HTMLDivElement>) => {
@@ -126,6 +194,19 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
   };
 
   const onJobDone = useCallback(() => setHistoryKey((key) => key + 1), []);
+
+  // Alt+Shift+T reopens the last closed tab (Ctrl+Shift+T belongs to the browser).
+  useEffect(() => {
+    if (!active) return;
+    const onKey = (event: globalThis.KeyboardEvent) => {
+      if (event.altKey && event.shiftKey && event.code === "KeyT") {
+        event.preventDefault();
+        reopen();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [active, reopen]);
 
   return (
     <div className="editor-page" data-active={active}>
@@ -184,6 +265,30 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
           +
         </button>
       </div>
+      {closed.length > 0 && (
+        <details className="closed-tabs">
+          <summary aria-label="Closed tabs" title="Reopen a closed tab (Alt+Shift+T: the last one)">
+            ↺
+          </summary>
+          <ul role="menu" aria-label="Closed tabs">
+            {[...closed].reverse().map((tab) => (
+              <li key={tab.id}>
+                <button type="button" role="menuitem" onClick={() => reopen(tab)}>
+                  {tab.title}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+      {toast && (
+        <div className="toast" role="status" data-testid="closed-toast">
+          Closed “{toast.title}” with unsaved SQL.
+          <button type="button" className="small" onClick={() => reopen(toast)}>
+            Undo
+          </button>
+        </div>
+      )}
       {tabs.map((tab) => (
         <TabPane
           key={tab.id}
@@ -191,7 +296,7 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
           visible={active && tab.id === activeTab.id}
           open={opens[tab.id]}
           onUpdate={update}
-          onOpenTab={(sql, title) => addTab(sql, title)}
+          onOpenTab={(sql, title, params) => addTab(sql, title, undefined, null, params)}
           historyKey={historyKey}
           onJobDone={onJobDone}
         />

@@ -1,6 +1,15 @@
 // The tab's toolbar: Run, Run all, Format, Save, and the session's catalog and database.
 import type { Session } from "../../api";
+import type { StartedIn } from "./tabSession";
 import type { RunMode } from "./useStatementRunner";
+
+const STARTED: Record<StartedIn, string> = {
+  requested: "",
+  last_used: "Opened where you last worked",
+  user_default: "Opened in your default catalog",
+  server_default: "Opened in the server's default catalog",
+  none: "",
+};
 
 export function EditorToolbar({
   running,
@@ -12,7 +21,11 @@ export function EditorToolbar({
   onRun,
   onFormat,
   onSave,
+  onSaveAs,
   onSwitch,
+  startedIn,
+  whereNote,
+  onMakeDefault,
 }: {
   running: boolean;
   savedQueryId: string | null;
@@ -23,8 +36,14 @@ export function EditorToolbar({
   onRun(mode: RunMode): void;
   onFormat(): void;
   onSave(): void;
+  onSaveAs(): void;
   onSwitch(change: { current_catalog?: string; current_database?: string }): Promise<void>;
+  startedIn: StartedIn | null;
+  whereNote: string | null;
+  onMakeDefault(): void;
 }) {
+  const started = startedIn ? STARTED[startedIn] : "";
+  const nowhere = !!session && !session.current_catalog;
   return (
     <div
       className="toolbar editor-toolbar"
@@ -47,8 +66,23 @@ export function EditorToolbar({
       <button type="button" onClick={onSave} title={savedQueryId ? "Update the saved query (Ctrl+S)" : "Save as a saved query (Ctrl+S)"}>
         {savedQueryId ? "Save" : "Save…"}
       </button>
+      {savedQueryId && (
+        <button type="button" onClick={onSaveAs} title="Save a copy under another name; the tab follows the copy">
+          Save as…
+        </button>
+      )}
       {saveNote && <span className="muted small-text" role="status">{saveNote}</span>}
       <span className="toolbar-spacer" />
+      {nowhere && (
+        <span className="where-note warning" role="status" data-testid="where-note">
+          No current catalog: choose one
+        </span>
+      )}
+      {!nowhere && (whereNote || started) && (
+        <span className="where-note muted small-text" data-testid="where-note">
+          {whereNote ?? started}
+        </span>
+      )}
       <label className="inline-field">
         <span>Catalog</span>
         <select
@@ -56,7 +90,7 @@ export function EditorToolbar({
           value={session?.current_catalog ?? ""}
           onChange={(event) => void onSwitch({ current_catalog: event.target.value })}
         >
-          {!session?.current_catalog && <option value="">{session ? "—" : "(default)"}</option>}
+          {!session?.current_catalog && <option value="">{session ? "— choose —" : "…"}</option>}
           {session?.current_catalog && !catalogs.includes(session.current_catalog) && (
             <option value={session.current_catalog}>{session.current_catalog}</option>
           )}
@@ -86,6 +120,15 @@ export function EditorToolbar({
           ))}
         </select>
       </label>
+      <button
+        type="button"
+        className="small"
+        disabled={!session?.current_catalog}
+        onClick={onMakeDefault}
+        title="New tabs start here when the catalog you last used is gone"
+      >
+        Make default
+      </button>
     </div>
   );
 }

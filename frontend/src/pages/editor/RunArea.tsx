@@ -14,6 +14,7 @@ export function RunArea({
   elapsed,
   onPick,
   onCancel,
+  savedQueryId,
 }: {
   run: RunState | null;
   running: boolean;
@@ -21,6 +22,8 @@ export function RunArea({
   elapsed: number;
   onPick(index: number): void;
   onCancel(): void;
+  /** The tab's saved query: the result's chart config is kept with it. */
+  savedQueryId?: string | null;
 }) {
   const job = run?.job ?? null;
   // A script's statements can each be looked at once they have ended; the last by default.
@@ -96,7 +99,7 @@ export function RunArea({
       )}
       {showGrid && shown && (
         <div className="result-box">
-          <ResultView job={shown} />
+          <ResultView job={shown} savedQueryId={savedQueryId} />
         </div>
       )}
     </div>

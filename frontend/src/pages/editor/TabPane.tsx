@@ -2,19 +2,24 @@
 // progress, elapsed, Cancel, errors marked in the text, the result) and the side panel
 // (Session / History).
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { invalidate } from "../../data/queries";
 import { EditorSelection } from "@codemirror/state";
 import type { EditorView } from "@codemirror/view";
-import { ApiError, enc, patch } from "../../api";
+import { ApiError, enc, get, patch, type Job, type Workspace } from "../../api";
 import { CompletionCache, type CompletionHost } from "./completion";
 import { EditorToolbar } from "./EditorToolbar";
 import { HistoryPanel } from "./HistoryPanel";
 import { RunArea } from "./RunArea";
 import { SaveDialog } from "./SaveDialog";
+import { SchemaPanel } from "./SchemaPanel";
 import { SessionPanel } from "./SessionPanel";
 import { SqlEditor } from "./SqlEditor";
-import { mapCursorThroughFormat } from "./sqlText";
+import { askPermissionOnce, jobEnded, LONG_RUN_MS, markSeen } from "./notify";
+import { ParameterBar } from "./ParameterBar";
+import { mapCursorThroughFormat, parameterNames, parameterValue } from "./sqlText";
 import { useTabSession } from "./tabSession";
-import { errorText, type SavedQuery, type TabMeta, type TabOpen } from "./types";
+import { errorText, parameterEntries, type ParameterEntry, type SavedQuery, type TabMeta, type TabOpen } from "./types";
 import { useStatementRunner } from "./useStatementRunner";
 
 export function TabPane({
@@ -31,13 +36,15 @@ export function TabPane({
   visible: boolean;
   open: TabOpen | undefined;
   onUpdate(id: string, change: Partial<TabMeta>): void;
-  onOpenTab(sql: string, title?: string): void;
+  onOpenTab(sql: string, title?: string, params?: Record<string, ParameterEntry>): void;
   historyKey: number;
   onJobDone(): void;
 }) {
+  const client = useQueryClient();
   const viewRef = useRef<EditorView | null>(null);
   const cache = useMemo(() => new CompletionCache(), []);
-  const [side, setSide] = useState<"session" | "history">("session");
+  const [side, setSide] = useState<"session" | "history" | "schema">("session");
+  const [sideOpen, setSideOpen] = useState(true);
   const [refreshKey, setRefreshKey] = useState(0);
   // The SQL being saved as a new saved query (the Save dialog is open), or null.
   const [saving, setSaving] = useState<string | null>(null);
@@ -48,9 +55,34 @@ export function TabPane({
   });
 
   const tabId = tab.id;
+  const visibleRef = useRef(visible);
+  useEffect(() => {
+    visibleRef.current = visible;
+    if (visible && !document.hidden) markSeen();
+  }, [visible]);
+  useEffect(() => {
+    const back = () => {
+      if (visibleRef.current && !document.hidden) markSeen();
+    };
+    document.addEventListener("visibilitychange", back);
+    return () => document.removeEventListener("visibilitychange", back);
+  }, []);
   const onSessionId = useCallback((sessionId: string | null) => onUpdate(tabId, { sessionId }), [onUpdate, tabId]);
-  const { session, sessionError, catalogs, databases, ensureSession, forgetSession, refreshSession, switchTo } =
+  const { session, startedIn, sessionError, catalogs, databases, ensureSession, forgetSession, refreshSession, switchTo } =
     useTabSession({ initialId: tab.sessionId, open, visible, onSessionId });
+  const [whereNote, setWhereNote] = useState<string | null>(null);
+  const makeDefault = useCallback(async () => {
+    if (!session?.current_catalog) return;
+    try {
+      await patch<Workspace>("/workspace", {
+        default_catalog: session.current_catalog,
+        ...(session.current_database ? { default_database: session.current_database } : {}),
+      });
+      setWhereNote(`Default: ${session.current_catalog}${session.current_database ? "." + session.current_database : ""}`);
+    } catch (error) {
+      setWhereNote(`Not set: ${errorText(error)}`);
+    }
+  }, [session]);
 
   const host: CompletionHost = useMemo(
     () => ({ session: () => ensureSession().then((found) => found.id), cache }),
@@ -58,15 +90,45 @@ export function TabPane({
   );
 
   // After each run: re-read the session (USE, SET), refresh the panels and caches.
-  const afterRun = useCallback(async () => {
+  const afterRun = useCallback(async (last: Job | null) => {
+    if (last) {
+      onUpdate(tabId, { lastJobId: last.id });
+      jobEnded(last, document.hidden || !visibleRef.current);
+    }
     cache.clear();
     const fresh = await refreshSession();
     setRefreshKey((key) => key + 1);
     onJobDone();
     return fresh;
-  }, [cache, refreshSession, onJobDone]);
-  const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun });
-  const { execute, fail } = runner;
+  }, [cache, refreshSession, onJobDone, onUpdate, tabId]);
+  const parametersFor = useCallback((sql: string) => {
+    const values = tabRef.current.params ?? {};
+    const sent: Record<string, string | number | null> = {};
+    for (const name of parameterNames(sql)) {
+      const entry = values[name] ?? { value: "", mode: "auto" };
+      sent[name] = parameterValue(entry.value, entry.mode);
+    }
+    return sent;
+  }, []);
+  const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun, parametersFor });
+  const { execute, fail, restore } = runner;
+
+  // A run that takes long: ask (once) whether its end may be notified.
+  const longRun = runner.running && runner.elapsed >= LONG_RUN_MS;
+  useEffect(() => {
+    if (longRun) askPermissionOnce();
+  }, [longRun]);
+
+  // After a reload: the tab's last job (and its result) shows again, read from the server.
+  const restoredJob = useRef(tab.lastJobId ?? null);
+  useEffect(() => {
+    const id = restoredJob.current;
+    if (!id || !visible) return;
+    restoredJob.current = null;
+    get<Job>(`/jobs/${enc(id)}`)
+      .then((job) => restore(job))
+      .catch(() => onUpdate(tabId, { lastJobId: null })); // gone: forget it
+  }, [visible, restore, onUpdate, tabId]);
 
   const switchAndRefresh = async (change: { current_catalog?: string; current_database?: string }) => {
     await switchTo(change);
@@ -117,14 +179,22 @@ export function TabPane({
     }
     try {
       await patch<SavedQuery>(`/saved-queries/${enc(current.savedQueryId)}`, { sql });
+      onUpdate(current.id, { sql, savedSql: sql });
       setSaveNote(`Saved at ${new Date().toLocaleTimeString()}`);
+      void invalidate(client, "saved-queries");
     } catch (error) {
-      if (error instanceof ApiError && error.status === 404) {
+      if (error instanceof ApiError && (error.status === 404 || error.status === 403)) {
+        // Deleted meanwhile, or not yours: save a copy instead.
         onUpdate(current.id, { savedQueryId: null });
         setSaving(sql);
       } else setSaveNote(`Not saved: ${errorText(error)}`);
     }
-  }, [onUpdate]);
+  }, [onUpdate, client]);
+
+  /** "Save as…": a new saved query (a copy), which the tab is linked to from then on. */
+  const saveAs = useCallback(() => {
+    setSaving(viewRef.current?.state.doc.toString() ?? tabRef.current.sql);
+  }, []);
 
   const commands = {
     run: () => void execute("statement"),
@@ -152,6 +222,20 @@ export function TabPane({
     [onUpdate, tabId],
   );
 
+  const markerNames = useMemo(() => parameterNames(tab.sql), [tab.sql]);
+  const setParam = useCallback(
+    (name: string, entry: ParameterEntry) =>
+      onUpdate(tabId, { params: { ...(tabRef.current.params ?? {}), [name]: entry } }),
+    [onUpdate, tabId],
+  );
+
+  const insertAtCursor = (text: string) => {
+    const view = viewRef.current;
+    if (!view) return;
+    view.dispatch(view.state.replaceSelection(text));
+    view.focus();
+  };
+
   const replaceDoc = (sql: string) => {
     const view = viewRef.current;
     if (!view) return;
@@ -172,7 +256,11 @@ export function TabPane({
           onRun={(mode) => void execute(mode)}
           onFormat={() => void format()}
           onSave={() => void saveQuery()}
+          onSaveAs={saveAs}
           onSwitch={switchAndRefresh}
+          startedIn={startedIn}
+          whereNote={whereNote}
+          onMakeDefault={() => void makeDefault()}
         />
         {sessionError && <div className="alert danger slim">{sessionError}</div>}
         <div className="editor-frame">
@@ -186,6 +274,12 @@ export function TabPane({
             }}
           />
         </div>
+        <ParameterBar
+          names={markerNames}
+          values={tab.params ?? {}}
+          onChange={setParam}
+          onRun={() => void execute("statement")}
+        />
         <RunArea
           run={runner.run}
           running={runner.running}
@@ -193,18 +287,31 @@ export function TabPane({
           elapsed={runner.elapsed}
           onPick={runner.setPicked}
           onCancel={() => void runner.cancel()}
+          savedQueryId={tab.savedQueryId}
         />
       </div>
-      <aside className="side-panel" aria-label="Side panel">
+      {!sideOpen && (
+        <button type="button" className="side-expand" aria-label="Show the side panel" title="Show the side panel" onClick={() => setSideOpen(true)}>
+          ⟨
+        </button>
+      )}
+      <aside className="side-panel" aria-label="Side panel" hidden={!sideOpen}>
         <div className="side-tabs" role="tablist">
+          <button type="button" role="tab" aria-selected={side === "schema"} onClick={() => setSide("schema")}>
+            Schema
+          </button>
           <button type="button" role="tab" aria-selected={side === "session"} onClick={() => setSide("session")}>
             Session
           </button>
           <button type="button" role="tab" aria-selected={side === "history"} onClick={() => setSide("history")}>
             History
           </button>
+          <button type="button" className="side-collapse" aria-label="Hide the side panel" title="Hide the side panel" onClick={() => setSideOpen(false)}>
+            ⟩
+          </button>
         </div>
-        {side === "session" ? (
+        {side === "schema" && <SchemaPanel session={session} catalogs={catalogs} onInsert={insertAtCursor} />}
+        {side === "session" && (
           <SessionPanel
             session={session}
             sessionError={sessionError}
@@ -213,26 +320,31 @@ export function TabPane({
               cache.clear();
             }}
           />
-        ) : (
+        )}
+        {side === "history" && (
           <HistoryPanel
             refreshKey={historyKey + refreshKey}
-            onOpen={(found) => onOpenTab(found.sql)}
-            onOpenHere={(found) => replaceDoc(found.sql)}
+            onOpen={(found) => onOpenTab(found.sql, undefined, parameterEntries(found.parameters))}
+            onOpenHere={(found) => {
+              replaceDoc(found.sql);
+              onUpdate(tabId, { params: { ...(tabRef.current.params ?? {}), ...parameterEntries(found.parameters) } });
+            }}
           />
         )}
       </aside>
       {saving !== null && (
         <SaveDialog
           sql={saving}
-          initialName={tab.title}
+          initialName={tab.savedQueryId ? `${tab.title} (copy)` : tab.title}
           onClose={() => {
             setSaving(null);
             viewRef.current?.focus();
           }}
           onSaved={(saved) => {
             setSaving(null);
-            onUpdate(tab.id, { savedQueryId: saved.id, title: saved.name });
+            onUpdate(tab.id, { savedQueryId: saved.id, title: saved.name, savedSql: saved.sql });
             setSaveNote(`Saved as “${saved.name}”`);
+            void invalidate(client, "saved-queries");
             viewRef.current?.focus();
           }}
         />

@@ -131,11 +131,17 @@ export function columnsOf(host: CompletionHost, path: string): Promise<Column[]>
   const request = host
     .session()
     .then((session) =>
-      get<{ object: { schema?: { columns: Column[] }; resolved_schema?: { columns: Column[] } | null } }>(
-        `/sessions/${enc(session)}/resolve${qs({ path, kind: "table" })}`,
-      ),
+      // missing=ok: a path typed halfway names nothing yet, which is an answer, not a 404.
+      get<{
+        found?: boolean;
+        object: { schema?: { columns: Column[] }; resolved_schema?: { columns: Column[] } | null } | null;
+      }>(`/sessions/${enc(session)}/resolve${qs({ path, kind: "table", missing: "ok" })}`),
     )
-    .then((body) => body.object.resolved_schema?.columns ?? body.object.schema?.columns ?? [])
+    .then((body) =>
+      body.found === false || !body.object
+        ? []
+        : (body.object.resolved_schema?.columns ?? body.object.schema?.columns ?? []),
+    )
     .catch((error: unknown) => {
       if (error instanceof ApiError && error.status === 404) return [];
       host.cache.columns.delete(key);

@@ -557,3 +557,65 @@ export const oneLine = (sql: string, max = 140): string => {
   const flat = sql.replace(/\s+/g, " ").trim();
   return flat.length > max ? flat.slice(0, max - 1) + "…" : flat;
 };
+
+/** Whether the `:` at `i` (code, not `::`) declares a struct field (`STRUCT<a: INT>`): the
+ * word before it follows `<` or `,` inside an open `<`. */
+function isFieldColon(code: string, i: number): boolean {
+  const before = code.slice(0, i).replace(/\s+$/, "");
+  const word = /[A-Za-z_][A-Za-z0-9_]*$|`[^`]*`$/.exec(before);
+  if (!word) return false;
+  const rest = before.slice(0, before.length - word[0].length).replace(/\s+$/, "");
+  const last = rest[rest.length - 1];
+  if (last !== "<" && last !== ",") return false;
+  let depth = 0;
+  for (let j = rest.length - 1; j >= 0; j--) {
+    const ch = rest[j];
+    if (ch === ">") depth++;
+    else if (ch === "<") {
+      if (depth === 0) return true;
+      depth--;
+    } else if (ch === "(" || ch === ")" || ch === ";") return false;
+  }
+  return false;
+}
+
+/** The named parameter markers (`:name`) of `sql`, each name once, in order of first use.
+ * Strings, comments, quoted names and `::` casts are not markers (as the server reads them). */
+export function parameterNames(sql: string): string[] {
+  // The text with every string, comment and quoted name blanked out (offsets kept).
+  let code = "";
+  let i = 0;
+  while (i < sql.length) {
+    if (isQuoteStart(sql, i)) {
+      const end = Math.max(skipQuoted(sql, i), i + 1);
+      code += " ".repeat(end - i);
+      i = end;
+    } else {
+      code += sql[i];
+      i++;
+    }
+  }
+  const names: string[] = [];
+  const marker = /:(\s*)([A-Za-z_][A-Za-z0-9_]*)/g;
+  for (let found = marker.exec(code); found; found = marker.exec(code)) {
+    const at = found.index;
+    if (code[at - 1] === ":" || code[at + 1] === ":") continue;
+    if (isFieldColon(code, at)) continue;
+    if (!names.includes(found[2])) names.push(found[2]);
+  }
+  return names;
+}
+
+/** A parameter's value as sent: `auto` sends a number when the text is one, else the text;
+ * `text` always the text; `null` SQL NULL. */
+export type ParameterMode = "auto" | "text" | "null";
+
+export function parameterValue(text: string, mode: ParameterMode): string | number | null {
+  if (mode === "null") return null;
+  if (mode === "text") return text;
+  const trimmed = text.trim();
+  // An integer beyond what a double holds exactly goes as text (Spark casts it as needed).
+  if (/^-?\d+$/.test(trimmed)) return Number.isSafeInteger(Number(trimmed)) ? Number(trimmed) : text;
+  if (/^-?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$/.test(trimmed) && Number.isFinite(Number(trimmed))) return Number(trimmed);
+  return text;
+}

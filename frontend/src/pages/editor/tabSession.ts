@@ -1,58 +1,35 @@
-// useTabSession: an editor tab's session — restored from its persisted id, created lazily
-// (where the user last worked), replaced when it answers 404 — with its current catalog and
+// useTabSession: an editor tab's session — restored from its persisted id, opened as soon as
+// the tab shows (where the server says: the user's last place or default), replaced when it answers 404 — with its current catalog and
 // database and the lists the toolbar offers. All server state goes through the query cache.
-import { useCallback, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { ApiError, enc, get, patch, post, type Catalog, type Database, type Page, type Session } from "../../api";
+import { ApiError, enc, patch, post, type Catalog, type Database, type Page, type Session, type SessionCreated } from "../../api";
 import { apiQuery, invalidate, keyOf } from "../../data/queries";
 import { errorText, type TabOpen } from "./types";
 
-const WHERE_KEY = "tessera.editor.where";
-
-/** New tabs start where the user last switched to (or in the first catalog there is). */
-function rememberWhere(session: Session): void {
-  if (!session.current_catalog) return;
-  const where = { catalog: session.current_catalog, database: session.current_database };
-  localStorage.setItem(WHERE_KEY, JSON.stringify(where));
-}
-
-function lastWhere(): { catalog?: string; database?: string | null } {
-  try {
-    return JSON.parse(localStorage.getItem(WHERE_KEY) ?? "{}") ?? {};
-  } catch {
-    return {};
-  }
-}
-
-async function createSession(catalog?: string, database?: string): Promise<Session> {
+/** A new tab's session: in the catalog it was opened for, else where the server says the
+ * user's sessions start (their last place, their default, the server's default, or none:
+ * never a catalog picked by name order). */
+async function createSession(catalog?: string, database?: string): Promise<SessionCreated> {
   if (catalog) {
-    return post<Session>("/sessions", {
+    return post<SessionCreated>("/sessions", {
       current_catalog: catalog,
       ...(database ? { current_database: database } : {}),
     });
   }
-  const where = lastWhere();
-  if (where.catalog) {
-    try {
-      return await post<Session>("/sessions", {
-        current_catalog: where.catalog,
-        ...(where.database ? { current_database: where.database } : {}),
-      });
-    } catch (error) {
-      if (!(error instanceof ApiError && error.status === 404)) throw error;
-      localStorage.removeItem(WHERE_KEY); // that catalog or database is gone
-    }
-  }
-  const first = await get<Page<{ name: string }>>("/catalogs?page_size=1");
-  const name = first.items[0]?.name;
-  return post<Session>("/sessions", name ? { current_catalog: name } : {});
+  return post<SessionCreated>("/sessions", { start: "workspace" });
 }
 
 const sessionPath = (id: string) => `/sessions/${enc(id)}`;
 const notFound = (error: unknown) => error instanceof ApiError && error.status === 404;
 
+/** Where a tab's new session started, as the server said. */
+export type StartedIn = SessionCreated["started_in"];
+
 export interface TabSession {
   session: Session | null;
+  /** Where the session this tab opened started (null: restored or not opened yet). */
+  startedIn: StartedIn | null;
   sessionError: string | null;
   catalogs: string[];
   databases: string[];
@@ -83,6 +60,7 @@ export function useTabSession({
   const idRef = useRef(initialId);
   const pending = useRef<Promise<Session> | null>(null);
   const [switchError, setSwitchError] = useState<string | null>(null);
+  const [startedIn, setStartedIn] = useState<StartedIn | null>(null);
   const [shown, setShown] = useState(visible);
   if (visible && !shown) setShown(true);
 
@@ -121,7 +99,9 @@ export function useTabSession({
           }
         }
         const created = await createSession(open?.catalog, open?.database);
-        client.setQueryData(keyOf(sessionPath(created.id)), created);
+        const { started_in: where, ...session } = created;
+        client.setQueryData(keyOf(sessionPath(created.id)), session);
+        setStartedIn(where);
         adopt(created.id);
         setSwitchError(null);
         return created;
@@ -148,7 +128,7 @@ export function useTabSession({
       try {
         const current = await ensureSession();
         const updated = await patch<Session>(sessionPath(current.id), change);
-        rememberWhere(updated);
+        setStartedIn(null); // moved by the user: where it started no longer matters
         client.setQueryData(keyOf(sessionPath(updated.id)), updated);
         setSwitchError(null);
         void invalidate(client, "catalogs");
@@ -159,10 +139,19 @@ export function useTabSession({
     [client, ensureSession],
   );
 
+  // A tab that shows opens its session at once, so the toolbar says where it is before
+  // anything runs.
+  const [openError, setOpenError] = useState<string | null>(null);
+  useEffect(() => {
+    if (!shown || sessionId) return;
+    ensureSession().catch((error: unknown) => setOpenError(errorText(error)));
+  }, [shown, sessionId, ensureSession]);
+
   const listError = catalogsQuery.error ? errorText(catalogsQuery.error) : null;
   return {
     session,
-    sessionError: switchError ?? loadError ?? listError,
+    startedIn,
+    sessionError: switchError ?? loadError ?? openError ?? listError,
     catalogs: catalogsQuery.data?.items.map((catalog) => catalog.name) ?? [],
     databases: databasesQuery.data?.items.map((database) => database.name) ?? [],
     ensureSession,

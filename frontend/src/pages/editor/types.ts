@@ -1,6 +1,7 @@
 // Types and small API helpers of the editor page (beyond src/api.ts).
 import { ApiError, type Job } from "../../api";
 import type { components } from "../../openapi/schema";
+import type { ParameterMode } from "./sqlText";
 
 export type { SavedQuery } from "../../api";
 
@@ -11,6 +12,18 @@ export interface TabMeta {
   sql: string;
   sessionId: string | null;
   savedQueryId: string | null;
+  /** The last job this tab ran: its result shows again after a reload. */
+  lastJobId?: string | null;
+  /** The SQL as last saved or opened from its saved query (unsaved changes differ). */
+  savedSql?: string | null;
+  /** Values typed for the `:name` markers of the SQL. */
+  params?: Record<string, ParameterEntry>;
+}
+
+/** A parameter's input: the text typed and how it is sent. */
+export interface ParameterEntry {
+  value: string;
+  mode: ParameterMode;
 }
 
 /** What to do when a tab opens (not persisted). */
@@ -31,6 +44,17 @@ export type TemporaryItem = Omit<components["schemas"]["TemporaryObjectOut"], "k
 };
 
 export type ScriptJob = Job;
+
+/** A job's parameter values as the tab's inputs (to run it again with the same values). */
+export function parameterEntries(values: Record<string, unknown> | undefined): Record<string, ParameterEntry> {
+  const entries: Record<string, ParameterEntry> = {};
+  for (const [name, value] of Object.entries(values ?? {})) {
+    if (value === null) entries[name] = { value: "", mode: "null" };
+    else if (typeof value === "number") entries[name] = { value: String(value), mode: "auto" };
+    else entries[name] = { value: String(value), mode: "text" };
+  }
+  return entries;
+}
 
 export const newId = (): string =>
   Math.random().toString(36).slice(2, 10) + Date.now().toString(36).slice(-4);

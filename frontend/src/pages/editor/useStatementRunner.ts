@@ -12,7 +12,7 @@ import { followJob } from "../../data/jobs";
 import { useClock } from "../../data/queries";
 import { cancelJob } from "../../components/jobs/JobProgress";
 import { summaryOf } from "./runSummary";
-import { indexOfCodePoint, mapErrorPosition, splitStatements, statementAt } from "./sqlText";
+import { indexOfCodePoint, mapErrorPosition, parameterNames, splitStatements, statementAt } from "./sqlText";
 import { errorText, type ScriptJob } from "./types";
 
 /** How often the elapsed time of a running statement is redrawn. */
@@ -89,12 +89,15 @@ export function useStatementRunner({
   ensureSession,
   forgetSession,
   afterRun,
+  parametersFor,
 }: {
   viewRef: RefObject<EditorView | null>;
+  /** The values of the `:name` markers of `sql`, as sent with it. */
+  parametersFor(sql: string): Record<string, string | number | null>;
   ensureSession(): Promise<Session>;
   forgetSession(): void;
   /** Called once a run has ended; answers the session as it is now (for the summary). */
-  afterRun(): Promise<Session | null>;
+  afterRun(last: Job | null): Promise<Session | null>;
 }) {
   const client = useQueryClient();
   const [run, setRun] = useState<RunState | null>(null);
@@ -111,7 +114,14 @@ export function useStatementRunner({
       const picked = pickStatements(doc, view.state.selection.main, mode);
       if (!picked) return;
       const { sent, base, script } = picked;
+      const parameters = script ? {} : parametersFor(sent);
       view.dispatch(setDiagnostics(view.state, []));
+      if (script && parameterNames(sent).length > 0) {
+        const message =
+          "A script with parameters (:name) cannot run as a whole: put the cursor in one statement (or select it) and press Run.";
+        setRun({ job: null, step: null, startedAt: Date.now(), endedAt: Date.now(), summary: null, requestError: message, done: [] });
+        return;
+      }
       const controller = new AbortController();
       cancelRef.current = controller;
       setRunning(true);
@@ -123,7 +133,11 @@ export function useStatementRunner({
         const submit = () =>
           post<ScriptJob | { jobs: ScriptJob[] }>(
             `/sessions/${enc(current.id)}/statements`,
-            script ? { sql: sent, script: true } : { sql: sent },
+            script
+              ? { sql: sent, script: true }
+              : Object.keys(parameters).length > 0
+                ? { sql: sent, parameters }
+                : { sql: sent },
           );
         let answer: ScriptJob | { jobs: ScriptJob[] };
         try {
@@ -163,14 +177,14 @@ export function useStatementRunner({
         const endedAt = Date.now();
         setRun((state) => state && { ...state, endedAt });
       }
-      const fresh = await afterRun();
+      const fresh = await afterRun(last);
       if (last) {
         const finished = last;
         const summary = await summaryOf(finished, fresh).catch(() => null);
         setRun((state) => (state && state.job?.id === finished.id ? { ...state, summary } : state));
       }
     },
-    [client, viewRef, ensureSession, forgetSession, afterRun],
+    [client, viewRef, ensureSession, forgetSession, afterRun, parametersFor],
   );
 
   const cancel = useCallback(async () => {
@@ -184,6 +198,14 @@ export function useStatementRunner({
         setRun((state) => state && { ...state, requestError: errorText(error) });
     }
   }, [run]);
+
+  /** Show a job that ended before (a tab's last run, after a reload) as this tab's run;
+   * nothing when a run has started meanwhile. */
+  const restore = useCallback((job: Job) => {
+    setRun((state) =>
+      state ?? { job, step: null, startedAt: Date.now(), endedAt: Date.now(), summary: null, requestError: null, done: [job] },
+    );
+  }, []);
 
   /** Show a problem that is not a job's (e.g. the formatter failed) where run errors show. */
   const fail = useCallback((message: string) => {
@@ -199,5 +221,5 @@ export function useStatementRunner({
   }, []);
 
   const elapsed = run ? Math.max(0, (run.endedAt ?? now) - run.startedAt) : 0;
-  return { run, running, picked, setPicked, elapsed, execute, cancel, fail };
+  return { run, running, picked, setPicked, elapsed, execute, cancel, fail, restore };
 }

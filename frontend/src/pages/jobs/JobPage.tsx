@@ -1,5 +1,5 @@
-// /jobs/<id>: one job — SQL, status, times, live progress and Cancel, its error, its result
-// and the timeline of its events.
+// /jobs/<id>: one job — SQL, status, times, live progress and Cancel, its error, its Spark
+// stages, its result and the timeline of its events.
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { ApiError, TERMINAL, enc, get, type Job, type JobEvent, type Page } from "../../api";
@@ -17,6 +17,8 @@ import {
 import { formatOffset, formatTimestamp } from "../../components/jobs/time";
 import { ResultView } from "../../components/results/ResultView";
 import { oneLine } from "./filters";
+import { PlanView } from "./PlanView";
+import { StagesLink, StagesView, hasStagesSection, useJobStages } from "./StagesView";
 import "./jobs-pages.css";
 
 /** Event types that mark the commit protocol of writes (highlighted in the timeline). */
@@ -25,6 +27,8 @@ const HOOK_EVENTS = new Set(["stage_table_created", "data_committed", "stage_tab
 export function JobPage() {
   const id = useSegments()[1] ?? "";
   const { job, error, setJob } = useJob(id);
+  const ended = !!job && TERMINAL.has(job.status);
+  const stages = useJobStages(job && ended ? job : null);
   const cancelWrite = useWrite(cancelJob, ["jobs"]).mutateAsync;
   const [cancelError, setCancelError] = useState<string | null>(null);
   const [canceling, setCanceling] = useState(false);
@@ -122,6 +126,14 @@ export function JobPage() {
         <dd title={job.finished_at ?? undefined}>{formatTimestamp(job.finished_at)}</dd>
         <dt>Duration</dt>
         <dd data-testid="job-duration">{formatDuration(job, now)}</dd>
+        {!running && hasStagesSection(job) && (
+          <>
+            <dt>Spark</dt>
+            <dd className="span-3">
+              <StagesLink stages={stages} />
+            </dd>
+          </>
+        )}
       </dl>
 
       {running && (
@@ -138,6 +150,26 @@ export function JobPage() {
           {job.sql}
         </pre>
       </section>
+
+      {job.progress.stages_total > 0 && (
+        <section aria-labelledby="job-spark-heading">
+          <h2 id="job-spark-heading">Spark work</h2>
+          <dl className="job-meta card job-spark" data-testid="job-spark">
+            <dt>Stages</dt>
+            <dd>
+              {job.progress.stages_done} of {job.progress.stages_total}
+            </dd>
+            <dt>Tasks</dt>
+            <dd>
+              {job.progress.tasks_done} of {job.progress.tasks_total}
+            </dd>
+          </dl>
+        </section>
+      )}
+
+      {!running && hasStagesSection(job) && <StagesView stages={stages} total={job.progress.stages_total} />}
+
+      {job.status === "FINISHED" && job.kind === "explain" && <PlanView job={job} />}
 
       {job.status === "FINISHED" && job.result && (
         <section className="job-result" aria-labelledby="job-result-heading">

@@ -46,8 +46,10 @@ export function SavedQueriesPage({ user }: { user: User }) {
   ).mutateAsync;
   const remove = useWrite((id: string) => del(`/saved-queries/${enc(id)}`), ["saved-queries"]).mutateAsync;
 
-  const open = (item: SavedQuery) => {
-    openInEditor({ sql: item.sql, title: item.name });
+  // Your own query opens linked (Save in the tab updates it; one tab per query unless a
+  // new tab is asked for); someone else's opens as a copy to "Save as…".
+  const open = (item: SavedQuery, newTab = false) => {
+    openInEditor({ sql: item.sql, title: item.name, savedQueryId: item.editable ? item.id : undefined, newTab });
     navigate("/editor");
   };
 
@@ -169,6 +171,11 @@ export function SavedQueriesPage({ user }: { user: User }) {
                     <button type="button" className="small" onClick={() => open(item)}>
                       Open in editor
                     </button>
+                    {item.editable && (
+                      <button type="button" className="small" onClick={() => open(item, true)} title="Another tab linked to this query">
+                        Open in new tab
+                      </button>
+                    )}
                     {item.editable && (
                       <>
                         <button type="button" className="small" onClick={() => setEditing(item.id)}>

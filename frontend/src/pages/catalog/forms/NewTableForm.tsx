@@ -14,6 +14,7 @@ import {
   emptyForm,
   errorTarget,
   moveRow,
+  needsAnalyzer,
   newId,
   targetKey,
   toTableRequest,
@@ -70,6 +71,7 @@ export function NewTableForm({ catalog, database }: { catalog: string; database:
       onSubmit={() => void submit()}
       busy={busy}
       submitLabel="Create table"
+      busyLabel={needsAnalyzer(form) ? "Checking with Spark…" : "Creating…"}
       cancelTo={pathOf("catalog", catalog, database)}
     >
       {db.error ? <ErrorAlert error={db.error} /> : null}
@@ -122,6 +124,10 @@ export function NewTableForm({ catalog, database }: { catalog: string; database:
         </tbody>
       </table>
       <FieldError id="err-columns" message={errors["columns"]} />
+      <p className="muted" data-testid="analyzer-note">
+        Computed columns and the watermark are typed by Spark&apos;s analyzer on a worker before the
+        table is created: an expression Spark refuses is shown at its field, and nothing is stored.
+      </p>
       <div className="toolbar">
         <button type="button" className="small" onClick={() => setColumns([...form.columns, emptyColumn()])}>
           + Physical column

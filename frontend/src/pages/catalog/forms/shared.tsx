@@ -25,6 +25,7 @@ export function FormShell({
   onSubmit,
   busy,
   submitLabel,
+  busyLabel = "Creating…",
   cancelTo,
 }: {
   title: string;
@@ -33,6 +34,8 @@ export function FormShell({
   onSubmit: () => void;
   busy: boolean;
   submitLabel: string;
+  /** What the submit button says while the request runs. */
+  busyLabel?: string;
   cancelTo: string;
 }) {
   useTitle(title);
@@ -51,7 +54,7 @@ export function FormShell({
         {children}
         <div className="toolbar cat-form-actions">
           <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Creating…" : submitLabel}
+            {busy ? busyLabel : submitLabel}
           </button>
           <button type="button" onClick={() => navigate(cancelTo)} disabled={busy}>
             Cancel

@@ -16,7 +16,7 @@ function kindDetails(column: Column): ReactNode {
   return null;
 }
 
-export function SchemaTable({ schema, resolved }: { schema: Schema; resolved: boolean }) {
+export function SchemaTable({ schema }: { schema: Schema }) {
   const pk = new Set((schema.primary_key?.columns ?? []).map((c) => c.toLowerCase()));
   if (schema.columns.length === 0) return <p className="muted">No columns.</p>;
   return (
@@ -40,7 +40,7 @@ export function SchemaTable({ schema, resolved }: { schema: Schema; resolved: bo
               <td className="mono">{column.name}</td>
               <td>{column.kind}</td>
               <td className="mono" data-testid="column-type">
-                {column.data_type ?? (column.kind === "computed" ? (resolved ? "(being typed)" : "") : "")}
+                {column.data_type ?? ""}
               </td>
               <td>{nullable ? "yes" : "NOT NULL"}</td>
               <td>{kindDetails(column)}</td>

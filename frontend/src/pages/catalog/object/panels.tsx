@@ -110,9 +110,7 @@ export function SamplePanel({ path, title }: { path: string; title: string }) {
       ) : null}
       {job && job.status === "FINISHED" ? (
         <div className="cat-result">
-          <p className="muted" data-testid="sample-count">
-            {job.result?.row_count ?? 0} rows
-          </p>
+          {/* The grid's own header says how many rows there are (once). */}
           <ResultView job={job} height={380} />
         </div>
       ) : null}

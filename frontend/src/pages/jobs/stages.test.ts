@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import type { JobStage } from "../../api";
+import { formatBytes, formatCount, formatStageDuration, stageLabel, stageTotals, stagesSummary } from "./stages";
+
+function stage(overrides: Partial<JobStage>): JobStage {
+  return {
+    stage_id: 0,
+    attempt: 0,
+    name: "toArrow at <unknown>:0",
+    status: "COMPLETE",
+    tasks: 2,
+    tasks_completed: 2,
+    tasks_failed: 0,
+    rows_read: 0,
+    bytes_read: 0,
+    rows_written: 0,
+    bytes_written: 0,
+    shuffle_read_rows: 0,
+    shuffle_read_bytes: 0,
+    shuffle_write_rows: 0,
+    shuffle_write_bytes: 0,
+    memory_spilled: 0,
+    disk_spilled: 0,
+    duration_ms: 120,
+    run_time_ms: 200,
+    failure: null,
+    ...overrides,
+  };
+}
+
+describe("stage metrics formatting", () => {
+  it("formats bytes in binary units", () => {
+    expect(formatBytes(0)).toBe("0 B");
+    expect(formatBytes(-5)).toBe("0 B");
+    expect(formatBytes(1023)).toBe("1023 B");
+    expect(formatBytes(1024)).toBe("1 KiB");
+    expect(formatBytes(1536)).toBe("1.5 KiB");
+    expect(formatBytes(10.25 * 1024 * 1024)).toBe("10.3 MiB");
+    expect(formatBytes(300 * 1024 ** 3)).toBe("300 GiB");
+    expect(formatBytes(2 * 1024 ** 6)).toBe("2048 PiB");
+  });
+
+  it("formats counts and durations", () => {
+    expect(formatCount(1234567)).toBe("1,234,567");
+    expect(formatCount(0)).toBe("0");
+    expect(formatStageDuration(null)).toBe("—");
+    expect(formatStageDuration(85)).toBe("85 ms");
+    expect(formatStageDuration(2449)).toBe("2.4 s");
+    expect(formatStageDuration(185_000)).toBe("3 min 5 s");
+  });
+
+  it("labels retried stages with their attempt", () => {
+    expect(stageLabel({ stage_id: 4, attempt: 0 })).toBe("4");
+    expect(stageLabel({ stage_id: 4, attempt: 1 })).toBe("4 (attempt 1)");
+  });
+
+  it("sums the stages and summarises them", () => {
+    const stages = [
+      stage({ stage_id: 0, rows_read: 600, bytes_read: 4096, shuffle_write_bytes: 2048 }),
+      stage({ stage_id: 1, shuffle_read_bytes: 2048, bytes_written: 3 * 1024 * 1024, disk_spilled: 512, memory_spilled: 1536 }),
+    ];
+    expect(stageTotals(stages)).toEqual({
+      stages: 2,
+      tasks: 4,
+      rowsRead: 600,
+      bytesRead: 4096,
+      rowsWritten: 0,
+      bytesWritten: 3 * 1024 * 1024,
+      shuffleRead: 2048,
+      shuffleWrite: 2048,
+      spilled: 2048,
+    });
+    expect(stagesSummary(stages)).toBe("2 stages · 600 rows read · 3 MiB written · 2 KiB spilled");
+    expect(stagesSummary([stage({})])).toBe("1 stage");
+  });
+});

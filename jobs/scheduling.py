@@ -1,0 +1,228 @@
+"""Who runs next, and how many jobs one user may have (docs/adr/0009-fair-claim.md).
+
+A ``tessera.run_job`` message says "a worker slot is free", not "run this job": the worker
+thread that takes one claims the **fairest** CREATED Spark job (``claim_next``), whichever
+message named it. Fairest: the job's user has the fewest RUNNING Spark jobs, then the
+oldest job. A user with ``TESSERA_USER_RUNNING_JOBS`` jobs running is not picked at all: the
+job waits CREATED until one of theirs ends (``hand_on`` then sends a message for it).
+Every claim is one conditional transition (CREATED → RUNNING), so a job never runs twice;
+a message that finds nothing to claim does nothing.
+
+Claims are serialised by one transaction-level lock (PostgreSQL advisory lock; SQLite's
+immediate transactions already are): the count of a user's RUNNING jobs a claim reads
+cannot be changed by another claim before it commits, so the running limit holds across
+any number of workers. The lock is held for one short transaction (milliseconds).
+
+``TESSERA_USER_QUEUED_JOBS`` bounds a user's unfinished jobs (CREATED + RUNNING; a script
+counts once, however many statements it holds): beyond it a new statement is refused with
+``429 TOO_MANY_JOBS`` (``check_room``) and nothing is created. The count is taken again
+under a per-user lock in the transaction that inserts the job (``reserve_room``), so two
+requests at once cannot both take the last place.
+
+No pyspark here: the web process imports this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+
+from core import jobstate
+from core.errors import CoreError
+from jobs import dispatch, lifecycle
+from jobs.models import Job
+
+log = logging.getLogger(__name__)
+
+# Keys of PostgreSQL's advisory locks (two 32-bit ints: namespace, key).
+_LOCK_NAMESPACE = zlib.crc32(b"tessera.jobs.scheduling") & 0x7FFFFFFF
+_CLAIM_KEY = 0
+# A refused client is told to try again after this many seconds.
+RETRY_AFTER_SECONDS = 5
+UNFINISHED = (jobstate.CREATED, jobstate.RUNNING)
+# Jobs a claim tries before it gives up (another one can only be lost to a cancel or an
+# end that committed between the choice and the UPDATE).
+CLAIM_ATTEMPTS = 3
+
+
+class TooManyJobs(CoreError):
+    """A user already has ``TESSERA_USER_QUEUED_JOBS`` unfinished jobs (HTTP 429)."""
+
+    code: ClassVar[str] = "TOO_MANY_JOBS"
+
+    def __init__(self, message: str, *, details: dict[str, Any]) -> None:
+        super().__init__(message, details={**details, "retry_after": RETRY_AFTER_SECONDS})
+        self.retry_after = RETRY_AFTER_SECONDS
+
+
+# --- limits ------------------------------------------------------------------------------------
+
+
+def running_limit() -> int | None:
+    """How many Spark jobs of one user run at once, on all workers together (None: no limit)."""
+    limit = int(settings.TESSERA_USER_RUNNING_JOBS)
+    return limit if limit > 0 else None
+
+
+def queued_limit() -> int | None:
+    """How many unfinished jobs one user may have (None: no limit)."""
+    limit = int(settings.TESSERA_USER_QUEUED_JOBS)
+    return limit if limit > 0 else None
+
+
+# --- who is next ------------------------------------------------------------------------------
+
+
+def spark_jobs() -> QuerySet[Job]:
+    """Jobs a worker runs: their plan needs Spark (a script's statement gets its plan, and so
+    becomes one of these, only when its turn comes)."""
+    return Job.objects.filter(plan__needs_spark=True)
+
+
+def _running_of_user() -> Subquery:
+    running = (
+        spark_jobs()
+        .filter(status=jobstate.RUNNING, user_id=OuterRef("user_id"))
+        .order_by()
+        .values("user_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Subquery(running, output_field=IntegerField())
+
+
+def with_user_running() -> QuerySet[Job]:
+    """CREATED Spark jobs, each with ``user_running``: how many of its user's run now."""
+    return (
+        spark_jobs()
+        .filter(status=jobstate.CREATED)
+        .annotate(user_running=Coalesce(_running_of_user(), 0))
+    )
+
+
+def held_back() -> Q:
+    """Jobs that wait only because their user is at the running limit (as a filter on
+    ``with_user_running``); nothing when there is no limit."""
+    limit = running_limit()
+    return Q(user_running__gte=limit) if limit is not None else Q(pk__in=[])
+
+
+def eligible() -> QuerySet[Job]:
+    """The CREATED Spark jobs a free slot may take now, fairest first: the user with the
+    fewest running jobs, then the oldest job."""
+    return with_user_running().exclude(held_back()).order_by("user_running", "created_at", "id")
+
+
+def _lock(key: int) -> None:
+    """A transaction-level lock on PostgreSQL. SQLite needs none: its transactions are
+    immediate (``webapp.settings``), one writer at a time from the first statement."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [_LOCK_NAMESPACE, key])
+
+
+def claim_next(worker: str, before_claim: Callable[[Any], None] | None = None) -> Job | None:
+    """Claim the fairest eligible job for ``worker`` (CREATED → RUNNING); None if there is
+    none. ``before_claim(job_id)`` runs before the claim commits (the worker's cancel watch:
+    a cancel asked the moment the job is RUNNING is not missed).
+
+    No ``SELECT … FOR UPDATE SKIP LOCKED``: under the claims' lock no other claim holds a
+    row, and the rows other writers hold for a moment (the dispatcher noting that it sent a
+    job, a cancel) must not be skipped: the message of a job skipped that way would be
+    spent on nothing. The claim waits for them instead (milliseconds); a job that ended
+    meanwhile fails the conditional UPDATE and the next one is tried."""
+    with transaction.atomic():
+        _lock(_CLAIM_KEY)
+        for _ in range(CLAIM_ATTEMPTS):
+            job_id = next_eligible()
+            if job_id is None:
+                return None
+            if before_claim is not None:
+                before_claim(job_id)
+            job = Job.objects.select_related("session", "user").filter(pk=job_id).first()
+            if job is None:  # deleted with its user meanwhile
+                continue
+            claimed = lifecycle.try_transition(
+                job_id, jobstate.CREATED, jobstate.RUNNING, known=job, worker=worker
+            )
+            if claimed is not None:
+                return claimed
+    return None
+
+
+def next_eligible() -> Any:
+    """The id of the job a free slot would take now (None: none), without claiming it."""
+    return eligible().values_list("id", flat=True).first()
+
+
+# --- how many a user may have ------------------------------------------------------------------
+
+
+def unfinished_of(user_id: Any) -> tuple[int, int]:
+    """(running, waiting) units of ``user_id``: unfinished jobs, a script counted once (as
+    running while one of its statements runs)."""
+    rows = (
+        Job.objects.filter(user_id=user_id, status__in=UNFINISHED)
+        .annotate(unit=Coalesce("script_id", "id"))
+        .values("unit")
+        .annotate(running=Count("id", filter=Q(status=jobstate.RUNNING)))
+        .values_list("running", flat=True)
+    )
+    counts = list(rows)
+    running = sum(1 for n in counts if n)
+    return running, len(counts) - running
+
+
+def check_room(user_id: Any, adding: int = 1) -> None:
+    """Raise ``TooManyJobs`` when ``adding`` more unfinished jobs (a script: 1) would take
+    the user past ``TESSERA_USER_QUEUED_JOBS``."""
+    limit = queued_limit()
+    if limit is None:
+        return
+    running, waiting = unfinished_of(user_id)
+    if running + waiting + adding <= limit:
+        return
+    raise TooManyJobs(
+        f"You have {running + waiting:,} unfinished jobs ({running:,} running, {waiting:,} "
+        f"waiting for a worker); the server keeps at most {limit:,} per user. Wait for some "
+        "to finish, or cancel those you no longer need (POST /jobs/{id}/cancel), then send "
+        "this again.",
+        details={"running": running, "queued": waiting, "maximum": limit},
+    )
+
+
+def reserve_room(user_id: Any, adding: int = 1) -> None:
+    """``check_room`` inside the transaction that inserts the jobs, under a per-user lock
+    held until it commits: two requests of one user cannot both take the last place."""
+    if queued_limit() is None:
+        return
+    _lock(_user_key(user_id))
+    check_room(user_id, adding)
+
+
+def _user_key(user_id: Any) -> int:
+    # Key 0 is the claims' lock; user ids are positive integers.
+    return (int(user_id) % 0x7FFFFFFF) + 1
+
+
+def hand_on(user_id: Any) -> bool:
+    """After a job of ``user_id`` ended in this worker (a slot of that user is free): if one
+    of the user's jobs is eligible now, send a message for it. A job held back by its
+    user's running limit may have had its message taken by a slot that found nothing to
+    claim; this is its message again. Only the user of the ended job can have such a job
+    that became eligible by this end (a slot freed by the reaper is the sweeper's), so a
+    message is sent at most once per ended job, and only while that user has jobs waiting;
+    a message with nothing left to claim does nothing. True if one was sent."""
+    if running_limit() is None:  # nothing is ever held back
+        return False
+    job_id = eligible().filter(user_id=user_id).values_list("id", flat=True).first()
+    if job_id is None:
+        return False
+    return dispatch.enqueue(job_id)

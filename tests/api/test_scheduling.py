@@ -1,0 +1,336 @@
+"""Who runs next and how many jobs a user may have (jobs.scheduling), on the real database
+without a worker: the fair claim's order, the per-user running limit, the sweeper and the
+hand-on of held-back jobs, and ``429 TOO_MANY_JOBS`` (docs/api.md, docs/adr/0009).
+
+The many-workers behaviour itself (two real Celery workers) is tests/worker/test_many_workers.py.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.utils import timezone
+
+from core import jobstate
+from core.jobstate import JobView, NoOpHook
+from jobs import lifecycle, maintenance, scheduling, submission
+from jobs.models import Job, JobEvent, Session
+from tests.conftest import API, PASSWORD, assert_error, client_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def sent_tasks(monkeypatch) -> list[list[Any]]:
+    """What would go to the broker (the shared Redis stays out of these tests)."""
+    from webapp.celery import app
+
+    sent: list[list[Any]] = []
+    monkeypatch.setattr(app, "send_task", lambda name, args=None, **_: sent.append(list(args)))
+    return sent
+
+
+@pytest.fixture(autouse=True)
+def limits(settings) -> Any:
+    settings.TESSERA_USER_RUNNING_JOBS = 2
+    settings.TESSERA_USER_QUEUED_JOBS = 100
+    return settings
+
+
+def _plan(sql: str = "SELECT 1") -> dict[str, Any]:
+    return {
+        "kind": "query",
+        "action": "query",
+        "needs_spark": True,
+        "sql": sql,
+        "relations": [],
+        "functions": [],
+        "target": None,
+        "args": {},
+    }
+
+
+def _user(name: str) -> User:
+    user, _ = User.objects.get_or_create(username=name)
+    return user
+
+
+def _job(user: User, status: str = jobstate.CREATED, age: float = 0, **fields: Any) -> Job:
+    """A Spark job row, created ``age`` seconds ago."""
+    fields.setdefault("plan", _plan())
+    job = Job.objects.create(user=user, sql="SELECT 1", kind="query", status=status, **fields)
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=age))
+    return job
+
+
+def _claim(worker: str = "w1@h/1/a") -> Job | None:
+    return scheduling.claim_next(worker)
+
+
+# --- the claim -------------------------------------------------------------------------------
+
+
+def test_the_user_with_fewest_running_jobs_goes_first_then_the_oldest_job() -> None:
+    alice, bob, carol = _user("alice"), _user("bob"), _user("carol")
+    _job(alice, jobstate.RUNNING, age=100)
+    alice_queue = [_job(alice, age=90 - i) for i in range(5)]  # the oldest jobs of all
+    bob_job = _job(bob, age=10)
+    carol_old, carol_new = _job(carol, age=20), _job(carol, age=5)
+    # FIFO would run alice's five first; fair: bob and carol (0 running) before alice (1),
+    # carol's older job before bob's, then each user's jobs oldest first.
+    order = [_claim() for _ in range(5)]
+    assert [job.pk if job else None for job in order] == [
+        carol_old.pk,
+        bob_job.pk,
+        alice_queue[0].pk,  # alice 1 running, bob 1, carol 1: the oldest job is alice's
+        carol_new.pk,  # alice now 2 = the limit: held back; bob has none left
+        None,
+    ]
+    claimed = Job.objects.get(pk=carol_old.pk)
+    assert claimed.status == jobstate.RUNNING and claimed.worker == "w1@h/1/a"
+    assert claimed.started_at is not None
+    assert list(JobEvent.objects.filter(job=claimed).values_list("type", flat=True)) == ["running"]
+
+
+def test_a_user_at_the_running_limit_waits_and_is_next_when_one_ends(limits) -> None:
+    alice = _user("alice")
+    running = [_job(alice, jobstate.RUNNING) for _ in range(2)]
+    waiting = _job(alice, age=50)
+    assert _claim() is None  # at the limit: the job stays CREATED
+    assert Job.objects.get(pk=waiting.pk).status == jobstate.CREATED
+    lifecycle.transition(running[0].pk, jobstate.RUNNING, jobstate.FINISHED)
+    claimed = _claim()
+    assert claimed is not None and claimed.pk == waiting.pk
+    limits.TESSERA_USER_RUNNING_JOBS = 0  # no limit
+    more = _job(alice)
+    claimed = _claim()
+    assert claimed is not None and claimed.pk == more.pk
+
+
+def test_only_spark_jobs_whose_turn_came_are_claimed_and_web_commands_do_not_count() -> None:
+    alice, bob = _user("alice"), _user("bob")
+    _job(alice, status=jobstate.CREATED, plan={})  # a script's statement before its turn
+    _job(alice, status=jobstate.CREATED, plan={**_plan(), "needs_spark": False})
+    # Running commands of the web process do not hold a Spark slot.
+    _job(bob, status=jobstate.RUNNING, plan={**_plan(), "needs_spark": False})
+    _job(bob, status=jobstate.RUNNING, plan={**_plan(), "needs_spark": False})
+    bob_job = _job(bob)
+    claimed = _claim()
+    assert claimed is not None and claimed.pk == bob_job.pk
+    assert _claim() is None
+
+
+def test_a_job_is_claimed_once_by_racing_claims(transactional_db, settings) -> None:
+    settings.TESSERA_USER_RUNNING_JOBS = 0
+    alice = _user("alice")
+    jobs = {str(_job(alice, age=10 - i).pk) for i in range(6)}
+    claimed: list[str] = []
+    lock = threading.Lock()
+    start = threading.Barrier(4)
+
+    def claimer(index: int) -> None:
+        try:
+            start.wait()
+            while (job := scheduling.claim_next(f"w{index}@h/1/a")) is not None:
+                with lock:
+                    claimed.append(str(job.pk))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claimer, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(claimed) == sorted(jobs)  # each once, none lost
+    for job_id in jobs:
+        assert JobEvent.objects.filter(job_id=job_id, type="running").count() == 1
+
+
+def test_racing_claims_keep_the_running_limit(transactional_db, settings) -> None:
+    settings.TESSERA_USER_RUNNING_JOBS = 3
+    alice = _user("alice")
+    for i in range(10):
+        _job(alice, age=10 - i)
+    start = threading.Barrier(6)
+
+    def claimer(index: int) -> None:
+        try:
+            start.wait()
+            scheduling.claim_next(f"w{index}@h/1/a")
+            scheduling.claim_next(f"w{index}@h/1/a")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claimer, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert Job.objects.filter(user=alice, status=jobstate.RUNNING).count() == 3
+
+
+# --- messages: hand-on and the sweeper ----------------------------------------------------------
+
+
+def test_hand_on_sends_a_message_only_when_a_job_of_the_user_is_eligible(
+    sent_tasks, limits
+) -> None:
+    alice, bob = _user("alice"), _user("bob")
+    running = [_job(alice, jobstate.RUNNING) for _ in range(2)]
+    waiting = _job(alice)
+    _job(bob)  # has its own message; not handed on for alice's end
+    assert scheduling.hand_on(alice.pk) is False and sent_tasks == []  # held back
+    lifecycle.transition(running[0].pk, jobstate.RUNNING, jobstate.FINISHED)
+    assert scheduling.hand_on(alice.pk) is True
+    assert sent_tasks == [[str(waiting.pk)]]
+    assert Job.objects.get(pk=waiting.pk).enqueue_count == 1
+    assert scheduling.hand_on(bob.pk) is True  # bob's job is eligible: his end would send
+    limits.TESSERA_USER_RUNNING_JOBS = 0  # without a limit nothing is held back
+    assert scheduling.hand_on(alice.pk) is False
+
+
+def test_the_sweeper_does_not_resend_jobs_held_back_by_the_running_limit(
+    settings, sent_tasks
+) -> None:
+    settings.TESSERA_SWEEP_AFTER_SECONDS = 1
+    alice, bob = _user("alice"), _user("bob")
+    running = [_job(alice, jobstate.RUNNING) for _ in range(2)]
+    held = _job(alice, age=60)
+    lost = _job(bob, age=60)
+    assert maintenance.sweep_unclaimed_jobs() == [str(lost.pk)]
+    assert maintenance.sweep_unclaimed_jobs() == []
+    assert Job.objects.get(pk=held.pk).enqueue_count == 0  # its back-off did not grow
+    # One of alice's jobs is lost with its worker: the held-back job is due at once.
+    lifecycle.transition(running[0].pk, jobstate.RUNNING, jobstate.FAILED)
+    assert maintenance.sweep_unclaimed_jobs() == [str(held.pk)]
+
+
+# --- the queued limit -------------------------------------------------------------------------
+
+
+class StatementsOf:
+    def __init__(self, user: User) -> None:
+        self.client = client_for(user)
+        response = self.client.post(f"{API}/sessions", {})
+        assert response.status_code == 201, response.content
+        self.url = f"{API}/sessions/{response.json()['id']}/statements"
+
+    def post(self, sql: str, **extra: Any) -> Any:
+        return self.client.post(self.url, {"sql": sql, **extra}, format="json")
+
+
+def test_over_the_queued_limit_a_statement_is_429_too_many_jobs_and_makes_no_job(
+    limits,
+) -> None:
+    limits.TESSERA_USER_QUEUED_JOBS = 3
+    alice = User.objects.create_user("alice", password=PASSWORD)
+    console = StatementsOf(alice)
+    for _ in range(3):  # range() needs Spark: these wait CREATED (no worker here)
+        assert console.post("SELECT * FROM range(3)").status_code == 201
+    before = Job.objects.count()
+    response = console.post("SELECT * FROM range(3)")
+    error = assert_error(response, 429, "TOO_MANY_JOBS", "3 unfinished jobs", "at most 3")
+    assert "cancel" in error["message"]
+    assert response["Retry-After"] == str(scheduling.RETRY_AFTER_SECONDS)
+    assert error["details"] == {
+        "running": 0,
+        "queued": 3,
+        "maximum": 3,
+        "retry_after": scheduling.RETRY_AFTER_SECONDS,
+    }
+    # Every other way to make a job is refused too: a statement the web runs at once, a
+    # statement the planner refuses, a script.
+    assert_error(console.post("SHOW CATALOGS"), 429, "TOO_MANY_JOBS")
+    assert_error(console.post("SELEC nonsense"), 429, "TOO_MANY_JOBS")
+    assert_error(console.post("SHOW CATALOGS; SHOW CATALOGS", script=True), 429, "TOO_MANY_JOBS")
+    assert Job.objects.count() == before
+    # Another user is not concerned; a job of alice's that ends makes room again.
+    assert (
+        StatementsOf(User.objects.create_user("bob", password=PASSWORD))
+        .post("SHOW CATALOGS")
+        .status_code
+        == 201
+    )
+    first = Job.objects.filter(user=alice).order_by("created_at").first()
+    assert first is not None
+    lifecycle.transition(first.pk, jobstate.CREATED, jobstate.CANCELED)
+    assert console.post("SHOW CATALOGS").status_code == 201
+
+
+def test_a_script_counts_once_and_running_jobs_count(limits) -> None:
+    limits.TESSERA_USER_QUEUED_JOBS = 2
+    alice = User.objects.create_user("alice", password=PASSWORD)
+    console = StatementsOf(alice)
+    script = "SELECT * FROM range(1); SELECT * FROM range(2); SELECT * FROM range(3)"
+    response = console.post(script, script=True)
+    assert response.status_code == 201, response.content
+    assert len(response.json()["jobs"]) == 3
+    running = _job(alice, jobstate.RUNNING)
+    error = assert_error(console.post("SHOW CATALOGS"), 429, "TOO_MANY_JOBS", "1 running")
+    assert error["details"]["running"] == 1 and error["details"]["queued"] == 1
+    lifecycle.transition(running.pk, jobstate.RUNNING, jobstate.FINISHED)
+    assert console.post("SHOW CATALOGS").status_code == 201
+
+
+class SlowInsert(NoOpHook):
+    """Holds the transaction that inserts the first job open for a moment (in-transaction
+    hook), so that a second request of the same user runs while it is not committed."""
+
+    in_transaction = True
+
+    def __init__(self) -> None:
+        self.inserting = threading.Event()
+
+    def on_created(self, job: JobView, record: Any) -> None:
+        if not self.inserting.is_set():
+            self.inserting.set()
+            time.sleep(0.8)
+
+
+def test_two_requests_at_once_cannot_both_take_the_last_place(transactional_db, limits) -> None:
+    limits.TESSERA_USER_QUEUED_JOBS = 1
+    alice = User.objects.create_user("alice", password=PASSWORD)
+    session = Session.objects.create(
+        user=alice, last_used_at=timezone.now(), idle_timeout_seconds=3600
+    )
+    hook = SlowInsert()
+    lifecycle.register_hook(hook)
+    outcomes: list[str] = []
+
+    def submit(wait_for_first: bool) -> None:
+        try:
+            if wait_for_first:
+                assert hook.inserting.wait(10)
+            found = Session.objects.select_related("user").get(pk=session.pk)
+            submission.submit_plan(session=found, sql="SELECT 1", plan=_plan())
+            outcomes.append("created")
+        except scheduling.TooManyJobs:
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    try:
+        threads = [threading.Thread(target=submit, args=(i == 1,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+    finally:
+        lifecycle.unregister_hook(hook)
+    assert sorted(outcomes) == ["created", "refused"]
+    assert Job.objects.filter(user=alice).count() == 1
+
+
+def test_no_queued_limit_when_zero(limits) -> None:
+    limits.TESSERA_USER_QUEUED_JOBS = 0
+    alice = User.objects.create_user("alice", password=PASSWORD)
+    for _ in range(3):
+        _job(alice)
+    scheduling.check_room(alice.pk, 1000)  # no error
