@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, cast
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.ipc as ipc  # type: ignore[import-untyped]
@@ -81,7 +82,7 @@ def test_result_arrow_is_streamed_batch_by_batch(alice_api, session, monkeypatch
     monkeypatch.setattr(result_arrow, "ARROW_CHUNK_BYTES", 1 << 20)
     response = alice_api.get(f"{API}/jobs/{job.id}/result.arrow")
     assert isinstance(response, StreamingHttpResponse)
-    chunks = list(response.streaming_content)
+    chunks = list(cast(Iterator[bytes], response.streaming_content))
     assert len(chunks) >= 4
     assert max(len(chunk) for chunk in chunks) < 2 << 20  # about a chunk's size, not all
     back = ipc.open_stream(b"".join(chunks)).read_all()

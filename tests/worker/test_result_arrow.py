@@ -60,7 +60,7 @@ def run(alice: Pipeline, sql: str, row_limit: int | None = None) -> dict[str, An
 
 
 def arrow(alice: Pipeline, job: dict[str, Any]) -> tuple[pa.Table, Any, list[bytes]]:
-    response = alice.api.get(f"{API}/jobs/{job['id']}/result.arrow")
+    response: Any = alice.api.get(f"{API}/jobs/{job['id']}/result.arrow")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/vnd.apache.arrow.stream"
     chunks = list(response.streaming_content)
