@@ -15,11 +15,15 @@ The rows are ``frame.limit(limit + 1)``: one more than kept tells that the resul
 truncated. Spark keeps the rows of ``ORDER BY … LIMIT n`` in memory up to
 ``spark.sql.execution.topKSortFallbackThreshold`` (by default any n): above the small-result
 limit the job's session sorts on disk instead, so the order holds and memory stays bounded.
+The scratch folder is removed when the job ends; one a dead worker left behind is removed by
+the next large result once it is older than any job may run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,6 +116,16 @@ def _read_back(folder: Path, files: list[str], schema: pa.Schema) -> Iterator[pa
                 yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+def clear_leftovers(scratch: Path) -> None:
+    """Remove scratch folders of jobs whose worker died before it removed them: older than
+    the longest a job may run, they belong to no running job."""
+    oldest = time.time() - int(settings.TESSERA_JOB_TIMEOUT_MAX_SECONDS) - 3600
+    for folder in scratch.glob("*") if scratch.is_dir() else ():
+        with contextlib.suppress(OSError):
+            if folder.stat().st_mtime < oldest:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
 def write_large_result(
     spark: Any, frame: Any, job_id: Any, limit: int, columns: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -122,7 +136,9 @@ def write_large_result(
     # Positional names: the files need no care for duplicate or odd column names; the
     # result file gets the real ones from ``schema``.
     plain = frame.toDF(*[f"_c{index}" for index in range(len(frame.columns))])
-    folder = Path(settings.WAREHOUSE_DIR) / SCRATCH / f"{job_id}-{uuid.uuid4().hex[:8]}"
+    scratch = Path(settings.WAREHOUSE_DIR) / SCRATCH
+    clear_leftovers(scratch)
+    folder = scratch / f"{job_id}-{uuid.uuid4().hex[:8]}"
     folder.mkdir(parents=True)
     try:
         spark.conf.set(TOP_K_THRESHOLD, str(int(settings.TESSERA_RESULT_MAX_ROWS)))
