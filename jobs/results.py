@@ -19,7 +19,7 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -92,6 +92,41 @@ def write_result(
         Path(tmp).unlink(missing_ok=True)
         raise
     return _result_meta(columns, table.num_rows, truncated)
+
+
+def write_batches(
+    job_id: Any,
+    schema: pa.Schema,
+    batches: Iterable[pa.RecordBatch],
+    *,
+    columns: list[dict[str, Any]],
+    limit: int,
+) -> dict[str, Any]:
+    """Store the first ``limit`` rows of ``batches`` (each of ``schema``) as the result of
+    ``job_id``, one batch in memory at a time; ``truncated`` when a row beyond ``limit``
+    came. Atomic as ``write_result``; return the ``Job.result`` dict."""
+    if len(columns) != len(schema):
+        raise ValueError(f"write_batches: {len(columns)} column descriptions for {len(schema)}")
+    folder = results_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{job_id}.", suffix=".tmp", dir=folder)
+    rows, truncated = 0, False
+    try:
+        with os.fdopen(fd, "wb") as raw, ipc.new_file(raw, schema) as writer:
+            for batch in batches:
+                if rows + batch.num_rows > limit:
+                    truncated = True
+                    batch = batch.slice(0, limit - rows)
+                if batch.num_rows:
+                    writer.write_batch(batch)
+                    rows += batch.num_rows
+                if truncated:
+                    break
+        os.replace(tmp, result_path(job_id))
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return _result_meta(columns, rows, truncated)
 
 
 def _column_array(values: list[Any], data_type: str) -> pa.Array:
@@ -315,7 +350,7 @@ def read_page(job_id: Any, offset: int, limit: int) -> tuple[list[list[Any]], in
     return _rows(page), following if following < table.num_rows else None
 
 
-def _batches(reader: ipc.RecordBatchFileReader) -> Iterator[pa.RecordBatch]:
+def record_batches(reader: ipc.RecordBatchFileReader) -> Iterator[pa.RecordBatch]:
     for index in range(reader.num_record_batches):
         yield reader.get_batch(index)
 
@@ -364,7 +399,7 @@ def _csv_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow([neutralise(name) for name in reader.schema.names])
     numeric = [_is_numeric(field.type) for field in reader.schema]
-    for batch in _batches(reader):
+    for batch in record_batches(reader):
         writer.writerows(
             [_csv_cell(v, numeric[i]) for i, v in enumerate(row)] for row in _rows(batch)
         )
@@ -377,7 +412,7 @@ def _csv_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
 
 def _json_lines_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
     names = _column_names(reader.schema)
-    for batch in _batches(reader):
+    for batch in record_batches(reader):
         lines = [
             json.dumps(dict(zip(names, row, strict=True)), ensure_ascii=False) + "\n"
             for row in _rows(batch)
@@ -387,7 +422,8 @@ def _json_lines_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
 
 def download_response(job_id: Any, fmt: str) -> StreamingHttpResponse | FileResponse:
     """A job's whole result as a download: ``csv`` (header row; nested values as JSON),
-    ``json`` (JSON lines, one object per row) or ``parquet``. NOT_FOUND once expired."""
+    ``json`` (JSON lines, one object per row) or ``parquet``. NOT_FOUND once expired.
+    (``arrow``: ``jobs.result_arrow``.)"""
     if fmt not in FORMATS:
         raise NotFound(f"Unknown result format '{fmt}'. Available: {', '.join(FORMATS)}.")
     reader = open_result(job_id)  # raises before the response starts

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from core import jobstate
 from core.errors import CoreError, NotFound
-from jobs import maintenance, notify, result_query, results
+from jobs import maintenance, notify, result_arrow, result_query, results
 from jobs.errors import ResultNotReady
 from jobs.models import Job, JobEvent, Session
 
@@ -271,7 +271,9 @@ def job_result_chart(
 
 
 def job_result_download(*, job: Job, fmt: str) -> Any:
-    require_result(job)
+    meta = require_result(job)
+    if fmt == "arrow":
+        return result_arrow.arrow_response(job.pk, meta)
     return results.download_response(job.pk, fmt)
 
 

@@ -389,6 +389,11 @@ class WorkspaceIn(serializers.Serializer[Any]):
     default_database = _name(required=False)
 
 
+@extend_schema_field({"type": "integer", "minimum": 1})
+class _RowLimitField(serializers.JSONField):
+    """Any JSON value: ``jobs.submission.check_row_limit`` judges it and names the range."""
+
+
 class StatementIn(serializers.Serializer[Any]):
     sql = serializers.CharField(trim_whitespace=False, allow_blank=True)
     wait = serializers.FloatField(
@@ -409,6 +414,14 @@ class StatementIn(serializers.Serializer[Any]):
         allow_null=True,
         help_text="Values of the query's :name markers (string, number, boolean or null), "
         "bound by Spark as literals, never written into the SQL text.",
+    )
+    row_limit = _RowLimitField(
+        required=False,
+        allow_null=True,
+        help_text="The most rows this statement's result keeps, 1 … the server's "
+        "TESSERA_RESULT_DOWNLOAD_MAX_ROWS; instead of the session's result.max_rows. Past it "
+        "the result is truncated (result.truncated). For programs that read whole results "
+        "(GET /jobs/{id}/result.arrow).",
     )
     page_size = serializers.IntegerField(
         required=False,

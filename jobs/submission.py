@@ -13,6 +13,8 @@ Scripts (``jobs.scripts``) use the same two functions when a statement's turn co
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 from collections.abc import Mapping
 from functools import partial
@@ -25,7 +27,14 @@ from core import jobstate
 from core.errors import AlreadyExists, CoreError
 from core.jobstate import IllegalTransition
 from core.limits import CheckedStatement, PlanningTimeout, accept_statement, check_statement
-from core.planner import Action, Plan, PlanContext, plan_statement, statement_kind
+from core.planner import (
+    QUERY_ACTIONS,
+    Action,
+    Plan,
+    PlanContext,
+    plan_statement,
+    statement_kind,
+)
 from core.planner import parameters as query_parameters
 from core.session_properties import check_wait
 from jobs import commands, dispatch, lifecycle, notify, planning, scheduling
@@ -260,12 +269,42 @@ def with_parameters(plan: Plan, values: Mapping[str, Any], session: Session) -> 
     )
 
 
+def check_row_limit(value: Any) -> int | None:
+    """A statement's ``row_limit``: None (the session's ``result.max_rows``) or an integer
+    from 1 to ``TESSERA_RESULT_DOWNLOAD_MAX_ROWS``; anything else is VALIDATION_ERROR."""
+    if value is None:
+        return None
+    most = int(settings.TESSERA_RESULT_DOWNLOAD_MAX_ROWS)
+    if type(value) is int and 1 <= value <= most:
+        return value
+    raise CoreError(
+        f"'row_limit' must be an integer from 1 to {most:,} (the most rows this server keeps "
+        f"of one result); got {_shown(value)}.",
+        details={"field": "row_limit", "min": 1, "max": most},
+    )
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def with_row_limit(plan: Plan, row_limit: int | None) -> Plan:
+    """The plan carrying the statement's ``row_limit`` (``args.row_limit``), which the worker
+    keeps instead of the session's ``result.max_rows``. Only plans a worker runs as a query
+    (SELECT …, EXPLAIN) keep rows that way; other statements' results are whole."""
+    if row_limit is None or plan.action not in QUERY_ACTIONS:
+        return plan
+    return dataclasses.replace(plan, args={**plan.args, "row_limit": row_limit})
+
+
 def statement_submit(
     *,
     session: Session,
     sql: str,
     wait: float | None = 0,
     parameters: Mapping[str, Any] | None = None,
+    row_limit: Any = None,
 ) -> Job:
     """Plan and start one statement; with ``wait``, hold until it ended or the time passed.
 
@@ -279,11 +318,13 @@ def statement_submit(
 
     ``parameters`` are the values of the query's ``:name`` markers: a marker without a
     value or a value without a marker is refused (``VALIDATION_ERROR``, no job), and so are
-    values sent with a statement that is not a query.
+    values sent with a statement that is not a query. ``row_limit`` (``check_row_limit``)
+    replaces the session's ``result.max_rows`` for this statement.
     """
     seconds = check_wait(wait)
     check_sql(sql)
     values = query_parameters.check_values(parameters)
+    limit = check_row_limit(row_limit)
     scheduling.check_room(session.user_id)  # again where the job is inserted (race-safe)
     with planning.GATE.slot(session.user_id):
         statement = accept_statement(sql, planning.statement_limits())
@@ -292,7 +333,8 @@ def statement_submit(
         if isinstance(outcome, Plan):
             if not values and outcome.action == Action.QUERY:
                 query_parameters.bind(sql, {})  # a marker left without a value: say which
-            job = _submit(session, sql, with_parameters(outcome, bound, session))
+            planned = with_row_limit(with_parameters(outcome, bound, session), limit)
+            job = _submit(session, sql, planned)
         else:
             job = fail_job(new_job(session, sql), outcome)
     return wait_for([job.id], seconds)[0]  # reads the row, whether it waits or not

@@ -48,7 +48,7 @@ urlpatterns = [
     route(f"{J}/result", views.JobResultView, "job-result"),
     route(f"{J}/result/chart", views.JobResultChartView, "job-result-chart"),
     re_path(
-        rf"^{J}/result\.(?P<fmt>csv|json|parquet)$",
+        rf"^{J}/result\.(?P<fmt>csv|json|parquet|arrow)$",
         views.JobResultDownloadView.as_view(),
         name="job-result-download",
     ),

@@ -107,6 +107,11 @@ class StatementView(APIView):
                     "Parameters can only be sent with one statement, not with a script.",
                     details={"field": "parameters"},
                 )
+            if data.get("row_limit") is not None:
+                raise CoreError(
+                    "A row_limit can only be sent with one statement, not with a script.",
+                    details={"field": "row_limit"},
+                )
             jobs = scripts.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
             return Response({"jobs": [s.job_out(job) for job in jobs]}, status=201)
         job = submission.statement_submit(
@@ -114,6 +119,7 @@ class StatementView(APIView):
             sql=data["sql"],
             wait=data.get("wait"),
             parameters=data.get("parameters"),
+            row_limit=data.get("row_limit"),
         )
         body = s.job_out(job)
         if data.get("page_size") and job.status == jobstate.FINISHED and job.result:
@@ -415,7 +421,10 @@ class JobResultDownloadView(APIView):
 
     @extend_schema(
         responses={(200, "*/*"): OpenApiTypes.BINARY},
-        description="The whole result: CSV (header row), JSON lines, or Parquet.",
+        description="The whole result: CSV (header row), JSON lines, Parquet, or Arrow "
+        "(result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the "
+        "types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: "
+        "true|false).",
     )
     def get(self, request: Request, job: str, fmt: str) -> HttpResponseBase:
         found = selectors.job_get(user=request.user, job_id=job)

@@ -284,6 +284,12 @@ TESSERA_UDF_PACKAGES = tuple(_env_list("TESSERA_UDF_PACKAGES", "tessera_udfs"))
 # Query results: the first rows of each query, as Arrow files, kept for a while.
 RESULTS_DIR = DATA_DIR / "results"
 TESSERA_RESULT_MAX_ROWS = int(os.environ.get("TESSERA_RESULT_MAX_ROWS", "100000"))
+# The most rows a statement sent with "row_limit" may keep (POST …/statements): whole results
+# for programs (the Python Table API). Above TESSERA_RESULT_MAX_ROWS the worker writes them
+# without collecting them in its driver JVM (jobs.executor.large_results).
+TESSERA_RESULT_DOWNLOAD_MAX_ROWS = int(
+    os.environ.get("TESSERA_RESULT_DOWNLOAD_MAX_ROWS", "100000000")
+)
 TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", str(7 * 86400)))
 # A session nobody used for this long expires, with its temporary objects.
 # Where a new user's first editor tab starts when they have no last or chosen catalog

@@ -40,7 +40,15 @@ from core import jobstate
 from core.planner import QUERY_ACTIONS, WRITE_ACTIONS, Action, Plan
 from jobs import lifecycle, notify, scheduling
 from jobs.commands import run_command
-from jobs.executor import analyze, errors, registration, runtime, sqlguard, write_runner
+from jobs.executor import (
+    analyze,
+    errors,
+    large_results,
+    registration,
+    runtime,
+    sqlguard,
+    write_runner,
+)
 from jobs.executor.control import SparkJobControl
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs.models import Job
@@ -75,8 +83,13 @@ def job_properties(job: Job) -> dict[str, Any]:
     return dict(session_properties().effective(properties))
 
 
-def max_rows(properties: Mapping[str, Any]) -> int:
-    """Rows of a result that are kept: ``result.max_rows``, at most the server's limit."""
+def max_rows(properties: Mapping[str, Any], plan: Plan | None = None) -> int:
+    """Rows of a result that are kept: the statement's ``row_limit`` (checked again: at most
+    ``TESSERA_RESULT_DOWNLOAD_MAX_ROWS``), else ``result.max_rows``, at most the server's
+    limit."""
+    row_limit = plan.args.get("row_limit") if plan is not None else None
+    if type(row_limit) is int and 1 <= row_limit <= settings.TESSERA_RESULT_DOWNLOAD_MAX_ROWS:
+        return row_limit
     return session_properties().result_max_rows(properties)
 
 
@@ -234,13 +247,15 @@ def execute_query(spark: Any, plan: Plan, job_id: Any, limit: int) -> dict[str, 
     sql = _explain_sql(plan) if explain else plan.sql
     parameters = None if explain else plan.args.get("parameters")
     frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query", parameters)
+    columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
+    if not explain and large_results.is_large(limit):  # a row_limit: not through the driver
+        return large_results.write_large_result(spark, frame, job_id, limit, columns)
     table = frame.limit(limit + 1).toArrow()
     truncated = table.num_rows > limit
     if truncated:
         table = table.slice(0, limit)
     if explain:
         table = _scrubbed_plan(table)
-    columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
     result: dict[str, Any] = write_result(job_id, table, columns=columns, truncated=truncated)
     return result
 
@@ -364,7 +379,7 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
         if monitor.outcome is None and plan.action == Action.ANALYZE_TABLE:
             result = analyze.execute(spark, plan, job.id)
         elif monitor.outcome is None:
-            result = execute_query(spark, plan, job.id, max_rows(properties))
+            result = execute_query(spark, plan, job.id, max_rows(properties, plan))
     except Exception as exc:
         # A JVM that died or stopped answering under the job: a clear SPARK_* error (and
         # the next job gets a new JVM), not a py4j socket message.

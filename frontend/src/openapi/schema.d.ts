@@ -401,7 +401,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The whole result: CSV (header row), JSON lines, or Parquet. */
+        /** @description The whole result: CSV (header row), JSON lines, Parquet, or Arrow (result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: true|false). */
         get: operations["jobs_result._retrieve"];
         put?: never;
         post?: never;
@@ -1167,6 +1167,8 @@ export interface components {
             parameters?: {
                 [key: string]: unknown;
             } | null;
+            /** @description The most rows this statement's result keeps, 1 … the server's TESSERA_RESULT_DOWNLOAD_MAX_ROWS; instead of the session's result.max_rows. Past it the result is truncated (result.truncated). For programs that read whole results (GET /jobs/{id}/result.arrow). */
+            row_limit?: number | null;
             /** @description With wait: when the job has FINISHED, the answer carries the first page of its result (result_page), as GET /jobs/{id}/result?page_size= would give it. */
             page_size?: number;
         };
