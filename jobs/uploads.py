@@ -30,7 +30,7 @@ from django.db import IntegrityError, transaction
 from django.db.models.signals import post_delete
 
 from core import locations
-from core.errors import CoreError, NotFound
+from core.errors import CoreError, NotFound, upload_too_large
 from core.planner import UploadRef
 from jobs.arrow_types import spark_columns
 from jobs.models import Session, Upload
@@ -50,17 +50,6 @@ def parse_uuid(value: Any) -> uuid.UUID | None:
         return uuid.UUID(str(value))
     except (TypeError, ValueError, AttributeError):
         return None
-
-
-class PayloadTooLarge(CoreError):
-    code = "PAYLOAD_TOO_LARGE"
-
-
-def too_large(limit: int) -> PayloadTooLarge:
-    return PayloadTooLarge(
-        f"The upload is larger than the server's limit of {limit:,} bytes.",
-        details={"limit": limit},
-    )
 
 
 class Readable(Protocol):
@@ -109,7 +98,7 @@ class CappedReader:
             self.received += len(piece)
             if self.received > self.limit:
                 self.over_limit = True
-                raise too_large(self.limit)
+                raise upload_too_large(self.limit)
             pieces.append(piece)
             wanted -= len(piece)
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)
@@ -186,12 +175,12 @@ def upload_create(*, session: Session, body: Readable) -> Upload:
         except Exception as exc:
             # pyarrow may wrap the reader's own error: the reader knows what happened.
             if reader.over_limit:
-                raise too_large(limit) from None
+                raise upload_too_large(limit) from None
             if isinstance(exc, pa.ArrowException):
                 raise _not_arrow(exc) from None
             raise
         if reader.over_limit:
-            raise too_large(limit)
+            raise upload_too_large(limit)
         os.rename(incoming, final)
         try:
             with transaction.atomic():

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
 
+from core.errors import upload_too_large
 from webapp.errors import error_body, payload_too_large_body
 
 # POST /api/v1/sessions/{id}/uploads streams its body (``jobs.uploads``) under its own limit.
@@ -34,10 +35,8 @@ class RequestLimitsMiddleware:
         except ValueError:  # not a number: Django's own handling answers it
             length = 0
         if request.method == "POST" and UPLOAD_PATH.match(request.path_info):
-            from jobs.uploads import too_large
-
             if length > int(settings.TESSERA_UPLOAD_MAX_BYTES):
-                refused = too_large(int(settings.TESSERA_UPLOAD_MAX_BYTES))
+                refused = upload_too_large(int(settings.TESSERA_UPLOAD_MAX_BYTES))
                 body = error_body(refused.code, refused.message, refused.details)
                 return JsonResponse(body, status=413)
         elif limit is not None and length > limit:

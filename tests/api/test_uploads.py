@@ -13,11 +13,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from django.test import Client
 
+from core.errors import PayloadTooLarge
 from jobs import uploads
 from jobs.models import Session, TemporaryObject, Upload
 from tests.api.test_statements import Console
@@ -190,7 +191,7 @@ def test_the_bytes_received_are_counted_whatever_the_length_said(settings, alice
         user=alice, last_used_at=dt.datetime.now(dt.UTC), idle_timeout_seconds=60
     )
     body = io.BytesIO(ipc(pa.table({"n": list(range(2000))})))
-    with pytest.raises(uploads.PayloadTooLarge) as raised:
+    with pytest.raises(PayloadTooLarge) as raised:
         uploads.upload_create(session=session, body=body)
     assert raised.value.details == {"limit": 4096}
     assert files(uploads_dir) == [] and not Upload.objects.exists()
