@@ -39,16 +39,17 @@ pytestmark = [
 # Every column as text both sides agree on (the results API's JSON is not the point here).
 QUERY = (
     "SELECT CAST(id AS STRING), CAST(doubled AS STRING), CAST(price AS STRING), "
-    "CAST(at AS STRING), CAST(local AS STRING), CAST(day AS STRING), hex(raw), name, "
-    "to_json(items), to_json(tags), CAST(count AS STRING), kind, CAST(small AS STRING), "
+    "CAST(`at` AS STRING), CAST(`local` AS STRING), CAST(`day` AS STRING), hex(raw), name, "
+    "to_json(items), to_json(tags), CAST(`count` AS STRING), kind, CAST(small AS STRING), "
     "CAST(flag AS STRING) FROM {table} ORDER BY id NULLS FIRST"
 )
 
+# Another order than the upload's, a computed column and a watermark.
 DECLARED = (
-    "(name STRING, id BIGINT, price DECIMAL(38, 10), at TIMESTAMP, local TIMESTAMP_NTZ, "
-    "day DATE, raw BINARY, items ARRAY<STRUCT<k: STRING, v: DOUBLE>>, tags MAP<STRING, INT>, "
-    "count DECIMAL(20, 0), kind STRING, small TINYINT, flag BOOLEAN, doubled AS id * 2, "
-    "WATERMARK FOR at AS at - INTERVAL '5' SECOND)"
+    "(name STRING, id BIGINT, price DECIMAL(38, 10), `at` TIMESTAMP, `local` TIMESTAMP_NTZ, "
+    "`day` DATE, raw BINARY, items ARRAY<STRUCT<k: STRING, v: DOUBLE>>, tags MAP<STRING, INT>, "
+    "`count` DECIMAL(20, 0), kind STRING, small TINYINT, flag BOOLEAN, doubled AS id * 2, "
+    "WATERMARK FOR `at` AS `at` - INTERVAL '5' SECOND)"
 )
 
 
@@ -63,17 +64,21 @@ def uploads_dir() -> Path:
 
 
 @pytest.fixture
-def alice() -> Pipeline:
+def catalog() -> str:
+    return f"up{uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture
+def alice(catalog: str) -> Pipeline:
+    """A user in their own catalog ``catalog`` (database ``d``)."""
     pipeline = Pipeline("alice")
-    catalog = f"up{uuid.uuid4().hex[:6]}"
     catalog_services.catalog_create(user=pipeline.user, name=catalog, default_database="d")
     pipeline.ok(f"USE {catalog}.d")
-    pipeline.catalog = catalog  # type: ignore[attr-defined]
     return pipeline
 
 
 def test_an_upload_through_a_declared_schema_equals_plain_spark(
-    alice: Pipeline, plain_spark: Any, tmp_path: Path
+    alice: Pipeline, catalog: str, plain_spark: Any, tmp_path: Path
 ):
     sent = upload(alice, EVERY_TYPE)
     alice.ok(
@@ -92,19 +97,21 @@ def test_an_upload_through_a_declared_schema_equals_plain_spark(
     expected = [list(r) for r in plain_spark.sql(QUERY.format(table="p_up")).collect()]
     assert rows == expected
     assert len(rows) == 3
-    assert rows[2][2] == "12345678901234567890.1234567890"  # DECIMAL(38, 10) whole
+    assert rows[1][2] == "12345678901234567890.1234567890"  # DECIMAL(38, 10) whole
 
     # Without a column list the table takes the upload's columns.
     alice.ok(
         f"CREATE TEMPORARY TABLE bare WITH ('connector' = 'upload', 'upload' = '{sent['id']}')"
     )
-    assert alice.rows("SELECT count(*), count(price), max(day) FROM bare") == [[3, 2, "2024-02-29"]]
+    assert alice.rows("SELECT count(*), count(price), max(`day`) FROM bare") == [
+        [3, 2, "2024-02-29"]
+    ]
 
     # CTAS keeps the data past the session.
-    kept = f"{alice.catalog}.d.kept"  # type: ignore[attr-defined]
+    kept = f"{catalog}.d.kept"
     alice.ok(f"CREATE TABLE {kept} AS SELECT * FROM up")
     before = alice.rows(f"SELECT count(*), sum(doubled), max(name) FROM {kept}")
-    assert before == [[3, 2, "ü"]]
+    assert before == [[3, 6, "ü"]]
 
     where = uploads_dir() / alice.session_id / sent["id"]
     assert (where / "part-00000.parquet").is_file()
