@@ -161,6 +161,9 @@ def test_another_users_session_and_uploads_are_not_found(alice_api, bob_api, upl
     bobs = session_of(bob_api)
     assert_error(bob_api.get(f"{API}/sessions/{bobs}/uploads/{upload}"), 404, "NOT_FOUND")
     assert_error(bob_api.delete(f"{API}/sessions/{bobs}/uploads/{upload}"), 404, "NOT_FOUND")
+    # Nobody signed in: 401 before the body is read.
+    anonymous = post(Client(), session, ipc(pa.table({"n": [3]})))
+    assert_error(anonymous, 401, "NOT_AUTHENTICATED")
     assert Upload.objects.count() == 1
     assert len(files(uploads_dir)) == 1
 
