@@ -16,7 +16,9 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from core.errors import PayloadTooLarge
 from jobs import uploads
@@ -132,8 +134,11 @@ def test_an_upload_becomes_one_parquet_file_of_the_session(alice_api, uploads_di
 def test_list_and_delete(alice_api, uploads_dir, django_capture_on_commit_callbacks):
     session = session_of(alice_api)
     ids = [post(alice_api, session, ipc(pa.table({"n": [i]}))).json()["id"] for i in range(3)]
-    listed = alice_api.get(f"{API}/sessions/{session}/uploads").json()["items"]
+    with CaptureQueriesContext(connection) as queries:
+        listed = alice_api.get(f"{API}/sessions/{session}/uploads").json()["items"]
     assert [item["id"] for item in listed] == ids
+    # The token, the session (no touch within seconds) and the uploads: not one per upload.
+    assert len(queries) <= 3, [q["sql"] for q in queries]
     with django_capture_on_commit_callbacks(execute=True):
         response = alice_api.delete(f"{API}/sessions/{session}/uploads/{ids[1]}")
     assert response.status_code == 204
