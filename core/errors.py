@@ -65,3 +65,17 @@ class PermissionDenied(CoreError):
     """The caller may see the object but not change it."""
 
     code: ClassVar[str] = "PERMISSION_DENIED"
+
+
+class PayloadTooLarge(CoreError):
+    """A request body over a limit of the server (413)."""
+
+    code: ClassVar[str] = "PAYLOAD_TOO_LARGE"
+
+
+def upload_too_large(limit: int) -> PayloadTooLarge:
+    """An upload over ``TESSERA_UPLOAD_MAX_BYTES`` (announced by its length or counted)."""
+    return PayloadTooLarge(
+        f"The upload is larger than the server's limit of {limit:,} bytes.",
+        details={"limit": limit},
+    )

@@ -12,6 +12,7 @@ class JobsConfig(AppConfig):
             analysis,
             scripts,
             statistics_hooks,
+            uploads,
             worker,
             write_hooks,
         )  # worker: Celery worker signals
@@ -27,4 +28,6 @@ class JobsConfig(AppConfig):
         # The catalog asks a worker's Spark analyzer before it stores a schema with
         # expressions or a view's (FLIP-164), without knowing jobs.
         analysis.install_analyzer()
+        # An upload's files go when its row (or its session's) is deleted, in any process.
+        uploads.install_hooks()
         del worker

@@ -19,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core import jobstate
-from jobs import lifecycle, results, scheduling
+from jobs import lifecycle, results, scheduling, uploads
 from jobs.dispatch import enqueue
 from jobs.models import Job, Session, Worker
 
@@ -204,6 +204,9 @@ def expire_sessions(now: datetime | None = None) -> int:
         deleted += per_model.get(Session._meta.label, 0)
     if deleted:
         log.info("expired %d idle sessions", deleted)
+    # Their uploads' files go after each deletion's commit; this catches what a process
+    # that died in between left behind.
+    uploads.sweep_orphans()
     return deleted
 
 

@@ -259,3 +259,23 @@ class SchemaCheck(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} check {self.id}"
+
+
+class Upload(models.Model):
+    """Data a session's user sent as Arrow IPC (``jobs.uploads``), stored as parquet in
+    ``<UPLOADS_DIR>/<session id>/<upload id>/``; read through a temporary table with
+    ``'connector' = 'upload'``. Deleted with its session (CASCADE), its files with it
+    (``jobs.uploads.install_hooks``)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="uploads")
+    rows = models.BigIntegerField()
+    bytes = models.BigIntegerField()  # the Arrow IPC bytes received
+    columns = models.JSONField(default=list)  # [{"name", "data_type"}], Spark SQL types
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering: ClassVar = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return str(self.id)

@@ -37,7 +37,7 @@ from core.planner import (
 )
 from core.planner import parameters as query_parameters
 from core.session_properties import check_wait
-from jobs import commands, dispatch, lifecycle, notify, planning, scheduling
+from jobs import commands, dispatch, lifecycle, notify, planning, scheduling, uploads
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.errors import INTERNAL_ERROR, error_json
 from jobs.models import Job, Session
@@ -61,6 +61,7 @@ def plan_context(session: Session) -> PlanContext:
         session_properties=registry,
         limits=planning.statement_limits(),
         budget_seconds=planning.budget_seconds(),
+        uploads=uploads.upload_lookup(session.id),
     )
 
 

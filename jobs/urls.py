@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, re_path
 from rest_framework.views import APIView
 
-from jobs import stats_views, views
+from jobs import stats_views, upload_views, views
 
 ID = r"[^/]+"
 S = rf"sessions/(?P<session>{ID})"
@@ -34,6 +34,8 @@ urlpatterns = [
         name="session-temporary-detail",
     ),
     route(f"{S}/resolve", views.ResolveView, "session-resolve"),
+    route(f"{S}/uploads", upload_views.UploadListView, "session-uploads"),
+    route(rf"{S}/uploads/(?P<upload>{ID})", upload_views.UploadDetailView, "session-upload"),
     # A table's statistics read its committing jobs too, so they are served here.
     route(
         r"catalogs/(?P<catalog>[^/]+)/databases/(?P<database>[^/]+)/tables/(?P<name>[^/]+)"

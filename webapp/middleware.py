@@ -9,12 +9,17 @@ error that DRF turned into a 500. A chunked body (no ``Content-Length``) is refu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
 
+from core.errors import upload_too_large
 from webapp.errors import error_body, payload_too_large_body
+
+# POST /api/v1/sessions/{id}/uploads streams its body (``jobs.uploads``) under its own limit.
+UPLOAD_PATH = re.compile(r"^/api/v1/sessions/[^/]+/uploads/?$")
 
 
 class RequestLimitsMiddleware:
@@ -29,7 +34,12 @@ class RequestLimitsMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:  # not a number: Django's own handling answers it
             length = 0
-        if limit is not None and length > limit:
+        if request.method == "POST" and UPLOAD_PATH.match(request.path_info):
+            if length > int(settings.TESSERA_UPLOAD_MAX_BYTES):
+                refused = upload_too_large(int(settings.TESSERA_UPLOAD_MAX_BYTES))
+                body = error_body(refused.code, refused.message, refused.details)
+                return JsonResponse(body, status=413)
+        elif limit is not None and length > limit:
             return JsonResponse(payload_too_large_body(), status=413)
         if "HTTP_TRANSFER_ENCODING" in request.META and "CONTENT_LENGTH" not in request.META:
             # Django reads no body without a length: a chunked body would be silently taken

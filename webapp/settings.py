@@ -291,6 +291,10 @@ TESSERA_RESULT_DOWNLOAD_MAX_ROWS = int(
     os.environ.get("TESSERA_RESULT_DOWNLOAD_MAX_ROWS", "100000000")
 )
 TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", str(7 * 86400)))
+# Data sent to a session as Arrow IPC (POST /sessions/{id}/uploads), kept as parquet under
+# <UPLOADS_DIR>/<session id>/<upload id>/ until the upload or its session is deleted.
+UPLOADS_DIR = DATA_DIR / "uploads"
+TESSERA_UPLOAD_MAX_BYTES = int(os.environ.get("TESSERA_UPLOAD_MAX_BYTES", str(2 * 1024**3)))
 # A session nobody used for this long expires, with its temporary objects.
 # Where a new user's first editor tab starts when they have no last or chosen catalog
 # (POST /sessions {"start": "workspace"}); empty: nowhere (the tab asks them to pick one).
@@ -338,6 +342,7 @@ def _check_storage_roots() -> None:
     protected = {
         "the warehouse": WAREHOUSE_DIR,
         "the results directory": RESULTS_DIR,
+        "the uploads directory": UPLOADS_DIR,
         "the broker directory": BROKER_DIR,
         "STATIC_ROOT": STATIC_ROOT,
     }

@@ -11,7 +11,14 @@ from core.planner.errors import (
     TemporaryObjectExists,
     UnsupportedStatement,
 )
-from core.planner.model import CatalogReader, FunctionDef, PlanContext, Relation
+from core.planner.model import (
+    CatalogReader,
+    FunctionDef,
+    PlanContext,
+    Relation,
+    UploadLookup,
+    UploadRef,
+)
 from core.planner.plan import (
     ACTION_KINDS,
     QUERY_ACTIONS,
@@ -43,6 +50,8 @@ __all__ = [
     "RelationPlan",
     "TemporaryObjectExists",
     "UnsupportedStatement",
+    "UploadLookup",
+    "UploadRef",
     "plan_statement",
     "split_script",
     "split_script_spans",

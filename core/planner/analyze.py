@@ -128,7 +128,11 @@ def plan_analyze(statement: Statement) -> Plan:
     relations = (
         ()
         if mode == "noscan"
-        else (table_plan(ANALYZE_ALIAS, relation, statement.context.storage_roots),)
+        else (
+            table_plan(
+                ANALYZE_ALIAS, relation, statement.context.storage_roots, statement.context.uploads
+            ),
+        )
     )
     return Plan.of(
         Action.ANALYZE_TABLE,

@@ -21,12 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.datatypes import parse_data_type
 from core.errors import CoreError, SchemaError
 from core.identifiers import name_key
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.plan import Action, Plan
 from core.planner.resolve import check_column_expression
-from core.planner.sources import declared_source
+from core.planner.sources import declared_source, upload_source
 from core.planner.statement import (
     Statement,
     accept_if_not_exists,
@@ -91,6 +92,11 @@ def _source_options(trailing: Trailing, roots: tuple[str, ...], temporary: bool)
     except CoreError:
         pass
     raise CoreError(TEMPORARY_TABLE_NEEDS_PATH)
+
+
+def _peek_punct(cursor: TokenCursor, value: str) -> bool:
+    token = cursor.peek()
+    return token is not None and token.is_punct(value)
 
 
 @dataclass
@@ -249,17 +255,41 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
     if_not_exists = accept_if_not_exists(cursor)
     parts, _, _ = cursor.path("a table name")
     ident = statement.object_identifier(parts)
-    cursor.expect_punct("(")
     elements = _Elements()
-    while True:
-        _element(statement, cursor, elements)
-        if cursor.accept_punct(")"):
-            break
-        if not cursor.accept_punct(","):
-            raise cursor.error("',' or ')'")
+    # A temporary table over an upload may leave out its columns: the upload's are taken.
+    listed = not temporary or _peek_punct(cursor, "(")
+    if listed:
+        cursor.expect_punct("(")
+        while True:
+            _element(statement, cursor, elements)
+            if cursor.accept_punct(")"):
+                break
+            if not cursor.accept_punct(","):
+                raise cursor.error("',' or ')'")
     trailing = parse_trailing(cursor)
 
-    options = _source_options(trailing, statement.context.storage_roots, temporary)
+    upload = (
+        upload_source(
+            trailing.using, trailing.options or {}, trailing.location, statement.context.uploads
+        )
+        if temporary
+        else None
+    )
+    if upload is not None:
+        options = upload[0]
+        if trailing.partition_by:
+            raise CoreError("A table over an upload cannot be partitioned: it is one file.")
+        if not listed:
+            elements.columns = [
+                PhysicalColumn(name, parse_data_type(text)) for name, text in upload[1].columns
+            ]
+    elif not listed:
+        raise CoreError(
+            "CREATE TEMPORARY TABLE needs a column list, unless it reads an upload "
+            "('connector' = 'upload'), whose columns it then takes."
+        )
+    else:
+        options = _source_options(trailing, statement.context.storage_roots, temporary)
     schema = Schema(tuple(elements.columns), tuple(elements.watermarks), elements.primary_key)
     SchemaResolver().resolve(schema)
     partition_by = _partition_columns(schema, trailing.partition_by)

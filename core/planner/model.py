@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -27,6 +27,20 @@ class Relation:
     query: str = ""  # views: the stored query
     temporary: bool = False
     staged_by_job: str | None = None  # a staged table: the id of the CTAS job creating it
+
+
+@dataclass(frozen=True)
+class UploadRef:
+    """Data the session's user uploaded (``'connector' = 'upload'``): its id, the
+    directory of its parquet file and its columns as (name, Spark SQL type)."""
+
+    id: str
+    path: str
+    columns: tuple[tuple[str, str], ...]
+
+
+# An upload id (as written in the statement) → the session's upload, or None.
+UploadLookup = Callable[[str], UploadRef | None]
 
 
 @dataclass(frozen=True)
@@ -93,3 +107,4 @@ class PlanContext:
     session_properties: SessionProperties | None = None
     limits: StatementLimits = field(default_factory=StatementLimits)
     budget_seconds: float | None = None  # planning time budget (None: unlimited)
+    uploads: UploadLookup | None = None  # the session's uploads (None: it has none)

@@ -19,7 +19,7 @@ from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_pa
 from core.planner import guard
 from core.planner.errors import ForbiddenSql, ParseError
 from core.planner.functions import is_builtin
-from core.planner.model import CatalogReader, FunctionDef, PlanContext, Relation
+from core.planner.model import CatalogReader, FunctionDef, PlanContext, Relation, UploadLookup
 from core.planner.plan import ColumnPlan, FunctionPlan, RelationPlan
 from core.planner.references import (
     EXPRESSION_PREFIX,
@@ -116,10 +116,12 @@ def _single_statement(text: str, what: str) -> tuple[list[Token], int]:
     return groups[0][2], strip_region(text, groups[0][0], groups[0][1])[1]
 
 
-def table_plan(alias: str, table: Relation, roots: Sequence[str]) -> RelationPlan:
+def table_plan(
+    alias: str, table: Relation, roots: Sequence[str], uploads: UploadLookup | None = None
+) -> RelationPlan:
     """How the worker reads (or writes) a table: format, path, options, the physical
     schema and every column in declared order (computed and metadata columns included)."""
-    source = stored_source(table.options, table.location, roots, table.identifier.quoted())
+    source = stored_source(table.options, table.location, roots, table.identifier.quoted(), uploads)
     physical: list[str] = []
     columns: list[ColumnPlan] = []
     schema = table.resolved_schema
@@ -292,7 +294,7 @@ class Resolver:
             ) from None
 
     def _table_plan(self, alias: str, table: Relation) -> RelationPlan:
-        return table_plan(alias, table, self.context.storage_roots)
+        return table_plan(alias, table, self.context.storage_roots, self.context.uploads)
 
     # -- functions ----------------------------------------------------------------------
 

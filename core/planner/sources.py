@@ -19,6 +19,16 @@ from core.errors import CoreError
 from core.locations import LocationRefused
 from core.planner import guard
 from core.planner.errors import ForbiddenSql
+from core.planner.model import UploadLookup, UploadRef
+
+# The connector of a temporary table over data the session's user uploaded.
+UPLOAD_CONNECTOR = "upload"
+UPLOAD_OPTION = "upload"
+UPLOAD_NOT_PERMANENT = (
+    "Only a temporary table can read an upload ('connector' = 'upload'): an upload lives only "
+    "as long as its session. To keep the data, create the temporary table and copy it with "
+    "CREATE TABLE … AS SELECT or INSERT INTO … SELECT."
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,49 @@ def _as_forbidden(prefix: str = "") -> Iterator[None]:
         raise
 
 
+def _names_upload(using: str | None, options: Mapping[str, str]) -> bool:
+    values = [using or ""] + [v for k, v in options.items() if k.lower() in ("connector", "format")]
+    return any(str(value).strip().lower() == UPLOAD_CONNECTOR for value in values)
+
+
+def upload_source(
+    using: str | None,
+    options: Mapping[str, str],
+    location: str | None,
+    uploads: UploadLookup | None,
+) -> tuple[dict[str, str], UploadRef] | None:
+    """A temporary table over an upload (``'connector' = 'upload', 'upload' = '<id>'``): the
+    options to store and the upload; None when the table names no upload. The upload must
+    be one of the session's own; no path, LOCATION or reader option goes with it."""
+    if not _names_upload(using, options):
+        return None
+    source, rest = table_options.split_source(
+        {k: v for k, v in options.items() if k.lower() != UPLOAD_OPTION}
+    )
+    given = [v for k, v in options.items() if k.lower() == UPLOAD_OPTION]
+    if location is not None or "path" in source:
+        raise CoreError(
+            "A table over an upload reads the upload's own files: drop LOCATION and 'path'."
+        )
+    if rest:
+        raise CoreError(
+            f"A table over an upload takes only the option 'upload'; drop '{next(iter(rest))}'."
+        )
+    if len(given) != 1 or not str(given[0]).strip():
+        raise CoreError(
+            "A table with 'connector' = 'upload' needs the option 'upload' = '<upload id>' "
+            "(the id POST /sessions/{id}/uploads answered)."
+        )
+    found = uploads(str(given[0])) if uploads is not None else None
+    if found is None:
+        raise CoreError(
+            f"Upload '{given[0]}' does not exist in this session; a table can read only its own "
+            "session's uploads.",
+            details={"upload": str(given[0])},
+        )
+    return {"connector": UPLOAD_CONNECTOR, UPLOAD_OPTION: found.id}, found
+
+
 def _check_keys(rest: Mapping[str, str]) -> None:
     """The format-independent refusals first (``fs.*``, ``spark.*``, ``paths``, …)."""
     for key in rest:
@@ -64,6 +117,8 @@ def declared_source(
     ``path`` is normalised and must lie under the storage roots; every other option must be
     one the format takes.
     """
+    if _names_upload(using, options):
+        raise CoreError(UPLOAD_NOT_PERMANENT)
     with _as_forbidden():
         return _declared_source(using, options, location, roots)
 
@@ -119,12 +174,29 @@ def _declared_source(
 
 
 def stored_source(
-    options: Mapping[str, str], location: str, roots: Sequence[str], table: str = ""
+    options: Mapping[str, str],
+    location: str,
+    roots: Sequence[str],
+    table: str = "",
+    uploads: UploadLookup | None = None,
 ) -> TableSource:
     """How to read or write a stored table (``table``: its quoted name, for messages).
     Checked again at every use: the row may predate today's rules or come from the REST
-    API; managed tables read their warehouse location."""
+    API; managed tables read their warehouse location, tables over an upload its parquet
+    file (when the upload is still the session's)."""
     prefix = f"Table {table} cannot be used: " if table else ""
+    if any(
+        k.lower() == "connector" and str(v).strip().lower() == UPLOAD_CONNECTOR
+        for k, v in options.items()
+    ):
+        given = next((str(v) for k, v in options.items() if k.lower() == UPLOAD_OPTION), "")
+        found = uploads(given) if uploads is not None and given else None
+        if found is None:
+            raise CoreError(
+                f"{prefix}its upload '{given}' no longer exists in this session (it was deleted).",
+                details={"upload": given},
+            )
+        return TableSource("parquet", found.path, {}, external=True)
     with _as_forbidden(prefix):
         source, rest = table_options.split_source(options)
         _check_keys(rest)

@@ -18,10 +18,12 @@ from core.errors import AlreadyExists, CoreError, NotFound
 from core.identifiers import quote_path, validate_name
 from core.planner import Plan
 from core.planner.functions import is_builtin
+from core.planner.sources import upload_source
 from core.schema import (
     ExpressionTyper,
     Schema,
 )
+from jobs import uploads
 from jobs.commands.common import (
     Columns,
     DeriveViewSchema,
@@ -77,11 +79,16 @@ def _save_temporary(row: TemporaryObject, what: str) -> None:
         raise AlreadyExists(f"{what} already exists.") from exc
 
 
-def _temporary_table_options(options: Mapping[str, Any]) -> dict[str, str]:
+def _temporary_table_options(options: Mapping[str, Any], session_id: Any) -> dict[str, str]:
     """A temporary table is external: Tessera does not own its data (FLIP-64). Its path
     is checked like a permanent table's (text, links, strictly below a root); whether it
     overlaps another table's is checked once the session is locked
-    (``services.check_temporary_path``)."""
+    (``services.check_temporary_path``). A table over an upload names one of its session's
+    uploads (checked again here: the plan may be older than the upload's deletion)."""
+    upload = uploads.upload_lookup(session_id)
+    upload_options = upload_source(None, dict(options), None, upload)
+    if upload_options is not None:
+        return upload_options[0]
     checked = services.check_options(options)
     if "path" not in checked:
         raise CoreError(
@@ -124,7 +131,7 @@ def create_temporary_table(
     resolved = services.resolve_schema(schema, typer)
     if not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
-    options = _temporary_table_options(args.get("options") or {})
+    options = _temporary_table_options(args.get("options") or {}, job.session_id)
     definition = {
         "options": options,
         "schema": schema.to_dict(),

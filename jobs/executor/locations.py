@@ -31,7 +31,7 @@ from core import options as table_options
 from core.errors import CoreError
 from core.planner import RelationPlan
 from core.planner.errors import ForbiddenSql
-from jobs import write_staging
+from jobs import uploads, write_staging
 from jobs.executor import runtime
 
 
@@ -102,8 +102,11 @@ def _resolved(path: str) -> str:
     return storage.resolved_external_path(path)
 
 
-def checked_read(spark: SparkSession, relation: RelationPlan, shown: str) -> CheckedSource:
-    """A plan's table relation (``format``, ``path``, ``options``), checked for reading."""
+def checked_read(
+    spark: SparkSession, relation: RelationPlan, shown: str, session_id: Any = None
+) -> CheckedSource:
+    """A plan's table relation (``format``, ``path``, ``options``), checked for reading; a
+    path in the uploads directory must be an upload of the job's session ``session_id``."""
     with refusals(f"Table {shown} cannot be read"):
         options = {str(k): str(v) for k, v in relation.options.items()}
         fmt = table_options.check_format(relation.format)
@@ -111,7 +114,12 @@ def checked_read(spark: SparkSession, relation: RelationPlan, shown: str) -> Che
         path = relation.path
         if not path:
             raise CoreError("It has no location to read from.")
-        real = _resolved(path)
+        if uploads.is_upload_path(path):
+            if fmt != "parquet" or checked_options:
+                raise CoreError("An upload is read as parquet, with no options.")
+            real = uploads.resolved_upload_path(path, session_id)
+        else:
+            real = _resolved(path)
         hadoop_agrees(spark, real)
         return CheckedSource(fmt, real, checked_options)
 

@@ -44,11 +44,12 @@ def _column_expression(column: ColumnPlan) -> str:
     return quote(name)
 
 
-def register_table(spark: SparkSession, relation: RelationPlan) -> None:
+def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any = None) -> None:
     """Register a table relation as a temporary view named by its alias. Its format, path
     and options are checked again here, at use (``jobs.executor.locations``): Spark reads
-    the resolved path that was checked, with allow-listed options only."""
-    source = locations.checked_read(spark, relation, _display(relation))
+    the resolved path that was checked, with allow-listed options only (an upload: only
+    one of the job's session ``session_id``)."""
+    source = locations.checked_read(spark, relation, _display(relation), session_id)
     reader: Any = spark.read.format(source.format)
     if relation.physical_schema:
         reader = reader.schema(relation.physical_schema)
@@ -110,13 +111,15 @@ def register_view(spark: SparkSession, relation: RelationPlan) -> None:
     frame.createOrReplaceTempView(relation.alias)
 
 
-def register_relations(spark: SparkSession, relations: Iterable[RelationPlan]) -> None:
+def register_relations(
+    spark: SparkSession, relations: Iterable[RelationPlan], session_id: Any = None
+) -> None:
     """Register relations in their (dependency) order as temporary views named ``alias``."""
     for relation in relations:
         if relation.kind == "view":
             register_view(spark, relation)
         else:
-            register_table(spark, relation)
+            register_table(spark, relation, session_id)
 
 
 def _in_packages(module: str, packages: Iterable[str]) -> bool:
@@ -189,13 +192,15 @@ def register_plan(
     plan: Plan,
     properties: Mapping[str, Any],
     udf_packages: Iterable[str],
+    session_id: Any = None,
 ) -> None:
     """Everything a plan needs before its SQL runs: properties, functions, then relations
-    (functions first: a view's query or a computed column may call one)."""
+    (functions first: a view's query or a computed column may call one). ``session_id``:
+    the job's session, whose uploads alone its tables may read."""
     apply_properties(spark, properties)
     sqlguard.install(spark, plan)
     register_functions(spark, plan.functions, udf_packages)
-    register_relations(spark, plan.relations)
+    register_relations(spark, plan.relations, session_id)
 
 
 def _display(item: RelationPlan | FunctionPlan) -> str:

@@ -375,7 +375,9 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
     control.enter()
     monitor.start()
     try:
-        registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
+        registration.register_plan(
+            spark, plan, properties, settings.TESSERA_UDF_PACKAGES, job.session_id
+        )
         if monitor.outcome is None and plan.action == Action.ANALYZE_TABLE:
             result = analyze.execute(spark, plan, job.id)
         elif monitor.outcome is None:
@@ -433,7 +435,9 @@ def _run_write(job: Job, plan: Plan, watch: notify.Watch) -> str:
     control.enter()
     monitor.start()
     try:
-        registration.register_plan(spark, plan, properties, settings.TESSERA_UDF_PACKAGES)
+        registration.register_plan(
+            spark, plan, properties, settings.TESSERA_UDF_PACKAGES, job.session_id
+        )
         if monitor.outcome is None:
             prepared = write_runner.prepare_writes(spark, job, plan)
         if monitor.outcome is None:
@@ -469,7 +473,9 @@ def _run_command(job: Job, plan: Plan) -> str:
     then ``run_command`` does the work and ends the job."""
     spark = runtime.new_job_session()
     try:
-        registration.register_plan(spark, plan, job_properties(job), settings.TESSERA_UDF_PACKAGES)
+        registration.register_plan(
+            spark, plan, job_properties(job), settings.TESSERA_UDF_PACKAGES, job.session_id
+        )
         args = plan.args
         if plan.action == Action.CREATE_FUNCTION and args.get("language") == "python":
             # The import check: only a worker has the UDF packages' environment.

@@ -576,6 +576,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{session}/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The session's uploads, oldest first. */
+        get: operations["sessions_uploads_list"];
+        put?: never;
+        /** @description Send data as an Arrow IPC stream (Content-Type application/vnd.apache.arrow.stream, with a Content-Length); it is stored as parquet for the session's temporary tables ('connector' = 'upload'). Over TESSERA_UPLOAD_MAX_BYTES: 413 PAYLOAD_TOO_LARGE. */
+        post: operations["sessions_uploads_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{session}/uploads/{upload}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["sessions_uploads_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Delete an upload and its files; temporary tables over it fail at use. */
+        delete: operations["sessions_uploads_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -1271,6 +1306,24 @@ export interface components {
          * @enum {string}
          */
         TypeEnum: "bar" | "line" | "area" | "scatter" | "pie";
+        UploadColumnOut: {
+            name: string;
+            /** @description a Spark SQL type, e.g. DECIMAL(38, 10) */
+            data_type: string;
+        };
+        UploadListOut: {
+            items: components["schemas"]["UploadOut"][];
+        };
+        UploadOut: {
+            /** Format: uuid */
+            id: string;
+            rows: number;
+            /** @description the Arrow IPC bytes received */
+            bytes: number;
+            columns: components["schemas"]["UploadColumnOut"][];
+            /** Format: date-time */
+            created_at: string;
+        };
         UserInRequest: {
             username: string;
             password: string;
@@ -2687,6 +2740,95 @@ export interface operations {
                 kinds: string;
                 path: string;
                 session: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    sessions_uploads_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadListOut"];
+                };
+            };
+        };
+    };
+    sessions_uploads_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/vnd.apache.arrow.stream": string;
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadOut"];
+                };
+            };
+        };
+    };
+    sessions_uploads_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session: string;
+                upload: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadOut"];
+                };
+            };
+        };
+    };
+    sessions_uploads_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session: string;
+                upload: string;
             };
             cookie?: never;
         };
