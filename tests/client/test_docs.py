@@ -47,3 +47,20 @@ def test_the_guide_runs(server, monkeypatch):
     assert "statement_set FINISHED" in text
     assert "True False" in text
     assert isinstance(namespace["t_env"], tessera.TableEnvironment)
+
+
+def test_the_readme_example_runs(live_server, transactional_db, worker, monkeypatch):
+    """README's Python example against the demo of `make run` (admin / admin)."""
+    from django.core.management import call_command
+
+    monkeypatch.delenv("TESSERA_ADMIN_USER", raising=False)
+    monkeypatch.delenv("TESSERA_ADMIN_PASSWORD", raising=False)
+    call_command("bootstrap", stdout=io.StringIO())
+    readme = (GUIDE.parents[1] / "README.md").read_text()
+    section = readme.split("## Python", 1)[1]
+    (example,) = BLOCK.findall(section.split("\n## ", 1)[0])
+    example = example.replace("http://127.0.0.1:8000", live_server.url)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(example, "README.md", "exec"), {})
+    assert "revenue" in out.getvalue()

@@ -77,10 +77,9 @@ def test_get_schema(t_env):
 def test_explain_and_insert(t_env):
     plan = t_env.from_path("orders").where("qty > 1").explain()
     assert "Physical Plan" in plan or "Scan" in plan
-    result = t_env.from_path("orders").where("qty = 1").execute_insert("customers_copy_src")
-    # the target does not exist: the job fails with the server's code
-    with pytest.raises(tessera.TesseraError):
-        result.wait()
+    # the target does not exist: the planner refuses it, the client raises at once
+    with pytest.raises(tessera.NotFoundError):
+        t_env.from_path("orders").where("qty = 1").execute_insert("no_such_target")
 
 
 def test_execute_insert_into_and_overwrite(t_env):
@@ -135,7 +134,7 @@ def test_cancel_and_wait_timeout(t_env):
         result.wait(timeout=60)
     assert result.status == "CANCELED"
     assert result.cancel() == "CANCELED"  # a no-op once ended
-    assert "canceled" in [e["type"] for e in result.events()]
+    assert any("cancel" in e["type"].lower() for e in result.events())
 
 
 def test_keyboard_interrupt_cancels_the_job(t_env, monkeypatch):
