@@ -124,6 +124,7 @@ def test_the_server_guard_still_applies(t_env):
 
 
 def test_cancel_and_wait_timeout(t_env):
+    t_env.statement_wait = 0
     slow = t_env.sql_query("SELECT count(*) AS n FROM range(1000000000) a CROSS JOIN range(1000) b")
     result = slow.execute()
     with pytest.raises(tessera.TesseraError) as timeout:
@@ -138,6 +139,7 @@ def test_cancel_and_wait_timeout(t_env):
 
 
 def test_keyboard_interrupt_cancels_the_job(t_env, monkeypatch):
+    t_env.statement_wait = 0
     result = t_env.execute_sql(
         "SELECT count(*) AS n FROM range(1000000000) a CROSS JOIN range(1000) b"
     )

@@ -40,7 +40,9 @@ if TYPE_CHECKING:
     import pandas  # type: ignore[import-untyped]
 
 DEFAULT_ROW_LIMIT = 100_000_000
-STATEMENT_WAIT_SECONDS = 30
+# How long POST …/statements holds its answer; longer jobs are then followed by long-polls
+# (which a Ctrl-C in wait() can interrupt and cancel).
+STATEMENT_WAIT_SECONDS = 10
 UPLOAD_CHUNK_ROWS = 65_536
 
 
@@ -174,6 +176,8 @@ class TableEnvironment:
         self.session_id: str = str(session["id"])
         #: The row_limit sent with queries whose result is read whole.
         self.row_limit: int = DEFAULT_ROW_LIMIT
+        #: Seconds the server may hold a statement's answer until its job ends (0..30).
+        self.statement_wait: float = STATEMENT_WAIT_SECONDS
         self._closed = False
 
     @property
@@ -210,7 +214,7 @@ class TableEnvironment:
     # --- statements ------------------------------------------------------------------
 
     def _submit(self, sql: str, *, row_limit: int | None = None) -> TableResult:
-        body: dict[str, Any] = {"sql": sql, "wait": STATEMENT_WAIT_SECONDS}
+        body: dict[str, Any] = {"sql": sql, "wait": self.statement_wait}
         if row_limit is not None:
             body["row_limit"] = row_limit
         job = self._http.post(f"{self._path}/statements", body)
