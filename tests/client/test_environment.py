@@ -65,14 +65,12 @@ def test_execute_sql_and_results(t_env):
     assert rows[0].asdict() == {"id": 1, "price": rows[0][1]}
     assert tuple(rows[0]) == (1, rows[0].price)
     assert result.get_resolved_schema().column_names == ["id", "price"]
-    assert result.get_resolved_schema().data_types == ["BIGINT", "DECIMAL(10,2)"] or (
-        result.get_resolved_schema().data_types[1].startswith("DECIMAL")
-    )
+    types = [t.replace(" ", "") for t in result.get_resolved_schema().data_types]
+    assert types == ["BIGINT", "DECIMAL(10,2)"]
     assert result.to_pandas()["id"].tolist() == [1, 3]
     assert result.to_arrow().num_rows == 2
-    types = [e["type"] for e in result.events()]
-    assert types[0] == "created" or "created" in types
-    assert "finished" in types
+    events = [e["type"] for e in result.events()]
+    assert events[0] == "created" and events[-1] == "finished"
 
 
 def test_print_is_a_plain_text_table(t_env, capsys):
@@ -128,8 +126,8 @@ def test_lists_include_temporary_objects_and_respect_pages(t_env):
         t_env.execute_sql(f"CREATE CATALOG c{i}").wait()
     names = t_env._names("/catalogs")
     assert {"shop", "c0", "c1", "c2"} <= set(names)
-    paged = list(t_env._http.pages("/catalogs"))
-    assert len(paged) == len(names)
+    paged = [item["name"] for item in t_env._http.pages("/catalogs", page_size=2)]
+    assert paged == names and len(paged) > 2
 
 
 def test_drops_say_whether_something_existed(t_env):

@@ -109,11 +109,13 @@ class Http:
         """``DELETE``; returns the status."""
         return self.request("DELETE", path, ok=ok).status_code
 
-    def pages(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
-        """Every item of a paged list (``items`` / ``next_page_token``)."""
+    def pages(
+        self, path: str, params: Mapping[str, Any] | None = None, page_size: int = 1000
+    ) -> Iterator[dict[str, Any]]:
+        """Every item of a paged list (``items`` / ``next_page_token``), page after page."""
         token: str | None = None
         while True:
-            query = {**(params or {}), "page_size": 1000}
+            query = {**(params or {}), "page_size": page_size}
             if token:
                 query["page_token"] = token
             body = self.get(path, query)
