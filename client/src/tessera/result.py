@@ -225,7 +225,7 @@ class TableResult:
             response = self._http.request("GET", f"/jobs/{self.job_id}/result.parquet", timeout=600)
             import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-            return pq.read_table(io.BytesIO(response.content))
+            return pq.ParquetFile(io.BytesIO(response.content)).read()
         if response.headers.get("X-Tessera-Truncated", "").lower() == "true":
             response.close()
             raise ResultTooLargeError(
