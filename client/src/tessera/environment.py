@@ -16,7 +16,9 @@ from sqlglot.errors import ParseError as SqlglotParseError
 from tessera._http import Http, segment
 from tessera.errors import (
     AlreadyExistsError,
+    ConnectionFailedError,
     ParseError,
+    PayloadTooLargeError,
     TesseraError,
     UnsupportedError,
     ValidationError,
@@ -217,7 +219,15 @@ class TableEnvironment:
         body: dict[str, Any] = {"sql": sql, "wait": self.statement_wait}
         if row_limit is not None:
             body["row_limit"] = row_limit
-        job = self._http.post(f"{self._path}/statements", body)
+        try:
+            job = self._http.post(f"{self._path}/statements", body)
+        except ValidationError as exc:
+            # A server whose download limit is lower says so: keep to its maximum.
+            maximum = exc.details.get("max")
+            if exc.details.get("field") != "row_limit" or not isinstance(maximum, int):
+                raise
+            self.row_limit = maximum
+            job = self._http.post(f"{self._path}/statements", {**body, "row_limit": maximum})
         if job["status"] in ("FAILED", "CANCELED"):
             raise job_error(job)
         return TableResult(self._http, job)
@@ -455,22 +465,26 @@ class TableEnvironment:
         )
 
     def _upload(self, table: pa.Table) -> dict[str, Any]:
-        def chunks() -> Iterator[bytes]:
-            # One IPC stream, written batch by batch and sent as it is written.
-            sink = _ChunkSink()
-            with pa.ipc.new_stream(sink, table.schema) as writer:
-                for batch in table.to_batches(max_chunksize=UPLOAD_CHUNK_ROWS):
-                    writer.write_batch(batch)
-                    yield sink.take()
-            yield sink.take()
-
-        response = self._http.request(
-            "POST",
-            f"{self._path}/uploads",
-            data=chunks(),
-            headers={"Content-Type": "application/vnd.apache.arrow.stream"},
-            timeout=3600,
-        )
+        # The server wants a Content-Length (no chunked bodies): the stream is written once
+        # to count its bytes, then again while it is sent, never whole in memory.
+        body = _ArrowStreamBody(table)
+        try:
+            response = self._http.request(
+                "POST",
+                f"{self._path}/uploads",
+                data=body,
+                headers={"Content-Type": "application/vnd.apache.arrow.stream"},
+                timeout=3600,
+            )
+        except ConnectionFailedError:
+            if body.refused_early():  # the server refused by Content-Length and hung up
+                raise PayloadTooLargeError(
+                    "PAYLOAD_TOO_LARGE",
+                    f"The server closed the upload of {len(body)} bytes before reading it; "
+                    "it is probably larger than the server's TESSERA_UPLOAD_MAX_BYTES.",
+                    {"bytes": len(body)},
+                ) from None
+            raise
         result: dict[str, Any] = response.json()
         return result
 
@@ -488,6 +502,42 @@ class TableEnvironment:
             f"{string_literal('upload')} = {string_literal(str(upload['id']))})"
         )
         self._submit(sql).wait()
+
+
+class _ArrowStreamBody:
+    """An Arrow IPC stream of a table as a request body of known length, made batch by batch
+    (``requests`` sends a sized iterable with a ``Content-Length``, not chunked)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+        counter = pa.MockOutputStream()
+        with pa.ipc.new_stream(counter, table.schema) as writer:
+            for batch in self._batches():
+                writer.write_batch(batch)
+        self._length = int(counter.size())
+        self._sent = 0
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        yield from self._table.to_batches(max_chunksize=UPLOAD_CHUNK_ROWS)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[bytes]:
+        sink = _ChunkSink()
+        with pa.ipc.new_stream(sink, self._table.schema) as writer:
+            for batch in self._batches():
+                writer.write_batch(batch)
+                chunk = sink.take()
+                self._sent += len(chunk)
+                yield chunk
+        chunk = sink.take()
+        self._sent += len(chunk)
+        yield chunk
+
+    def refused_early(self) -> bool:
+        """Whether sending stopped before the whole body went out."""
+        return self._sent < self._length
 
 
 class _ChunkSink:
