@@ -104,3 +104,58 @@ def test_upload_over_the_limit_is_refused(t_env, settings):
         t_env.from_arrow(big)
     assert error.value.code == "PAYLOAD_TOO_LARGE"
     assert t_env.list_temporary_tables() == []
+
+
+def test_every_type_round_trips_as_plain_pyspark_returns_it(t_env, plain_spark):
+    utc = dt.UTC
+    arrow = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "b": pa.array([True, None, False]),
+            "i8": pa.array([1, None, -3], pa.int8()),
+            "i16": pa.array([300, None, -3], pa.int16()),
+            "i32": pa.array([70000, None, -3], pa.int32()),
+            "f32": pa.array([1.5, None, -0.25], pa.float32()),
+            "f64": pa.array([1e300, None, -2.5], pa.float64()),
+            "dec": pa.array([Decimal("12345678.90"), None, Decimal("-0.01")], pa.decimal128(10, 2)),
+            "s": pa.array(["ä`'\"", None, ""]),
+            "bin": pa.array([b"\x00\xff", None, b""]),
+            "d": pa.array([dt.date(2024, 2, 29), None, dt.date(1900, 1, 1)]),
+            "ts": pa.array(
+                [
+                    dt.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=utc),
+                    None,
+                    dt.datetime(1970, 1, 1, tzinfo=utc),
+                ],
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "ts_ntz": pa.array(
+                [dt.datetime(2024, 1, 2, 3, 4, 5), None, dt.datetime(2000, 12, 31, 23, 59, 59)],
+                pa.timestamp("us"),
+            ),
+            "arr": pa.array([[1, None, 3], None, []], pa.list_(pa.int32())),
+            "m": pa.array([[("a", 1.5)], None, []], pa.map_(pa.string(), pa.float64())),
+            "st": pa.array(
+                [{"x": 1, "y": ["p"]}, None, {"x": None, "y": None}],
+                pa.struct([("x", pa.int64()), ("y", pa.list_(pa.string()))]),
+            ),
+        }
+    )
+    ours = t_env.from_arrow(arrow).order_by("id").to_arrow()
+    theirs = plain_spark.createDataFrame(arrow).orderBy("id").toArrow()
+    assert ours.column_names == theirs.column_names == arrow.column_names
+    for name in arrow.column_names:
+        assert ours.column(name).to_pylist() == theirs.column(name).to_pylist(), name
+    frame = t_env.from_arrow(arrow).order_by("id").to_pandas()
+    assert frame["dec"].tolist()[0] == Decimal("12345678.90")
+    assert frame["arr"].tolist()[1] is None
+
+
+def test_two_million_rows_to_pandas(t_env):
+    frame = t_env.sql_query(
+        "SELECT id, id * 2 AS twice, CAST(id AS STRING) AS s FROM range(2000000)"
+    ).to_pandas()
+    assert len(frame) == 2_000_000
+    assert frame["id"].sum() == 2_000_000 * 1_999_999 // 2
+    assert (frame["twice"] == frame["id"] * 2).all()
+    assert frame["s"].iloc[1_999_999] == "1999999"
