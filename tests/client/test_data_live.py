@@ -142,7 +142,13 @@ def test_every_type_round_trips_as_plain_pyspark_returns_it(t_env, plain_spark):
         }
     )
     ours = t_env.from_arrow(arrow).order_by("id").to_arrow()
-    theirs = plain_spark.createDataFrame(arrow).orderBy("id").toArrow()
+    # plain PySpark told the types (it would read a zone-less timestamp as TIMESTAMP)
+    ddl = (
+        "id BIGINT, b BOOLEAN, i8 TINYINT, i16 SMALLINT, i32 INT, f32 FLOAT, f64 DOUBLE, "
+        "dec DECIMAL(10, 2), s STRING, bin BINARY, d DATE, ts TIMESTAMP, ts_ntz TIMESTAMP_NTZ, "
+        "arr ARRAY<INT>, m MAP<STRING, DOUBLE>, st STRUCT<x: BIGINT, y: ARRAY<STRING>>"
+    )
+    theirs = plain_spark.createDataFrame(arrow, schema=ddl).orderBy("id").toArrow()
     assert ours.column_names == theirs.column_names == arrow.column_names
     for name in arrow.column_names:
         assert ours.column(name).to_pylist() == theirs.column(name).to_pylist(), name
