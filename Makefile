@@ -20,10 +20,11 @@ help:
 	@echo "make screenshots - regenerate docs/screenshots/ from the browser tests"
 	@echo "make bench-catalog - fill a synthetic catalog on PostgreSQL and measure API latency"
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml client/pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade "pip>=24"
 	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e '.[dev,spark]'
+	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e './client[pandas]'
 	@touch $@
 
 install: $(STAMP)

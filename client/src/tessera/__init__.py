@@ -1,0 +1,77 @@
+"""Tessera's Python Table API: ``tessera.connect()`` → :class:`TableEnvironment`.
+
+Named after PyFlink's Table API in snake_case (FLIP-136, FLIP-164, FLIP-218), talking to a
+Tessera server over its REST API. See docs/python.md.
+"""
+
+from __future__ import annotations
+
+from tessera.environment import StatementSet, TableConfig, TableEnvironment, connect
+from tessera.errors import (
+    AlreadyExistsError,
+    CanceledError,
+    ConnectionFailedError,
+    ForbiddenSqlError,
+    JobFailedError,
+    NotFoundError,
+    ParseError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
+    ResultTooLargeError,
+    TesseraError,
+    UnsupportedError,
+    ValidationError,
+)
+from tessera.result import Row, TableResult
+from tessera.schema import (
+    Column,
+    PrimaryKey,
+    ResolvedColumn,
+    ResolvedSchema,
+    Schema,
+    SchemaBuilder,
+    TableDescriptor,
+    TableDescriptorBuilder,
+    Watermark,
+)
+from tessera.sql import col, lit, quote_identifier, string_literal
+from tessera.table import GroupedTable, Table
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AlreadyExistsError",
+    "CanceledError",
+    "Column",
+    "ConnectionFailedError",
+    "ForbiddenSqlError",
+    "GroupedTable",
+    "JobFailedError",
+    "NotFoundError",
+    "ParseError",
+    "PayloadTooLargeError",
+    "PermissionDeniedError",
+    "PrimaryKey",
+    "ResolvedColumn",
+    "ResolvedSchema",
+    "ResultTooLargeError",
+    "Row",
+    "Schema",
+    "SchemaBuilder",
+    "StatementSet",
+    "Table",
+    "TableConfig",
+    "TableDescriptor",
+    "TableDescriptorBuilder",
+    "TableEnvironment",
+    "TableResult",
+    "TesseraError",
+    "UnsupportedError",
+    "ValidationError",
+    "Watermark",
+    "col",
+    "connect",
+    "lit",
+    "quote_identifier",
+    "string_literal",
+]

@@ -1,0 +1,584 @@
+"""``TableEnvironment``: one server session, the entry point of the Table API."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError as SqlglotParseError
+
+from tessera._http import Http, segment
+from tessera.errors import (
+    AlreadyExistsError,
+    ConnectionFailedError,
+    ParseError,
+    PayloadTooLargeError,
+    TesseraError,
+    UnsupportedError,
+    ValidationError,
+    job_error,
+)
+from tessera.result import TableResult
+from tessera.schema import Schema, TableDescriptor
+from tessera.sql import (
+    DIALECT,
+    parse_path,
+    parse_query,
+    path_sql,
+    quote_identifier,
+    quote_path,
+    string_literal,
+    table_node,
+)
+from tessera.table import Table
+
+if TYPE_CHECKING:
+    import pandas  # type: ignore[import-untyped]
+
+DEFAULT_ROW_LIMIT = 100_000_000
+# How long POST …/statements holds its answer; longer jobs are then followed by long-polls
+# (which a Ctrl-C in wait() can interrupt and cancel).
+STATEMENT_WAIT_SECONDS = 10
+UPLOAD_CHUNK_ROWS = 65_536
+
+
+def connect(
+    url: str | None = None,
+    token: str | None = None,
+    *,
+    username: str | None = None,
+    password: str | None = None,
+    catalog: str | None = None,
+    database: str | None = None,
+) -> TableEnvironment:
+    """Open a server session and return its :class:`TableEnvironment`.
+
+    ``url`` and ``token`` default to ``$TESSERA_URL`` and ``$TESSERA_TOKEN``; with
+    ``username``/``password`` a token is asked for (``POST /auth/token``). ``catalog`` and
+    ``database`` set the session's current ones.
+    """
+    url = url or os.environ.get("TESSERA_URL")
+    if not url:
+        raise ValidationError(
+            "VALIDATION_ERROR", "No server URL: pass url= or set TESSERA_URL (http://host:8000)."
+        )
+    http = Http(url)
+    if username is not None or password is not None:
+        if not username or password is None:
+            raise ValidationError(
+                "VALIDATION_ERROR", "Give both username and password (or a token)."
+            )
+        token = http.post("/auth/token", {"username": username, "password": password})["token"]
+    token = token or os.environ.get("TESSERA_TOKEN")
+    if not token:
+        raise ValidationError(
+            "VALIDATION_ERROR",
+            "No credentials: pass token= (or set TESSERA_TOKEN), or username= and password=.",
+        )
+    http.set_token(token)
+    body: dict[str, Any] = {}
+    if catalog is not None:
+        body["current_catalog"] = catalog
+    if database is not None:
+        body["current_database"] = database
+    try:
+        session = http.post("/sessions", body)
+    except TesseraError:
+        http.close()
+        raise
+    return TableEnvironment(http, session)
+
+
+class TableConfig:
+    """The session's properties (``SET key = value``); values are strings."""
+
+    def __init__(self, env: TableEnvironment) -> None:
+        self._env = env
+
+    def set(self, key: str, value: str) -> TableConfig:
+        """Set one property for the session (allowlisted keys only, as with ``SET``)."""
+        properties = dict(self._env._session_json()["properties"])
+        properties[key] = str(value)
+        self._env._session = self._env._http.patch(self._env._path, {"properties": properties})
+        return self
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        """A property's value as the server stored it (canonical), or ``default``."""
+        value = self._env._session_json()["properties"].get(key, default)
+        return None if value is None else str(value)
+
+    def reset(self, key: str) -> TableConfig:
+        """Remove one property (``RESET key``)."""
+        properties = dict(self._env._session_json()["properties"])
+        properties.pop(key, None)
+        self._env._session = self._env._http.patch(self._env._path, {"properties": properties})
+        return self
+
+    def to_dict(self) -> dict[str, str]:
+        """Every property set in the session."""
+        return dict(self._env._session_json()["properties"])
+
+
+class StatementSet:
+    """Inserts collected and run as ONE job, all or nothing (``EXECUTE STATEMENT SET``)."""
+
+    def __init__(self, env: TableEnvironment) -> None:
+        self._env = env
+        self._inserts: list[str] = []
+
+    def add_insert(self, path: str, table: Table, overwrite: bool = False) -> StatementSet:
+        """Add ``INSERT INTO|OVERWRITE path`` of a table."""
+        self._inserts.append(table.insert_sql(path, overwrite))
+        return self
+
+    def add_insert_sql(self, sql: str) -> StatementSet:
+        """Add one ``INSERT`` statement written in SQL."""
+        text = sql.strip().rstrip(";").strip()
+        try:
+            parsed = [p for p in sqlglot.parse(text, dialect=DIALECT) if p is not None]
+        except SqlglotParseError as exc:
+            raise ParseError(
+                "PARSE_ERROR", f"Could not parse {sql!r}: {exc}", {"text": sql}
+            ) from exc
+        if len(parsed) != 1 or not isinstance(parsed[0], exp.Insert):
+            raise ValidationError(
+                "VALIDATION_ERROR", f"A statement set takes one INSERT at a time, not {sql!r}."
+            )
+        self._inserts.append(text)
+        return self
+
+    @property
+    def sql(self) -> str:
+        """The ``EXECUTE STATEMENT SET`` statement."""
+        body = "".join(f"  {insert};\n" for insert in self._inserts)
+        return f"EXECUTE STATEMENT SET\nBEGIN\n{body}END"
+
+    def execute(self) -> TableResult:
+        """Run every insert as one job: all targets are committed, or none."""
+        if not self._inserts:
+            raise ValidationError("VALIDATION_ERROR", "The statement set has no inserts.")
+        return self._env._submit(self.sql)
+
+
+class TableEnvironment:
+    """One server session: run SQL, build lazy tables, move data in and out.
+
+    Use it as a context manager, or call :meth:`close` to end the session.
+    """
+
+    def __init__(self, http: Http, session: dict[str, Any]) -> None:
+        self._http = http
+        self._session = session
+        self.session_id: str = str(session["id"])
+        #: The row_limit sent with queries whose result is read whole.
+        self.row_limit: int = DEFAULT_ROW_LIMIT
+        #: Seconds the server may hold a statement's answer until its job ends (0..30).
+        self.statement_wait: float = STATEMENT_WAIT_SECONDS
+        self._closed = False
+
+    @property
+    def _path(self) -> str:
+        return f"/sessions/{self.session_id}"
+
+    def _session_json(self) -> dict[str, Any]:
+        self._session = self._http.get(self._path)
+        return self._session
+
+    # --- life ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the server session (its temporary objects go with it)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._http.delete(self._path, ok=(404,))
+        finally:
+            self._http.close()
+
+    def __enter__(self) -> TableEnvironment:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- statements ------------------------------------------------------------------
+
+    def _submit(self, sql: str, *, row_limit: int | None = None) -> TableResult:
+        body: dict[str, Any] = {"sql": sql, "wait": self.statement_wait}
+        if row_limit is not None:
+            body["row_limit"] = row_limit
+        try:
+            job = self._http.post(f"{self._path}/statements", body)
+        except ValidationError as exc:
+            # A server whose download limit is lower says so: keep to its maximum.
+            maximum = exc.details.get("max")
+            if exc.details.get("field") != "row_limit" or not isinstance(maximum, int):
+                raise
+            self.row_limit = maximum
+            job = self._http.post(f"{self._path}/statements", {**body, "row_limit": maximum})
+        if job["status"] in ("FAILED", "CANCELED"):
+            raise job_error(job)
+        return TableResult(self._http, job)
+
+    def execute_sql(self, sql: str) -> TableResult:
+        """Run one SQL statement (query, DDL, INSERT, SET…) and return its job.
+
+        A statement the server refuses (a parse error, forbidden SQL…) raises at once.
+        """
+        return self._submit(sql, row_limit=self.row_limit)
+
+    def sql_query(self, query: str) -> Table:
+        """A lazy :class:`Table` over a SQL query."""
+        return Table(self, parse_query(query))
+
+    def from_path(self, path: str) -> Table:
+        """A lazy :class:`Table` reading a table or view (``c.d.t``, ``d.t`` or ``t``)."""
+        source = table_node(parse_path(path))
+        return Table(self, exp.select("*").from_(source.copy()), source=source)
+
+    def _resolve(self, source: exp.Table) -> dict[str, Any]:
+        path = source.sql(dialect=DIALECT)
+        result: dict[str, Any] = self._http.get(f"{self._path}/resolve", {"path": path})
+        return result
+
+    # --- catalog and database --------------------------------------------------------
+
+    def use_catalog(self, catalog: str) -> None:
+        """Make ``catalog`` current (its default database becomes the current database)."""
+        self._session = self._http.patch(self._path, {"current_catalog": catalog})
+
+    def use_database(self, database: str) -> None:
+        """Make ``database`` (in the current catalog) current."""
+        self._session = self._http.patch(self._path, {"current_database": database})
+
+    def get_current_catalog(self) -> str | None:
+        """The session's current catalog (None when unset)."""
+        return self._session_json().get("current_catalog")
+
+    def get_current_database(self) -> str | None:
+        """The session's current database (None when unset)."""
+        return self._session_json().get("current_database")
+
+    def _current(self) -> tuple[str, str]:
+        session = self._session_json()
+        catalog, database = session.get("current_catalog"), session.get("current_database")
+        if not catalog or not database:
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                "The session has no current catalog and database: call use_catalog() first.",
+            )
+        return str(catalog), str(database)
+
+    def _full_path(self, path: str) -> list[str]:
+        parts = parse_path(path)
+        if len(parts) == 3:
+            return parts
+        catalog, database = self._current()
+        return [catalog, database, *parts] if len(parts) == 1 else [catalog, *parts]
+
+    # --- lists -----------------------------------------------------------------------
+
+    def _names(self, path: str) -> list[str]:
+        return [str(item["name"]) for item in self._http.pages(path)]
+
+    def _temporary(self, kind: str) -> list[dict[str, Any]]:
+        return list(self._http.pages(f"{self._path}/temporary/{kind}"))
+
+    def _temporary_here(self, kind: str) -> list[str]:
+        catalog, database = self._current()
+        return [
+            str(item["name"])
+            for item in self._temporary(kind)
+            if str(item.get("catalog") or "").lower() == catalog.lower()
+            and str(item.get("database") or "").lower() == database.lower()
+        ]
+
+    def _database_path(self) -> str:
+        catalog, database = self._current()
+        return f"/catalogs/{segment(catalog)}/databases/{segment(database)}"
+
+    def list_catalogs(self) -> list[str]:
+        """Names of every catalog."""
+        return self._names("/catalogs")
+
+    def list_databases(self) -> list[str]:
+        """Names of the databases of the current catalog."""
+        catalog = self.get_current_catalog()
+        if not catalog:
+            raise ValidationError("VALIDATION_ERROR", "The session has no current catalog.")
+        return self._names(f"/catalogs/{segment(catalog)}/databases")
+
+    def list_tables(self) -> list[str]:
+        """Tables of the current database, and the session's temporary tables there."""
+        names = self._names(f"{self._database_path()}/tables")
+        return sorted(set(names) | set(self._temporary_here("tables")), key=str.lower)
+
+    def list_views(self) -> list[str]:
+        """Views of the current database, and the session's temporary views there."""
+        names = self._names(f"{self._database_path()}/views")
+        return sorted(set(names) | set(self._temporary_here("views")), key=str.lower)
+
+    @staticmethod
+    def _dotted(item: dict[str, Any]) -> str:
+        parts = [item.get("catalog"), item.get("database"), item["name"]]
+        return quote_path([str(p) for p in parts if p is not None])
+
+    def list_temporary_tables(self) -> list[str]:
+        """The session's temporary tables, as quoted full paths (`` `c`.`d`.`t` ``)."""
+        return [self._dotted(item) for item in self._temporary("tables")]
+
+    def list_temporary_views(self) -> list[str]:
+        """The session's temporary views, as quoted full paths."""
+        return [self._dotted(item) for item in self._temporary("views")]
+
+    def list_user_defined_functions(self) -> list[str]:
+        """Functions of the current database, and the session's temporary functions."""
+        names = self._names(f"{self._database_path()}/functions")
+        temporary = [str(item["name"]) for item in self._temporary("functions")]
+        return sorted(set(names) | set(temporary), key=str.lower)
+
+    # --- objects ---------------------------------------------------------------------
+
+    def create_table(
+        self,
+        path: str,
+        descriptor: TableDescriptor,
+        query: Table | None = None,
+        ignore_if_exists: bool = False,
+    ) -> TableResult | None:
+        """Create a permanent table.
+
+        With ``query``: ``CREATE TABLE … AS`` the query (FLIP-218), a job through the
+        stage-table lifecycle, returned as a :class:`TableResult` (call ``wait()``).
+        Without: the table is created from the descriptor at once (``None`` is returned);
+        ``ignore_if_exists`` makes an existing table no error.
+        """
+        if query is not None:
+            if descriptor.schema is not None and descriptor.schema.columns:
+                raise ValidationError(
+                    "VALIDATION_ERROR",
+                    "A table created from a query takes the query's columns; "
+                    "leave the descriptor's schema out.",
+                )
+            exists = " IF NOT EXISTS" if ignore_if_exists else ""
+            sql = f"CREATE TABLE{exists} {path_sql(path)}{descriptor.ddl_clauses()} AS {query.sql}"
+            return self._submit(sql)
+        c, d, name = self._full_path(path)
+        body = {"name": name, **descriptor.to_json()}
+        try:
+            self._http.post(f"/catalogs/{segment(c)}/databases/{segment(d)}/tables", body)
+        except AlreadyExistsError:
+            if not ignore_if_exists:
+                raise
+        return None
+
+    def create_temporary_table(self, path: str, descriptor: TableDescriptor) -> None:
+        """Create a temporary table (an external table living in this session)."""
+        if descriptor.schema is None:
+            raise ValidationError("VALIDATION_ERROR", "A temporary table needs a schema.")
+        elements = ", ".join(descriptor.schema.ddl_elements())
+        sql = f"CREATE TEMPORARY TABLE {path_sql(path)} ({elements}){descriptor.ddl_clauses()}"
+        self._submit(sql).wait()
+
+    def create_temporary_view(
+        self, path: str, table_or_df: Any, schema: Schema | None = None
+    ) -> None:
+        """A temporary view over a :class:`Table`, or session data from a pandas/Arrow/Spark
+        DataFrame (uploaded as Arrow) under ``path``."""
+        if isinstance(table_or_df, Table):
+            if schema is not None:
+                raise ValidationError(
+                    "VALIDATION_ERROR", "A schema is only taken with a DataFrame, not a Table."
+                )
+            self._submit(f"CREATE TEMPORARY VIEW {path_sql(path)} AS {table_or_df.sql}").wait()
+            return
+        self._register(path, _to_arrow(table_or_df), schema)
+
+    def _drop(self, sql: str) -> bool:
+        result = self._submit(sql).wait()
+        rows = list(result.collect())
+        if not rows:
+            return False
+        row = rows[0].asdict()
+        if "existed" in row:
+            return bool(row["existed"])
+        return str(row.get("result", "")).startswith("Dropped")
+
+    def drop_table(self, path: str) -> bool:
+        """Drop a permanent table; whether it existed."""
+        return self._drop(f"DROP TABLE IF EXISTS {path_sql(path)}")
+
+    def drop_view(self, path: str) -> bool:
+        """Drop a permanent view; whether it existed."""
+        return self._drop(f"DROP VIEW IF EXISTS {path_sql(path)}")
+
+    def drop_temporary_table(self, path: str) -> bool:
+        """Drop a temporary table of the session; whether it existed."""
+        return self._drop(f"DROP TEMPORARY TABLE IF EXISTS {path_sql(path)}")
+
+    def drop_temporary_view(self, path: str) -> bool:
+        """Drop a temporary view of the session; whether it existed."""
+        return self._drop(f"DROP TEMPORARY VIEW IF EXISTS {path_sql(path)}")
+
+    def create_statement_set(self) -> StatementSet:
+        """A new, empty statement set."""
+        return StatementSet(self)
+
+    def get_config(self) -> TableConfig:
+        """The session's properties."""
+        return TableConfig(self)
+
+    # --- data in (FLIP-136) ----------------------------------------------------------
+
+    def from_pandas(self, df: pandas.DataFrame, schema: Schema | None = None) -> Table:
+        """Upload a pandas DataFrame (as Arrow) and return a Table over it."""
+        return self.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema)
+
+    def from_arrow(self, table: pa.Table | pa.RecordBatch, schema: Schema | None = None) -> Table:
+        """Upload an Arrow table and return a Table over it (session data)."""
+        name = f"tmp_{uuid.uuid4().hex[:16]}"
+        self._register(name, _to_arrow(table), schema)
+        return self.from_path(quote_identifier(name))
+
+    def from_data_frame(self, spark_df: Any, schema: Schema | None = None) -> Table:
+        """Upload a PySpark DataFrame (``toArrow()``) and return a Table over it."""
+        return self.from_arrow(_to_arrow(spark_df), schema)
+
+    def from_changelog(self, df: Any, schema: Schema | None = None) -> Table:
+        """Not available yet: raises ``UNSUPPORTED``."""
+        raise UnsupportedError(
+            "UNSUPPORTED",
+            "UNSUPPORTED: from_changelog() needs tables with versions and upserts, which this "
+            "server does not have yet.",
+        )
+
+    def _upload(self, table: pa.Table) -> dict[str, Any]:
+        # The server wants a Content-Length (no chunked bodies): the stream is written once
+        # to count its bytes, then again while it is sent, never whole in memory.
+        body = _ArrowStreamBody(table)
+        try:
+            response = self._http.request(
+                "POST",
+                f"{self._path}/uploads",
+                data=body,
+                headers={"Content-Type": "application/vnd.apache.arrow.stream"},
+                timeout=3600,
+            )
+        except ConnectionFailedError:
+            if body.refused_early():  # the server refused by Content-Length and hung up
+                raise PayloadTooLargeError(
+                    "PAYLOAD_TOO_LARGE",
+                    f"The server closed the upload of {len(body)} bytes before reading it; "
+                    "it is probably larger than the server's TESSERA_UPLOAD_MAX_BYTES.",
+                    {"bytes": len(body)},
+                ) from None
+            raise
+        result: dict[str, Any] = response.json()
+        return result
+
+    def _register(self, path: str, table: pa.Table, schema: Schema | None) -> None:
+        upload = self._upload(table)
+        if schema is not None:
+            elements = schema.ddl_elements()
+        else:
+            elements = [
+                f"{quote_identifier(c['name'])} {c['data_type']}" for c in upload["columns"]
+            ]
+        sql = (
+            f"CREATE TEMPORARY TABLE {path_sql(path)} ({', '.join(elements)}) "
+            f"WITH ({string_literal('connector')} = {string_literal('upload')}, "
+            f"{string_literal('upload')} = {string_literal(str(upload['id']))})"
+        )
+        self._submit(sql).wait()
+
+
+class _ArrowStreamBody:
+    """An Arrow IPC stream of a table as a request body of known length, made batch by batch
+    (``requests`` sends a sized iterable with a ``Content-Length``, not chunked)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+        counter = pa.MockOutputStream()
+        with pa.ipc.new_stream(counter, table.schema) as writer:
+            for batch in self._batches():
+                writer.write_batch(batch)
+        self._length = int(counter.size())
+        self._sent = 0
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        yield from self._table.to_batches(max_chunksize=UPLOAD_CHUNK_ROWS)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[bytes]:
+        sink = _ChunkSink()
+        with pa.ipc.new_stream(sink, self._table.schema) as writer:
+            for batch in self._batches():
+                writer.write_batch(batch)
+                chunk = sink.take()
+                self._sent += len(chunk)
+                yield chunk
+        chunk = sink.take()
+        self._sent += len(chunk)
+        yield chunk
+
+    def refused_early(self) -> bool:
+        """Whether sending stopped before the whole body went out."""
+        return self._sent < self._length
+
+
+class _ChunkSink:
+    """A write-only file for Arrow's IPC writer whose bytes are taken out as they come."""
+
+    closed = False
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self._parts.append(chunk)
+        return len(chunk)
+
+    def flush(self) -> None:
+        """Nothing to flush."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+    def take(self) -> bytes:
+        """The bytes written since the last call."""
+        data = b"".join(self._parts)
+        self._parts.clear()
+        return data
+
+
+def _to_arrow(data: Any) -> pa.Table:
+    """An Arrow table from Arrow, pandas or PySpark data."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if hasattr(data, "toArrow"):  # a PySpark 4 DataFrame
+        converted = data.toArrow()
+        assert isinstance(converted, pa.Table)
+        return converted
+    if type(data).__module__.startswith("pandas"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise ValidationError(
+        "VALIDATION_ERROR",
+        f"Expected a pandas, Arrow or PySpark DataFrame, not {type(data).__name__}.",
+    )
