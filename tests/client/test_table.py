@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import re
+import sys
 import time
 from decimal import Decimal
 
@@ -136,6 +139,31 @@ def test_cancel_and_wait_timeout(t_env):
     assert result.status == "CANCELED"
     assert result.cancel() == "CANCELED"  # a no-op once ended
     assert any("cancel" in e["type"].lower() for e in result.events())
+
+
+def test_wait_shows_the_tasks_as_a_progress_bar_in_a_terminal(t_env, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    t_env.statement_wait = 0
+    seen = []
+    result = t_env.execute_sql(
+        "SELECT count(*) AS n FROM range(0, 400000000, 1, 24) WHERE id % 7 = 3"
+    )
+    original = result._poll
+
+    def poll(seconds):
+        original(min(seconds, 0.5))  # short polls: every progress change is drawn
+        seen.append(dict(result._job.get("progress") or {}))
+
+    monkeypatch.setattr(result, "_poll", poll)
+    assert result.wait(timeout=120).status == "FINISHED"
+    drawn = screen.getvalue()
+    assert any(p.get("tasks_total") for p in seen), seen
+    assert re.search(r"tasks: +\d+%\|.*\| \d+/\d+ ", drawn), drawn[-500:]
 
 
 def test_keyboard_interrupt_cancels_the_job(t_env, monkeypatch):

@@ -79,17 +79,17 @@ class Row:
 
 def _progress_bar(total: int) -> Any:
     """A tqdm bar when tqdm is installed and we are attached to a terminal or a notebook."""
+    interactive = sys.stderr.isatty() or "ipykernel" in sys.modules
+    if not interactive:
+        return None
     try:
-        interactive = sys.stderr.isatty() or "ipykernel" in sys.modules
-        if not interactive:
-            return None
         if "ipykernel" in sys.modules:
             from tqdm.notebook import tqdm  # type: ignore[import-untyped]
         else:
             from tqdm import tqdm  # type: ignore[import-untyped]
-    except ImportError:
+        return tqdm(total=total, unit="task", desc="tasks", leave=False)
+    except Exception:  # e.g. a notebook without ipywidgets: no bar, never a failed wait
         return None
-    return tqdm(total=total, unit="task", desc="tasks", leave=False)
 
 
 class TableResult:
