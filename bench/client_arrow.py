@@ -85,6 +85,9 @@ def same_frames(ours: Any, theirs: Any) -> str:
     """'equal' or what differs (shape, column sums, the first and last rows)."""
     if ours.shape != theirs.shape or list(ours.columns) != list(theirs.columns):
         return f"shape {ours.shape} vs {theirs.shape}"
+    # An instant comes zone-aware (UTC) from the client, naive in the session's zone (UTC
+    # here) from toPandas() (docs/python.md): compared as naive UTC.
+    ours = ours.assign(at=ours["at"].dt.tz_convert("UTC").dt.tz_localize(None))
     ours = ours.sort_values("id").reset_index(drop=True)
     theirs = theirs.sort_values("id").reset_index(drop=True)
     for column in ("id", "small", "amount"):
@@ -111,6 +114,11 @@ def run(args: argparse.Namespace, stack: Stack, spark: Any) -> list[tuple[str, f
     url = f"http://127.0.0.1:{stack.port}"
     figures: list[tuple[str, float, float]] = []
     with tessera.connect(url, stack.token) as t_env:
+        # Temporary tables (what from_pandas makes) live under the current catalog and database.
+        t_env.execute_sql("CREATE CATALOG IF NOT EXISTS bench").wait()
+        t_env.execute_sql("CREATE DATABASE IF NOT EXISTS bench.d").wait()
+        t_env.use_catalog("bench")
+        t_env.use_database("d")
         ours_s, ours = median_of(args.repeat, lambda: t_env.sql_query(sql).to_pandas())
         plain_s, plain = median_of(args.repeat, lambda: spark.sql(sql).toPandas())
         print(f"to_pandas: {same_frames(ours, plain)}", flush=True)
@@ -123,7 +131,6 @@ def run(args: argparse.Namespace, stack: Stack, spark: Any) -> list[tuple[str, f
 
         def tessera_both() -> Any:
             t_env.drop_temporary_view("bench_uploaded")
-            t_env.drop_temporary_table("bench_uploaded")
             t_env.create_temporary_view("bench_uploaded", plain)
             return t_env.sql_query(AGGREGATE.format("bench_uploaded")).to_pandas()
 

@@ -1,9 +1,5 @@
-"""DataFrames in and whole results out: needs ``POST /sessions/{id}/uploads`` and
-``GET /jobs/{id}/result.arrow`` (+ ``row_limit``), built on other branches of issue 15.
-
-These tests are skipped while the server lacks those routes and run as they are once the
-branches are merged.
-"""
+"""DataFrames in and whole results out: ``POST /sessions/{id}/uploads`` (Arrow IPC in) and
+``GET /jobs/{id}/result.arrow`` with ``row_limit`` (Arrow IPC out)."""
 
 from __future__ import annotations
 
@@ -13,28 +9,10 @@ from decimal import Decimal
 import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
-from django.urls import Resolver404, resolve
 
-from tests.client.conftest import tessera
+from tests.client.conftest import connect_as, tessera
 
-
-def _has_route(path: str) -> bool:
-    try:
-        resolve(path)
-    except Resolver404:
-        return False
-    return True
-
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.spark,
-    pytest.mark.skipif(
-        not _has_route("/api/v1/sessions/00000000-0000-0000-0000-000000000000/uploads")
-        or not _has_route("/api/v1/jobs/00000000-0000-0000-0000-000000000000/result.arrow"),
-        reason="the uploads and result.arrow endpoints are not in this branch yet",
-    ),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 
 def test_from_pandas_round_trip(t_env):
@@ -82,6 +60,17 @@ def test_from_arrow_with_nested_types_and_a_schema(t_env):
 def test_create_temporary_view_of_a_data_frame(t_env):
     t_env.create_temporary_view("frame", pd.DataFrame({"x": [1, 2]}))
     assert sorted(r.x for r in t_env.from_path("frame").collect()) == [1, 2]
+    assert any(view.endswith("`frame`") for view in t_env.list_temporary_views())
+    # A view, as its name says: dropped as one (the uploaded data stays with the session).
+    assert t_env.drop_temporary_view("frame") is True
+    assert t_env.drop_temporary_view("frame") is False
+
+
+def test_data_needs_a_current_catalog_and_nothing_is_uploaded_without_one(server):
+    with connect_as(server, "alice") as env:
+        with pytest.raises(tessera.ValidationError, match="use_catalog"):
+            env.from_pandas(pd.DataFrame({"x": [1]}))
+        assert env._http.get(f"{env._path}/uploads")["items"] == []
 
 
 def test_from_data_frame(t_env, plain_spark):

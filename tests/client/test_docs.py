@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from tests.client.conftest import tessera
-from tests.client.test_data_live import _has_route
 from tests.conftest import token_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -35,17 +34,14 @@ def test_the_guide_has_examples():
 def test_the_guide_runs(server, monkeypatch):
     monkeypatch.setenv("TESSERA_URL", server)
     monkeypatch.setenv("TESSERA_TOKEN", token_for("alice"))
-    uploads = _has_route("/api/v1/sessions/00000000-0000-0000-0000-000000000000/uploads")
     namespace: dict[str, object] = {}
     out = io.StringIO()
     ran = 0
     for block in blocks():
-        if block.lstrip("\n").startswith("# needs: uploads") and not uploads:
-            continue  # runs once the upload endpoint is merged
         with contextlib.redirect_stdout(out):
             exec(compile(block, str(GUIDE), "exec"), namespace)
         ran += 1
-    assert ran >= 7
+    assert ran == len(blocks())
     text = out.getvalue()
     assert "guide default" in text
     assert "PARSE_ERROR" in text and "FORBIDDEN_SQL" in text and "UNSUPPORTED" in text

@@ -272,12 +272,21 @@ class TableEnvironment:
         return self._session_json().get("current_database")
 
     def _current(self) -> tuple[str, str]:
+        return self._current_for("")
+
+    def _current_for(self, what: str) -> tuple[str, str]:
         session = self._session_json()
         catalog, database = session.get("current_catalog"), session.get("current_database")
         if not catalog or not database:
+            kept = (
+                f"{what} is kept as a temporary table in the current catalog and database; "
+                if what
+                else ""
+            )
             raise ValidationError(
                 "VALIDATION_ERROR",
-                "The session has no current catalog and database: call use_catalog() first.",
+                f"The session has no current catalog and database: {kept}call use_catalog() "
+                "and use_database() first (or connect(catalog=..., database=...)).",
             )
         return str(catalog), str(database)
 
@@ -404,7 +413,16 @@ class TableEnvironment:
                 )
             self._submit(f"CREATE TEMPORARY VIEW {path_sql(path)} AS {table_or_df.sql}").wait()
             return
-        self._register(path, _to_arrow(table_or_df), schema)
+        data = self._register_data(_to_arrow(table_or_df), schema)
+        self._submit(f"CREATE TEMPORARY VIEW {path_sql(path)} AS SELECT * FROM {data}").wait()
+
+    def _register_data(self, table: pa.Table, schema: Schema | None) -> str:
+        """Upload ``table`` and keep it as a temporary table under a generated name in the
+        current catalog and database (gone with the session); the table's quoted path."""
+        catalog, database = self._current_for("DataFrame data")
+        path = quote_path([catalog, database, f"tmp_{uuid.uuid4().hex[:16]}"])
+        self._register(path, table, schema)
+        return path
 
     def _drop(self, sql: str) -> bool:
         result = self._submit(sql).wait()
@@ -448,9 +466,7 @@ class TableEnvironment:
 
     def from_arrow(self, table: pa.Table | pa.RecordBatch, schema: Schema | None = None) -> Table:
         """Upload an Arrow table and return a Table over it (session data)."""
-        name = f"tmp_{uuid.uuid4().hex[:16]}"
-        self._register(name, _to_arrow(table), schema)
-        return self.from_path(quote_identifier(name))
+        return self.from_path(self._register_data(_to_arrow(table), schema))
 
     def from_data_frame(self, spark_df: Any, schema: Schema | None = None) -> Table:
         """Upload a PySpark DataFrame (``toArrow()``) and return a Table over it."""
