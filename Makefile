@@ -83,6 +83,7 @@ lint: install
 
 typecheck: install
 	$(BIN)/mypy .
+	cd client && ../$(BIN)/mypy --strict src  # the client's own, stricter configuration
 
 format: install
 	$(BIN)/ruff format .
