@@ -5,6 +5,8 @@ Pure Python, no server (the live behaviour is in the other files of this folder)
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from tessera.errors import job_error
 from tessera.result import Row
@@ -57,6 +59,37 @@ def test_sql_of_operations():
     assert orders.insert_sql("c.`d d`.t", overwrite=True).startswith(
         "INSERT OVERWRITE `c`.`d d`.`t` SELECT"
     )
+
+
+def sql_query(text: str) -> Table:
+    return tessera.TableEnvironment.sql_query(NoServer(), text)  # type: ignore[arg-type]
+
+
+def test_a_query_runs_as_written_and_composes_through_sqlglot():
+    # Sent as written: Spark's parser judges it, not sqlglot's rendering of it.
+    written = "SELECT 'it''s' AS s, a <=> b AS same FROM t"
+    assert sql_query(written).sql == written
+    assert re.fullmatch(
+        r"SELECT \* FROM \(SELECT CONCAT\('it', 's'\) AS s, a IS NOT DISTINCT FROM b AS same "
+        r"FROM t\) AS `_t\d+` WHERE same",
+        sql_query(written).where("same").sql,
+    )
+    # sqlglot cannot read Spark's window(): the query still runs as written; composing says why.
+    windowed = (
+        "SELECT window(ts, '1 minute') AS w, count(*) AS n FROM t GROUP BY window(ts, '1 minute')"
+    )
+    table = sql_query(windowed)
+    assert table.sql == windowed
+    with pytest.raises(tessera.ParseError, match="runs as written") as error:
+        table.where("n > 1")
+    assert error.value.code == "PARSE_ERROR"
+    with pytest.raises(tessera.ParseError, match="runs as written"):
+        table.alias("x")
+    # Not a query: refused before anything is sent, readable by sqlglot or not.
+    for statement in ("DROP TABLE t", "INSERT INTO t SELECT window(ts, '1 minute') FROM u"):
+        with pytest.raises(tessera.ParseError):
+            sql_query(statement)
+    assert sql_query("-- a comment\n(SELECT window(ts, '1 minute') FROM t)").sql.startswith("--")
 
 
 def test_expressions_cannot_carry_statements():

@@ -29,7 +29,6 @@ from tessera.schema import Schema, TableDescriptor
 from tessera.sql import (
     DIALECT,
     parse_path,
-    parse_query,
     path_sql,
     quote_identifier,
     quote_path,
@@ -241,7 +240,7 @@ class TableEnvironment:
 
     def sql_query(self, query: str) -> Table:
         """A lazy :class:`Table` over a SQL query."""
-        return Table(self, parse_query(query))
+        return Table.of_text(self, query)
 
     def from_path(self, path: str) -> Table:
         """A lazy :class:`Table` reading a table or view (``c.d.t``, ``d.t`` or ``t``)."""

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError as SqlglotParseError
 
 from tessera.errors import ParseError, UnsupportedError, ValidationError
 from tessera.result import Row, TableResult
 from tessera.schema import ResolvedSchema
-from tessera.sql import DIALECT, parse_expression, path_sql
+from tessera.sql import DIALECT, parse_expression, parse_query, path_sql
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -32,6 +33,23 @@ JOIN_KINDS = {
     "left_anti": ("LEFT", "ANTI"),
     "cross": ("", "CROSS"),
 }
+
+
+QUERY_STARTS = {"SELECT", "WITH", "VALUES", "TABLE", "FROM"}
+
+
+def _starts_a_query(text: str) -> bool:
+    """Whether ``text`` begins (after comments and parentheses) as a query does: the check
+    behind :meth:`TableEnvironment.sql_query` when sqlglot cannot parse the rest."""
+    try:
+        tokens = Spark().tokenize(text)
+    except Exception:  # sqlglot's tokenizer raises its own errors
+        return False
+    for token in tokens:
+        if token.token_type.name == "L_PAREN":
+            continue
+        return token.text.upper() in QUERY_STARTS
+    return False
 
 
 def _ordered(text: str) -> exp.Ordered:
@@ -60,20 +78,53 @@ class Table:
     def __init__(
         self,
         env: TableEnvironment,
-        query: exp.Query,
+        query: exp.Query | None,
         source: exp.Table | None = None,
         alias: str | None = None,
+        text: str | None = None,
     ) -> None:
         self._env = env
-        self._query = query
+        self._parsed = query
+        self._text = text  # a query as its user wrote it (sql_query): sent as written
         self._source = source  # set when the query is exactly SELECT * FROM source
         self._alias = alias
+
+    @classmethod
+    def of_text(cls, env: TableEnvironment, text: str) -> Table:
+        """A Table over a query as written. It runs as written (Spark's parser judges it);
+        operations composed on it need sqlglot to read it, and say so when it cannot."""
+        try:
+            return cls(env, parse_query(text), text=text)
+        except ParseError as error:
+            if not _starts_a_query(text):
+                raise
+            table = cls(env, None, text=text)
+            table._unreadable = error
+            return table
+
+    _unreadable: ParseError | None = None
+
+    @property
+    def _query(self) -> exp.Query:
+        if self._parsed is None:
+            error = self._unreadable
+            raise ParseError(
+                "PARSE_ERROR",
+                "This query runs as written (execute, to_pandas, collect), but the client's "
+                "SQL composer (sqlglot) cannot read it, so no operation can be built on it; "
+                f"wrap it in a view or use execute_sql. {error.message if error else ''}".strip(),
+                dict(error.details) if error else {},
+            )
+        return self._parsed
 
     # --- the SQL -------------------------------------------------------------------------
 
     @property
     def sql(self) -> str:
-        """The query's SQL text (Spark dialect)."""
+        """The query's SQL text (Spark dialect): as written for :meth:`TableEnvironment.sql_query`,
+        else as composed."""
+        if self._text is not None:
+            return self._text
         return self._query.sql(dialect=DIALECT)
 
     def __str__(self) -> str:
@@ -183,7 +234,9 @@ class Table:
         """The same table under a name, to qualify columns (``o.id``) in later operations."""
         if not isinstance(name, str) or not name:
             raise ValidationError("VALIDATION_ERROR", "alias() needs a name.")
-        return Table(self._env, self._query, self._source, name)
+        if self._parsed is None:
+            self._query  # noqa: B018  (raises: an alias is only for composing)
+        return Table(self._env, self._parsed, self._source, name, self._text)
 
     # --- running -------------------------------------------------------------------------
 
@@ -193,7 +246,7 @@ class Table:
         A table read by path is resolved by the server's ``/resolve`` (no Spark); any other
         query is planned by Spark with ``LIMIT 0`` (no rows are read).
         """
-        if self._source is not None and self._query is not None:
+        if self._source is not None:
             found = self._env._resolve(self._source)
             schema = (found.get("object") or {}).get("resolved_schema")
             if schema:
