@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 import re
 import sys
@@ -51,12 +50,6 @@ def test_operations_compose_and_run(t_env):
     both = orders.select("id").union_all(customers.select("id"))
     assert len(list(both.collect())) == 7
     assert ids(t_env.sql_query("SELECT * FROM orders WHERE id < 3").order_by("id")) == [1, 2]
-    # Spark SQL sqlglot cannot read still runs, as written.
-    windowed = t_env.sql_query(
-        "SELECT window(timestamp_seconds(id), '1 minute').start AS w, count(*) AS n "
-        "FROM orders GROUP BY window(timestamp_seconds(id), '1 minute')"
-    )
-    assert [tuple(r) for r in windowed.collect()] == [(dt.datetime(1970, 1, 1, tzinfo=dt.UTC), 4)]
 
 
 def test_results_whole(t_env):
