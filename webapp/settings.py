@@ -295,10 +295,10 @@ TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", st
 # <UPLOADS_DIR>/<session id>/<upload id>/ until the upload or its session is deleted.
 UPLOADS_DIR = DATA_DIR / "uploads"
 TESSERA_UPLOAD_MAX_BYTES = int(os.environ.get("TESSERA_UPLOAD_MAX_BYTES", str(2 * 1024**3)))
-# A session nobody used for this long expires, with its temporary objects.
 # Where a new user's first editor tab starts when they have no last or chosen catalog
 # (POST /sessions {"start": "workspace"}); empty: nowhere (the tab asks them to pick one).
 TESSERA_DEFAULT_CATALOG = os.environ.get("TESSERA_DEFAULT_CATALOG", "")
+# A session nobody used for this long expires, with its temporary objects.
 TESSERA_SESSION_IDLE_SECONDS = int(os.environ.get("TESSERA_SESSION_IDLE_SECONDS", str(86400)))
 TESSERA_JOB_TIMEOUT_SECONDS = int(os.environ.get("TESSERA_JOB_TIMEOUT_SECONDS", "3600"))
 # A CREATED job whose message has not been picked up for this long is enqueued again.
