@@ -31,6 +31,7 @@ COPY jobs jobs
 COPY accounts accounts
 COPY workbench workbench
 COPY tessera_udfs tessera_udfs
+COPY tessera_pipelines tessera_pipelines
 COPY --from=ui /build/frontend/dist frontend/dist
 COPY manage.py ./
 # [spark]: the worker's PySpark (and Spark Connect client); the image also runs the Spark

@@ -230,3 +230,50 @@ class Function(Named):
             models.Index(fields=["name_key", "id"], name="function_search_order_idx"),
         ]
         ordering: ClassVar = ["name_key"]
+
+
+class TableVersion(models.Model):
+    """One committed state of a managed table (docs/writes.md, "Table versions").
+
+    Every commit to a managed table writes a new warehouse directory and points
+    ``Table.location`` at it; the directory it replaced stays, as the previous version, for
+    ``TESSERA_VERSION_RETENTION`` after ``replaced_at``. ``expired_at`` is set when the
+    maintenance removes a version's directory: the row stays (``DESCRIBE HISTORY`` shows it,
+    not readable). The current version is the one with ``replaced_at`` null. Rows are made by
+    ``catalog.versions`` only, in the transaction that moves the table's pointer.
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    location = models.CharField(max_length=4096)
+    operation = models.CharField(max_length=32)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    # The job that committed it (no foreign key: the catalog does not depend on jobs).
+    job_id = models.UUIDField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    rows = models.BigIntegerField(null=True, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    replaced_at = models.DateTimeField(null=True, blank=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(fields=["table", "version"], name="table_version_unique"),
+        ]
+        indexes: ClassVar = [
+            models.Index(fields=["replaced_at"], name="table_version_replaced_idx"),
+        ]
+        ordering: ClassVar = ["table", "-version"]
+
+    def __str__(self) -> str:
+        return f"{self.table_id}@v{self.version}"
+
+    @property
+    def readable(self) -> bool:
+        return self.expired_at is None

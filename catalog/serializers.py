@@ -246,3 +246,31 @@ class FunctionPatch(serializers.Serializer[Any]):
     parameters = serializers.ListField(child=serializers.JSONField(), required=False)
     return_type = serializers.CharField(allow_blank=True, required=False)
     comment = serializers.CharField(allow_blank=True, required=False)
+
+
+class TableVersionOut(serializers.Serializer[Any]):
+    """One version of a managed table (docs/api.md, "Table versions")."""
+
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    user = serializers.SerializerMethodField()
+    job_id = serializers.SerializerMethodField()
+    operation = serializers.CharField()
+    rows = serializers.IntegerField(allow_null=True)
+    metrics = serializers.JSONField()
+    replaced_at = serializers.DateTimeField(allow_null=True)
+    expired_at = serializers.DateTimeField(allow_null=True)
+    readable = serializers.BooleanField()
+    current = serializers.SerializerMethodField()
+
+    def get_user(self, row: Any) -> str | None:
+        return row.user.username if row.user is not None else None
+
+    def get_current(self, row: Any) -> bool:
+        return row.replaced_at is None
+
+    def get_job_id(self, row: Any) -> str | None:
+        """The committing job's id, for its own user only (jobs are private)."""
+        viewer = self.context.get("user")
+        mine = viewer is not None and row.user_id is not None and row.user_id == viewer.pk
+        return str(row.job_id) if mine and row.job_id is not None else None

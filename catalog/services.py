@@ -14,7 +14,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, models, transaction
 
-from catalog import analysis, storage
+from catalog import analysis, storage, versions
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core import locations
 from core import options as table_options
@@ -124,7 +124,9 @@ def check_options(options: Mapping[str, Any], *, tree: bool = True) -> dict[str,
                 f"Unknown format '{source['format']}'. Supported: {', '.join(FILE_FORMATS)}.",
                 details={"field": "options.format"},
             )
-        return {"format": fmt, **table_options.check_options(fmt, rest)}
+        own = table_options.tessera_options(source, managed=True)
+        return {"format": fmt, **own, **table_options.check_options(fmt, rest)}
+    table_options.tessera_options(source, managed=False)  # refuses write.mode
     if connector is None or path is None:
         missing = "connector" if connector is None else "path"
         raise CoreError(
@@ -146,6 +148,18 @@ def check_options(options: Mapping[str, Any], *, tree: bool = True) -> dict[str,
     if "format" in source:
         result["format"] = source["format"]
     return {**result, **table_options.check_options(fmt, rest)}
+
+
+def check_write_mode(options: Mapping[str, str], schema: ResolvedSchema | None) -> None:
+    """``'write.mode' = 'upsert'`` needs a primary key: upserts replace rows by key."""
+    if options.get(table_options.WRITE_MODE) != "upsert":
+        return
+    if schema is None or schema.primary_key is None:
+        raise CoreError(
+            f"The option '{table_options.WRITE_MODE}' = 'upsert' needs a table with a primary "
+            "key (PRIMARY KEY (…) NOT ENFORCED): an upsert replaces and deletes rows by key.",
+            details={"field": f"options.{table_options.WRITE_MODE}"},
+        )
 
 
 def check_path_free(options: Mapping[str, str], *, exclude: models.Q | None = None) -> None:
@@ -389,7 +403,8 @@ def catalog_update(
 
 
 def _managed_locations(tables: Any) -> list[str]:
-    return [loc for loc in tables.exclude(location="").values_list("location", flat=True)]
+    """Every directory of these tables' data: current locations and kept versions."""
+    return versions.locations_of(tables)
 
 
 def _delete_locations_on_commit(locations: list[str]) -> None:
@@ -510,6 +525,7 @@ def table_create(
     if not declared.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
     checked_options = check_options(options or {})
+    check_write_mode(checked_options, declared)
     partitions = check_partitioning(partition_by, declared)
     _ensure_name_free(database, name)
     # Last before the write: a worker's Spark types the expressions (or refuses them).
@@ -539,6 +555,12 @@ def table_create(
             table.save()
             _replace_columns(table, resolved)
             if location:
+                versions.record(
+                    table,
+                    location=location,
+                    operation=versions.OP_CREATE,
+                    user_id=table.created_by_id,
+                )
                 transaction.on_commit(lambda: storage.create_location(location))
     except IntegrityError:
         _ensure_name_free(database, name)
@@ -602,6 +624,7 @@ def table_update(
                 details={"field": "options"},
             )
         table.options = checked
+    check_write_mode(table.options, resolved)
     partitions = check_partitioning(
         partition_by if partition_by is not None else table.partition_by, resolved
     )
@@ -626,9 +649,9 @@ def table_delete(*, user: User, table: Table) -> None:
     """Drop a table or view. A managed table's directory goes too; external files stay."""
     _ensure_can_modify_object(user, table)
     with transaction.atomic():
-        location = table.location
+        locations = versions.locations_of([table])
         table.delete()
-        _delete_locations_on_commit([location] if location else [])
+        _delete_locations_on_commit(locations)
 
 
 # --- views -----------------------------------------------------------------------------------
@@ -929,6 +952,7 @@ def ctas_table_create(
     validate_name(name, "table name")
     checked_options = check_options(options, tree=tree)
     resolved = resolve_schema(schema) if schema is not None else None
+    check_write_mode(checked_options, resolved)
     if resolved is not None and not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
     partitions = (

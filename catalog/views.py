@@ -12,10 +12,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from catalog import render, selectors, services
+from catalog import render, selectors, services, versions
 from catalog import serializers as s
 from catalog.models import Table
 from core.errors import CoreError
+from core.identifiers import quote_path
 from core.schema import Schema
 from webapp.api import PAGE_PARAMS, valid_body
 from webapp.pagination import page_body, page_request
@@ -200,6 +201,41 @@ class TableDetailView(APIView):
     def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
         services.table_delete(user=request.user, table=selectors.get_table(catalog, database, name))
         return Response(status=204)
+
+
+class TableVersionListView(APIView):
+    """``GET …/tables/{t}/versions``: a managed table's versions, newest first."""
+
+    @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.TableVersionOut))
+    def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        page = page_request(request)
+        table = selectors.get_table(catalog, database, name)
+        if not table.managed:
+            raise CoreError(
+                f"Table {quote_path([catalog, database, name])} is an external table: only "
+                "managed tables have versions.",
+                details={"field": "name"},
+            )
+        after = page.after
+        if after is not None and (
+            not isinstance(after, int) or isinstance(after, bool) or not 0 < after <= 2**31
+        ):
+            raise CoreError(
+                "The page_token is not one this server issued; start again without it.",
+                details={"field": "page_token"},
+            )
+        rows = versions.history(table)
+        if after is not None:
+            rows = rows.filter(version__lt=after)
+        found = list(rows[: page.size + 1])
+        return Response(
+            page_body(
+                found,
+                page,
+                lambda row: row.version,
+                serialize_page=_many(s.TableVersionOut, request),
+            )
+        )
 
 
 class TablePropertiesView(APIView):

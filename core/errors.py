@@ -61,6 +61,12 @@ class NotEmpty(CoreError):
     code: ClassVar[str] = "NOT_EMPTY"
 
 
+class Conflict(CoreError):
+    """A write whose base changed under it: another commit moved the table on (409)."""
+
+    code: ClassVar[str] = "CONFLICT"
+
+
 class PermissionDenied(CoreError):
     """The caller may see the object but not change it."""
 

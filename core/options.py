@@ -25,6 +25,12 @@ from core.errors import CoreError
 
 # Option keys that describe the source itself (stored, never passed as reader options).
 SOURCE_KEYS: frozenset[str] = frozenset({"connector", "format", "path"})
+# Tessera's own options of a managed table: stored with it, read by Tessera, never passed to
+# Spark (``split_source`` returns them with the source keys). ``write.mode`` = ``upsert``
+# makes INSERT upsert by the table's primary key (docs/writes.md, "Upserts").
+WRITE_MODE = "write.mode"
+WRITE_MODES: tuple[str, ...] = ("append", "upsert")
+TESSERA_KEYS: frozenset[str] = frozenset({WRITE_MODE})
 FILE_FORMATS: tuple[str, ...] = ("csv", "json", "orc", "parquet", "text")
 FIELD_PREFIX = "options"
 
@@ -310,13 +316,46 @@ def spellings(options: Mapping[str, object], *, prefix: str = FIELD_PREFIX) -> d
 def split_source(
     options: Mapping[str, str], *, prefix: str = FIELD_PREFIX
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """A table's options as (its source keys ``connector``/``format``/``path`` under their
-    lower-case names, every other option as given). Nothing is checked but the spellings:
-    callers check the source keys their way and the rest with ``check_options``."""
+    """A table's options as (its source keys ``connector``/``format``/``path`` and Tessera's
+    own keys (``write.mode``) under their lower-case names, every other option as given).
+    Nothing is checked but the spellings: callers check the source keys their way (Tessera's
+    with ``tessera_options``) and the rest with ``check_options``."""
     keys = spellings(options, prefix=prefix)
-    source = {lowered: options[key] for lowered, key in keys.items() if lowered in SOURCE_KEYS}
-    rest = {key: options[key] for lowered, key in keys.items() if lowered not in SOURCE_KEYS}
+    own = SOURCE_KEYS | TESSERA_KEYS
+    source = {lowered: options[key] for lowered, key in keys.items() if lowered in own}
+    rest = {key: options[key] for lowered, key in keys.items() if lowered not in own}
     return source, rest
+
+
+def write_mode_value(value: object, key: str = WRITE_MODE, prefix: str = FIELD_PREFIX) -> str:
+    """``write.mode``'s value in lower case: ``append`` or ``upsert``."""
+    mode = str(value).strip().lower() if isinstance(value, str) else ""
+    if mode not in WRITE_MODES:
+        raise CoreError(
+            f"The value of option '{key}' ('{str(value)[:60]}') is not allowed: it must be one "
+            f"of {', '.join(WRITE_MODES)}.",
+            details=_field(key, prefix),
+        )
+    return mode
+
+
+def tessera_options(
+    source: Mapping[str, str], *, managed: bool, prefix: str = FIELD_PREFIX
+) -> dict[str, str]:
+    """Tessera's own keys of ``source`` (as ``split_source`` returns it), checked: only a
+    managed table takes ``write.mode`` (an external table's files are shared with other
+    tools, which a copy-on-write upsert would not keep). Whether the table has the primary
+    key an upsert needs is checked where the schema is known."""
+    result: dict[str, str] = {}
+    if WRITE_MODE in source:
+        if not managed:
+            raise CoreError(
+                f"The option '{WRITE_MODE}' applies to managed tables only: an upsert rewrites "
+                "the table copy-on-write, which Tessera does for its own warehouse tables.",
+                details=_field(WRITE_MODE, prefix),
+            )
+        result[WRITE_MODE] = write_mode_value(source[WRITE_MODE], prefix=prefix)
+    return result
 
 
 def check_options(

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog import services, storage
+from catalog import services, storage, versions
 from catalog.models import Catalog, Database, Function, Table
 from core import locations
+from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
-from core.planner import FunctionDef, Relation
+from core.planner import FunctionDef, Relation, TableVersionRef, TimeTravel
 from core.schema import ResolvedSchema
 from jobs.models import Session, TemporaryObject
 
@@ -87,6 +88,23 @@ class DjangoCatalogReader:
             return False
         row = self.permanent_relation(relation.identifier)
         return row is not None and services.may_write_table(self.session.user, row)
+
+    def table_version(self, relation: Relation, travel: TimeTravel) -> TableVersionRef:
+        """The readable version of the managed table that ``travel`` names
+        (``catalog.versions``); CoreError naming the readable range otherwise."""
+        row = self.permanent_relation(relation.identifier)
+        if row is None or not row.managed:
+            raise CoreError(
+                f"Table {relation.identifier.quoted()} has no versions.",
+                details={"identifier": list(relation.identifier.parts)},
+            )
+        if travel.version is not None:
+            found = versions.at_version(row, travel.version)
+        elif travel.timestamp is not None:
+            found = versions.at_time(row, travel.timestamp)
+        else:
+            raise CoreError(f"Cannot read {travel.text}.")
+        return TableVersionRef(found.version, found.location)
 
     def write_conflict(self, relation: Relation) -> str | None:
         """Why writing ``relation`` would change another table's data: its path equals,

@@ -1,4 +1,4 @@
-"""Housekeeping of jobs and sessions: reaping, sweeping, expiry.
+"""Housekeeping of jobs, sessions and table versions: reaping, sweeping, expiry.
 
 Every live worker runs these from its heartbeat loop (``jobs.worker``), so any worker
 reaps the jobs of a dead one; the web may call ``reap_lost_jobs(job_id)`` lazily (e.g. on
@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from catalog import versions
 from core import jobstate
 from jobs import lifecycle, results, scheduling, uploads
 from jobs.dispatch import enqueue
@@ -213,3 +214,10 @@ def expire_sessions(now: datetime | None = None) -> int:
 def expire_results() -> int:
     """Delete stored results older than ``TESSERA_RESULT_TTL_SECONDS``; returns how many."""
     return results.expire_results(timedelta(seconds=settings.TESSERA_RESULT_TTL_SECONDS))
+
+
+def expire_table_versions(now: datetime | None = None) -> list[str]:
+    """Remove the data of managed tables' versions replaced more than
+    ``TESSERA_VERSION_RETENTION`` ago (``catalog.versions.expire``); returns their
+    directories."""
+    return versions.expire(now)

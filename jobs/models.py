@@ -122,6 +122,11 @@ class Job(models.Model):
     # Where this statement starts in the script's text (code points), so a client can point
     # at it without splitting the script again.
     script_offset = models.PositiveIntegerField(default=0)
+    # A statement a pipeline job ran (docs/pipelines.md): run inline by the pipeline's
+    # worker, in its SparkSession; never claimed by another worker (jobs.scheduling).
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

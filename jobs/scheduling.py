@@ -83,7 +83,7 @@ def queued_limit() -> int | None:
 def spark_jobs() -> QuerySet[Job]:
     """Jobs a worker runs: their plan needs Spark (a script's statement gets its plan, and so
     becomes one of these, only when its turn comes)."""
-    return Job.objects.filter(plan__needs_spark=True)
+    return Job.objects.filter(plan__needs_spark=True, parent__isnull=True)
 
 
 def _running_of_user() -> Subquery:
@@ -170,7 +170,7 @@ def unfinished_of(user_id: Any) -> tuple[int, int]:
     running while one of its statements runs)."""
     rows = (
         Job.objects.filter(user_id=user_id, status__in=UNFINISHED)
-        .annotate(unit=Coalesce("script_id", "id"))
+        .annotate(unit=Coalesce("script_id", "parent_id", "id"))
         .values("unit")
         .annotate(running=Count("id", filter=Q(status=jobstate.RUNNING)))
         .values_list("running", flat=True)

@@ -113,6 +113,11 @@ class ProgressOut(serializers.Serializer[Any]):
 class JobOut(serializers.Serializer[Job]):
     id = serializers.UUIDField()
     session = serializers.UUIDField(source="session_id", allow_null=True)
+    parent = serializers.UUIDField(  # type: ignore[assignment]  # (a declared field)
+        source="parent_id",
+        allow_null=True,
+        help_text="The pipeline job that ran this statement (null for any other job).",
+    )
     user = serializers.SerializerMethodField()
     sql = serializers.CharField()
     kind = serializers.CharField()

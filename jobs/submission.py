@@ -16,9 +16,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -36,6 +37,7 @@ from core.planner import (
     statement_kind,
 )
 from core.planner import parameters as query_parameters
+from core.planner.pipelines import check_args, pipeline_sql, plan_pipeline
 from core.session_properties import check_wait
 from jobs import commands, dispatch, lifecycle, notify, planning, scheduling, uploads
 from jobs.catalog_reader import DjangoCatalogReader
@@ -46,18 +48,40 @@ from jobs.selectors import User, reload_job, wait_for
 log = logging.getLogger(__name__)
 
 
+class Inline(NamedTuple):
+    """A pipeline job running in this thread (``jobs.executor.pipeline``): the statements it
+    submits become its child jobs (``Job.parent``), which are not enqueued but handed to
+    ``run`` after commit, to run at once in the pipeline's own SparkSession. Set by the
+    executor, so that this module never imports it."""
+
+    parent_id: Any
+    session_id: Any
+    run: Callable[[Any], None]
+
+
+INLINE: ContextVar[Inline | None] = ContextVar("tessera_inline_pipeline", default=None)
+
+
 # --- planning --------------------------------------------------------------------------------
 
 
 def plan_context(session: Session) -> PlanContext:
-    """What the planner knows of the session and the server."""
+    """What the planner knows of the session and the server; in a pipeline running in this
+    thread (``INLINE``, its own session), which pipeline job plans (its DataFrames)."""
     registry = planning.session_properties()
+    inline = INLINE.get()
     return PlanContext(
+        pipeline_job=(
+            str(inline.parent_id)
+            if inline is not None and str(inline.session_id) == str(session.pk)
+            else None
+        ),
         current_catalog=session.current_catalog,
         current_database=session.current_database,
         storage_roots=tuple(str(root) for root in settings.TESSERA_STORAGE_ROOTS),
         settable_keys=registry.keys,
         udf_packages=tuple(settings.TESSERA_UDF_PACKAGES),
+        pipeline_packages=tuple(settings.TESSERA_PIPELINE_PACKAGES),
         session_properties=registry,
         limits=planning.statement_limits(),
         budget_seconds=planning.budget_seconds(),
@@ -106,6 +130,9 @@ def job_timeout(session: Session) -> int:
 def new_job(session: Session, sql: str, **fields: Any) -> Job:
     """A job of the session for ``sql``, not saved yet; its kind until it has a plan is the
     planner's ``statement_kind``."""
+    inline = INLINE.get()
+    if inline is not None and str(inline.session_id) == str(session.pk):
+        fields.setdefault("parent_id", inline.parent_id)
     return Job(
         session=session,
         user=session.user,
@@ -171,13 +198,17 @@ def start_job(job: Job, plan: Plan) -> Job:
     is not inserted)."""
     session = job.session
     was_new = job._state.adding
+    inline = INLINE.get()
+    child = inline is not None and job.parent_id is not None
     try:
         with transaction.atomic():
-            if was_new:  # a script's statement was counted with its script
-                scheduling.reserve_room(job.user_id)
+            if was_new and not child:  # a script's statement was counted with its script,
+                scheduling.reserve_room(job.user_id)  # a pipeline's with its pipeline
             _store(job, _plan_fields(plan, session))
             lifecycle.created(job)
-            if plan.needs_spark:
+            if plan.needs_spark and inline is not None and child:
+                transaction.on_commit(partial(inline.run, job.id))
+            elif plan.needs_spark:
                 transaction.on_commit(partial(dispatch.enqueue, job.id))
     except scheduling.TooManyJobs:
         job._state.adding = was_new
@@ -339,6 +370,29 @@ def statement_submit(
         else:
             job = fail_job(new_job(session, sql), outcome)
     return wait_for([job.id], seconds)[0]  # reads the row, whether it waits or not
+
+
+# --- pipelines ------------------------------------------------------------------------------
+
+
+def pipeline_submit(
+    *, session: Session, entry_point: Any, args: Any, wait: float | None = 0
+) -> Job:
+    """``POST /sessions/{id}/pipelines``: the plan ``EXECUTE PIPELINE`` makes, without SQL
+    text to parse; a refused entry point (``FORBIDDEN``) or argument makes a FAILED job, as
+    a refused statement does."""
+    seconds = check_wait(wait)
+    args = check_args(args)  # a bad argument is the request's error (400), as parameters
+    scheduling.check_room(session.user_id)
+    shown = entry_point if isinstance(entry_point, str) else json.dumps(entry_point)
+    sql = pipeline_sql(shown[:1000], args)
+    try:
+        plan = plan_pipeline(entry_point, args, plan_context(session), sql)
+    except CoreError as exc:
+        job = fail_job(new_job(session, sql), error_json(exc))
+    else:
+        job = _submit(session, sql, plan)
+    return wait_for([job.id], seconds)[0]
 
 
 # --- cancel ----------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, re_path
 from rest_framework.views import APIView
 
-from jobs import stats_views, upload_views, views
+from jobs import pipeline_views, stats_views, upload_views, views
 
 ID = r"[^/]+"
 S = rf"sessions/(?P<session>{ID})"
@@ -22,6 +22,7 @@ urlpatterns = [
     route("workspace", views.WorkspaceView, "workspace"),
     route(S, views.SessionDetailView, "session-detail"),
     route(f"{S}/statements", views.StatementView, "session-statements"),
+    route(f"{S}/pipelines", pipeline_views.PipelineView, "session-pipelines"),
     route(
         rf"{S}/temporary/(?P<kinds>tables|views|functions)",
         views.TemporaryObjectListView,

@@ -198,7 +198,12 @@ def run_maintenance(beat_number: int, identity: str | None = None) -> None:
         maintenance.sweep_unclaimed_jobs,
     ]
     if beat_number % EXPIRY_EVERY_BEATS == 0:
-        due += [maintenance.expire_sessions, maintenance.expire_results, forget_old_workers]
+        due += [
+            maintenance.expire_sessions,
+            maintenance.expire_results,
+            maintenance.expire_table_versions,
+            forget_old_workers,
+        ]
     for task in due:
         try:
             task()

@@ -9,11 +9,13 @@ the commit itself and the clean-up are ``jobs.commit``.
 Each job records what it staged in ``Job.staging``, one entry per target table, keyed by
 ``staging_key(identifier)``::
 
-    {"identifier": [c, d, t], "table": "`c`.`d`.`t`", "mode": "ctas|insert|overwrite",
+    {"identifier": [c, d, t], "table": "`c`.`d`.`t`", "mode": "ctas|insert|overwrite|upsert",
      "managed": bool, "format": "parquet", "location": "<where Spark writes>",
      "final": "<where the data is once committed>", "path_existed": bool (external),
      "atomic": bool (ctas), "schema": <resolved schema JSON> (ctas, by the worker),
-     "rows": int (optional, by the worker)}
+     "rows": int (optional, by the worker),
+     upserts: "operation": "UPSERT", "base_location": <the table's location the worker merged
+     with>, "metrics": {"inserted", "updated", "deleted"} (by the worker, when counted)}
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ def staging_key(identifier: Sequence[str]) -> str:
 
 def write_targets(plan: Plan | Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The targets of a write plan (or of its JSON), in plan order: ``{"identifier", "mode",
-    "args"}`` with mode ``ctas``, ``insert`` or ``overwrite``. Empty for other plans and for a
-    skipped CTAS."""
+    "args"}`` with mode ``ctas``, ``insert``, ``overwrite`` or ``upsert``. Empty for other
+    plans and for a skipped CTAS."""
     if plan is not None and not isinstance(plan, Plan):
         plan = Plan.from_dict(plan) if plan else None
     if plan is None or not plan.writes:
@@ -76,6 +78,8 @@ def write_targets(plan: Plan | Mapping[str, Any] | None) -> list[dict[str, Any]]
             if action == Action.CTAS
             else ("overwrite" if item.get("overwrite") else "insert")
         )
+        if mode == "insert" and item.get("write_mode") == "upsert":
+            mode = "upsert"
         targets.append({"identifier": identifier, "mode": mode, "args": item})
     return targets
 
@@ -141,6 +145,12 @@ def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
         "managed": managed,
         "format": fmt,
     }
+    if mode == "upsert":
+        if not managed:
+            raise CoreError(
+                f"Table {quote_path(identifier)} is external: upserts write managed tables only."
+            )
+        entry["operation"] = "UPSERT"
     if managed:
         location = str(storage.warehouse_location(*identifier))
         entry.update(location=location, final=location)

@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 
 # The live-worker plugin may be imported by a package's conftest before ``pytest_configure``
 # registers it: its asserts are rewritten all the same.
-pytest.register_assert_rewrite("tests.workers")
+pytest.register_assert_rewrite("tests.workers", "tests.live_client")
 
 API = "/api/v1"
 PASSWORD = "correct-horse-battery-staple"
@@ -140,6 +140,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # The live-worker fixtures (``worker``, ``own_workers_only``) for every package: a plugin
     # module, loaded here since it imports this one.
     config.pluginmanager.import_plugin("tests.workers")
+    # The Python client's live-server fixtures (tests/client, tests/conformance, tests/examples).
+    config.pluginmanager.import_plugin("tests.live_client")
     config.addinivalue_line(
         "markers", "kills_shared_worker: the test kills the shared worker (runs after the rest)"
     )

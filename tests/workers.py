@@ -40,6 +40,8 @@ WORKER_ENV = {
     "TESSERA_WORKER_TIMEOUT_SECONDS": "4",
     "TESSERA_SWEEP_AFTER_SECONDS": "2",
     "SPARK_MASTER": "local[2]",
+    # The pipelines the tests run (tests/pipelines, tests/conformance) beside the shipped ones.
+    "TESSERA_PIPELINE_PACKAGES": "tessera_pipelines:tests.pipelines:tests.conformance",
 }
 
 

@@ -14,6 +14,8 @@ from typing import Any
 import dj_database_url
 import django_stubs_ext
 
+from core.durations import parse_seconds
+
 # Lets admin.ModelAdmin[Model] and friends be subscripted at run time, as the type stubs expect.
 django_stubs_ext.monkeypatch()
 
@@ -281,6 +283,11 @@ TESSERA_SPARK_UNRESPONSIVE_SECONDS = float(
 )
 # Python UDFs may only come from these packages (CREATE FUNCTION … AS 'pkg.module.func').
 TESSERA_UDF_PACKAGES = tuple(_env_list("TESSERA_UDF_PACKAGES", "tessera_udfs"))
+# Pipeline jobs (EXECUTE PIPELINE 'pkg.module:function') may only run functions of these
+# packages, colon-separated (docs/pipelines.md): the administrator vets them.
+TESSERA_PIPELINE_PACKAGES = tuple(
+    _env_list("TESSERA_PIPELINE_PACKAGES", "tessera_pipelines", sep=":")
+)
 # Query results: the first rows of each query, as Arrow files, kept for a while.
 RESULTS_DIR = DATA_DIR / "results"
 TESSERA_RESULT_MAX_ROWS = int(os.environ.get("TESSERA_RESULT_MAX_ROWS", "100000"))
@@ -291,6 +298,11 @@ TESSERA_RESULT_DOWNLOAD_MAX_ROWS = int(
     os.environ.get("TESSERA_RESULT_DOWNLOAD_MAX_ROWS", "100000000")
 )
 TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", str(7 * 86400)))
+# How long a managed table's replaced version stays readable (VERSION AS OF, readers that
+# started before a commit): seconds or a duration such as 7d, 12h, 30m (docs/writes.md).
+TESSERA_VERSION_RETENTION_SECONDS = parse_seconds(
+    os.environ.get("TESSERA_VERSION_RETENTION", "7d"), "TESSERA_VERSION_RETENTION"
+)
 # Data sent to a session as Arrow IPC (POST /sessions/{id}/uploads), kept as parquet under
 # <UPLOADS_DIR>/<session id>/<upload id>/ until the upload or its session is deleted.
 UPLOADS_DIR = DATA_DIR / "uploads"

@@ -16,6 +16,8 @@ from core.planner.model import (
     FunctionDef,
     PlanContext,
     Relation,
+    TableVersionRef,
+    TimeTravel,
     UploadLookup,
     UploadRef,
 )
@@ -48,7 +50,9 @@ __all__ = [
     "PlanKind",
     "Relation",
     "RelationPlan",
+    "TableVersionRef",
     "TemporaryObjectExists",
+    "TimeTravel",
     "UnsupportedStatement",
     "UploadLookup",
     "UploadRef",

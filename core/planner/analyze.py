@@ -130,7 +130,11 @@ def plan_analyze(statement: Statement) -> Plan:
         if mode == "noscan"
         else (
             table_plan(
-                ANALYZE_ALIAS, relation, statement.context.storage_roots, statement.context.uploads
+                ANALYZE_ALIAS,
+                relation,
+                statement.context.storage_roots,
+                statement.context.uploads,
+                statement.context.pipeline_job,
             ),
         )
     )

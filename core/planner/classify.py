@@ -26,6 +26,7 @@ from core.planner.objects import (
     plan_drop,
     plan_drop_temporary,
 )
+from core.planner.pipelines import plan_execute_pipeline
 from core.planner.plan import ACTION_KINDS, Action, Plan, PlanKind
 from core.planner.queries import plan_query, starts_query
 from core.planner.resolve import Resolver
@@ -165,6 +166,8 @@ def _plan_execute(statement: Statement) -> Plan:
         )
     if cursor.peek_words("STATEMENT", "SET"):
         return plan_statement_set(statement)
+    if cursor.peek_words("PIPELINE"):
+        return plan_execute_pipeline(statement)
     raise ForbiddenSql(f"{_leading_words(statement, 2)} is not supported by Tessera.")
 
 
@@ -328,6 +331,8 @@ def statement_kind(sql: str) -> PlanKind:
     if not tokens or starts_query(tokens):
         return "query"
     kind = _KIND_BY_FIRST_WORD.get(tokens[0].upper, "query")
+    if kind == "statement_set" and len(tokens) > 1 and tokens[1].is_word("PIPELINE"):
+        return ACTION_KINDS[Action.PIPELINE]
     if kind == "ddl" and tokens[0].is_word("CREATE"):
         created = next(
             (i for i, t in enumerate(tokens[:8]) if i and t.is_word(*_CREATED_KINDS)), None

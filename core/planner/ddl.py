@@ -27,7 +27,7 @@ from core.identifiers import name_key
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.plan import Action, Plan
 from core.planner.resolve import check_column_expression
-from core.planner.sources import declared_source, upload_source
+from core.planner.sources import dataframe_source, declared_source, upload_source
 from core.planner.statement import (
     Statement,
     accept_if_not_exists,
@@ -268,14 +268,30 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
                 raise cursor.error("',' or ')'")
     trailing = parse_trailing(cursor)
 
-    upload = (
-        upload_source(
-            trailing.using, trailing.options or {}, trailing.location, statement.context.uploads
+    dataframe = (
+        dataframe_source(
+            trailing.using,
+            trailing.options or {},
+            trailing.location,
+            statement.context.pipeline_job,
         )
         if temporary
         else None
     )
-    if upload is not None:
+    upload = (
+        upload_source(
+            trailing.using, trailing.options or {}, trailing.location, statement.context.uploads
+        )
+        if temporary and dataframe is None
+        else None
+    )
+    if dataframe is not None:
+        options = dataframe
+        if trailing.partition_by:
+            raise CoreError("A table over a DataFrame cannot be partitioned.")
+        if not listed:
+            raise CoreError("CREATE TEMPORARY TABLE over a DataFrame needs its column list.")
+    elif upload is not None:
         options = upload[0]
         if trailing.partition_by:
             raise CoreError("A table over an upload cannot be partitioned: it is one file.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal, Protocol
 
 from core.identifiers import ObjectIdentifier
@@ -27,6 +28,25 @@ class Relation:
     query: str = ""  # views: the stored query
     temporary: bool = False
     staged_by_job: str | None = None  # a staged table: the id of the CTAS job creating it
+
+
+@dataclass(frozen=True)
+class TimeTravel:
+    """``VERSION AS OF n`` (``version``) or ``TIMESTAMP AS OF '…'`` (``timestamp``, aware)
+    after a table name; ``text`` is the clause as written, for messages."""
+
+    kind: Literal["version", "timestamp"]
+    text: str
+    version: int | None = None
+    timestamp: datetime | None = None
+
+
+@dataclass(frozen=True)
+class TableVersionRef:
+    """One readable version of a managed table: its number and its data directory."""
+
+    version: int
+    location: str
 
 
 @dataclass(frozen=True)
@@ -86,6 +106,12 @@ class CatalogReader(Protocol):
         refuses temporary targets before asking (INSERT into them is not supported)."""
         ...
 
+    def table_version(self, relation: Relation, travel: TimeTravel) -> TableVersionRef:
+        """The version of the permanent managed table ``relation`` that ``travel`` names;
+        ``CoreError`` (VALIDATION_ERROR) when there is none, naming the readable versions,
+        or when its data has expired."""
+        ...
+
     def write_conflict(self, relation: Relation) -> str | None:
         """Why writing the permanent table ``relation`` would change another table's data
         (its path equals, holds or lies inside another table's), as a sentence naming the
@@ -102,9 +128,14 @@ class PlanContext:
     storage_roots: tuple[str, ...] = ()  # normalised absolute directories
     settable_keys: frozenset[str] = field(default=DEFAULT_SETTABLE_KEYS)
     udf_packages: tuple[str, ...] = ("tessera_udfs",)  # allowlisted Python UDF packages
+    pipeline_packages: tuple[str, ...] = ("tessera_pipelines",)  # allowed pipeline packages
     # SET values are checked against the registry bound to the server's limits (None: keys
     # only, the executing side checks values).
     session_properties: SessionProperties | None = None
     limits: StatementLimits = field(default_factory=StatementLimits)
     budget_seconds: float | None = None  # planning time budget (None: unlimited)
     uploads: UploadLookup | None = None  # the session's uploads (None: it has none)
+    # The pipeline job this statement is planned for (a statement of a running pipeline, in
+    # its session): only it may declare and read tables over its own live DataFrames
+    # (``'connector' = 'dataframe'``). None: any other statement.
+    pipeline_job: str | None = None

@@ -12,7 +12,17 @@ from enum import StrEnum
 from typing import Any, Literal, TypeAlias
 
 PlanKind: TypeAlias = Literal[
-    "query", "ddl", "show", "describe", "explain", "use", "set", "ctas", "insert", "statement_set"
+    "query",
+    "ddl",
+    "show",
+    "describe",
+    "explain",
+    "use",
+    "set",
+    "ctas",
+    "insert",
+    "statement_set",
+    "pipeline",
 ]
 
 
@@ -31,6 +41,7 @@ class Action(StrEnum):
     SHOW_FUNCTIONS = "show_functions"
     SHOW_CREATE_TABLE = "show_create_table"
     DESCRIBE = "describe"
+    DESCRIBE_HISTORY = "describe_history"
     CREATE_CATALOG = "create_catalog"
     CREATE_DATABASE = "create_database"
     CREATE_TABLE = "create_table"
@@ -45,6 +56,7 @@ class Action(StrEnum):
     INSERT = "insert"
     STATEMENT_SET = "statement_set"
     ANALYZE_TABLE = "analyze_table"
+    PIPELINE = "pipeline"
 
 
 # action -> kind
@@ -61,6 +73,7 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
     Action.SHOW_FUNCTIONS: "show",
     Action.SHOW_CREATE_TABLE: "show",
     Action.DESCRIBE: "describe",
+    Action.DESCRIBE_HISTORY: "describe",
     Action.CREATE_CATALOG: "ddl",
     Action.CREATE_DATABASE: "ddl",
     Action.CREATE_TABLE: "ddl",
@@ -75,6 +88,7 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
     Action.INSERT: "insert",
     Action.STATEMENT_SET: "statement_set",
     Action.ANALYZE_TABLE: "ddl",
+    Action.PIPELINE: "pipeline",
 }
 
 # Plans whose data a worker writes into tables (FLIP-218): staged, then committed.

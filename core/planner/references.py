@@ -22,19 +22,30 @@ from core.limits import check_budget
 from core.planner import guard
 from core.planner.errors import ForbiddenSql, ParseError
 from core.planner.functions import is_builtin
+from core.planner.model import TimeTravel
+from core.planner.time_travel import read_clause
 from core.planner.tokens import Token, parse_error, tokenize
 
 
 @dataclass(frozen=True)
 class TableRef:
     """A table or view reference: ``parts`` as written, the name's span ``[start, end)``,
-    and where `` AS `name` `` goes when the user gave no alias (after TABLESAMPLE etc.)."""
+    and where `` AS `name` `` goes when the user gave no alias (after TABLESAMPLE etc.).
+    ``travel``: its ``VERSION AS OF`` / ``TIMESTAMP AS OF`` clause, which ends at
+    ``travel_end`` (the rewrite replaces the name and the clause together)."""
 
     parts: tuple[str, ...]
     start: int
     end: int
     has_alias: bool
     alias_at: int
+    travel: TimeTravel | None = None
+    travel_end: int | None = None
+
+    @property
+    def span_end(self) -> int:
+        """The end of what the alias replaces: the name, and its time-travel clause."""
+        return self.end if self.travel_end is None else self.travel_end
 
 
 @dataclass(frozen=True)
@@ -289,8 +300,9 @@ class _Positions:
         return i
 
     def alias_position(self, last: int) -> int:
-        """Where an alias goes after a table name ending at token ``last``: after any
-        ``TABLESAMPLE (…) [REPEATABLE (…)]`` and ``WITH (…)`` options."""
+        """Where an alias goes after a table name (or its time-travel clause) ending at
+        token ``last``: after any ``TABLESAMPLE (…) [REPEATABLE (…)]`` and ``WITH (…)``
+        options."""
         i = last + 1
         end = self.tokens[last].end
         while i + 1 < len(self.tokens) and self.tokens[i + 1].is_punct("("):
@@ -326,12 +338,20 @@ def _table_ref(table: exp.Table, positions: _Positions) -> TableRef | None:
         raise CoreError(f"Cannot locate the table reference {table.sql(dialect='spark')}.")
     alias = table.args.get("alias")
     has_alias = isinstance(alias, exp.TableAlias) and alias.this is not None
+    travel: TimeTravel | None = None
+    travel_end: int | None = None
+    clause_last = last
+    if isinstance(table.args.get("version"), exp.Version):
+        travel, clause_last = read_clause(positions.tokens, last + 1, quote_path(parts))
+        travel_end = positions.tokens[clause_last].end
     return TableRef(
         parts,
         positions.tokens[first].start,
         positions.tokens[last].end,
         has_alias,
-        positions.alias_position(last),
+        positions.alias_position(clause_last),
+        travel,
+        travel_end,
     )
 
 
@@ -429,6 +449,11 @@ def find_references(tree: exp.Expr, tokens: Sequence[Token]) -> QueryRefs:
         guard.check_qualifiers(ref.parts)
         guard.check_file_path_table(ref.parts)
         if len(ref.parts) == 1 and scope is not None and scope.sees(name_key(ref.parts[0])):
+            if ref.travel is not None:
+                raise CoreError(
+                    f"{ref.travel.text} cannot follow `{ref.parts[0]}`: it names a common "
+                    "table expression (WITH), and only managed tables have versions."
+                )
             continue
         tables[ref.start] = ref
     for count, node in enumerate(tree.find_all(exp.Func)):

@@ -16,10 +16,17 @@ from typing import Any
 from core.datatypes import read_schema_type
 from core.errors import CoreError, NotFound
 from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_path
-from core.planner import guard
+from core.planner import guard, time_travel
 from core.planner.errors import ForbiddenSql, ParseError
 from core.planner.functions import is_builtin
-from core.planner.model import CatalogReader, FunctionDef, PlanContext, Relation, UploadLookup
+from core.planner.model import (
+    CatalogReader,
+    FunctionDef,
+    PlanContext,
+    Relation,
+    TimeTravel,
+    UploadLookup,
+)
 from core.planner.plan import ColumnPlan, FunctionPlan, RelationPlan
 from core.planner.references import (
     EXPRESSION_PREFIX,
@@ -117,11 +124,19 @@ def _single_statement(text: str, what: str) -> tuple[list[Token], int]:
 
 
 def table_plan(
-    alias: str, table: Relation, roots: Sequence[str], uploads: UploadLookup | None = None
+    alias: str,
+    table: Relation,
+    roots: Sequence[str],
+    uploads: UploadLookup | None = None,
+    pipeline_job: str | None = None,
 ) -> RelationPlan:
     """How the worker reads (or writes) a table: format, path, options, the physical
-    schema and every column in declared order (computed and metadata columns included)."""
-    source = stored_source(table.options, table.location, roots, table.identifier.quoted(), uploads)
+    schema and every column in declared order (computed and metadata columns included).
+    ``uploads`` and ``pipeline_job`` (``PlanContext``): what a temporary table over an
+    upload or a pipeline's DataFrame may read."""
+    source = stored_source(
+        table.options, table.location, roots, table.identifier.quoted(), uploads, pipeline_job
+    )
     physical: list[str] = []
     columns: list[ColumnPlan] = []
     schema = table.resolved_schema
@@ -159,7 +174,7 @@ class Resolver:
         self.relations: list[RelationPlan] = []
         self.functions: list[FunctionPlan] = []
         self.objects: list[Relation | FunctionDef] = []
-        self._relation_aliases: dict[tuple[str, str, str], tuple[str, ObjectIdentifier]] = {}
+        self._relation_aliases: dict[tuple[str, ...], tuple[str, ObjectIdentifier]] = {}
         self._function_aliases: dict[tuple[str, str, str], tuple[str, ObjectIdentifier]] = {}
         self._not_system: set[tuple[str, str, str]] = set()
         self._expanding: list[tuple[str, ObjectIdentifier]] = []
@@ -199,16 +214,17 @@ class Resolver:
         run: list[Replacement] = []
         canonical: list[Replacement] = []
         for ref in refs.tables:
-            alias, ident = self.relation(ref.parts, catalog, database)
-            canonical.append((ref.start, ref.end, ident.quoted()))
+            alias, ident = self.relation(ref.parts, catalog, database, ref.travel)
+            canonical.append((ref.start, ref.end, ident.quoted()))  # the clause stays
+            span_end = ref.span_end  # Spark sees the alias only, never a time-travel clause
             if ref.has_alias:
-                run.append((ref.start, ref.end, quote_part(alias)))
-            elif ref.alias_at == ref.end:
+                run.append((ref.start, span_end, quote_part(alias)))
+            elif ref.alias_at == span_end:
                 run.append(
-                    (ref.start, ref.end, f"{quote_part(alias)} AS {quote_part(ref.parts[-1])}")
+                    (ref.start, span_end, f"{quote_part(alias)} AS {quote_part(ref.parts[-1])}")
                 )
             else:
-                run.append((ref.start, ref.end, quote_part(alias)))
+                run.append((ref.start, span_end, quote_part(alias)))
                 run.append((ref.alias_at, ref.alias_at, f" AS {quote_part(ref.parts[-1])}"))
         for call in refs.functions:
             resolved = self.function(call.parts, catalog, database)
@@ -226,10 +242,17 @@ class Resolver:
     # -- relations ----------------------------------------------------------------------
 
     def relation(
-        self, parts: Sequence[str], catalog: str | None, database: str | None
+        self,
+        parts: Sequence[str],
+        catalog: str | None,
+        database: str | None,
+        travel: TimeTravel | None = None,
     ) -> tuple[str, ObjectIdentifier]:
-        """The alias of a table or view (registering it and what it reads on first use)."""
+        """The alias of a table or view (registering it and what it reads on first use);
+        with ``travel``, of that version of a managed table (each version its own alias)."""
         ident = expand_path(parts, catalog, database)
+        if travel is not None:
+            return self._version(ident, travel)
         known = self._relation_aliases.get(ident.key)
         if known is not None:
             return known
@@ -251,6 +274,33 @@ class Resolver:
         self.relations.append(plan)
         self.objects.append(relation)
         self._relation_aliases[ident.key] = (alias, ident)
+        return alias, ident
+
+    def _version(self, ident: ObjectIdentifier, travel: TimeTravel) -> tuple[str, ObjectIdentifier]:
+        """A version of a permanent managed table, registered as a relation of its own
+        (reading the version's directory): two versions of one table are two relations."""
+        relation = self.reader.get_relation(ident)
+        if relation is None:
+            raise self._not_found(f"Table or view {ident.quoted()} not found", ident)
+        ident = relation.identifier
+        what = time_travel.unversioned(relation)
+        if what:
+            raise CoreError(
+                f"{travel.text} cannot read {ident.quoted()}: it is {what}, and only permanent "
+                "managed tables have versions.",
+                details={"identifier": list(ident.parts)},
+            )
+        if relation.status == "staged":
+            raise staged_error(relation)
+        found = self.reader.table_version(relation, travel)
+        key = (*ident.key, f"@{found.version}")
+        known = self._relation_aliases.get(key)
+        if known is not None:
+            return known
+        alias = RELATION_ALIAS.format(len(self.relations) + 1)
+        self.relations.append(self._table_plan(alias, replace(relation, location=found.location)))
+        self.objects.append(relation)
+        self._relation_aliases[key] = (alias, ident)
         return alias, ident
 
     @contextmanager
@@ -294,7 +344,10 @@ class Resolver:
             ) from None
 
     def _table_plan(self, alias: str, table: Relation) -> RelationPlan:
-        return table_plan(alias, table, self.context.storage_roots, self.context.uploads)
+        context = self.context
+        return table_plan(
+            alias, table, context.storage_roots, context.uploads, context.pipeline_job
+        )
 
     # -- functions ----------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
-from core.planner import guard
+from core.planner import guard, time_travel
 from core.planner.errors import ForbiddenSql
 from core.planner.plan import Action, Plan
 from core.planner.statement import Statement
@@ -116,13 +116,16 @@ def _show_create_table(statement: Statement, cursor: TokenCursor) -> Plan:
     return Plan.of(Action.SHOW_CREATE_TABLE, args=args)
 
 
-_DESCRIBE_OTHER = ("FUNCTION", "DATABASE", "SCHEMA", "NAMESPACE", "CATALOG", "QUERY", "HISTORY")
+_DESCRIBE_OTHER = ("FUNCTION", "DATABASE", "SCHEMA", "NAMESPACE", "CATALOG", "QUERY")
 
 
 def plan_describe(statement: Statement) -> Plan:
-    """``DESCRIBE|DESC [TABLE] [EXTENDED|FORMATTED] p``."""
+    """``DESCRIBE|DESC [TABLE] [EXTENDED|FORMATTED] p`` and ``DESCRIBE HISTORY p``."""
     cursor = statement.cursor(1)
     token = cursor.peek()
+    if token is not None and token.is_word("HISTORY") and cursor.peek(1) is not None:
+        cursor.next()
+        return _describe_history(statement, cursor)
     if token is not None and token.upper in _DESCRIBE_OTHER and cursor.peek(1) is not None:
         raise ForbiddenSql(
             f"DESCRIBE {token.upper} is not supported: Tessera describes tables and views."
@@ -141,3 +144,20 @@ def plan_describe(statement: Statement) -> Plan:
     args = relation_args(statement, ident)
     args["extended"] = extended
     return Plan.of(Action.DESCRIBE, args=args)
+
+
+def _describe_history(statement: Statement, cursor: TokenCursor) -> Plan:
+    """``DESCRIBE HISTORY p``: the versions of a permanent managed table, newest first."""
+    parts, _, _ = cursor.path("a table name")
+    cursor.expect_end()
+    guard.check_file_path_table(parts)
+    ident = statement.object_identifier(parts)
+    relation = statement.require_relation(ident)
+    what = time_travel.unversioned(relation)
+    if what:
+        raise CoreError(
+            f"DESCRIBE HISTORY cannot describe {relation.identifier.quoted()}: it is {what}, and "
+            "only permanent managed tables have versions.",
+            details={"identifier": list(relation.identifier.parts)},
+        )
+    return Plan.of(Action.DESCRIBE_HISTORY, args={"identifier": list(relation.identifier.parts)})

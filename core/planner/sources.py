@@ -10,6 +10,7 @@ shape stays a ``VALIDATION_ERROR``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,6 +30,25 @@ UPLOAD_NOT_PERMANENT = (
     "as long as its session. To keep the data, create the temporary table and copy it with "
     "CREATE TABLE … AS SELECT or INSERT INTO … SELECT."
 )
+
+# The connector of a temporary table over a live DataFrame of a running pipeline job
+# (``t_env.from_data_frame`` on the worker): its options name the hidden Spark temporary
+# view in the pipeline's SparkSession and the pipeline job; nothing else may use it.
+DATAFRAME_CONNECTOR = "dataframe"
+DATAFRAME_VIEW = "view"
+DATAFRAME_JOB = "job"
+DATAFRAME_VIEW_PREFIX = "__tessera_df_"
+DATAFRAME_VIEW_NAME = re.compile(r"^__tessera_df_[0-9a-f]{32}$")
+DATAFRAME_ONLY_IN_PIPELINES = (
+    "A table with 'connector' = 'dataframe' reads a live DataFrame of a running pipeline "
+    "job; only that pipeline's own t_env.from_data_frame() / create_temporary_view() "
+    "declares and reads it. Upload the data instead (from_pandas, from_arrow, "
+    "POST /sessions/{id}/uploads)."
+)
+
+
+class DataFrameRefused(ForbiddenSql):
+    """A ``'connector' = 'dataframe'`` table declared or read outside its own pipeline."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +76,57 @@ def _as_forbidden(prefix: str = "") -> Iterator[None]:
         raise
 
 
-def _names_upload(using: str | None, options: Mapping[str, str]) -> bool:
+def _names_connector(using: str | None, options: Mapping[str, str], connector: str) -> bool:
     values = [using or ""] + [v for k, v in options.items() if k.lower() in ("connector", "format")]
-    return any(str(value).strip().lower() == UPLOAD_CONNECTOR for value in values)
+    return any(str(value).strip().lower() == connector for value in values)
+
+
+def _names_upload(using: str | None, options: Mapping[str, str]) -> bool:
+    return _names_connector(using, options, UPLOAD_CONNECTOR)
+
+
+def names_dataframe(using: str | None, options: Mapping[str, str]) -> bool:
+    """Whether a declaration names the ``dataframe`` connector (USING or an option)."""
+    return _names_connector(using, options, DATAFRAME_CONNECTOR)
+
+
+def dataframe_source(
+    using: str | None,
+    options: Mapping[str, str],
+    location: str | None,
+    pipeline_job: str | None,
+) -> dict[str, str] | None:
+    """A temporary table over a live DataFrame (``'connector' = 'dataframe', 'view' =
+    '__tessera_df_<hex>', 'job' = '<pipeline job id>'``): the options to store; None when
+    the table names no DataFrame. Only the statement of the running pipeline job the
+    options name may declare one (``pipeline_job``, from the plan context); the view name
+    must be a generated one, and no path, LOCATION or other option goes with it."""
+    if not names_dataframe(using, options):
+        return None
+    if pipeline_job is None:
+        raise DataFrameRefused(DATAFRAME_ONLY_IN_PIPELINES)
+    keys = {k.lower(): k for k in options}
+    rest = set(keys) - {"connector", "format", DATAFRAME_VIEW, DATAFRAME_JOB}
+    if location is not None or rest:
+        raise DataFrameRefused(
+            "A table over a DataFrame takes only the options 'view' and 'job'; drop "
+            f"{'LOCATION' if location is not None else repr(keys[min(rest)])}."
+        )
+    view = str(options.get(keys.get(DATAFRAME_VIEW, ""), "")).strip()
+    job = str(options.get(keys.get(DATAFRAME_JOB, ""), "")).strip()
+    if not DATAFRAME_VIEW_NAME.match(view):
+        raise DataFrameRefused(
+            "A table over a DataFrame names the hidden view t_env.from_data_frame() made "
+            f"('{DATAFRAME_VIEW_PREFIX}' and 32 hex digits), not '{view[:80]}'.",
+            details={"view": view[:80]},
+        )
+    if job != pipeline_job:
+        raise DataFrameRefused(
+            f"A table over a DataFrame can only name the pipeline job that declares it "
+            f"({pipeline_job}), not '{job[:80]}'.",
+            details={"job": job[:80]},
+        )
+    return {"connector": DATAFRAME_CONNECTOR, DATAFRAME_VIEW: view, DATAFRAME_JOB: job}
 
 
 def upload_source(
@@ -80,9 +148,10 @@ def upload_source(
         raise CoreError(
             "A table over an upload reads the upload's own files: drop LOCATION and 'path'."
         )
-    if rest:
+    extra = [*rest, *(k for k in source if k in table_options.TESSERA_KEYS)]
+    if extra:
         raise CoreError(
-            f"A table over an upload takes only the option 'upload'; drop '{next(iter(rest))}'."
+            f"A table over an upload takes only the option 'upload'; drop '{extra[0]}'."
         )
     if len(given) != 1 or not str(given[0]).strip():
         raise CoreError(
@@ -119,6 +188,8 @@ def declared_source(
     """
     if _names_upload(using, options):
         raise CoreError(UPLOAD_NOT_PERMANENT)
+    if names_dataframe(using, options):
+        raise DataFrameRefused(DATAFRAME_ONLY_IN_PIPELINES)
     with _as_forbidden():
         return _declared_source(using, options, location, roots)
 
@@ -153,9 +224,11 @@ def _declared_source(
     _check_keys(rest)
     if path is None and connector is None:
         checked = table_options.check_options(fmt or "parquet", rest)
+        checked = {**table_options.tessera_options(source, managed=True), **checked}
         if fmt is None:
             return checked
         return {"format": fmt, **checked}
+    table_options.tessera_options(source, managed=False)  # refuses write.mode
     if path is None:
         raise CoreError("An external table needs a path: add LOCATION '…' or a 'path' option.")
     source_fmt = connector if connector is not None else fmt
@@ -179,12 +252,33 @@ def stored_source(
     roots: Sequence[str],
     table: str = "",
     uploads: UploadLookup | None = None,
+    pipeline_job: str | None = None,
 ) -> TableSource:
     """How to read or write a stored table (``table``: its quoted name, for messages).
     Checked again at every use: the row may predate today's rules or come from the REST
     API; managed tables read their warehouse location, tables over an upload its parquet
-    file (when the upload is still the session's)."""
+    file (when the upload is still the session's), tables over a DataFrame the pipeline's
+    hidden view (only in a statement of that pipeline, ``pipeline_job``)."""
     prefix = f"Table {table} cannot be used: " if table else ""
+    if any(
+        k.lower() == "connector" and str(v).strip().lower() == DATAFRAME_CONNECTOR
+        for k, v in options.items()
+    ):
+        lowered = {str(k).lower(): str(v) for k, v in options.items()}
+        job = lowered.get(DATAFRAME_JOB, "")
+        view = lowered.get(DATAFRAME_VIEW, "")
+        if pipeline_job is None or job != pipeline_job or not DATAFRAME_VIEW_NAME.match(view):
+            raise DataFrameRefused(
+                f"{prefix}it reads a live DataFrame of the pipeline job {job or '?'}, which "
+                "only that pipeline's own statements can read.",
+                details={"job": job},
+            )
+        return TableSource(
+            DATAFRAME_CONNECTOR,
+            "",
+            {DATAFRAME_VIEW: view, DATAFRAME_JOB: job},
+            external=True,
+        )
     if any(
         k.lower() == "connector" and str(v).strip().lower() == UPLOAD_CONNECTOR
         for k, v in options.items()

@@ -26,6 +26,7 @@ from typing import Any
 
 from core.errors import AlreadyExists, CoreError, NotFound, PermissionDenied
 from core.identifiers import ObjectIdentifier, name_key, quote_part
+from core.options import WRITE_MODE
 from core.planner import guard
 from core.planner.ddl import Trailing, name_list, parse_trailing
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
@@ -37,6 +38,7 @@ from core.planner.resolve import Resolver, staged_error, table_plan
 from core.planner.sources import declared_source, stored_source
 from core.planner.statement import Statement, accept_if_not_exists
 from core.planner.tokens import Token, TokenCursor, parse_error
+from core.planner.upserts import plan_upsert, read_hint
 
 ATOMIC_OPTION = "table.ctas.atomic"
 TARGET_ALIAS = "__tessera_t{}"  # the alias of an INSERT's target in ``args.table``
@@ -109,6 +111,12 @@ def plan_ctas(statement: Statement, position: int) -> Plan:
     if not starts_query(query_tokens):
         raise cursor.error(_QUERY)
     options, atomic = _ctas_options(trailing, statement.context.storage_roots)
+    if options.get(WRITE_MODE) == "upsert":
+        raise CoreError(
+            f"The option '{WRITE_MODE}' = 'upsert' needs a primary key, which a table made by "
+            "CREATE TABLE … AS SELECT does not have: CREATE TABLE with PRIMARY KEY (…) NOT "
+            "ENFORCED, then INSERT."
+        )
     partition_by = _partition_names(trailing.partition_by)
     refs = analyze_query(statement.text, query_tokens)  # the guard, before anything else
     statement.require_database(ident.catalog, ident.database)
@@ -268,9 +276,12 @@ def _written_columns(table: Relation, names: Sequence[str]) -> list[str]:
     return result
 
 
-def _check_width(table: Relation, width: int | None, expected: Sequence[str], listed: bool) -> None:
-    """A plain select list must produce exactly the columns written."""
-    if width is None or width == len(expected):
+def _check_width(
+    table: Relation, width: int | None, expected: Sequence[str], listed: bool, op: bool = False
+) -> None:
+    """A plain select list must produce exactly the columns written (``op``: an upsert's
+    query may add its row-kind column)."""
+    if width is None or width == len(expected) or (op and width == len(expected) + 1):
         return
     target = "the column list names" if listed else "the table has"
     plural = "" if width == 1 else "s"
@@ -295,6 +306,7 @@ class _ParsedInsert:
     query_tokens: tuple[Token, ...]
     refs: QueryRefs
     end: int  # where the query's text ends
+    hint: str | None = None  # write.mode from /*+ OPTIONS(…) */ after the table name
 
 
 def _parse_insert(statement: Statement, tokens: Sequence[Token], end: int) -> _ParsedInsert:
@@ -309,14 +321,16 @@ def _parse_insert(statement: Statement, tokens: Sequence[Token], end: int) -> _P
     parts, _, _ = cursor.path("a table name")
     guard.check_file_path_table(parts, "Writing")
     ident = statement.object_identifier(parts)
+    table_end = cursor.position
     _refuse_clauses(cursor)
     listed = name_list(cursor, "a column name") if _column_list_follows(cursor) else None
     _refuse_clauses(cursor)
     query_tokens = tuple(tokens[cursor.position :])
     if not starts_query(query_tokens):
         raise cursor.error(_QUERY)
+    hint = read_hint(statement.text, tokens, table_end, cursor.position)
     refs = analyze_query(statement.text, query_tokens)
-    return _ParsedInsert(ident, overwrite, listed, query_tokens, refs, end)
+    return _ParsedInsert(ident, overwrite, listed, query_tokens, refs, end, hint)
 
 
 def _resolve_insert(
@@ -327,8 +341,15 @@ def _resolve_insert(
     table = _target_table(statement, insert.ident)
     columns = None if insert.listed is None else _written_columns(table, insert.listed)
     expected = _physical_columns(table) if columns is None else columns
-    _check_width(table, insert.refs.width, expected, columns is not None)
     context = statement.context
+    source = stored_source(
+        table.options, table.location, context.storage_roots, table.identifier.quoted()
+    )
+    upsert = plan_upsert(
+        table, insert.hint, overwrite=insert.overwrite, external=source.external, columns=columns
+    )
+    op = upsert is not None and upsert.op_column
+    _check_width(table, insert.refs.width, expected, columns is not None, op)
     rewritten = resolver.rewrite_query(
         statement.text,
         insert.query_tokens,
@@ -338,9 +359,6 @@ def _resolve_insert(
         refs=insert.refs,
     )
     target = table_plan(alias, table, context.storage_roots)
-    source = stored_source(
-        table.options, table.location, context.storage_roots, table.identifier.quoted()
-    )
     args: dict[str, Any] = {
         "identifier": list(table.identifier.parts),
         "overwrite": insert.overwrite,
@@ -349,6 +367,8 @@ def _resolve_insert(
         "location": source.path,
         "managed": not source.external,
     }
+    if upsert is not None:
+        args.update(upsert.to_args())
     return _Insert(table.identifier, rewritten.sql, args)
 
 

@@ -200,6 +200,8 @@ export type SessionCreated = Schemas["SessionCreatedOut"];
 export type Workspace = Schemas["WorkspaceOut"];
 export type ResultColumn = Schemas["ColumnOut"];
 export type ResultPage = Schemas["ResultPageOut"];
+/** One version of a managed table (docs/api.md, "Table versions"), newest first in lists. */
+export type TableVersion = Omit<Schemas["TableVersionOut"], "metrics"> & { metrics: Record<string, unknown> };
 /** A saved query (docs/api.md): readable by the owner's teams when shared. */
 export type SavedQuery = Schemas["SavedQueryOut"];
 

@@ -137,6 +137,7 @@ _HANDLERS: dict[Action, Handler] = {
     Action.SHOW_VIEWS: show.show_relations(Table.KIND_VIEW, "viewName"),
     Action.SHOW_FUNCTIONS: show.show_functions,
     Action.DESCRIBE: show.describe,
+    Action.DESCRIBE_HISTORY: show.describe_history,
     Action.SHOW_CREATE_TABLE: show.show_create_table,
     Action.CREATE_CATALOG: ddl.create_catalog,
     Action.CREATE_DATABASE: ddl.create_database,

@@ -4,12 +4,13 @@ catalog's objects (and of the session's temporary ones, which shadow them).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog import selectors
+from catalog import selectors, versions
 from catalog.models import Catalog, Function, Table
 from core.errors import NotFound
 from core.identifiers import quote_path
@@ -286,3 +287,39 @@ def show_create_table(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]
         else relation_table_ddl(relation)
     )
     return string_columns("createtab_stmt"), [[text]]
+
+
+HISTORY_COLUMNS: Columns = [
+    {"name": "version", "data_type": "BIGINT"},
+    {"name": "timestamp", "data_type": "STRING"},
+    {"name": "user", "data_type": "STRING"},
+    {"name": "job", "data_type": "STRING"},
+    {"name": "operation", "data_type": "STRING"},
+    {"name": "rows", "data_type": "BIGINT"},
+    {"name": "metrics", "data_type": "STRING"},
+    {"name": "readable", "data_type": "BOOLEAN"},
+]
+
+
+def describe_history(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    """``DESCRIBE HISTORY p``: one row per version, newest first; ``readable`` is false once
+    the maintenance removed a version's data (docs/statements.md)."""
+    c, d, n = identifier_parts(args, 3)
+    found = existing_relation(selectors.get_database(c, d), n)
+    if found is None or found.kind != Table.KIND_TABLE:
+        raise NotFound(f"Table {quote_path([c, d, n])} not found.")
+    rows: Rows = [
+        [
+            row.version,
+            row.created_at.isoformat(),
+            row.user.username if row.user is not None else None,
+            # The job's id for its own user only (jobs are private, docs/api.md).
+            str(row.job_id) if row.job_id is not None and row.user_id == job.user_id else None,
+            row.operation,
+            row.rows,
+            json.dumps(row.metrics or {}, sort_keys=True),
+            row.readable,
+        ]
+        for row in versions.history(found)
+    ]
+    return list(HISTORY_COLUMNS), rows

@@ -13,12 +13,13 @@ from django.db import IntegrityError, transaction
 
 from catalog import services
 from catalog.models import Function, Table
+from core import jobstate
 from core.datatypes import parse_data_type
 from core.errors import AlreadyExists, CoreError, NotFound
 from core.identifiers import quote_path, validate_name
 from core.planner import Plan
 from core.planner.functions import is_builtin
-from core.planner.sources import upload_source
+from core.planner.sources import dataframe_source, names_dataframe, upload_source
 from core.schema import (
     ExpressionTyper,
     Schema,
@@ -79,12 +80,32 @@ def _save_temporary(row: TemporaryObject, what: str) -> None:
         raise AlreadyExists(f"{what} already exists.") from exc
 
 
-def _temporary_table_options(options: Mapping[str, Any], session_id: Any) -> dict[str, str]:
+def _pipeline_of(job: Job) -> str | None:
+    """The running pipeline job whose statement ``job`` is (its parent), or None."""
+    if job.parent_id is None or job.session_id is None:
+        return None
+    running = Job.objects.filter(
+        pk=job.parent_id,
+        session_id=job.session_id,
+        kind="pipeline",
+        status=jobstate.RUNNING,
+        cancel_requested=False,
+    ).exists()
+    return str(job.parent_id) if running else None
+
+
+def _temporary_table_options(options: Mapping[str, Any], job: Job) -> dict[str, str]:
     """A temporary table is external: Tessera does not own its data (FLIP-64). Its path
     is checked like a permanent table's (text, links, strictly below a root); whether it
     overlaps another table's is checked once the session is locked
     (``services.check_temporary_path``). A table over an upload names one of its session's
-    uploads (checked again here: the plan may be older than the upload's deletion)."""
+    uploads (checked again here: the plan may be older than the upload's deletion); one
+    over a DataFrame must be a statement of the running pipeline it names."""
+    session_id = job.session_id
+    if names_dataframe(None, dict(options)):
+        frame = dataframe_source(None, dict(options), None, _pipeline_of(job))
+        assert frame is not None
+        return frame
     upload = uploads.upload_lookup(session_id)
     upload_options = upload_source(None, dict(options), None, upload)
     if upload_options is not None:
@@ -131,7 +152,7 @@ def create_temporary_table(
     resolved = services.resolve_schema(schema, typer)
     if not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
-    options = _temporary_table_options(args.get("options") or {}, job.session_id)
+    options = _temporary_table_options(args.get("options") or {}, job)
     definition = {
         "options": options,
         "schema": schema.to_dict(),

@@ -16,9 +16,10 @@ from pyspark.sql import SparkSession
 from core.errors import CoreError
 from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.guard import check_udf_implementation
+from core.planner.sources import DATAFRAME_CONNECTOR
 from core.session_properties import spark_settings
 from jobs import manifest
-from jobs.executor import locations, runtime, sqlguard
+from jobs.executor import dataframes, locations, runtime, sqlguard
 
 
 def quote(name: str) -> str:
@@ -48,12 +49,16 @@ def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any 
     """Register a table relation as a temporary view named by its alias. Its format, path
     and options are checked again here, at use (``jobs.executor.locations``): Spark reads
     the resolved path that was checked, with allow-listed options only (an upload: only
-    one of the job's session ``session_id``)."""
-    source = locations.checked_read(spark, relation, _display(relation), session_id)
-    reader: Any = spark.read.format(source.format)
-    if relation.physical_schema:
-        reader = reader.schema(relation.physical_schema)
-    frame = load_committed(reader, source.path, dict(source.options), _display(relation))
+    one of the job's session ``session_id``; a pipeline's DataFrame: only in that running
+    pipeline's SparkSession, ``jobs.executor.dataframes``)."""
+    if relation.format == DATAFRAME_CONNECTOR:
+        frame = dataframes.read(spark, relation, _display(relation))
+    else:
+        source = locations.checked_read(spark, relation, _display(relation), session_id)
+        reader: Any = spark.read.format(source.format)
+        if relation.physical_schema:
+            reader = reader.schema(relation.physical_schema)
+        frame = load_committed(reader, source.path, dict(source.options), _display(relation))
     columns = relation.columns
     if columns:
         # Computed and metadata columns: Spark-parsed and checked (built-ins only).

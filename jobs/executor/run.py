@@ -27,14 +27,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
-import time
 from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection
-from django.utils import timezone
 
 from core import jobstate
 from core.planner import QUERY_ACTIONS, WRITE_ACTIONS, Action, Plan
@@ -44,12 +40,14 @@ from jobs.executor import (
     analyze,
     errors,
     large_results,
+    pipeline,
     registration,
     runtime,
     sqlguard,
     write_runner,
 )
 from jobs.executor.control import SparkJobControl
+from jobs.executor.monitor import JobMonitor, job_properties, timeout_seconds
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs.models import Job
 from jobs.planning import session_properties
@@ -58,29 +56,12 @@ from jobs.worker import current_identity, running_here
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_SECONDS = 1.0
-# Once a cancel or a timeout is decided, Spark is told again this often until the job's
-# thread gives up (an action that had not started at the first cancel starts with the tag).
-RECANCEL_SECONDS = 0.2
-# How long the monitor waits for Spark to take a cancel, or to tell progress: a JVM that
-# does not answer must not stop the heartbeat, nor a cancel from ending the job.
-CANCEL_WAIT_SECONDS = 3.0
-PROGRESS_WAIT_SECONDS = 0.5
 # DDL that needs Spark's analyzer (computed columns, views) or a UDF package's import
 # check; ``jobs.commands.run_command`` does the rest, here as in the web process.
 SPARK_COMMAND_ACTIONS = frozenset({Action.CREATE_TABLE, Action.CREATE_VIEW, Action.CREATE_FUNCTION})
 
 
 # --- what a job needs from its row --------------------------------------------------------
-
-
-def job_properties(job: Job) -> dict[str, Any]:
-    """The session properties in force for this job: the session's, each checked again by
-    the registry (unknown keys and unreadable values dropped, numbers clamped to the
-    server's limits): a value stored before a limit existed is never trusted as it was
-    stored. (The plan carries no properties: ``Plan`` has no such field.)"""
-    properties = dict(job.session.properties or {}) if job.session is not None else {}
-    return dict(session_properties().effective(properties))
 
 
 def max_rows(properties: Mapping[str, Any], plan: Plan | None = None) -> int:
@@ -91,142 +72,6 @@ def max_rows(properties: Mapping[str, Any], plan: Plan | None = None) -> int:
     if type(row_limit) is int and 1 <= row_limit <= settings.TESSERA_RESULT_DOWNLOAD_MAX_ROWS:
         return row_limit
     return session_properties().result_max_rows(properties)
-
-
-def timeout_seconds(job: Job, properties: Mapping[str, Any]) -> int:
-    """The job's own timeout (the web copies the session's ``job.timeout_seconds`` into it),
-    within the server's range: a job stored with a larger one is held to the maximum."""
-    registry = session_properties()
-    if job.timeout_seconds:
-        return registry.clamp_timeout(int(job.timeout_seconds))
-    return registry.job_timeout_seconds(properties)
-
-
-# --- the monitor thread ---------------------------------------------------------------------
-
-
-class JobMonitor(threading.Thread):
-    """Watches a RUNNING job's row while its Spark work runs in another thread.
-
-    It never waits on Spark for long (``SparkJobControl.cancel_within``/``progress_within``):
-    with a JVM that does not answer, the job still heartbeats, and a cancel or a timeout
-    still ends it within seconds (the worker's watchdog then restarts that JVM)."""
-
-    def __init__(
-        self, job_id: Any, control: SparkJobControl, timeout: float, watch: notify.Watch
-    ) -> None:
-        super().__init__(name=f"tessera-monitor-{job_id}", daemon=True)
-        self.job_id = job_id
-        self.control = control
-        self.timeout = timeout
-        self.outcome: str | None = None  # "canceled" | "timeout" | "gone"
-        self.cancel_latency: float | None = None
-        self._done = threading.Event()
-        self._watch = watch
-        self._began = time.monotonic()
-
-    def stop(self) -> None:
-        self._done.set()
-        self._watch.wake()
-        self.join()
-
-    def _pause(self, last_beat: float) -> float:
-        """How long to wait for a notification before the next look at the row."""
-        if self.outcome is not None:
-            return RECANCEL_SECONDS
-        now = time.monotonic()
-        return max(0.0, min(last_beat + HEARTBEAT_SECONDS, self._began + self.timeout) - now)
-
-    def run(self) -> None:
-        last_beat = time.monotonic()
-        try:
-            # The first look waits too: a job that ends within a heartbeat, and is not
-            # canceled, never costs the monitor a database connection.
-            while not self._done.is_set():
-                self._watch.wait(self._pause(last_beat))
-                if self._done.is_set():
-                    break
-                try:
-                    last_beat = self._tick(last_beat)
-                except Exception:  # a database hiccup: try again a heartbeat later
-                    log.exception("job %s: monitor tick failed", self.job_id)
-                    close_old_connections()
-                    last_beat = time.monotonic()  # else it would retry at once, in a loop
-        finally:
-            connection.close()
-
-    def _tick(self, last_beat: float) -> float:
-        if self.outcome is not None:
-            # Already decided: keep stopping Spark until the job's thread gives up (an
-            # action that had not started at the first cancel starts with the same tag).
-            self.control.cancel_within(0)
-            return last_beat
-        row = Job.objects.filter(pk=self.job_id).values("status", "cancel_requested").first()
-        if row is None or row["status"] != jobstate.RUNNING:
-            self.outcome = "gone"  # reaped or otherwise ended: stop the work, write nothing
-            self.control.cancel_within(0)
-            return last_beat
-        if row["cancel_requested"]:
-            self._cancel()
-            return last_beat
-        if time.monotonic() - self._began > self.timeout:
-            self._time_out()
-            return last_beat
-        now = time.monotonic()
-        if now - last_beat >= HEARTBEAT_SECONDS:
-            progress = self.control.progress_within(PROGRESS_WAIT_SECONDS)
-            if Job.objects.filter(pk=self.job_id, status=jobstate.RUNNING).update(
-                heartbeat_at=timezone.now(), progress=progress
-            ):
-                notify.announce(self.job_id, notify.PROGRESS)
-            return now
-        return last_beat
-
-    def _stop_spark(self) -> tuple[bool, dict[str, int]]:
-        """Cancel the job's Spark work, waiting at most ``CANCEL_WAIT_SECONDS``; whether
-        Spark took it, and the progress to record."""
-        stopped = self.control.cancel_within(CANCEL_WAIT_SECONDS)
-        progress = self.control.progress_within(PROGRESS_WAIT_SECONDS if stopped else 0)
-        if not stopped:
-            log.warning("job %s: Spark did not take the cancel in time", self.job_id)
-        return stopped, progress
-
-    def _cancel(self) -> None:
-        begin = time.monotonic()
-        self.outcome = "canceled"
-        stopped, progress = self._stop_spark()
-        message = (
-            "Canceled while running; its Spark work was stopped."
-            if stopped
-            else "Canceled while running; Spark did not answer, so its work is stopped as "
-            "soon as it does or when the worker restarts Spark."
-        )
-        lifecycle.try_transition(
-            self.job_id,
-            jobstate.RUNNING,
-            jobstate.CANCELED,
-            progress=progress,
-            error={"code": "CANCELED", "message": message, "details": {}},
-        )
-        self.cancel_latency = time.monotonic() - begin
-        log.info("job %s canceled (Spark stopped in %.3f s)", self.job_id, self.cancel_latency)
-
-    def _time_out(self) -> None:
-        self.outcome = "timeout"
-        _, progress = self._stop_spark()
-        seconds = int(self.timeout)
-        lifecycle.try_transition(
-            self.job_id,
-            jobstate.RUNNING,
-            jobstate.FAILED,
-            progress=progress,
-            error={
-                "code": errors.TIMEOUT,
-                "message": f"The job ran longer than its timeout of {seconds} s and was stopped.",
-                "details": {"timeout_seconds": seconds},
-            },
-        )
-        log.info("job %s timed out after %s s", self.job_id, seconds)
 
 
 # --- executing the plan -------------------------------------------------------------------
@@ -326,6 +171,8 @@ def _run_claimed_job(job: Job, watch: notify.Watch) -> str | None:
     except (KeyError, TypeError, ValueError):  # not a plan the planner would make
         plan = None
     runnable = QUERY_ACTIONS | SPARK_COMMAND_ACTIONS | WRITE_ACTIONS | {Action.ANALYZE_TABLE}
+    if plan is not None and plan.action == Action.PIPELINE:
+        return pipeline.run_pipeline(job, plan, watch, _run_job)
     if plan is None or plan.action not in runnable:
         what = f"'{plan.action}' statements" if plan is not None else "jobs without a readable plan"
         lifecycle.try_transition(
@@ -338,17 +185,19 @@ def _run_claimed_job(job: Job, watch: notify.Watch) -> str | None:
     return _run_job(job, plan, watch)
 
 
-def _run_job(job: Job, plan: Plan, watch: notify.Watch) -> str | None:
+def _run_job(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> str | None:
+    """Run a claimed job; ``spark``: the SparkSession to run it in (a pipeline's statement
+    runs in its pipeline's), else a new one of its own."""
     job_id, action = job.id, plan.action
     # Spark's messages name the job's tables, not their paths on this server (the staging
     # of a write was decided when the job was created, before this row was read).
     with errors.known_locations(errors.plan_locations(plan, dict(job.staging or {}))):
         try:
             if action in SPARK_COMMAND_ACTIONS:
-                return _run_command(job, plan)
+                return _run_command(job, plan, spark)
             if action in WRITE_ACTIONS:
-                return _run_write(job, plan, watch)
-            return _run_claimed(job, plan, watch)
+                return _run_write(job, plan, watch, spark)
+            return _run_claimed(job, plan, watch, spark)
         except Exception as exc:  # never leave a claimed job RUNNING behind
             log.exception("job %s: the executor failed", job_id)
             lifecycle.try_transition(
@@ -365,9 +214,9 @@ def _staging_of(job_id: Any) -> dict[str, Any]:
     return dict(staging or {})
 
 
-def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
+def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> str:
     properties = job_properties(job)
-    spark = runtime.new_job_session()
+    spark = spark or runtime.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
     monitor = JobMonitor(job.id, control, timeout_seconds(job, properties), watch)
     failure: BaseException | None = None
@@ -422,12 +271,12 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch) -> str:
     return jobstate.FINISHED
 
 
-def _run_write(job: Job, plan: Plan, watch: notify.Watch) -> str:
+def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> str:
     """CTAS, INSERT, statement sets (``jobs.executor.write_runner``): analyse every target, write
     each into its staging location under the job's tag and group, then FINISHED (the commit
     runs inside that transition) or FAILED/CANCELED (the hooks clean up)."""
     properties = job_properties(job)
-    spark = runtime.new_job_session()
+    spark = spark or runtime.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
     monitor = JobMonitor(job.id, control, timeout_seconds(job, properties), watch)
     failure: BaseException | None = None
@@ -468,10 +317,10 @@ def _status_of(job_id: Any) -> str:
     return str(status or "")
 
 
-def _run_command(job: Job, plan: Plan) -> str:
+def _run_command(job: Job, plan: Plan, spark: Any = None) -> str:
     """DDL that needs Spark's analyzer. Claimed here (so a duplicate message runs nothing),
     then ``run_command`` does the work and ends the job."""
-    spark = runtime.new_job_session()
+    spark = spark or runtime.new_job_session()
     try:
         registration.register_plan(
             spark, plan, job_properties(job), settings.TESSERA_UDF_PACKAGES, job.session_id

@@ -43,7 +43,9 @@ from core.planner import Plan
 from core.schema import PhysicalColumn, ResolvedSchema, Schema
 from jobs import commit, lifecycle, write_staging
 from jobs.executor import errors, locations, spark_config, sqlguard
+from jobs.executor import upsert as upsert_runner
 from jobs.executor.control import SparkJobControl
+from jobs.executor.store_types import store_assignable, type_sql
 from jobs.executor.typing import to_tessera_type
 from jobs.models import Job
 from jobs.results import delete_result, write_rows
@@ -52,7 +54,7 @@ log = logging.getLogger(__name__)
 
 RESULT_COLUMNS = [{"name": "result", "data_type": "STRING"}]
 # Keys of a table's options that are not writer options.
-_NOT_WRITER_OPTIONS = frozenset({"connector", "format", "path", "table.ctas.atomic"})
+_NOT_WRITER_OPTIONS = frozenset({"connector", "format", "path", "table.ctas.atomic", "write.mode"})
 # How long to wait for the tasks of a stopped write to end before the last clean-up: killed
 # tasks keep writing until they next check for interruption (seconds; longer under load).
 SETTLE_SECONDS = 60.0
@@ -66,13 +68,14 @@ class PreparedWrite:
     """One target, analysed: the frame to write and how to write it."""
 
     identifier: list[str]
-    mode: str  # "ctas" | "insert" | "overwrite"
+    mode: str  # "ctas" | "insert" | "overwrite" | "upsert"
     frame: DataFrame
     format: str
     options: dict[str, str] = field(default_factory=dict)
     partition_by: list[str] = field(default_factory=list)
     schema: ResolvedSchema | None = None  # CTAS: the table's schema
     rows: int | None = None  # once written
+    upsert: upsert_runner.Changes | None = None  # an upsert's input (``jobs.executor.upsert``)
 
     @property
     def shown(self) -> str:
@@ -139,51 +142,6 @@ def _prepare_ctas(spark: SparkSession, target: Mapping[str, Any], sql: str) -> P
     )
 
 
-def store_assignable(source: st.DataType, target: st.DataType) -> bool:
-    """Whether a value of ``source`` may be stored into a column of ``target`` (Spark's ANSI
-    store assignment: numbers into numbers, anything atomic into strings, dates and
-    timestamps into each other, nested types element by element; not strings into numbers
-    nor booleans into anything but booleans and strings). Overflow is checked at run time."""
-    if isinstance(source, st.NullType) or source == target:
-        return True
-    if isinstance(source, st.NumericType) and isinstance(target, st.NumericType):
-        return True
-    if isinstance(target, st.StringType | st.CharType | st.VarcharType):
-        return isinstance(source, st.AtomicType) and not isinstance(source, st.BinaryType)
-    if isinstance(source, st.StringType | st.CharType | st.VarcharType) and isinstance(
-        target, st.StringType | st.CharType | st.VarcharType
-    ):
-        return True
-    datetimes = st.DateType | st.TimestampType | st.TimestampNTZType
-    if isinstance(source, datetimes) and isinstance(target, datetimes):
-        return True
-    if isinstance(source, st.DayTimeIntervalType) and isinstance(target, st.DayTimeIntervalType):
-        return True
-    if isinstance(source, st.YearMonthIntervalType) and isinstance(
-        target, st.YearMonthIntervalType
-    ):
-        return True
-    if isinstance(source, st.ArrayType) and isinstance(target, st.ArrayType):
-        return store_assignable(source.elementType, target.elementType)
-    if isinstance(source, st.MapType) and isinstance(target, st.MapType):
-        return store_assignable(source.keyType, target.keyType) and store_assignable(
-            source.valueType, target.valueType
-        )
-    if isinstance(source, st.StructType) and isinstance(target, st.StructType):
-        return len(source.fields) == len(target.fields) and all(
-            store_assignable(s.dataType, t.dataType)
-            for s, t in zip(source.fields, target.fields, strict=True)
-        )
-    return False
-
-
-def _type_sql(data_type: st.DataType) -> str:
-    try:
-        return to_tessera_type(data_type).type_sql()
-    except CoreError:
-        return data_type.simpleString().upper()
-
-
 def _names(names: Sequence[str]) -> str:
     return ", ".join(f"`{n}`" for n in names) or "(none)"
 
@@ -209,14 +167,17 @@ def insert_frame(
     physical: st.StructType,
     written: Sequence[str] | None,
     shown: str,
+    carry: int = 0,
 ) -> DataFrame:
     """The query's rows as the target's physical columns: matched by position (to the
     column list when there is one, else to every physical column), checked, cast to the
     declared types; columns left out of a column list are NULL; a NULL reaching a NOT NULL
-    column fails the write."""
+    column fails the write. The last ``carry`` columns are passed through unmatched."""
     by_key = {name_key(f.name): f for f in physical.fields}
     targets = [f.name for f in physical.fields] if written is None else list(written)
-    source = frame.schema.fields
+    fields = frame.schema.fields
+    source = fields[: len(fields) - carry]
+    carried = [f.name for f in fields[len(source) :]]
     if len(source) != len(targets):
         where = "the column list names" if written is not None else "the table has"
         plural = "" if len(source) == 1 else "s"
@@ -239,14 +200,14 @@ def insert_frame(
         if not store_assignable(src.dataType, column.dataType):
             raise _validation(
                 f"Cannot insert into {shown}: column `{column.name}` is "
-                f"{_type_sql(column.dataType)} but the query's column `{src.name}` "
-                f"(position {index + 1}) is {_type_sql(src.dataType)}, which cannot be "
+                f"{type_sql(column.dataType)} but the query's column `{src.name}` "
+                f"(position {index + 1}) is {type_sql(src.dataType)}, which cannot be "
                 "stored into it. Cast it in the query.",
                 column=column.name,
                 query_column=src.name,
             )
         assigned[name_key(column.name)] = (index, src)
-    positional = frame.toDF(*(f"__tessera_c{i}" for i in range(len(source))))
+    positional = frame.toDF(*(f"__tessera_c{i}" for i in range(len(source))), *carried)
     projection: list[Column] = []
     for column in physical.fields:
         match = assigned.get(name_key(column.name))
@@ -265,7 +226,7 @@ def insert_frame(
                 message = f"Cannot insert NULL into NOT NULL column `{column.name}` of {shown}."
                 value = sf.when(value.isNull(), sf.raise_error(sf.lit(message))).otherwise(value)
         projection.append(value.alias(column.name))
-    return positional.select(*projection)
+    return positional.select(*projection, *carried)
 
 
 def _prepare_insert(
@@ -281,15 +242,27 @@ def _prepare_insert(
     physical = spark.createDataFrame([], ddl).schema
     listed = args.get("columns")
     query = sqlguard.guard(spark).sql(sql)
-    frame = insert_frame(query, physical, list(listed) if listed else None, shown)
+    key = [str(k) for k in args.get("key") or []] if mode == "upsert" else []
+    if mode == "upsert" and not key:
+        raise _validation(f"The plan upserts into {shown} without naming its key columns.")
+    if key:
+        targets = list(listed) if listed else [f.name for f in physical.fields]
+        op_column = bool(args.get("op_column"))
+        query = upsert_runner.with_row_kind(
+            query, op_column=op_column, targets=targets, key=key, shown=shown
+        )
+    frame = insert_frame(query, physical, list(listed) if listed else None, shown, 2 if key else 0)
     options = dict(table.get("options") or {})
     fmt = str(table.get("format") or options.get("connector") or options.get("format") or "")
     partition_by = args.get("partition_by")
     if partition_by is None:
         partition_by = _table_partitioning(identifier)
-    return PreparedWrite(
+    item = PreparedWrite(
         identifier, mode, frame, fmt or "parquet", _writer_options(options), list(partition_by)
     )
+    if key:
+        item.upsert = upsert_runner.Changes(frame, key, dict(table))
+    return item
 
 
 def prepare_writes(spark: SparkSession, job: Job, plan: Plan) -> list[PreparedWrite]:
@@ -382,7 +355,10 @@ def write_all(job: Job, prepared: Sequence[PreparedWrite], stopped: Callable[[],
     for item in prepared:
         if stopped():
             return
-        item.rows = write_one(job, item)
+        if item.upsert is not None:
+            item.rows = upsert_runner.write(job, item, stopped, write_one)
+        else:
+            item.rows = write_one(job, item)
         if stopped():
             return
         detail: dict[str, Any] = {"table": item.shown}
@@ -403,6 +379,8 @@ def _count(rows: int | None) -> str:
 
 def result_message(item: PreparedWrite) -> str:
     rows = _count(item.rows)
+    if item.mode == "upsert":
+        return upsert_runner.result_message(item)
     if item.mode == "ctas":
         return f"Created table {item.shown}" + (f" with {rows}." if rows else ".")
     if item.mode == "overwrite":

@@ -141,6 +141,7 @@ def test_a_spark_job_waits_created_with_the_job_json_of_the_contract(alice_api):
     assert set(body) == {
         "id",
         "session",
+        "parent",
         "user",
         "sql",
         "kind",

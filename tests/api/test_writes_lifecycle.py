@@ -24,12 +24,21 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from catalog.models import Column, Table
+from catalog.models import Column, Table, TableVersion
 from core import jobstate
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.jobstate import JobView, NoOpHook, Record
-from jobs import commit, lifecycle, maintenance, manifest, submission, write_staging
+from jobs import (
+    commit,
+    commit_files,
+    external_commit,
+    lifecycle,
+    maintenance,
+    manifest,
+    submission,
+    write_staging,
+)
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.models import Job, JobEvent, Session
 from tests.conftest import API
@@ -188,7 +197,7 @@ def outside_ids(directory: str | Path) -> list[int]:
     """The ids of every data file under ``directory`` (hidden ones skipped)."""
     root = Path(directory)
     ids: list[int] = []
-    for relative in commit._data_files(root):
+    for relative in commit_files.data_files(root):
         ids.extend(file_ids(root / relative))
     return sorted(ids)
 
@@ -604,7 +613,7 @@ def test_insert_into_keeps_the_old_files_and_adds_new_ones_in_one_swap(
     session, managed_table, django_capture_on_commit_callbacks
 ):
     old = Path(managed_table.location)
-    old_file = commit._data_files(old)[0]
+    old_file = commit_files.data_files(old)[0]
     job = submit(session, insert_plan("t"), sql="INSERT INTO t VALUES (3)")
     assert events(job) == ["created"]
     claim(job)
@@ -618,7 +627,10 @@ def test_insert_into_keeps_the_old_files_and_adds_new_ones_in_one_swap(
     assert Path(table.location) == new
     assert read_ids(new) == [1, 2, 3]
     assert (new / old_file).exists()  # hard-linked, not rewritten
-    assert not old.exists()
+    assert read_ids(old) == [1, 2]  # the previous version stays (docs/writes.md)
+    assert [v.location for v in TableVersion.objects.filter(table=table).order_by("version")][
+        -2:
+    ] == [str(old), str(new)]
 
 
 def test_insert_overwrite_replaces_the_data(
@@ -630,7 +642,9 @@ def test_insert_overwrite_replaces_the_data(
         assert run(job, [9]).status == "FINISHED"
     table = Table.objects.get(name="t")
     assert read_ids(table.location) == [9]
-    assert not old.exists()
+    assert read_ids(old) == [1, 2]  # the previous version, kept for the retention
+    top = TableVersion.objects.filter(table=table).order_by("-version").first()
+    assert top is not None and (top.operation, top.location) == ("OVERWRITE", table.location)
 
 
 def test_a_failed_insert_overwrite_leaves_the_old_data_readable(session, managed_table):
@@ -721,11 +735,13 @@ def test_a_commit_stopped_after_renaming_data_in_is_cleaned_up(session, make, st
     job = _started(session, "ext", overwrite, [2, 3])
     with pytest.raises(RolledBack), transaction.atomic():
         table = write_staging.table_row(ident("ext"), lock=True)
-        target = commit._prepare_external(
+        target = external_commit.prepare_external(
             table, write_staging.entry(job, ident("ext")), str(job.id)
         )
-        target.current, target.initial = commit._settled(path, str(job.id), every_directory=False)
-        commit._move_in(target, str(job.id))
+        target.current, target.initial = external_commit._settled(
+            path, str(job.id), every_directory=False
+        )
+        external_commit._move_in(target, str(job.id))
         raise RolledBack
     # The first commit wrote down what the path held before renaming anything into it.
     assert manifest.read(path) == manifest.Manifest(tuple(p.name for p in before if p.suffix))

@@ -4,8 +4,7 @@ The server is pytest-django's live server (a real HTTP server in a thread) on th
 PostgreSQL test database; the run's shared Celery worker with its own Spark runs the
 statements (tests/workers.py). Tests take ``transactional_db`` so the worker sees their rows.
 
-Fixtures:
-- ``server``: the live server's URL (worker running).
+Fixtures (``server`` and ``connect_as`` come from the plugin tests.live_client):
 - ``t_env``: a ``TableEnvironment`` of alice in catalog ``shop``, database ``sales``, which
   holds ``orders`` (id, customer, price DECIMAL(10, 2), qty) with 4 rows and ``customers``
   (id, name) with 3 rows.
@@ -13,38 +12,15 @@ Fixtures:
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 
-from tests.conftest import PASSWORD
+# ``server`` (a fixture) and ``connect_as`` live in the plugin tests.live_client, shared with
+# tests/conformance and tests/examples; ``tessera`` is re-exported for this package's modules.
+from tests.live_client import PASSWORD, connect_as, tessera
 
-ROOT = Path(__file__).resolve().parents[2]
-
-# The client is its own distribution (client/); without `pip install ./client` in the test
-# environment, import it from its source tree.
-try:
-    import tessera
-except ImportError:  # pragma: no cover - depends on the environment
-    sys.path.insert(0, str(ROOT / "client" / "src"))
-    import tessera
-
-__all__ = ["PASSWORD", "tessera"]
-
-
-@pytest.fixture
-def server(live_server: Any, transactional_db: None, worker: Any, alice: User, bob: User) -> str:
-    """The live server's URL, with a worker running and users alice and bob."""
-    return str(live_server.url)
-
-
-def connect_as(url: str, username: str, **kwargs: Any) -> tessera.TableEnvironment:
-    """A TableEnvironment of ``username`` (password login)."""
-    return tessera.connect(url, username=username, password=PASSWORD, **kwargs)
+__all__ = ["PASSWORD", "connect_as", "tessera"]
 
 
 @pytest.fixture

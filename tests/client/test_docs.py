@@ -44,7 +44,8 @@ def test_the_guide_runs(server, monkeypatch):
     assert ran == len(blocks())
     text = out.getvalue()
     assert "guide default" in text
-    assert "PARSE_ERROR" in text and "FORBIDDEN_SQL" in text and "UNSUPPORTED" in text
+    assert "PARSE_ERROR" in text and "FORBIDDEN_SQL" in text and "VALIDATION_ERROR" in text
+    assert "[{'id': 1, 'name': 'c'}]" in text and "['+I', '+I']" in text
     assert "statement_set FINISHED" in text
     assert "True False" in text
     assert isinstance(namespace["t_env"], tessera.TableEnvironment)

@@ -187,14 +187,6 @@ def test_keyboard_interrupt_cancels_the_job(t_env, monkeypatch):
     assert result.status == "CANCELED"
 
 
-def test_changelogs_are_unsupported(t_env):
-    with pytest.raises(tessera.UnsupportedError, match="UNSUPPORTED") as error:
-        t_env.from_path("orders").to_changelog()
-    assert error.value.code == "UNSUPPORTED"
-    with pytest.raises(tessera.TesseraError, match="UNSUPPORTED"):
-        t_env.from_changelog(None)
-
-
 def test_to_data_frame(t_env, plain_spark):
     frame = t_env.from_path("orders").order_by("id").to_data_frame(plain_spark)
     assert [r["id"] for r in frame.collect()] == [1, 2, 3, 4]

@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from core.datatypes import parse_data_type
+from core.errors import CoreError
 from core.identifiers import ObjectIdentifier, name_key
 from core.planner import (
     FunctionDef,
     Plan,
     PlanContext,
     Relation,
+    TableVersionRef,
+    TimeTravel,
     plan_statement,
 )
 from core.schema import (
@@ -46,6 +49,8 @@ class MemoryCatalog:
     read_only: set[tuple[str, str, str]] = field(default_factory=set)  # the user may not write
     # tables whose path overlaps another's: why they cannot be written
     conflicts: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    # managed tables' versions: number → directory (the Django reader: catalog.versions)
+    versions: dict[tuple[str, str, str], dict[int, str]] = field(default_factory=dict)
 
     # -- CatalogReader --------------------------------------------------------------------
 
@@ -72,6 +77,14 @@ class MemoryCatalog:
 
     def write_conflict(self, relation: Relation) -> str | None:
         return self.conflicts.get(relation.identifier.key)
+
+    def table_version(self, relation: Relation, travel: TimeTravel) -> TableVersionRef:
+        known = self.versions.get(relation.identifier.key, {})
+        if travel.timestamp is not None and known:  # any time: the latest version
+            return TableVersionRef(max(known), known[max(known)])
+        if travel.version is None or travel.version not in known:
+            raise CoreError(f"Table {relation.identifier.quoted()} has no such version.")
+        return TableVersionRef(travel.version, known[travel.version])
 
     # -- building -------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db import DatabaseError, InterfaceError, connection
 
 from catalog import services as catalog_services
-from catalog.models import Table
+from catalog.models import Table, TableVersion
 from jobs.models import Job, JobEvent
 from tests.waiting import poll, wait_until
 from tests.worker.helpers import TERMINAL, create_user, session_for, submit_sql
@@ -162,6 +162,11 @@ def assert_left_nothing(job: Job, owner: Owner, name: str) -> None:
             "location", flat=True
         )
         if location
+    } | {  # the kept versions of the tables (docs/writes.md, "Table versions")
+        Path(location)
+        for location in TableVersion.objects.filter(
+            table__database__catalog__name=owner.catalog, expired_at__isnull=True
+        ).values_list("location", flat=True)
     }
     data = [p for p in (owner.warehouse / "d").iterdir() if p not in tables]
     assert data == [], f"directories of no table left in the warehouse: {data}"

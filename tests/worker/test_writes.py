@@ -469,7 +469,8 @@ def test_insert_into_managed_appends(
     assert settled_events(job["id"], expected_events) == expected_events
     table = table_row(catalog, "m")
     assert table is not None and table.location != old_location
-    assert warehouse_dirs(catalog) == {table.location}  # the old directory is gone
+    # The old directory stays: it is version 0 (docs/writes.md, "Table versions").
+    assert warehouse_dirs(catalog) == {old_location, table.location}
     plain = plain_spark.sql(
         "SELECT id, concat('new', id) AS name, CAST(id AS DECIMAL(10, 2)) AS price "
         "FROM range(1000, 1050)"
@@ -559,7 +560,7 @@ def test_insert_overwrite_replaces_and_its_failure_keeps_the_old_data(
     job = alice.run(f"INSERT OVERWRITE {managed} SELECT 1, 'only', 2.5")
     assert job["status"] == "FINISHED", job
     assert alice.rows(f"SELECT id, name, price FROM {managed}") == [[1, "only", "2.50"]]
-    assert len(warehouse_dirs(catalog)) == 1
+    assert len(warehouse_dirs(catalog)) == 2  # the new version and the kept old one
 
 
 # --- statement sets ---------------------------------------------------------------------------
@@ -595,7 +596,7 @@ def test_statement_set_commits_every_insert(
     assert alice.rows(f"SELECT count(*) FROM {catalog}.d.a") == [[15]]
     assert alice.rows(f"SELECT count(*) FROM {catalog}.d.b") == [[23]]
     assert staging_dirs(external_dir) == []
-    assert len(warehouse_dirs(catalog)) == 1
+    assert len(warehouse_dirs(catalog)) == 2  # a's new version and its kept old one
 
 
 def test_statement_set_with_a_failing_insert_commits_nothing(

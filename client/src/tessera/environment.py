@@ -13,6 +13,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError as SqlglotParseError
 
+from tessera import changelog
 from tessera._http import Http, segment
 from tessera.errors import (
     AlreadyExistsError,
@@ -20,7 +21,6 @@ from tessera.errors import (
     ParseError,
     PayloadTooLargeError,
     TesseraError,
-    UnsupportedError,
     ValidationError,
     job_error,
 )
@@ -213,6 +213,11 @@ class TableEnvironment:
         self.close()
 
     # --- statements ------------------------------------------------------------------
+
+    def _live_data_frame(self, table: Table) -> Any:
+        """A live DataFrame of ``table`` where the runtime has one (in a pipeline job, on the
+        worker); None here: ``to_data_frame`` copies the result."""
+        return None
 
     def _submit(self, sql: str, *, row_limit: int | None = None) -> TableResult:
         body: dict[str, Any] = {"sql": sql, "wait": self.statement_wait}
@@ -472,12 +477,34 @@ class TableEnvironment:
         return self.from_arrow(_to_arrow(spark_df), schema)
 
     def from_changelog(self, df: Any, schema: Schema | None = None) -> Table:
-        """Not available yet: raises ``UNSUPPORTED``."""
-        raise UnsupportedError(
-            "UNSUPPORTED",
-            "UNSUPPORTED: from_changelog() needs tables with versions and upserts, which this "
-            "server does not have yet.",
-        )
+        """The table a changelog describes (FLIP-136 ``fromChangelogStream``).
+
+        ``df`` (pandas, Arrow or PySpark) has a column ``op`` with each row's kind — ``+I``,
+        ``-U``, ``+U``, ``-D`` — and its rows are the log, in order. With a primary key in
+        ``schema`` the last row of each key decides (``-U`` rows are before-images and are
+        skipped; ``-D`` removes the key); without one the log is a multiset (each ``+I``/``+U``
+        adds its row, each ``-U``/``-D`` takes one copy away). ``schema`` also gives the
+        columns' types (casts) and computed columns.
+        """
+        if hasattr(df, "toArrow") and hasattr(df, "withColumn"):  # a PySpark DataFrame
+            columns = list(df.columns)
+            changelog.check_columns(columns, "from_changelog()")
+            from pyspark.sql import functions  # the [spark] extra
+
+            base = self.from_data_frame(
+                df.withColumn(changelog.SEQUENCE, functions.monotonically_increasing_id())
+            )
+        else:
+            data = _to_arrow(df)
+            columns = list(data.column_names)
+            changelog.check_columns(columns, "from_changelog()")
+            changelog.check_row_kinds(data.column(changelog.OP).unique().to_pylist())
+            order = pa.array(range(data.num_rows), type=pa.int64())
+            base = self.from_arrow(data.append_column(changelog.SEQUENCE, order))
+        data_columns = [c for c in columns if c != changelog.OP]
+        key, projections = _changelog_shape(data_columns, schema)
+        source = f"({base.sql}) AS _changelog"
+        return self.sql_query(changelog.replay_sql(source, data_columns, key, projections))
 
     def _upload(self, table: pa.Table) -> dict[str, Any]:
         # The server wants a Content-Length (no chunked bodies): the stream is written once
@@ -579,6 +606,39 @@ class _ChunkSink:
         data = b"".join(self._parts)
         self._parts.clear()
         return data
+
+
+def _changelog_shape(
+    columns: list[str], schema: Schema | None
+) -> tuple[tuple[str, ...], list[str]]:
+    """The primary key and the select items of a replayed changelog: the data columns as
+    they are, or ``schema``'s columns (physical ones cast to their types, computed ones
+    computed)."""
+    if schema is None:
+        return (), [quote_identifier(c) for c in columns]
+    projections = []
+    for column in schema.columns:
+        name = quote_identifier(column.name)
+        if column.kind == "computed":
+            projections.append(f"{column.expression} AS {name}")
+        elif column.kind == "metadata":
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                f"A changelog has no metadata; column {name} cannot be read from it.",
+                {"column": column.name},
+            )
+        elif column.name not in columns:
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                f"The schema names column {name}, which the changelog does not have "
+                f"(it has {', '.join(columns)}).",
+                {"column": column.name},
+            )
+        else:
+            projections.append(f"CAST({name} AS {column.data_type}) AS {name}")
+    key = schema.primary_key.columns if schema.primary_key is not None else ()
+    changelog.check_key(key, columns, "the schema")
+    return key, projections
 
 
 def _to_arrow(data: Any) -> pa.Table:

@@ -11,7 +11,8 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError as SqlglotParseError
 
-from tessera.errors import ParseError, UnsupportedError, ValidationError
+from tessera import changelog
+from tessera.errors import ParseError, ValidationError
 from tessera.result import Row, TableResult
 from tessera.schema import ResolvedSchema
 from tessera.sql import DIALECT, parse_expression, parse_query, path_sql
@@ -270,8 +271,18 @@ class Table:
         """Run the query and iterate over its rows."""
         return self.execute().collect()
 
-    def to_data_frame(self, spark: Any) -> Any:
-        """Run the query and return the result as a DataFrame of the given SparkSession."""
+    def to_data_frame(self, spark: Any = None) -> Any:
+        """Run the query and return the result as a DataFrame of the given SparkSession.
+
+        In a pipeline job (the in-worker runtime) it is a live DataFrame of the worker's
+        SparkSession instead: nothing is copied, and ``spark`` is not needed."""
+        live = self._env._live_data_frame(self)
+        if live is not None:
+            return live
+        if spark is None:
+            raise ValidationError(
+                "VALIDATION_ERROR", "to_data_frame(spark) needs the SparkSession to copy into."
+            )
         arrow = self.to_arrow()
         import pyspark  # noqa: F401  (the [spark] extra)
 
@@ -280,13 +291,52 @@ class Table:
         except TypeError:
             return spark.createDataFrame(arrow.to_pandas())
 
-    def to_changelog(self) -> pandas.DataFrame:
-        """Not available yet: raises ``UNSUPPORTED``."""
-        raise UnsupportedError(
-            "UNSUPPORTED",
-            "UNSUPPORTED: to_changelog() needs table versions and changelogs, which this "
-            "server does not have yet.",
-        )
+    def to_changelog(
+        self, start_version: int | None = None, end_version: int | None = None
+    ) -> pandas.DataFrame:
+        """This table as a changelog (FLIP-136 ``toChangelogStream``): a pandas DataFrame
+        whose first column ``op`` holds each row's kind.
+
+        Without versions every row is an insert (``+I``). With ``start_version`` (and
+        ``end_version``, default: the table's current data) — only for a table read by path
+        (:meth:`TableEnvironment.from_path`) — the changes that turn version
+        ``start_version`` into ``end_version``: by the table's primary key ``+I`` for new
+        keys, ``-D`` for removed ones, ``-U`` then ``+U`` for changed rows, ordered by key;
+        without a key, ``-D``/``+I`` for the rows that differ.
+        """
+        return self._env.sql_query(self.changelog_sql(start_version, end_version)).to_pandas()
+
+    def changelog_sql(
+        self, start_version: int | None = None, end_version: int | None = None
+    ) -> str:
+        """The query behind :meth:`to_changelog`."""
+        if start_version is None and end_version is None:
+            if changelog.OP in self.get_schema().column_names:
+                raise ValidationError(
+                    "VALIDATION_ERROR",
+                    "This table has a column `op` already; a changelog adds `op` for the row "
+                    "kind. Rename the column first (select(...)).",
+                )
+            query = exp.select(
+                exp.alias_(exp.Literal.string("+I"), changelog.OP, quoted=True), exp.Star()
+            ).from_(self._from())
+            return query.sql(dialect=DIALECT)
+        if self._source is None:
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                "Changes between versions are for a table read by path (from_path), not for "
+                "a query.",
+            )
+        start = _version(start_version, "start_version")
+        path = self._source.sql(dialect=DIALECT)
+        old = f"(SELECT * FROM {path} VERSION AS OF {start})"
+        if end_version is None:
+            new = f"(SELECT * FROM {path})"
+        else:
+            new = f"(SELECT * FROM {path} VERSION AS OF {_version(end_version, 'end_version')})"
+        schema = self.get_schema()
+        key = tuple((schema.primary_key or {}).get("columns") or ())
+        return changelog.changes_sql(old, new, schema.column_names, key)
 
     def execute_insert(self, path: str, overwrite: bool = False) -> TableResult:
         """``INSERT INTO|OVERWRITE path`` this query: a write job."""
@@ -303,6 +353,16 @@ class Table:
         if result.num_columns == 0:
             return ""
         return "\n".join(str(v) for v in result.column(0).to_pylist())
+
+
+def _version(value: int | None, name: str) -> int:
+    if value is None or isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError(
+            "VALIDATION_ERROR",
+            f"{name} must be a version number (an integer from 0), not {value!r}.",
+            {"field": name},
+        )
+    return value
 
 
 class GroupedTable:

@@ -249,6 +249,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description ``GET …/tables/{t}/versions``: a managed table's versions, newest first. */
+        get: operations["catalogs_databases_tables_versions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/catalogs/{catalog}/databases/{database}/views": {
         parameters: {
             query?: never;
@@ -507,6 +524,22 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["sessions_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/sessions/{session}/pipelines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["sessions_pipelines_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/sessions/{session}/resolve": {
@@ -882,6 +915,11 @@ export interface components {
             id: string;
             /** Format: uuid */
             session: string | null;
+            /**
+             * Format: uuid
+             * @description The pipeline job that ran this statement (null for any other job).
+             */
+            parent: string | null;
             readonly user: string;
             sql: string;
             kind: string;
@@ -971,6 +1009,17 @@ export interface components {
         PatchedWorkspaceInRequest: {
             default_catalog?: string | null;
             default_database?: string | null;
+        };
+        PipelineInRequest: {
+            /** @description 'package.module:function' of a package in TESSERA_PIPELINE_PACKAGES. */
+            entry_point: unknown;
+            /** @description Keyword arguments of the function: an object of strings, numbers, booleans or nulls (at most 64, each at most 4,096 characters as JSON). */
+            args?: unknown;
+            /**
+             * Format: double
+             * @description Hold the answer until the job ended or this many seconds passed.
+             */
+            wait?: number | null;
         };
         ProgressOut: {
             stages_total: number;
@@ -1272,6 +1321,28 @@ export interface components {
             last_commit: components["schemas"]["LastCommitOut"] | null;
             /** @description what the last ANALYZE TABLE … COMPUTE STATISTICS stored; null until then */
             column_statistics: components["schemas"]["ColumnStatisticsOut"] | null;
+        };
+        /** @description One version of a managed table (docs/api.md, "Table versions"). */
+        TableVersionOut: {
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            readonly user: string | null;
+            /** @description The committing job's id, for its own user only (jobs are private). */
+            readonly job_id: string | null;
+            operation: string;
+            rows: number | null;
+            metrics: unknown;
+            /** Format: date-time */
+            replaced_at: string | null;
+            /** Format: date-time */
+            expired_at: string | null;
+            readable: boolean;
+            readonly current: boolean;
+        };
+        TableVersionOutPage: {
+            items: components["schemas"]["TableVersionOut"][];
+            next_page_token: string | null;
         };
         /**
          * @description For the OpenAPI schema: fields beyond these follow the object's kind (table, view,
@@ -2018,6 +2089,34 @@ export interface operations {
             };
         };
     };
+    catalogs_databases_tables_versions_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableVersionOutPage"];
+                };
+            };
+        };
+    };
     catalogs_databases_views_list: {
         parameters: {
             query?: {
@@ -2644,6 +2743,32 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SessionOut"];
+                };
+            };
+        };
+    };
+    sessions_pipelines_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PipelineInRequest"];
+            };
+        };
+        responses: {
+            /** @description The pipeline's job (kind 'pipeline'); an entry point outside the allowed packages makes a FAILED job with the error code FORBIDDEN. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobOut"];
                 };
             };
         };

@@ -1,10 +1,12 @@
 // The page of one table: header (status, managed/external), comment, schema, details,
-// properties, DDL and sample data; polled while the table is staged.
+// properties, statistics, history (managed tables), DDL and sample data; polled while the
+// table is staged.
 import { useEffect, useRef, useState } from "react";
 import { sqlPath, type Schema } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
 import { DropDialog, EditableComment, ErrorAlert, ReadOnlyNote, StatusBadge, canOf, useRefreshCatalog } from "./common";
+import { HistoryPanel } from "./object/HistoryPanel";
 import { DdlPanel, PropertiesPanel, SamplePanel } from "./object/panels";
 import { SchemaEditor } from "./object/SchemaEditor";
 import { StatisticsPanel } from "./object/StatisticsPanel";
@@ -79,6 +81,9 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
       label: "Statistics",
       render: () => <StatisticsPanel base={base} sqlPath={path} canAnalyze={can.modify} />,
     });
+    if (table.managed) {
+      tabs.push({ id: "history", label: "History", render: () => <HistoryPanel base={base} path={path} /> });
+    }
     tabs.push({ id: "ddl", label: "DDL", render: () => <DdlPanel path={path} /> });
     tabs.push({ id: "sample", label: "Sample data", render: () => <SamplePanel path={path} title={name} /> });
   }

@@ -1,5 +1,6 @@
 // Below the editor: the running job (status, progress, elapsed, Cancel, job link), the
 // summary or error of the run, the statements of a script, and the result grid.
+import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { JobProgress, JobStatusBadge } from "../../components/jobs/JobProgress";
 import { ResultView } from "../../components/results/ResultView";
 import { Link } from "../../router";
@@ -78,6 +79,7 @@ export function RunArea({
       {job?.error && job.status !== "RUNNING" && (
         <div className="alert danger job-error" role="alert" data-testid="job-error">
           <strong>{job.error.code}</strong>: {job.error.message}
+          <ErrorTraceback details={job.error.details} />
         </div>
       )}
       {run && run.done.length > 1 && (

@@ -15,6 +15,7 @@ import {
   formatDuration,
 } from "../../components/jobs/JobProgress";
 import { formatOffset, formatTimestamp } from "../../components/jobs/time";
+import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { ResultView } from "../../components/results/ResultView";
 import { oneLine } from "./filters";
 import { PlanView } from "./PlanView";
@@ -197,6 +198,7 @@ function JobErrorBox({ error }: { error: NonNullable<Job["error"]> }) {
           {(typeof column === "number" || typeof column === "string") && `, column ${String(column)}`}
         </div>
       )}
+      <ErrorTraceback details={details} />
     </div>
   );
 }

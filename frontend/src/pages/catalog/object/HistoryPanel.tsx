@@ -1,0 +1,115 @@
+// A managed table's versions (GET …/tables/{t}/versions, newest first): who committed what
+// and when; a readable version opens in the editor as `SELECT … VERSION AS OF n`.
+import { useState } from "react";
+import type { TableVersion } from "../../../api";
+import { formatTimestamp } from "../../../components/jobs/time";
+import { Link, navigate, pathOf } from "../../../router";
+import { openInEditor } from "../../../store";
+import { ErrorAlert, useCatalogQuery } from "../common";
+
+export const HISTORY_PAGE = 50;
+
+/** The SQL that reads one version of a table. */
+export function versionQuery(path: string, version: number): string {
+  return `SELECT * FROM ${path} VERSION AS OF ${version} LIMIT 100`;
+}
+
+/** `{"rows_upserted": 3}` → "rows_upserted 3"; empty metrics → "". */
+export function metricsText(metrics: unknown): string {
+  if (!metrics || typeof metrics !== "object") return "";
+  return Object.entries(metrics as Record<string, unknown>)
+    .map(([key, value]) => `${key} ${typeof value === "object" ? JSON.stringify(value) : String(value)}`)
+    .join(", ");
+}
+
+export function HistoryPanel({ base, path }: { base: string; path: string }) {
+  const [token, setToken] = useState<string | null>(null);
+  const [tokens, setTokens] = useState<(string | null)[]>([]);
+  const url = `${base}/versions?page_size=${HISTORY_PAGE}${token ? `&page_token=${encodeURIComponent(token)}` : ""}`;
+  const page = useCatalogQuery<{ items: TableVersion[]; next_page_token: string | null }>(url);
+  if (page.error) return <ErrorAlert error={page.error} />;
+  if (!page.data) return <p className="muted">Loading the history…</p>;
+  const items = page.data.items;
+  const next = page.data.next_page_token;
+  return (
+    <div data-testid="history">
+      {items.length === 0 ? <p className="muted">No versions.</p> : null}
+      {items.length ? (
+        <table className="grid cat-history">
+          <thead>
+            <tr>
+              <th>Version</th>
+              <th>Committed</th>
+              <th>User</th>
+              <th>Operation</th>
+              <th>Rows</th>
+              <th>Metrics</th>
+              <th>Job</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((item) => (
+              <tr key={item.version} data-testid="history-row">
+                <td>
+                  {item.version}
+                  {item.current ? <span className="badge">current</span> : null}
+                </td>
+                <td>{formatTimestamp(item.created_at)}</td>
+                <td>{item.user ?? "—"}</td>
+                <td>{item.operation}</td>
+                <td>{item.rows ?? "—"}</td>
+                <td className="muted">{metricsText(item.metrics)}</td>
+                <td>{item.job_id ? <Link to={pathOf("jobs", item.job_id)}>{item.job_id.slice(0, 8)}</Link> : "—"}</td>
+                <td>
+                  {item.readable ? (
+                    <button
+                      type="button"
+                      className="small"
+                      onClick={() => {
+                        openInEditor({ sql: versionQuery(path, item.version), title: `v${item.version}` });
+                        navigate("/editor");
+                      }}
+                    >
+                      Query
+                    </button>
+                  ) : (
+                    <span className="muted" title="The retention has passed: its data was removed.">
+                      expired
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <div className="toolbar">
+        {tokens.length ? (
+          <button
+            type="button"
+            className="small"
+            onClick={() => {
+              setToken(tokens[tokens.length - 1] ?? null);
+              setTokens(tokens.slice(0, -1));
+            }}
+          >
+            Newer
+          </button>
+        ) : null}
+        {next ? (
+          <button
+            type="button"
+            className="small"
+            onClick={() => {
+              setTokens([...tokens, token]);
+              setToken(next);
+            }}
+          >
+            Older
+          </button>
+        ) : null}
+      </div>
+    </div>
+  );
+}
