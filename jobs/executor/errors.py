@@ -100,18 +100,47 @@ def _first_lines(text: str) -> str:
     return message
 
 
+def _java_tree(java: Any, limit: int = 24) -> Iterator[Any]:
+    """A Java exception, then its causes and suppressed exceptions, breadth first (AQE's
+    ``STAGE_MATERIALIZATION_MULTIPLE_FAILURES`` keeps the other stages' failures suppressed)."""
+    queue, seen = [java], 0
+    while queue and seen < limit:
+        current = queue.pop(0)
+        if current is None:
+            continue
+        seen += 1
+        yield current
+        try:
+            queue.append(current.getCause())
+            queue.extend(current.getSuppressed() or ())
+        except Exception:
+            continue
+
+
+def java_messages(exc: BaseException) -> list[str]:
+    """The messages (as shown) of ``exc``'s Java exception and of its causes and suppressed
+    ones."""
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        return []
+    messages: list[str] = []
+    try:
+        for node in _java_tree(java):
+            messages.append(_shown(str(node.getMessage() or "")))
+    except Exception:
+        pass
+    return messages
+
+
 def _java_message(java: Any) -> str:
     """The message of a Java exception; a wrapper's (``Exception thrown in awaitResult:``,
-    a message ending in a colon, or none) gives way to its cause's."""
+    a message ending in a colon, or none) gives way to its causes' or suppressed ones'."""
     first = ""
-    for _ in range(8):
-        message = str(java.getMessage() or "").strip()
+    for node in _java_tree(java):
+        message = str(node.getMessage() or "").strip()
         if message and not message.endswith(":"):
             return message
         first = first or message
-        java = java.getCause()
-        if java is None:
-            break
     return first
 
 
@@ -129,12 +158,16 @@ def spark_message(exc: BaseException) -> str:
         if text.startswith("An error occurred while calling"):
             # Py4JJavaError: "An error occurred while calling o80.x.\n: org.apache…: msg\n\tat …"
             text = text.split("\n: ", 1)[-1]
-    text = text.strip()
-    text = _JAVA_PREFIX.sub("", text)
+    return _shown(text) or type(exc).__name__
+
+
+def _shown(text: str) -> str:
+    """A Java message as shown: no class prefix, first sentence lines, at most MAX_MESSAGE."""
+    text = _JAVA_PREFIX.sub("", text.strip())
     message = _POSITION_SUFFIX.sub("", _first_lines(text)).strip()
     if len(message) > MAX_MESSAGE:
         message = message[: MAX_MESSAGE - 1] + "…"
-    return message or type(exc).__name__
+    return message
 
 
 def _condition(exc: BaseException) -> str | None:

@@ -189,8 +189,11 @@ def validation_error(exc: BaseException) -> CoreError | None:
     """Our ``raise_error`` (an invalid row kind, a NULL key) as VALIDATION_ERROR."""
     if not errors.is_spark_exception(exc):
         return None
-    found = _MARKED.search(errors.spark_message(exc))
-    return CoreError(found.group(1).strip()) if found else None
+    for message in (errors.spark_message(exc), *errors.java_messages(exc)):
+        found = _MARKED.search(message)
+        if found:
+            return CoreError(found.group(1).strip())
+    return None
 
 
 def write(
