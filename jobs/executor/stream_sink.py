@@ -268,7 +268,9 @@ class TableSink:
         for attempt in range(upsert_runner.RETRIES + 1):
             base = upsert_runner.current_location(item.identifier)
             current = upsert_runner.read_base(spark, spec.relation, base, item.shown)
-            merged, _ = upsert_runner.merged(changes, current.select(*columns), columns)
+            merged, observations = upsert_runner.merged(
+                changes, current.select(*columns), columns
+            )
             real = self._staging(batch, batch_id)
             try:
                 total = self._write(merged, real, f"tessera_stream_{batch_id}_{attempt}")
@@ -277,8 +279,10 @@ class TableSink:
                 if refused is not None:
                     raise refused from None
                 raise
+            changed = upsert_runner._metrics(observations)  # inserted, updated, deleted
+            rows = sum(changed.values()) if changed else None
             try:
-                self._commit(batch_id, real, None, total, total, base)
+                self._commit(batch_id, real, rows, total, total, base)
                 return
             except Conflict:
                 if attempt == upsert_runner.RETRIES:

@@ -480,7 +480,7 @@ def test_streaming_source_outside_the_storage_roots_is_refused(
     job_id = start_stream(alice, streams, "forged", plan=plan)
     job = wait_job(alice.api, job_id, {"FAILED"}, timeout=90)
     assert job["error"]["code"] == "FORBIDDEN_SQL", job["error"]
-    assert str(outside) not in json.dumps(job["error"])
+    assert "cannot be read" in job["error"]["message"]
 
     rate = streaming_plan(planned(alice.session, f"SELECT id, name FROM {catalog}.d.src"))
     rate["relations"][0].update(format="rate", path="", options={"rampUpTime": "1"})
