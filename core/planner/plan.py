@@ -133,8 +133,8 @@ class RelationPlan:
     columns: tuple[ColumnPlan, ...] = ()
     sql: str = ""  # views: the view's query rewritten to aliases of earlier relations
     temporary: bool = False  # a session's temporary table/view (in JSON only when true)
-    # A streaming plan's table relation: read with ``spark.readStream`` (in JSON only when
-    # true), and its declared watermark ``{"column", "delay"}`` (in JSON only when set).
+    # Streaming (docs/streaming.md), in JSON only when set: read with ``readStream``; the
+    # table's declared watermark as ``withWatermark`` takes it ({"column", "delay"}).
     streaming: bool = False
     watermark: Mapping[str, str] | None = None
 
@@ -158,7 +158,7 @@ class RelationPlan:
             result["temporary"] = True
         if self.streaming:
             result["streaming"] = True
-        if self.watermark is not None:
+        if self.watermark:
             result["watermark"] = dict(self.watermark)
         return result
 
@@ -177,11 +177,7 @@ class RelationPlan:
             sql=data.get("sql", ""),
             temporary=bool(data.get("temporary", False)),
             streaming=bool(data.get("streaming", False)),
-            watermark=(
-                None
-                if data.get("watermark") is None
-                else {str(k): str(v) for k, v in dict(data["watermark"]).items()}
-            ),
+            watermark=dict(data["watermark"]) if data.get("watermark") else None,
         )
 
 
