@@ -1,16 +1,14 @@
 """Streaming jobs on a real worker (issue 17): streaming CTAS/INSERT/SELECT on Structured
 Streaming, the exactly-once commit per micro-batch, cancel, watermarks, previews.
 
-Plans are the real planner's batch plans made streaming by hand (``streaming_plan``: the
-contract's ``args.streaming`` and ``streaming``/``watermark`` on table relations), until the
-planner's streaming mode is merged; hostile plans are made by hand entirely. Each test uses
-its own catalog and its own source directory under the storage root; files are written
-atomically (a hidden name, then a rename), as a producer feeding a stream must.
+Statements go through the REST API in a session in streaming mode (the real planner);
+hostile plans are the planner's plans altered by hand. Each test uses its own catalog and
+its own source directory under the storage root; files are written atomically (a hidden
+name, then a rename), as a producer feeding a stream must.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import time
@@ -28,15 +26,17 @@ from django.conf import settings
 from catalog import services as catalog_services
 from catalog.models import Table, TableVersion
 from jobs import stream_commit
-from jobs.models import Job
+from jobs.models import Job, Session
 from tests.conftest import API
 from tests.waiting import wait_until
 from tests.worker.helpers import (
     Pipeline,
     events,
     get_job,
+    open_session,
     planned,
     result_rows,
+    statement,
     submit_plan,
     wait_job,
 )
@@ -102,30 +102,27 @@ def rows_file(directory: Path, name: str, ids: range) -> Path:
     return write_file(directory, name, table)
 
 
-def streaming_plan(
-    plan: dict[str, Any],
-    *,
-    watermark: dict[str, str] | None = None,
-    trigger_ms: int = TRIGGER_MS,
-) -> dict[str, Any]:
-    """A planner's batch plan made streaming as the contract says."""
-    plan = copy.deepcopy(plan)
-    plan["args"]["streaming"] = {"trigger_ms": trigger_ms}
-    if plan["action"] == "ctas":
-        plan["args"]["atomic"] = False
-    for relation in plan["relations"]:
-        if relation["kind"] == "table":
-            relation["streaming"] = True
-            if watermark is not None:
-                relation["watermark"] = dict(watermark)
-    return plan
+STREAMING = {
+    "execution.runtime-mode": "streaming",
+    "execution.checkpointing.interval": f"{TRIGGER_MS} ms",
+}
 
 
-def start_stream(
-    alice: Pipeline, streams: list[str], sql: str, *, plan: dict[str, Any] | None = None, **kw: Any
-) -> str:
-    made = plan if plan is not None else streaming_plan(planned(alice.session, sql), **kw)
-    job = submit_plan(alice.user, made, session=alice.session, sql=sql)
+def stream_session(alice: Pipeline) -> Session:
+    return Session.objects.get(pk=open_session(alice.api, STREAMING))
+
+
+def start_stream(alice: Pipeline, streams: list[str], sql: str) -> str:
+    """``sql`` submitted over REST in a session in streaming mode."""
+    session = stream_session(alice)
+    job_id = str(statement(alice.api, str(session.pk), sql)["id"])
+    streams.append(job_id)
+    return job_id
+
+
+def start_plan(alice: Pipeline, streams: list[str], plan: dict[str, Any], sql: str) -> str:
+    """A (hand-altered) plan stored and enqueued as the web does after planning."""
+    job = submit_plan(alice.user, plan, session=alice.session, sql=sql)
     streams.append(str(job.pk))
     return str(job.pk)
 
@@ -381,14 +378,15 @@ def test_windowed_count_drops_late_rows_as_plain_structured_streaming(
     plain_spark: Any,
     tmp_path: Path,
 ) -> None:
-    create_source(alice, catalog, source_dir, "id BIGINT, ts TIMESTAMP")
-    # The planner cannot read GROUP BY window(...) yet: its plan for the plain CTAS, with
-    # the windowed query over the same alias.
-    base = planned(alice.session, f"CREATE TABLE {catalog}.d.w AS SELECT * FROM {catalog}.d.src")
-    alias = base["relations"][0]["alias"]
-    plan = streaming_plan(base, watermark={"column": "ts", "delay": "5 seconds"})
-    plan["sql"] = WINDOWED.format(src=f"`{alias}`")
-    job_id = start_stream(alice, streams, "windowed", plan=plan)
+    create_source(
+        alice,
+        catalog,
+        source_dir,
+        "id BIGINT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND",
+    )
+    job_id = start_stream(
+        alice, streams, f"CREATE TABLE {catalog}.d.w AS " + WINDOWED.format(src=f"{catalog}.d.src")
+    )
     wait_job(alice.api, job_id, {"RUNNING"})
 
     # Plain Structured Streaming on the same files, batch for batch.
@@ -475,16 +473,18 @@ def test_streaming_source_outside_the_storage_roots_is_refused(
     outside.mkdir()
     rows_file(outside, "secret", range(0, 5))
     create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
-    plan = streaming_plan(planned(alice.session, f"SELECT id, name FROM {catalog}.d.src"))
+    sql = f"SELECT id, name FROM {catalog}.d.src"
+    plan = planned(stream_session(alice), sql)
+    assert plan["relations"][0]["streaming"] is True
     plan["relations"][0]["path"] = str(outside)
-    job_id = start_stream(alice, streams, "forged", plan=plan)
+    job_id = start_plan(alice, streams, plan, sql)
     job = wait_job(alice.api, job_id, {"FAILED"}, timeout=90)
     assert job["error"]["code"] == "FORBIDDEN_SQL", job["error"]
     assert "cannot be read" in job["error"]["message"]
 
-    rate = streaming_plan(planned(alice.session, f"SELECT id, name FROM {catalog}.d.src"))
+    rate = planned(stream_session(alice), sql)
     rate["relations"][0].update(format="rate", path="", options={"rampUpTime": "1"})
-    job_id = start_stream(alice, streams, "forged rate", plan=rate)
+    job_id = start_plan(alice, streams, rate, sql)
     job = wait_job(alice.api, job_id, {"FAILED"}, timeout=90)
     assert job["error"]["code"] == "FORBIDDEN_SQL", job["error"]
     assert "rowsPerSecond" in job["error"]["message"]
