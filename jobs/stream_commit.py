@@ -203,8 +203,9 @@ def commit_batch(
     skip it if the table records it already; the staging directory is removed either way.
 
     ``base``: an upsert's batch holds the whole new table merged with the version at
-    ``base``; CONFLICT if the table moved on since (the caller merges again). ``event``: the
-    figures of ``batch_committed`` besides ``batch_id``, ``rows``, ``table``, ``version``;
+    ``base``; CONFLICT if the table moved on since (the caller merges again). ``rows``: the
+    version's rows. ``event``: the figures of ``batch_committed`` besides ``batch_id``,
+    ``table`` and ``version`` (its ``rows``, when given, are the batch's);
     ``stream``: the job's ``progress.stream`` once the batch is committed."""
     require_under(staged, streams_dir(job_id))
     new: Path | None = None
@@ -243,13 +244,8 @@ def commit_batch(
                 rows=rows,
                 metrics={"batch_id": int(batch_id), "job": str(job.pk)},
             )
-            detail = {
-                **dict(event or {}),
-                "batch_id": int(batch_id),
-                "rows": rows,
-                "table": _name(table),
-                "version": version.version,
-            }
+            detail = {"rows": rows, **dict(event or {})}  # an upsert's: the rows it changed
+            detail.update(batch_id=int(batch_id), table=_name(table), version=version.version)
             lifecycle.record_event(job.pk, "batch_committed", detail)
             if stream is not None:
                 progress = {**dict(job.progress or {}), "stream": dict(stream)}

@@ -462,6 +462,40 @@ def test_streaming_select_preview_while_running_and_after_cancel(
     assert sorted(r[0] for r in rows) == list(range(25))
 
 
+def test_rate_connector_preview_grows_until_stopped(alice: Pipeline, streams: list[str]) -> None:
+    session_id = open_session(alice.api, STREAMING)
+    created = statement(
+        alice.api,
+        session_id,
+        "CREATE TEMPORARY TABLE r (`timestamp` TIMESTAMP, `value` BIGINT) "
+        "WITH ('connector' = 'rate', 'rows-per-second' = '50')",
+        wait=30,
+    )
+    assert created["status"] == "FINISHED", created
+    job_id = str(statement(alice.api, session_id, "SELECT value, `timestamp` FROM r")["id"])
+    streams.append(job_id)
+
+    def values(least: int) -> list[int] | None:
+        response = alice.api.get(f"{API}/jobs/{job_id}/result?page_size=1000")
+        if response.status_code != 200:
+            return None
+        found = [row[0] for row in response.json()["rows"]]
+        return found if len(found) >= least else None
+
+    first = wait_until(lambda: values(1), 90, 0.2, "the first rows of the rate source")
+
+    def grown() -> list[int] | None:
+        found = values(1)
+        return found if found and max(found) > max(first) + 20 else None
+
+    later = wait_until(grown, 60, 0.2, "more rows")
+    assert len(set(later)) == len(later)
+    stream = get_job(alice.api, job_id)["progress"]["stream"]
+    assert stream["rows_committed"] >= len(later) and stream["batches"] >= 2
+    cancel(alice, job_id)
+    assert values(1)  # the last tail stays
+
+
 # --- hostile plans -----------------------------------------------------------------------------
 
 
