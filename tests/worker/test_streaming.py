@@ -299,6 +299,57 @@ def test_streaming_aggregation_without_watermark_is_refused_at_start(
     wait_until(lambda: table_of(catalog, "g") is None, 15, 0.1, "the table to be dropped")
 
 
+def test_a_spark_failure_fails_the_stream_and_keeps_its_committed_batches(
+    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+) -> None:
+    rows_file(source_dir, "f0", range(0, 100))
+    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
+    job_id = start_stream(
+        alice,
+        streams,
+        f"CREATE TABLE {catalog}.d.f AS SELECT id, 10 DIV (id - 150) AS r FROM {catalog}.d.src",
+    )
+    wait_until(lambda: count_of(catalog, "f") == 100, 60, 0.1, lambda: state_of(job_id))
+    rows_file(source_dir, "f1", range(100, 200))  # id 150 divides by zero
+    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=60)
+    assert job["error"]["code"] == "SPARK_ERROR", job["error"]
+    assert "zero" in job["error"]["message"].lower()
+    assert str(settings.DATA_DIR) not in json.dumps(job["error"])
+    # FLIP-218 streaming: the table and the batch committed before the failure stay.
+    assert count_of(catalog, "f") == 100
+    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.f") == [[100]]
+    wait_until(lambda: not stream_leftovers(job_id), 30, 0.1, "the checkpoint to go")
+
+
+def test_only_a_timeout_the_session_set_ends_a_stream(
+    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+) -> None:
+    rows_file(source_dir, "f0", range(0, 10))
+    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
+    session_id = open_session(alice.api, {**STREAMING, "job.timeout_seconds": "8"})
+    job_id = str(
+        statement(
+            alice.api,
+            session_id,
+            f"CREATE TABLE {catalog}.d.o AS SELECT id, name FROM {catalog}.d.src",
+        )["id"]
+    )
+    streams.append(job_id)
+    wait_until(lambda: count_of(catalog, "o") == 10, 60, 0.1, lambda: state_of(job_id))
+    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=60)
+    assert job["error"]["code"] == "TIMEOUT", job["error"]
+    assert count_of(catalog, "o") == 10
+    # Without one, the server's default timeout does not apply to a stream.
+    from jobs.executor.monitor import job_properties
+    from jobs.executor.streaming import stream_timeout
+
+    preview = start_stream(alice, streams, f"SELECT id FROM {catalog}.d.src")
+    other = Job.objects.select_related("session").get(pk=preview)
+    assert stream_timeout(other, job_properties(other)) == float("inf")
+    ended = Job.objects.select_related("session").get(pk=job_id)
+    assert stream_timeout(ended, job_properties(ended)) == 8
+
+
 # --- streaming INSERT ------------------------------------------------------------------------
 
 
