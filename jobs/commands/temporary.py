@@ -19,7 +19,13 @@ from core.errors import AlreadyExists, CoreError, NotFound
 from core.identifiers import quote_path, validate_name
 from core.planner import Plan
 from core.planner.functions import is_builtin
-from core.planner.sources import dataframe_source, names_dataframe, upload_source
+from core.planner.sources import (
+    dataframe_source,
+    names_dataframe,
+    names_rate,
+    rate_source,
+    upload_source,
+)
 from core.schema import (
     ExpressionTyper,
     Schema,
@@ -100,8 +106,13 @@ def _temporary_table_options(options: Mapping[str, Any], job: Job) -> dict[str, 
     overlaps another table's is checked once the session is locked
     (``services.check_temporary_path``). A table over an upload names one of its session's
     uploads (checked again here: the plan may be older than the upload's deletion); one
-    over a DataFrame must be a statement of the running pipeline it names."""
+    over a DataFrame must be a statement of the running pipeline it names; one over the
+    ``rate`` connector has its options checked again and no path."""
     session_id = job.session_id
+    if names_rate(None, dict(options)):  # Spark's rate source: no path (docs/streaming.md)
+        rate = rate_source(None, dict(options), None)
+        assert rate is not None
+        return rate
     if names_dataframe(None, dict(options)):
         frame = dataframe_source(None, dict(options), None, _pipeline_of(job))
         assert frame is not None

@@ -545,21 +545,16 @@ def test_streaming_select_preview_while_running_and_after_cancel(
 def test_rate_connector_preview_grows_until_stopped(
     alice: Pipeline, catalog: str, streams: list[str]
 ) -> None:
-    # The plan the planner makes for a SELECT over a rate table (a temporary table
-    # WITH ('connector' = 'rate', 'rows-per-second' = '50')).
-    alice.ok(f"CREATE TABLE {catalog}.d.src (id BIGINT, name STRING)")
-    sql = f"SELECT id, name FROM {catalog}.d.src"
-    plan = planned(stream_session(alice), sql)
-    relation = plan["relations"][0]
-    relation.update(
-        format="rate",
-        path="",
-        options={"rowsPerSecond": "50", "numPartitions": "2"},
-        physical_schema="`timestamp` TIMESTAMP, `value` BIGINT",
-        columns=[],
+    session_id = open_session(alice.api, STREAMING, catalog)
+    created = statement(
+        alice.api,
+        session_id,
+        "CREATE TEMPORARY TABLE r WITH ('connector' = 'rate', 'rows-per-second' = '50')",
+        wait=30,
     )
-    plan["sql"] = f"SELECT value, `timestamp` FROM `{relation['alias']}`"
-    job_id = start_plan(alice, streams, plan, sql)
+    assert created["status"] == "FINISHED", created["error"]
+    job_id = str(statement(alice.api, session_id, "SELECT value, `timestamp` FROM r")["id"])
+    streams.append(job_id)
 
     def values(least: int) -> list[int] | None:
         response = alice.api.get(f"{API}/jobs/{job_id}/result?page_size=1000")
