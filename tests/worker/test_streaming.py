@@ -24,7 +24,7 @@ import pytest
 from django.conf import settings
 
 from catalog import services as catalog_services
-from catalog.models import Table, TableVersion
+from catalog.models import Catalog, Table, TableVersion
 from jobs import stream_commit
 from jobs.models import Job, Session
 from tests.conftest import API
@@ -393,6 +393,29 @@ def test_streaming_insert_appends_and_aggregate_upserts_into_a_keyed_table(
     for job_id in (append, upsert):
         cancel(alice, job_id)
     assert count_of(catalog, "m") == 101 and count_of(catalog, "k") == 7
+
+
+def test_rights_are_checked_again_at_every_batch(
+    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+) -> None:
+    rows_file(source_dir, "f0", range(0, 10))
+    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
+    alice.ok(f"CREATE TABLE {catalog}.d.m (id BIGINT, name STRING)")
+    job_id = start_stream(
+        alice, streams, f"INSERT INTO {catalog}.d.m SELECT id, name FROM {catalog}.d.src"
+    )
+    wait_until(lambda: count_of(catalog, "m") == 10, 60, 0.1, lambda: state_of(job_id))
+    # The table and its catalog change hands while the stream runs: alice may no longer
+    # write it, and the next batch is not committed.
+    bob = Pipeline("bob")
+    table = table_of(catalog, "m")
+    assert table is not None
+    Table.objects.filter(pk=table.pk).update(created_by=bob.user)
+    Catalog.objects.filter(pk=table.database.catalog_id).update(owner=bob.user)
+    rows_file(source_dir, "f1", range(10, 20))
+    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=60)
+    assert job["error"]["code"] == "PERMISSION_DENIED", job["error"]
+    assert count_of(catalog, "m") == 10
 
 
 # --- watermarks ------------------------------------------------------------------------------
