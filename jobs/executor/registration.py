@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from core.errors import CoreError
 from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.guard import check_udf_implementation
-from core.planner.sources import DATAFRAME_CONNECTOR
+from core.planner.sources import DATAFRAME_CONNECTOR, RATE_CONNECTOR
 from core.session_properties import spark_settings
 from jobs import manifest
 from jobs.executor import dataframes, locations, runtime, sqlguard
@@ -53,6 +53,10 @@ def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any 
     pipeline's SparkSession, ``jobs.executor.dataframes``)."""
     if relation.format == DATAFRAME_CONNECTOR:
         frame = dataframes.read(spark, relation, _display(relation))
+    elif relation.format == RATE_CONNECTOR:
+        # A stream; a batch plan names it only to derive a view's schema (the planner
+        # refuses reading it in batch mode): no rows, the rate source's columns.
+        frame = spark.createDataFrame([], relation.physical_schema)
     else:
         source = locations.checked_read(spark, relation, _display(relation), session_id)
         reader: Any = spark.read.format(source.format)

@@ -576,7 +576,15 @@ def test_rate_connector_preview_grows_until_stopped(
         wait=30,
     )
     assert created["status"] == "FINISHED", created["error"]
-    job_id = str(statement(alice.api, session_id, "SELECT value, `timestamp` FROM r")["id"])
+    # A view over it: its schema is derived on the worker, from no rows of the rate columns.
+    view = statement(
+        alice.api,
+        session_id,
+        "CREATE TEMPORARY VIEW v AS SELECT value, `timestamp` FROM r",
+        wait=30,
+    )
+    assert view["status"] == "FINISHED", view["error"]
+    job_id = str(statement(alice.api, session_id, "SELECT value, `timestamp` FROM v")["id"])
     streams.append(job_id)
 
     def values(least: int) -> list[int] | None:
