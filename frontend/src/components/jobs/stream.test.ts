@@ -4,6 +4,7 @@ import type { Job, JobEvent, StreamProgress } from "../../api";
 import {
   SERIES_LENGTH,
   appendPoint,
+  collapseBatches,
   chartLines,
   formatClock,
   formatRate,
@@ -231,5 +232,30 @@ describe("formatting", () => {
     const rows = [[1], [2], [3]];
     expect(newestFirst(rows)).toEqual([[3], [2], [1]]);
     expect(rows).toEqual([[1], [2], [3]]);
+  });
+});
+
+describe("collapseBatches", () => {
+  const events = [
+    { type: "started" },
+    { type: "batch_committed", n: 0 },
+    { type: "batch_committed", n: 1 },
+    { type: "batch_committed", n: 2 },
+    { type: "cancel_requested" },
+    { type: "batch_committed", n: 3 },
+  ];
+
+  it("keeps every other event and only the latest batches", () => {
+    const { events: shown, hidden } = collapseBatches(events, 2);
+    expect(hidden).toBe(2);
+    expect(shown).toEqual([events[0], events[3], events[4], events[5]]);
+  });
+
+  it("keeps everything when there are few batches", () => {
+    expect(collapseBatches(events, 10)).toEqual({ events, hidden: 0 });
+  });
+
+  it("keeps no batch for keep 0 (or less)", () => {
+    expect(collapseBatches(events, -1).events.map((e) => e.type)).toEqual(["started", "cancel_requested"]);
   });
 });

@@ -202,3 +202,17 @@ export function tailLine(live: boolean, rows: number, updatedAt: number | string
   const when = updatedAt === null ? "" : `, updated ${formatClock(updatedAt)}`;
   return live ? `Live — ${count}${when}` : `Stopped — the last ${count}${when}`;
 }
+
+/** A stream's timeline: every event but `batch_committed`, of which only the latest `keep`
+ * (a long stream commits thousands); `hidden` is how many were left out. */
+export function collapseBatches<T extends { type: string }>(events: readonly T[], keep: number): { events: T[]; hidden: number } {
+  const batches = events.filter((event) => event.type === "batch_committed").length;
+  let skip = Math.max(0, batches - Math.max(0, keep));
+  const hidden = skip;
+  const shown = events.filter((event) => {
+    if (event.type !== "batch_committed" || skip === 0) return true;
+    skip--;
+    return false;
+  });
+  return { events: shown, hidden };
+}

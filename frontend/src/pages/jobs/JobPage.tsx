@@ -19,7 +19,8 @@ import { formatOffset, formatTimestamp } from "../../components/jobs/time";
 import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { ResultView } from "../../components/results/ResultView";
 import { StreamChart, StreamFigures, StreamingBadge, useStreamSeries } from "../../components/jobs/StreamView";
-import { streamState } from "../../components/jobs/stream";
+import { collapseBatches, streamState } from "../../components/jobs/stream";
+import { LiveTail } from "../../components/results/LiveTail";
 import { oneLine } from "./filters";
 import { PlanView } from "./PlanView";
 import { StagesLink, StagesView, hasStagesSection, useJobStages } from "./StagesView";
@@ -30,6 +31,8 @@ const HOOK_EVENTS = new Set(["stage_table_created", "data_committed", "stage_tab
 /** How often the events of a running stream are read again (a batch job's are read on each
  * change of the job; a stream changes with every micro-batch). */
 const STREAM_EVENTS_MS = 5000;
+/** The timeline shows the latest this many `batch_committed` events of a stream. */
+const TIMELINE_BATCHES = 20;
 
 export function JobPage() {
   const id = useSegments()[1] ?? "";
@@ -190,7 +193,14 @@ export function JobPage() {
 
       {job.status === "FINISHED" && job.kind === "explain" && <PlanView job={job} />}
 
-      {job.status === "FINISHED" && job.result && (
+      {stream.phase !== "batch" && stream.select && (
+        <section className="job-result" aria-labelledby="job-tail-heading">
+          <h2 id="job-tail-heading">Latest rows</h2>
+          <LiveTail job={job} height={480} />
+        </section>
+      )}
+
+      {!streaming && job.status === "FINISHED" && job.result && (
         <section className="job-result" aria-labelledby="job-result-heading">
           <h2 id="job-result-heading">Result</h2>
           <ResultView job={job} height={480} />
@@ -305,6 +315,7 @@ function StreamSection({ job, events }: { job: Job; events: JobEvent[] | null })
 
 function Timeline({ job, events, error }: { job: Job; events: JobEvent[] | null; error: string | null }) {
   const origin = job.created_at;
+  const { events: listed, hidden } = events ? collapseBatches(events, TIMELINE_BATCHES) : { events: null, hidden: 0 };
   return (
     <section aria-labelledby="job-events-heading">
       <h2 id="job-events-heading">Events</h2>
@@ -314,13 +325,18 @@ function Timeline({ job, events, error }: { job: Job; events: JobEvent[] | null;
           {error}
         </div>
       )}
-      {events === null ? (
+      {hidden > 0 && (
+        <p className="muted" data-testid="job-events-hidden">
+          {hidden.toLocaleString("en-US")} earlier batch_committed events are not listed (the latest {TIMELINE_BATCHES} are).
+        </p>
+      )}
+      {listed === null ? (
         <p className="muted">Loading events…</p>
-      ) : events.length === 0 ? (
+      ) : listed.length === 0 ? (
         <p className="muted">No events yet.</p>
       ) : (
         <ol className="timeline" data-testid="job-events">
-          {events.map((event, index) => (
+          {listed.map((event, index) => (
             <li key={index} className={HOOK_EVENTS.has(event.type) ? "hook" : undefined}>
               <span className="at" title={event.at}>
                 {formatOffset(event.at, origin)}
