@@ -79,6 +79,11 @@ export function RunArea({
                 </span>
               )}
               {running && stream.phase === "batch" && <JobProgress job={job} />}
+              {stream.phase === "starting" && (
+                <span className="muted small-text" data-testid="stream-starting">
+                  waiting for the first micro-batch…
+                </span>
+              )}
               {stream.phase !== "batch" && !stream.select && stream.phase !== "starting" && stream.stream && (
                 <StreamLine stream={stream.stream} select={false} />
               )}
