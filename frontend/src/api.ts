@@ -253,26 +253,11 @@ export type FunctionObject = Omit<Schemas["FunctionOut"], "kind" | "language" | 
 export type JobStatus = "CREATED" | "RUNNING" | "FINISHED" | "FAILED" | "CANCELED";
 
 /** A running stream's latest micro-batch (``progress.stream``, API.md §5 "Streaming"). */
-export interface StreamProgress {
-  batch_id: number;
-  batches: number;
-  input_rows_per_second: number;
-  processed_rows_per_second: number;
-  batch_duration_ms: number;
-  num_input_rows: number;
-  /** ISO-8601 UTC; null before the first watermark. */
-  watermark: string | null;
-  rows_committed: number;
-  /** Rows in the target table (null: not known, or a SELECT). */
-  target_rows: number | null;
-  updated_at: string;
-}
+export type StreamProgress = Schemas["StreamProgressOut"];
 
 // Hand-refined: status, progress, error and result are free-form in the document.
 export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "result"> & {
   status: JobStatus;
-  /** The statement runs on Structured Streaming (a long-running job until stopped). */
-  streaming?: boolean;
   progress: {
     stages_total: number;
     stages_done: number;
