@@ -26,6 +26,7 @@ RATE_TABLE = (
     "WITH ('connector' = 'rate', 'rows-per-second' = '50')"
 )
 STREAMING = "SET 'execution.runtime-mode' = 'streaming'"
+TRIGGER = "SET 'execution.checkpointing.interval' = '500 ms'"
 
 
 def batches(job_id: str) -> int:
@@ -34,7 +35,7 @@ def batches(job_id: str) -> int:
 
 def test_a_streaming_select_shows_its_rows_live_and_stops(ui: UI, page: Any, alice: User) -> None:
     ui.login(page, "alice")
-    for sql in (STREAMING, RATE_TABLE):
+    for sql in (STREAMING, TRIGGER, RATE_TABLE):
         set_sql(page, sql)
         run_and_wait(page, timeout=120_000)
 
@@ -64,6 +65,7 @@ def test_a_streaming_select_shows_its_rows_live_and_stops(ui: UI, page: Any, ali
         lambda: batches(str(job.id)) >= first_batches + 2, 60, message="two more micro-batches"
     )
     expect(newest).not_to_have_text(first_seen, timeout=15_000)
+    ui.screenshot(page, "editor-streaming-select")
 
     # The newest value shown is the newest of the job's stored tail (rate counts up from 0).
     stop.click()
@@ -83,7 +85,7 @@ def test_a_streaming_select_shows_its_rows_live_and_stops(ui: UI, page: Any, ali
 def test_a_streaming_ctas_job_page_moves_live_and_stops(ui: UI, page: Any, demo: User) -> None:
     client = client_for(demo)
     session = open_session(client, catalog="demo")
-    for sql in (STREAMING, RATE_TABLE):
+    for sql in (STREAMING, TRIGGER, RATE_TABLE):
         done = wait_job(client, statement(client, session, sql)["id"], timeout=120)
         assert done["status"] == "FINISHED", done
     job_id = str(
@@ -119,6 +121,7 @@ def test_a_streaming_ctas_job_page_moves_live_and_stops(ui: UI, page: Any, demo:
     chart = panel.get_by_test_id("stream-rate-chart")
     expect(chart).to_have_attribute("data-points", re.compile(r"^([2-9]|\d\d+)$"), timeout=30_000)
     expect(chart.locator("polyline")).to_have_count(2)
+    ui.screenshot(page, "job-page-stream")
     expect(
         page.get_by_test_id("job-events").locator(".type", has_text="batch_committed").first
     ).to_be_visible()
