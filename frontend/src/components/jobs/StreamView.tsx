@@ -95,7 +95,6 @@ function Plot({
       aria-label={label}
       data-testid={testId}
       data-points={series[0]?.values.length ?? 0}
-      preserveAspectRatio="none"
     >
       <line className="axis" x1={box.left} y1={box.top} x2={box.left} y2={bottom} />
       <line className="axis" x1={box.left} y1={bottom} x2={box.width} y2={bottom} />
