@@ -32,8 +32,9 @@ export function useStreamSeries(job: Job, events: readonly JobEvent[] | null): S
     setSeen(stream);
     if (stream) setPolled((series) => appendPoint(series, pointFromProgress(stream)));
   }
+  // A batch's event is written once, when it commits: its figures win over the polls'.
   const fromEvents = events ? pointsFromEvents(events) : [];
-  return mergeSeries(fromEvents, polled, SERIES_LENGTH);
+  return mergeSeries(polled, fromEvents, SERIES_LENGTH);
 }
 
 /** The figures of a stream's latest batch (the job page's panel). */
@@ -48,7 +49,11 @@ export function StreamFigures({ stream, select }: { stream: StreamProgress; sele
       <dd data-testid="stream-batch-duration">{formatBatchDuration(stream.batch_duration_ms)}</dd>
       <dt>Batches</dt>
       <dd data-testid="stream-batches">
-        {formatCount(stream.batches)} <span className="muted">(latest #{stream.batch_id}, {formatCount(stream.num_input_rows)} rows in)</span>
+        {formatCount(stream.batches)} <span className="muted">(latest #{stream.batch_id})</span>
+      </dd>
+      <dt>Rows read</dt>
+      <dd data-testid="stream-input-rows">
+        {formatCount(stream.num_input_rows)} <span className="muted">(latest trigger)</span>
       </dd>
       <dt>Watermark</dt>
       <dd data-testid="stream-watermark">{formatWatermark(stream.watermark)}</dd>

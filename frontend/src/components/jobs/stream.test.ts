@@ -73,6 +73,20 @@ describe("streamState", () => {
     expect(streamState(running)).toEqual({ phase: "live", select: false, stream: s });
   });
 
+  it("is starting while the worker reports figures without a batch", () => {
+    const none = stream(-1, { batches: 0 });
+    expect(streamState(job("RUNNING", "ctas", { streaming: true, progress: { ...PROGRESS, stream: none } }))).toEqual({
+      phase: "starting",
+      select: false,
+    });
+    expect(streamState(job("CANCELED", "query", { streaming: true, progress: { ...PROGRESS, stream: none } }))).toEqual({
+      phase: "stopped",
+      select: true,
+      status: "CANCELED",
+      stream: null,
+    });
+  });
+
   it("is stopped once the job ended, keeping the last batch's figures", () => {
     const s = stream(7);
     expect(streamState(job("CANCELED", "query", { streaming: true, progress: { ...PROGRESS, stream: s } }))).toEqual({
@@ -140,9 +154,22 @@ describe("series", () => {
   it("appends a new batch, and answers the same series for a batch it has", () => {
     const series = [point(0), point(1)];
     expect(appendPoint(series, point(1))).toBe(series);
+    expect(appendPoint(series, point(1, 7))).toBe(series); // the batch's first figures stay
+    expect(appendPoint(series, null)).toBe(series);
     expect(appendPoint(series, point(2)).map((p) => p.batchId)).toEqual([0, 1, 2]);
-    expect(appendPoint(series, point(1, 7)).map((p) => p.inputRps)).toEqual([1, 7]);
     expect(appendPoint([point(0), point(1), point(2)], point(3), 3).map((p) => p.batchId)).toEqual([1, 2, 3]);
+  });
+
+  it("never lets an idle trigger's zeros replace a batch's figures, but fills idle ones in", () => {
+    const series = [point(0), point(1, 40, 90, 300)];
+    expect(appendPoint(series, point(1, 0, 0, 12))).toBe(series);
+    const idle = [point(0), point(1, 0, 0, 12)];
+    expect(appendPoint(idle, point(1, 40, 90, 300))[1]).toEqual(point(1, 40, 90, 300));
+  });
+
+  it("has no point before the first batch", () => {
+    expect(pointFromProgress(stream(-1, { batches: 0 }))).toBeNull();
+    expect(pointsFromEvents([{ at: "", type: "batch_committed", detail: { batch_id: -1 } }])).toEqual([]);
   });
 });
 

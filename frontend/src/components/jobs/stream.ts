@@ -14,6 +14,11 @@ export function isStreaming(job: Pick<Job, "progress"> & { streaming?: boolean }
   return job.streaming === true || !!job.progress.stream;
 }
 
+/** Whether a stream has committed a micro-batch (before the first, a worker may report its
+ * figures with `batch_id` -1 and `batches` 0). */
+export const hasBatch = (stream: StreamProgress | null | undefined): stream is StreamProgress =>
+  !!stream && stream.batches > 0 && stream.batch_id >= 0;
+
 /** What the UI shows for a job: a batch job as always; a stream (a SELECT's live tail or a
  * write's live figures) starting, live, or stopped with what it had reached. */
 export type StreamState =
@@ -25,7 +30,7 @@ export type StreamState =
 export function streamState(job: Pick<Job, "status" | "kind" | "progress"> & { streaming?: boolean }): StreamState {
   if (!isStreaming(job)) return { phase: "batch" };
   const select = job.kind === "query";
-  const stream = job.progress.stream ?? null;
+  const stream = hasBatch(job.progress.stream) ? job.progress.stream : null;
   if (job.status === "CREATED" || job.status === "RUNNING")
     return stream ? { phase: "live", select, stream } : { phase: "starting", select };
   return { phase: "stopped", select, status: job.status, stream };
@@ -42,7 +47,9 @@ export interface StreamPoint {
 const num = (value: unknown): number | null =>
   typeof value === "number" && Number.isFinite(value) ? value : null;
 
-export function pointFromProgress(stream: StreamProgress): StreamPoint {
+/** The latest batch's point, or null before the first batch. */
+export function pointFromProgress(stream: StreamProgress): StreamPoint | null {
+  if (!hasBatch(stream)) return null;
   return {
     batchId: stream.batch_id,
     inputRps: num(stream.input_rows_per_second) ?? 0,
@@ -59,7 +66,7 @@ export function pointsFromEvents(events: readonly JobEvent[]): StreamPoint[] {
     const detail = event.detail;
     if (!detail || typeof detail !== "object") continue;
     const batchId = num(detail["batch_id"]);
-    if (batchId === null) continue;
+    if (batchId === null || batchId < 0) continue;
     points.push({
       batchId,
       inputRps: num(detail["input_rows_per_second"]) ?? 0,
@@ -83,12 +90,15 @@ export function mergeSeries(
   return max > 0 ? merged.slice(-max) : [];
 }
 
-/** The series with one more batch (the same series when that batch is already in it). */
-export function appendPoint(series: readonly StreamPoint[], point: StreamPoint, max: number = SERIES_LENGTH): StreamPoint[] {
-  const last = series[series.length - 1];
-  if (last && last.batchId === point.batchId && last.inputRps === point.inputRps &&
-      last.processedRps === point.processedRps && last.durationMs === point.durationMs)
-    return series as StreamPoint[];
+const idle = (point: StreamPoint) => point.inputRps === 0 && point.processedRps === 0;
+
+/** The series with the latest batch's point. A batch already in it keeps its point, except
+ * that figures with rows replace idle ones (between batches the latest figures are of a
+ * trigger that found no data, reported under the last batch's id). */
+export function appendPoint(series: readonly StreamPoint[], point: StreamPoint | null, max: number = SERIES_LENGTH): StreamPoint[] {
+  if (!point) return series as StreamPoint[];
+  const known = series.find((p) => p.batchId === point.batchId);
+  if (known && (idle(point) || !idle(known))) return series as StreamPoint[];
   return mergeSeries(series, [point], max);
 }
 
