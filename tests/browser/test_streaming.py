@@ -141,6 +141,11 @@ def test_a_streaming_select_shows_new_rows_live_and_stops(ui: UI, page: Any, dem
     expect(newest_row(run).locator("[data-col='0']")).to_have_text(re.compile(r"^1[0-2]\d$"))
     ui.screenshot(page, "editor-streaming-select")
 
+    # After a reload the tab shows its stream again, live, and can still stop it.
+    page.reload()
+    run = pane(page)
+    expect(run.get_by_test_id("streaming-badge")).to_be_visible()
+    expect(run.get_by_test_id("live-line")).to_contain_text("Live — 130 rows")
     rows = stop_and_check_tail(page, run, job)
     assert sorted(row[0] for row in rows) == list(range(130))
     assert batches(str(job.id)) >= 2
