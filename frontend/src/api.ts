@@ -252,6 +252,9 @@ export type FunctionObject = Omit<Schemas["FunctionOut"], "kind" | "language" | 
 
 export type JobStatus = "CREATED" | "RUNNING" | "FINISHED" | "FAILED" | "CANCELED";
 
+/** A running stream's latest micro-batch (``progress.stream``, API.md §5 "Streaming"). */
+export type StreamProgress = Schemas["StreamProgressOut"];
+
 // Hand-refined: status, progress, error and result are free-form in the document.
 export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "result"> & {
   status: JobStatus;
@@ -262,6 +265,8 @@ export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "res
     tasks_done: number;
     /** Per-stage Spark metrics, recorded when the job's Spark work ended (null: not recorded). */
     stages?: JobStage[] | null;
+    /** A stream's latest micro-batch, once one has run (streaming jobs only). */
+    stream?: StreamProgress | null;
   };
   error: ApiErrorBody | null;
   result: { columns: ResultColumn[]; row_count: number; truncated: boolean } | null;

@@ -1,8 +1,14 @@
 // Below the editor: the running job (status, progress, elapsed, Cancel, job link), the
-// summary or error of the run, the statements of a script, and the result grid.
+// summary or error of the run, the statements of a script, and the result grid. A stream
+// (issue 17) shows "Streaming" instead of a progress bar and a Stop button: a streaming
+// SELECT its live tail in the grid, a streaming write its live figures and a job page link.
 import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { JobProgress, JobStatusBadge } from "../../components/jobs/JobProgress";
+import { StreamLine, StreamingBadge } from "../../components/jobs/StreamView";
+import { isStreaming, streamState } from "../../components/jobs/stream";
+import { LiveTail } from "../../components/results/LiveTail";
 import { ResultView } from "../../components/results/ResultView";
+import { useJob } from "../../data/jobs";
 import { Link } from "../../router";
 import { SENTENCE_COLUMNS } from "./runSummary";
 import { formatElapsed } from "./types";
@@ -26,10 +32,19 @@ export function RunArea({
   /** The tab's saved query: the result's chart config is kept with it. */
   savedQueryId?: string | null;
 }) {
-  const job = run?.job ?? null;
+  const runJob = run?.job ?? null;
+  // A stream is followed here too (the same query as the run's, so no second poll): after a
+  // reload, or once the run is over, its figures still move and it can still be stopped.
+  const followed = useJob(runJob && isStreaming(runJob) ? runJob.id : null).job;
+  const job = followed && runJob && followed.id === runJob.id ? followed : runJob;
+  const stream = job ? streamState(job) : ({ phase: "batch" } as const);
+  const streamLive = stream.phase === "starting" || stream.phase === "live";
   // A script's statements can each be looked at once they have ended; the last by default.
-  const shown = (picked !== null ? run?.done[picked] : undefined) ?? job;
+  const picks = picked !== null ? run?.done[picked] : undefined;
+  const shown = picks ?? job;
+  const shownStream = shown && shown.id !== job?.id ? streamState(shown) : stream;
   const showGrid =
+    shownStream.phase === "batch" &&
     shown?.status === "FINISHED" &&
     shown.result &&
     !shown.result.columns.every((column) => SENTENCE_COLUMNS.has(column.name));
@@ -40,7 +55,16 @@ export function RunArea({
         <div className="run-status" role="status" data-testid="run-status">
           {job ? (
             <>
-              {running && !["FINISHED", "FAILED", "CANCELED"].includes(job.status) ? (
+              {streamLive ? (
+                <button
+                  type="button"
+                  className="danger small"
+                  onClick={onCancel}
+                  title="Stop the stream (the job ends CANCELED; what it wrote stays)"
+                >
+                  Stop
+                </button>
+              ) : running && !["FINISHED", "FAILED", "CANCELED"].includes(job.status) ? (
                 <button type="button" className="danger small" onClick={onCancel}>
                   Cancel
                 </button>
@@ -48,12 +72,21 @@ export function RunArea({
               <span data-testid="run-job-status">
                 <JobStatusBadge status={job.status} />
               </span>
+              {streamLive && <StreamingBadge />}
               {run.step && (
                 <span className="muted small-text">
                   statement {run.step[0]} of {run.step[1]}
                 </span>
               )}
-              {running && <JobProgress job={job} />}
+              {running && stream.phase === "batch" && <JobProgress job={job} />}
+              {stream.phase === "starting" && (
+                <span className="muted small-text" data-testid="stream-starting">
+                  waiting for the first micro-batch…
+                </span>
+              )}
+              {stream.phase !== "batch" && !stream.select && stream.phase !== "starting" && stream.stream && (
+                <StreamLine stream={stream.stream} select={false} />
+              )}
               <span className="muted small-text" data-testid="elapsed">
                 {formatElapsed(elapsed)}
               </span>
@@ -98,6 +131,19 @@ export function RunArea({
             </button>
           ))}
         </div>
+      )}
+      {shown && shownStream.phase !== "batch" && shownStream.select && (
+        <div className="result-box">
+          <LiveTail job={shown} />
+        </div>
+      )}
+      {shown && shownStream.phase !== "batch" && !shownStream.select && (
+        <p className="stream-note small-text" data-testid="stream-write-note">
+          {streamLive
+            ? "The stream writes into the table with each micro-batch until it is stopped; "
+            : "The stream stopped; the rows it committed stay in the table. "}
+          <Link to={`/jobs/${encodeURIComponent(shown.id)}`}>Live figures and chart on the job page</Link>
+        </p>
       )}
       {showGrid && shown && (
         <div className="result-box">

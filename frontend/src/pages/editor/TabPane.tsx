@@ -110,7 +110,10 @@ export function TabPane({
     }
     return sent;
   }, []);
-  const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun, parametersFor });
+  // A stream runs until stopped: the tab keeps it as its last job at once, so that a reload
+  // shows it again (live, with Stop) instead of the run before it.
+  const onStream = useCallback((job: Job) => onUpdate(tabId, { lastJobId: job.id }), [onUpdate, tabId]);
+  const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun, parametersFor, onStream });
   const { execute, fail, restore } = runner;
 
   // A run that takes long: ask (once) whether its end may be notified.

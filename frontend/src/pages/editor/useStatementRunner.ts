@@ -11,6 +11,7 @@ import { ApiError, enc, isAbort, post, type Job, type Session } from "../../api"
 import { followJob } from "../../data/jobs";
 import { useClock } from "../../data/queries";
 import { cancelJob } from "../../components/jobs/JobProgress";
+import { isStreaming } from "../../components/jobs/stream";
 import { summaryOf } from "./runSummary";
 import { indexOfCodePoint, mapErrorPosition, parameterNames, splitStatements, statementAt } from "./sqlText";
 import { errorText, type ScriptJob } from "./types";
@@ -90,6 +91,7 @@ export function useStatementRunner({
   forgetSession,
   afterRun,
   parametersFor,
+  onStream,
 }: {
   viewRef: RefObject<EditorView | null>;
   /** The values of the `:name` markers of `sql`, as sent with it. */
@@ -98,6 +100,9 @@ export function useStatementRunner({
   forgetSession(): void;
   /** Called once a run has ended; answers the session as it is now (for the summary). */
   afterRun(last: Job | null): Promise<Session | null>;
+  /** A statement of the run is a stream (it runs until stopped): called once it is known,
+   * so that the tab can show it again after a reload while it still runs. */
+  onStream?(job: Job): void;
 }) {
   const client = useQueryClient();
   const [run, setRun] = useState<RunState | null>(null);
@@ -156,10 +161,17 @@ export function useStatementRunner({
         for (let index = 0; index < jobs.length; index++) {
           const step: [number, number] | null = jobs.length > 1 ? [index + 1, jobs.length] : null;
           setRun((state) => state && { ...state, job: jobs[index], step });
+          let streamShown = false;
           const ended: Job = await followJob(
             client,
             jobs[index].id,
-            (job) => setRun((state) => state && { ...state, job, step }),
+            (job) => {
+              setRun((state) => state && { ...state, job, step });
+              if (!streamShown && isStreaming(job)) {
+                streamShown = true;
+                onStream?.(job);
+              }
+            },
             controller.signal,
           );
           last = ended;
@@ -184,7 +196,7 @@ export function useStatementRunner({
         setRun((state) => (state && state.job?.id === finished.id ? { ...state, summary } : state));
       }
     },
-    [client, viewRef, ensureSession, forgetSession, afterRun, parametersFor],
+    [client, viewRef, ensureSession, forgetSession, afterRun, parametersFor, onStream],
   );
 
   const cancel = useCallback(async () => {

@@ -1,5 +1,6 @@
 // /jobs/<id>: one job — SQL, status, times, live progress and Cancel, its error, its Spark
-// stages, its result and the timeline of its events.
+// stages, its result and the timeline of its events; for a stream, its live figures and chart
+// and a Stop button.
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { ApiError, TERMINAL, enc, get, type Job, type JobEvent, type Page } from "../../api";
@@ -17,13 +18,21 @@ import {
 import { formatOffset, formatTimestamp } from "../../components/jobs/time";
 import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { ResultView } from "../../components/results/ResultView";
+import { StreamChart, StreamFigures, StreamingBadge, useStreamSeries } from "../../components/jobs/StreamView";
+import { collapseBatches, streamState } from "../../components/jobs/stream";
+import { LiveTail } from "../../components/results/LiveTail";
 import { oneLine } from "./filters";
 import { PlanView } from "./PlanView";
 import { StagesLink, StagesView, hasStagesSection, useJobStages } from "./StagesView";
 import "./jobs-pages.css";
 
 /** Event types that mark the commit protocol of writes (highlighted in the timeline). */
-const HOOK_EVENTS = new Set(["stage_table_created", "data_committed", "stage_table_dropped", "data_cleaned"]);
+const HOOK_EVENTS = new Set(["stage_table_created", "data_committed", "stage_table_dropped", "data_cleaned", "batch_committed"]);
+/** How often the events of a running stream are read again (a batch job's are read on each
+ * change of the job; a stream changes with every micro-batch). */
+const STREAM_EVENTS_MS = 5000;
+/** The timeline shows the latest this many `batch_committed` events of a stream. */
+const TIMELINE_BATCHES = 20;
 
 export function JobPage() {
   const id = useSegments()[1] ?? "";
@@ -37,6 +46,7 @@ export function JobPage() {
 
   const running = !!job && !TERMINAL.has(job.status);
   const now = useClock(running ? JOB_POLL_MS : null);
+  const events = useJobEvents(job);
 
   if (error && !job)
     return (
@@ -75,6 +85,8 @@ export function JobPage() {
   };
 
   const target = job.target;
+  const stream = streamState(job);
+  const streaming = stream.phase !== "batch";
   return (
     <div className="page job-page" data-testid="job-page">
       <p className="muted">
@@ -84,10 +96,17 @@ export function JobPage() {
         <h1>Job</h1>
         <JobStatusBadge status={job.status} />
         <span className="badge">{job.kind}</span>
+        {running && streaming && <StreamingBadge />}
         <span className="spacer" />
         {running && (
-          <button type="button" className="danger" onClick={() => void cancel()} disabled={canceling}>
-            {canceling ? "Canceling…" : "Cancel"}
+          <button
+            type="button"
+            className="danger"
+            onClick={() => void cancel()}
+            disabled={canceling}
+            title={streaming ? "Stop the stream: the job ends CANCELED; what it committed stays." : undefined}
+          >
+            {streaming ? (canceling ? "Stopping…" : "Stop stream") : canceling ? "Canceling…" : "Cancel"}
           </button>
         )}
         <button type="button" className="primary" onClick={openEditor}>
@@ -137,11 +156,13 @@ export function JobPage() {
         )}
       </dl>
 
-      {running && (
+      {running && !streaming && (
         <section aria-label="Progress">
           <JobProgress job={job} />
         </section>
       )}
+
+      {streaming && <StreamSection key={job.id} job={job} events={events.data} />}
 
       {job.error && <JobErrorBox error={job.error} />}
 
@@ -172,14 +193,21 @@ export function JobPage() {
 
       {job.status === "FINISHED" && job.kind === "explain" && <PlanView job={job} />}
 
-      {job.status === "FINISHED" && job.result && (
+      {stream.phase !== "batch" && stream.select && (
+        <section className="job-result" aria-labelledby="job-tail-heading">
+          <h2 id="job-tail-heading">Latest rows</h2>
+          <LiveTail job={job} height={480} />
+        </section>
+      )}
+
+      {!streaming && job.status === "FINISHED" && job.result && (
         <section className="job-result" aria-labelledby="job-result-heading">
           <h2 id="job-result-heading">Result</h2>
           <ResultView job={job} height={480} />
         </section>
       )}
 
-      <Timeline job={job} />
+      <Timeline job={job} events={events.data} error={events.error} />
     </div>
   );
 }
@@ -229,22 +257,65 @@ async function allEvents(id: string, signal: AbortSignal): Promise<JobEvent[]> {
   return events;
 }
 
-function Timeline({ job }: { job: Job }) {
-  // Loaded again whenever the followed job changes (status, progress, a cancel): events are
-  // written with those changes, so nothing needs polling.
+/** The job's events. Loaded again whenever the followed job changes (status, progress, a
+ * cancel): events are written with those changes, so nothing needs polling — except for a
+ * running stream, whose progress changes with each micro-batch: read every few seconds. */
+function useJobEvents(job: Job | null): { data: JobEvent[] | null; error: string | null } {
+  const id = job?.id ?? "";
+  const live = !!job && !TERMINAL.has(job.status) && streamState(job).phase !== "batch";
   const query = useQuery({
-    queryKey: ["jobs", jobPath(job.id), "events", job.status, JSON.stringify(job.progress), job.error?.code ?? ""],
-    queryFn: ({ signal }) => allEvents(job.id, signal),
+    queryKey: [
+      "jobs",
+      jobPath(id),
+      "events",
+      job?.status ?? "",
+      live ? "stream" : JSON.stringify(job?.progress ?? null),
+      job?.error?.code ?? "",
+    ],
+    queryFn: ({ signal }) => allEvents(id, signal),
+    enabled: !!job,
     placeholderData: (previous) => previous,
+    refetchInterval: live ? STREAM_EVENTS_MS : false,
   });
-  const events = query.data ?? null;
   const error = query.error
     ? query.error instanceof ApiError
       ? query.error.message
       : "The events could not be loaded."
     : null;
+  return { data: query.data ?? null, error };
+}
 
+/** A stream's live figures and chart (its latest batches, from polls and events). */
+function StreamSection({ job, events }: { job: Job; events: JobEvent[] | null }) {
+  const state = streamState(job);
+  const points = useStreamSeries(job, events);
+  if (state.phase === "batch") return null;
+  const stream = state.phase === "starting" ? null : state.stream;
+  return (
+    <section aria-labelledby="job-stream-heading" data-testid="job-stream">
+      <h2 id="job-stream-heading">
+        Stream{" "}
+        <span className="muted small-text">
+          {state.phase === "live"
+            ? "live — updated with each micro-batch"
+            : state.phase === "starting"
+              ? "starting — waiting for the first micro-batch"
+              : `stopped (${state.status}); the figures of its last micro-batch`}
+        </span>
+      </h2>
+      {stream ? (
+        <StreamFigures stream={stream} select={state.select} />
+      ) : (
+        <p className="muted">No micro-batch has run yet.</p>
+      )}
+      <StreamChart points={points} />
+    </section>
+  );
+}
+
+function Timeline({ job, events, error }: { job: Job; events: JobEvent[] | null; error: string | null }) {
   const origin = job.created_at;
+  const { events: listed, hidden } = events ? collapseBatches(events, TIMELINE_BATCHES) : { events: null, hidden: 0 };
   return (
     <section aria-labelledby="job-events-heading">
       <h2 id="job-events-heading">Events</h2>
@@ -254,13 +325,18 @@ function Timeline({ job }: { job: Job }) {
           {error}
         </div>
       )}
-      {events === null ? (
+      {hidden > 0 && (
+        <p className="muted" data-testid="job-events-hidden">
+          {hidden.toLocaleString("en-US")} earlier batch_committed events are not listed (the latest {TIMELINE_BATCHES} are).
+        </p>
+      )}
+      {listed === null ? (
         <p className="muted">Loading events…</p>
-      ) : events.length === 0 ? (
+      ) : listed.length === 0 ? (
         <p className="muted">No events yet.</p>
       ) : (
         <ol className="timeline" data-testid="job-events">
-          {events.map((event, index) => (
+          {listed.map((event, index) => (
             <li key={index} className={HOOK_EVENTS.has(event.type) ? "hook" : undefined}>
               <span className="at" title={event.at}>
                 {formatOffset(event.at, origin)}

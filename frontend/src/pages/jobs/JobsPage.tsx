@@ -12,6 +12,8 @@ import {
   cancelJob,
   formatDuration,
 } from "../../components/jobs/JobProgress";
+import { StreamingBadge } from "../../components/jobs/StreamView";
+import { formatRate, isStreaming } from "../../components/jobs/stream";
 import { formatTimestamp } from "../../components/jobs/time";
 import {
   KINDS,
@@ -160,7 +162,21 @@ export function JobsPage() {
                     </Link>
                   </td>
                   <td className="nowrap">{formatDuration(job, now)}</td>
-                  <td>{!TERMINAL.has(job.status) && <JobProgress job={job} />}</td>
+                  <td>
+                    {!TERMINAL.has(job.status) &&
+                      (isStreaming(job) ? (
+                        <span className="nowrap">
+                          <StreamingBadge />{" "}
+                          {job.progress.stream && (
+                            <span className="muted small-text">
+                              {formatRate(job.progress.stream.input_rows_per_second)} rows/s
+                            </span>
+                          )}
+                        </span>
+                      ) : (
+                        <JobProgress job={job} />
+                      ))}
+                  </td>
                   <td>
                     {(job.status === "CREATED" || job.status === "RUNNING") && (
                       <button
@@ -168,9 +184,9 @@ export function JobsPage() {
                         className="small danger"
                         disabled={cancelling.has(job.id)}
                         onClick={() => void cancel(job)}
-                        aria-label={`Cancel job ${oneLine(job.sql, 40)}`}
+                        aria-label={`${isStreaming(job) ? "Stop stream" : "Cancel job"} ${oneLine(job.sql, 40)}`}
                       >
-                        {cancelling.has(job.id) ? "Canceling…" : "Cancel"}
+                        {cancelling.has(job.id) ? "Canceling…" : isStreaming(job) ? "Stop" : "Cancel"}
                       </button>
                     )}
                   </td>
