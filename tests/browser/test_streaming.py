@@ -151,12 +151,6 @@ def test_a_streaming_select_shows_new_rows_live_and_stops(ui: UI, page: Any, dem
     assert batches(str(job.id)) >= 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CREATE TEMPORARY TABLE … WITH ('connector' = 'rate', …) planned, then refused by "
-    "jobs/commands/temporary.py (_temporary_table_options checks the options as a file "
-    "table's: VALIDATION_ERROR \"The option 'rows-per-second' is not allowed\")",
-)
 def test_a_streaming_select_over_rate_grows_live_and_stops(ui: UI, page: Any, demo: User) -> None:
     ui.login(page, "alice")
     run_in_editor(page, demo, "USE demo.sales", STREAMING, TRIGGER, RATE_TABLE)
