@@ -40,7 +40,17 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Coalesce
 
 from core import jobstate
@@ -176,19 +186,29 @@ def check_stream_room() -> None:
             "the statement again."
         )
     elif slots == 0:
+        who = (
+            "The live worker runs no streams"
+            if workers == 1
+            else f"None of the {workers:,} live workers runs streams"
+        )
         message = (
-            f"None of the {workers:,} live workers runs streams (each runs at most "
+            f"{who} (a worker runs at most "
             "TESSERA_WORKER_MAX_STREAMS, and never in its last slot: a worker with "
             "--concurrency 1 runs none); start a worker with more slots, then send the "
             "statement again."
         )
     else:
         message = (
-            f"Every stream slot of the live workers is taken ({streams:,} streams for "
-            f"{slots:,} slots on {workers:,} workers). Stop a stream you no longer need "
-            "(POST /jobs/{id}/cancel) or start another worker, then send the statement again."
+            f"Every stream slot of the live workers is taken ({_count(streams, 'stream')} "
+            f"for {_count(slots, 'slot')} on {_count(workers, 'worker')}). Stop a stream you "
+            "no longer need (POST /jobs/{id}/cancel) or start another worker, then send the "
+            "statement again."
         )
     raise TooManyStreams(message, details=room)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def reserve_stream(plan: Plan | None) -> None:
@@ -225,11 +245,16 @@ def claim_next(worker: str, before_claim: Callable[[Any], None] | None = None) -
     its first start and gets the event ``resumed`` ({"worker", "restart"})."""
     with transaction.atomic():
         _lock(_CLAIM_KEY)
-        streams = free_stream_slots(worker) > 0
-        for _ in range(CLAIM_ATTEMPTS):
-            job_id = next_eligible(streams)
-            if job_id is None:
+        streams: bool | None = None  # whether this worker has a stream slot free: asked
+        for _ in range(CLAIM_ATTEMPTS):  # only when the fairest job is a stream
+            found = _next_eligible(streams is not False)
+            if found is not None and found[1] and streams is None:
+                streams = free_stream_slots(worker) > 0
+                if not streams:
+                    found = _next_eligible(False)
+            if found is None:
                 return None
+            job_id = found[0]
             if before_claim is not None:
                 before_claim(job_id)
             job = Job.objects.select_related("session", "user").filter(pk=job_id).first()
@@ -253,6 +278,13 @@ def _resumed(job_id: Any, worker: str) -> None:
     restart = lifecycle.restarts_of(job_id)
     lifecycle.record_event(job_id, "resumed", {"worker": worker, "restart": restart})
     log.warning("job %s resumed on %s (restart %d)", job_id, worker, restart)
+
+
+def _next_eligible(streams: bool) -> tuple[Any, bool] | None:
+    """(id, is a stream) of the job a free slot would take now; None: none."""
+    flag = ExpressionWrapper(streaming(), output_field=BooleanField())
+    row = eligible(streams).annotate(stream=flag).values_list("id", "stream").first()
+    return (row[0], bool(row[1])) if row is not None else None
 
 
 def next_eligible(streams: bool = True) -> Any:
