@@ -7,6 +7,9 @@ seconds (``jobs.models.Worker``) and records it on every job it claims (``Job.wo
 the reaper judges a job by the process that claimed it: a restarted worker never vouches
 for the jobs of the process before it.
 
+The row also says how many streaming jobs the process takes at once (``stream_slots``:
+``TESSERA_WORKER_MAX_STREAMS``, never its last Celery slot; ``jobs.scheduling``).
+
 From the same loop the worker runs the job housekeeping of ``jobs.maintenance``. It also
 notices, on its own machine, worker processes that have ended without saying so (killed,
 crashed): their rows are marked stopped at once and their jobs reaped, without waiting for

@@ -579,3 +579,40 @@ def test_a_requeued_stream_is_canceled_over_the_api(alice, alice_api) -> None:
     assert response.status_code == 200, response.content
     assert response.json()["status"] == "CANCELED"
     assert_error(alice_api.post(f"{API}/jobs/{job.pk}/cancel"), 409, "ILLEGAL_TRANSITION")
+
+
+def test_a_streaming_statement_over_rest_is_429_when_no_slot_is_free(alice, alice_api) -> None:
+    created = alice_api.post(
+        f"{API}/sessions", {"properties": {"execution.runtime-mode": "streaming"}}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    url = f"{API}/sessions/{created.json()['id']}/statements"
+    made = alice_api.post(
+        url,
+        {
+            "sql": "CREATE TEMPORARY TABLE r (`timestamp` TIMESTAMP, `value` BIGINT) "
+            "WITH ('connector' = 'rate', 'rows-per-second' = '10')"
+        },
+        format="json",
+    )
+    assert made.status_code == 201 and made.json()["status"] == "FINISHED", made.content
+    before = Job.objects.count()
+    refused = alice_api.post(url, {"sql": "SELECT `value` FROM r"}, format="json")
+    error = assert_error(refused, 429, "TOO_MANY_STREAMS", "No worker is running")
+    assert refused["Retry-After"] == "30"
+    assert error["details"] == {"workers": 0, "slots": 0, "streams": 0, "retry_after": 30}
+    assert Job.objects.count() == before  # no job
+    _worker("w1@h/1/a", stream_slots=1)
+    admitted = alice_api.post(url, {"sql": "SELECT `value` FROM r"}, format="json")
+    assert admitted.status_code == 201, admitted.content
+    assert admitted.json()["status"] == "CREATED"
+    error = assert_error(
+        alice_api.post(url, {"sql": "SELECT `value` FROM r"}, format="json"),
+        429,
+        "TOO_MANY_STREAMS",
+        "(1 stream for 1 slot on 1 worker)",
+    )
+    # A batch statement in a batch session is not concerned.
+    batch = alice_api.post(url, {"sql": "SET 'execution.runtime-mode' = 'batch'"}, format="json")
+    assert batch.status_code == 201, batch.content
+    assert alice_api.post(url, {"sql": "SELECT 1"}, format="json").status_code == 201

@@ -23,17 +23,24 @@ import pytest
 from django.conf import settings
 
 from catalog import services as catalog_services
-from jobs.models import JobEvent
+from jobs.models import Job, JobEvent, Session
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until
-from tests.worker.helpers import Pipeline, get_job, result_rows, wait_job
+from tests.worker.helpers import (
+    Pipeline,
+    get_job,
+    open_session,
+    result_rows,
+    statement,
+    wait_job,
+)
 from tests.workers import WorkerProcess, start_worker
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 SLOTS = 2  # one stream slot: min(TESSERA_WORKER_MAX_STREAMS=2, 2 - 1)
 WORKER_ENV = {"SPARK_MASTER": "local[2]", "TESSERA_WORKER_MAX_STREAMS": "2"}
-STREAMING = {"execution.runtime-mode": "streaming", "execution.checkpointing.interval": "500 ms"}
+STREAMING = {"execution.runtime-mode": "streaming", "execution.checkpointing.interval": "300 ms"}
 
 
 @pytest.fixture(scope="module")
@@ -105,23 +112,23 @@ def test_a_killed_worker_s_stream_resumes_on_another_worker_without_duplicates(
         f"CREATE TABLE {catalog}.d.src (id BIGINT) "
         f"WITH ('connector' = 'parquet', 'path' = '{source}')"
     )
-    options = ", ".join(f"'{k}' = '{v}'" for k, v in STREAMING.items())
-    job_id = owner.submit(
-        f"CREATE TABLE {catalog}.d.t WITH ({options}) AS SELECT id FROM {catalog}.d.src"
-    )
+    streaming = Session.objects.get(pk=open_session(owner.api, STREAMING))
+    ctas = f"CREATE TABLE {catalog}.d.t AS SELECT id FROM {catalog}.d.src"
+    job_id = str(statement(owner.api, str(streaming.pk), ctas)["id"])
     wait_until(lambda: batches(job_id), 180, 0.2, "the stream to commit a first batch")
-    running = get_job(owner.api, job_id)
-    assert running["status"] == "RUNNING" and running["worker"] == first_worker.hostname
+    running = Job.objects.get(pk=job_id)
+    assert running.status == "RUNNING" and running.worker == first_worker.hostname
 
     # Its one stream slot is taken: a second stream is refused, a batch query still runs.
     other = owner.api.post(
-        f"{API}/sessions/{owner.session_id}/statements",
-        {"sql": f"CREATE TABLE {catalog}.d.t2 WITH ({options}) AS SELECT id FROM {catalog}.d.src"},
+        f"{API}/sessions/{streaming.pk}/statements",
+        {"sql": f"CREATE TABLE {catalog}.d.t2 AS SELECT id FROM {catalog}.d.src"},
         format="json",
     )
     assert_error(other, 429, "TOO_MANY_STREAMS", "1 stream for 1 slot on 1 worker")
     assert owner.rows(f"SELECT count(*) AS n FROM {catalog}.d.src") == [[100]]
 
+    write_ids(source, range(100, 250))  # maybe mid-batch when the worker dies
     first_worker.kill()
     second = successor()
 
@@ -129,8 +136,8 @@ def test_a_killed_worker_s_stream_resumes_on_another_worker_without_duplicates(
         body = get_job(owner.api, job_id)  # GET reaps lazily too
         return body if "resumed" in types(job_id) and body["status"] == "RUNNING" else None
 
-    body = wait_until(resumed, 120, 0.25, "the stream to be resumed")
-    assert body["worker"] == second.hostname
+    wait_until(resumed, 120, 0.25, "the stream to be resumed")
+    assert Job.objects.get(pk=job_id).worker == second.hostname
     kinds = types(job_id)
     assert kinds.index("worker_lost") < kinds.index("resumed")
     lost = JobEvent.objects.get(job_id=job_id, type="worker_lost").detail
@@ -138,7 +145,6 @@ def test_a_killed_worker_s_stream_resumes_on_another_worker_without_duplicates(
     assert kinds.count("created") == 1  # the CREATED hooks ran once
     assert kinds.count("stage_table_created") <= 1
 
-    write_ids(source, range(100, 250))
     write_ids(source, range(250, 400))
 
     def all_rows() -> list[list[Any]] | None:
