@@ -581,21 +581,33 @@ def test_a_requeued_stream_is_canceled_over_the_api(alice, alice_api) -> None:
     assert_error(alice_api.post(f"{API}/jobs/{job.pk}/cancel"), 409, "ILLEGAL_TRANSITION")
 
 
-def test_a_streaming_statement_over_rest_is_429_when_no_slot_is_free(alice, alice_api) -> None:
+def test_a_streaming_statement_over_rest_is_429_when_no_slot_is_free(
+    make, alice, alice_api, storage
+) -> None:
+    source = storage.external / "events"
+    source.mkdir()
+    make.catalog("demo")
+    make.database("demo", "sales")
     created = alice_api.post(
-        f"{API}/sessions", {"properties": {"execution.runtime-mode": "streaming"}}, format="json"
+        f"{API}/sessions",
+        {
+            "properties": {"execution.runtime-mode": "streaming"},
+            "current_catalog": "demo",
+            "current_database": "sales",
+        },
+        format="json",
     )
     assert created.status_code == 201, created.content
     url = f"{API}/sessions/{created.json()['id']}/statements"
     made = alice_api.post(
         url,
         {
-            "sql": "CREATE TEMPORARY TABLE r (`timestamp` TIMESTAMP, `value` BIGINT) "
-            "WITH ('connector' = 'rate', 'rows-per-second' = '10')"
+            "sql": "CREATE TEMPORARY TABLE r (`value` BIGINT) "
+            f"WITH ('connector' = 'parquet', 'path' = '{source}')"
         },
         format="json",
     )
-    assert made.status_code == 201 and made.json()["status"] == "FINISHED", made.content
+    assert made.status_code == 201 and made.json()["status"] == "FINISHED", made.json()["error"]
     before = Job.objects.count()
     refused = alice_api.post(url, {"sql": "SELECT `value` FROM r"}, format="json")
     error = assert_error(refused, 429, "TOO_MANY_STREAMS", "No worker is running")
