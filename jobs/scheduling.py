@@ -25,7 +25,8 @@ canceled or fails, so each worker process takes at most its ``stream_slots`` of 
 whose stream slots are full passes streams over (``claim_next``). A streaming statement is
 admitted only while the live workers have a stream slot free for it, counted under a lock
 in the transaction that inserts it (``reserve_stream``); otherwise ``429
-TOO_MANY_STREAMS`` and nothing is created. A stream requeued after a lost worker
+TOO_MANY_STREAMS`` and nothing is created (with no live worker at all, it waits CREATED
+like any job). A stream requeued after a lost worker
 (``jobs.maintenance.lose_job``) was admitted already: it waits CREATED for a free slot.
 
 No pyspark here: the web process imports this module.
@@ -175,17 +176,14 @@ def stream_room() -> dict[str, int]:
 
 
 def check_stream_room() -> None:
-    """Raise ``TooManyStreams`` unless the live workers have a stream slot free."""
+    """Raise ``TooManyStreams`` unless the live workers have a stream slot free. With no
+    live worker at all (none started yet, or one restarting) the stream is admitted: it
+    waits CREATED for a worker, as every job does then."""
     room = stream_room()
     workers, slots, streams = room["workers"], room["slots"], room["streams"]
-    if streams < slots:
+    if streams < slots or workers == 0:
         return
-    if workers == 0:
-        message = (
-            "No worker is running, so the stream cannot start; start a worker, then send "
-            "the statement again."
-        )
-    elif slots == 0:
+    if slots == 0:
         who = (
             "The live worker runs no streams"
             if workers == 1

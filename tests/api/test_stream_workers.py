@@ -500,11 +500,16 @@ def test_requeued_streams_count_against_the_slots(plain_session) -> None:
         _submit_stream(plain_session)
 
 
-def test_without_live_workers_a_stream_is_refused_with_its_reason(plain_session) -> None:
-    with pytest.raises(TooManyStreams, match="No worker is running"):
-        _submit_stream(plain_session)
+def test_without_live_workers_a_stream_waits_and_without_stream_slots_it_is_refused(
+    plain_session,
+) -> None:
+    # No worker at all (none started yet, or one restarting): it waits, as every job does.
+    assert _submit_stream(plain_session).status == jobstate.CREATED
     _worker("w1@h/1/a", stream_slots=0)
     with pytest.raises(TooManyStreams, match="The live worker runs no streams"):
+        _submit_stream(plain_session)
+    _worker("w2@h/2/b", stream_slots=0)
+    with pytest.raises(TooManyStreams, match="None of the 2 live workers runs streams"):
         _submit_stream(plain_session)
 
 
@@ -608,22 +613,18 @@ def test_a_streaming_statement_over_rest_is_429_when_no_slot_is_free(
         format="json",
     )
     assert made.status_code == 201 and made.json()["status"] == "FINISHED", made.json()["error"]
-    before = Job.objects.count()
-    refused = alice_api.post(url, {"sql": "SELECT `value` FROM r"}, format="json")
-    error = assert_error(refused, 429, "TOO_MANY_STREAMS", "No worker is running")
-    assert refused["Retry-After"] == "30"
-    assert error["details"] == {"workers": 0, "slots": 0, "streams": 0, "retry_after": 30}
-    assert Job.objects.count() == before  # no job
     _worker("w1@h/1/a", stream_slots=1)
     admitted = alice_api.post(url, {"sql": "SELECT `value` FROM r"}, format="json")
     assert admitted.status_code == 201, admitted.content
     assert admitted.json()["status"] == "CREATED"
+    before = Job.objects.count()
+    refused = alice_api.post(url, {"sql": "SELECT `value` FROM r"}, format="json")
     error = assert_error(
-        alice_api.post(url, {"sql": "SELECT `value` FROM r"}, format="json"),
-        429,
-        "TOO_MANY_STREAMS",
-        "(1 stream for 1 slot on 1 worker)",
+        refused, 429, "TOO_MANY_STREAMS", "(1 stream for 1 slot on 1 worker)", "cancel"
     )
+    assert refused["Retry-After"] == "30"
+    assert error["details"] == {"workers": 1, "slots": 1, "streams": 1, "retry_after": 30}
+    assert Job.objects.count() == before  # no job
     # A batch statement in a batch session is not concerned.
     batch = alice_api.post(url, {"sql": "SET 'execution.runtime-mode' = 'batch'"}, format="json")
     assert batch.status_code == 201, batch.content
