@@ -78,7 +78,7 @@ def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]
         who = f"Worker {worker}" if worker else "The process running the job"
         status = lose_job(candidate_id, worker, f"{who} stopped responding")
         if status is not None:
-            log.warning("job %s %s: worker %r lost", candidate_id, status, worker)
+            log.warning("job %s → %s: worker %r lost", candidate_id, status, worker)
             reaped.append(str(candidate_id))
     return reaped
 
@@ -198,7 +198,7 @@ def fail_orphaned_jobs(
         )
         if status is not None:
             log.warning(
-                "job %s %s: its thread on %s ended without ending it",
+                "job %s → %s: its thread on %s ended without ending it",
                 candidate_id,
                 status,
                 identity,
