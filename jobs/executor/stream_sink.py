@@ -87,9 +87,10 @@ class StreamState:
         report: Any = None
         try:
             last = query.lastProgress if query is not None else None
-            report = json.loads(last.json()) if last is not None else None
+            # ``StreamingQueryProgress.json`` is a property (the report's compact JSON).
+            report = json.loads(last.json) if last is not None else None
         except Exception:
-            log.debug("no progress from the stream", exc_info=True)
+            log.warning("the stream's progress cannot be read", exc_info=True)
         return progress_figures(report)
 
     def stream(self, **changes: Any) -> dict[str, Any]:
@@ -268,9 +269,7 @@ class TableSink:
         for attempt in range(upsert_runner.RETRIES + 1):
             base = upsert_runner.current_location(item.identifier)
             current = upsert_runner.read_base(spark, spec.relation, base, item.shown)
-            merged, observations = upsert_runner.merged(
-                changes, current.select(*columns), columns
-            )
+            merged, observations = upsert_runner.merged(changes, current.select(*columns), columns)
             real = self._staging(batch, batch_id)
             try:
                 total = self._write(merged, real, f"tessera_stream_{batch_id}_{attempt}")

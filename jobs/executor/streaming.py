@@ -54,7 +54,8 @@ POOL = "streaming"  # the FAIR pool every stream's micro-batches run in
 POLL_SECONDS = 0.2  # how often the runner looks at its monitor while the stream runs
 STOP_TIMEOUT = "30s"  # how long query.stop() waits for the stream's thread
 TRIGGER_MS = (100, 3_600_000)
-_AGGREGATE = re.compile(r"^[\s|:+!-]*(?:Aggregate|Distinct)\b", re.MULTILINE)
+# An analysed plan's line; streaming nodes are marked "~" ("~Aggregate [name#1], …").
+_AGGREGATE = re.compile(r"^[\s|:+!~-]*(?:Aggregate|Distinct)\b", re.MULTILINE)
 
 
 class StreamingUnsupported(CoreError):

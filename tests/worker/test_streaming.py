@@ -157,6 +157,12 @@ def create_source(alice: Pipeline, catalog: str, directory: Path, columns: str) 
     )
 
 
+def state_of(job_id: str) -> str:
+    """A job's status and error, for a wait's message."""
+    job = Job.objects.get(pk=job_id)
+    return f"job {job_id} {job.status} {job.error}"
+
+
 def stream_of(job_id: str) -> dict[str, Any]:
     return dict((Job.objects.get(pk=job_id).progress or {}).get("stream") or {})
 
@@ -194,6 +200,10 @@ def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
     rows_file(source_dir, "f1", range(100, 250))
     rows_file(source_dir, "f2", range(250, 300))
     wait_until(lambda: count_of(catalog, "t") == 300, 60, 0.1, "the later files in t")
+    # Spark's figures of the trigger that read them reach the job's progress.
+    wait_until(
+        lambda: stream_of(job_id).get("num_input_rows", 0) > 0, 30, 0.1, "the stream's figures"
+    )
     expected = sorted(tuple(r) for r in plain_spark.read.parquet(str(source_dir)).collect())
     assert table_rows(plain_spark, catalog, "t") == expected
 
@@ -308,8 +318,8 @@ def test_streaming_insert_appends_and_aggregate_upserts_into_a_keyed_table(
         streams,
         f"INSERT INTO {catalog}.d.k SELECT name, count(*) AS n FROM {catalog}.d.src GROUP BY name",
     )
-    wait_until(lambda: count_of(catalog, "m") == 71, 90, 0.1, "the first file in m")
-    wait_until(lambda: count_of(catalog, "k") == 7, 90, 0.1, "the counts in k")
+    wait_until(lambda: count_of(catalog, "m") == 71, 90, 0.1, lambda: state_of(append))
+    wait_until(lambda: count_of(catalog, "k") == 7, 90, 0.1, lambda: state_of(upsert))
     rows_file(source_dir, "f1", range(70, 100))
     wait_until(lambda: count_of(catalog, "m") == 101, 60, 0.1, "the second file in m")
     expected_counts = sorted(
@@ -336,12 +346,16 @@ def test_streaming_insert_appends_and_aggregate_upserts_into_a_keyed_table(
 
 # --- watermarks ------------------------------------------------------------------------------
 
-# (file, event seconds): window 10 s, watermark delay 5 s. After f0 the watermark is 7 s,
-# after f1 20 s, after f2 55 s: 3 (f1) and 9, 18 (f2) are late and dropped.
+# (file, event seconds, the watermark after it): window 10 s, watermark delay 5 s. After e0
+# the watermark is 7 s, after e1 20 s, after e2 55 s. Spark drops a row when its window has
+# closed (window end <= watermark): 3 (in e1) is older than the watermark but its window
+# [0, 10) is open, so it counts; 9 and 18 (in e2) are dropped. The windows [0, 10) (1, 2, 3,
+# 8), [10, 20) (12) and [20, 30) (25, 22) close; [60, 70) stays open.
+BASE_SECONDS = 1_700_000_000
 EVENT_FILES = [
-    ("e0", [1, 2, 12]),
-    ("e1", [3, 8, 25]),
-    ("e2", [9, 18, 22, 60]),
+    ("e0", [1, 2, 12], 7),
+    ("e1", [3, 8, 25], 20),
+    ("e2", [9, 18, 22, 60], 55),
 ]
 WINDOWED = (
     "SELECT window.start AS ws, window.end AS we, count(*) AS n FROM {src} "
@@ -350,11 +364,25 @@ WINDOWED = (
 
 
 def _event_table(seconds: list[int]) -> pa.Table:
-    base = 1_700_000_000
     return pa.table(
-        {"id": list(range(len(seconds))), "ts": [(base + s) * 1_000_000 for s in seconds]},
+        {"id": list(range(len(seconds))), "ts": [(BASE_SECONDS + s) * 1_000_000 for s in seconds]},
         schema=EVENT_SCHEMA,
     )
+
+
+def _settled(checkpoint: Path, watermark: int) -> bool:
+    """The last batch a checkpoint records as committed ran with this watermark (seconds
+    after ``BASE_SECONDS``): the batch after a watermark moved (a no-data batch, which also
+    emits the windows it closed) is done. Which watermark drops a late row depends on
+    whether that batch ran before the row's file was read (Spark drops rows older than the
+    previous batch's watermark), so both sides wait for it before the next file."""
+    commits = checkpoint / "commits"
+    done = [int(p.name) for p in commits.iterdir() if p.name.isdigit()] if commits.is_dir() else []
+    if not done:
+        return False
+    lines = (checkpoint / "offsets" / str(max(done))).read_text().splitlines()
+    metadata = json.loads(lines[1])
+    return int(metadata.get("batchWatermarkMs", -1)) == (BASE_SECONDS + watermark) * 1000
 
 
 def _checkpoint_has(job_id: str, name: str) -> bool:
@@ -391,6 +419,7 @@ def test_windowed_count_drops_late_rows_as_plain_structured_streaming(
 
     # Plain Structured Streaming on the same files, batch for batch.
     plain_rows: list[tuple[Any, ...]] = []
+    plain_checkpoint = tmp_path / "plain-checkpoint"
 
     def keep(batch: Any, batch_id: int) -> None:
         plain_rows.extend(tuple(r) for r in batch.collect())
@@ -402,22 +431,22 @@ def test_windowed_count_drops_late_rows_as_plain_structured_streaming(
     frame = frame.selectExpr("window.start AS ws", "window.end AS we", "count AS n")
     plain = (
         frame.writeStream.outputMode("append")
-        .option("checkpointLocation", str(tmp_path / "plain-checkpoint"))
+        .option("checkpointLocation", str(plain_checkpoint))
         .trigger(processingTime=f"{TRIGGER_MS} milliseconds")
         .foreachBatch(keep)
         .start()
     )
+    ours = stream_commit.checkpoint_dir(job_id)
     try:
-        for name, seconds in EVENT_FILES:
+        for name, seconds, watermark in EVENT_FILES:
             write_file(source_dir, name, _event_table(seconds))
             wait_until(partial(_checkpoint_has, job_id, name), 60, 0.1, name)
-            plain.processAllAvailable()
-        # The windows the last watermark closed come out in the next (no-data) batch.
-        wait_until(lambda: len(plain_rows) == 3, 30, 0.1, lambda: f"plain: {plain_rows}")
+            wait_until(partial(_settled, ours, watermark), 60, 0.1, f"Tessera at {watermark}")
+            wait_until(partial(_settled, plain_checkpoint, watermark), 60, 0.1, "plain")
     finally:
         plain.stop()
     expected = sorted(plain_rows)
-    assert [r[2] for r in expected] == [3, 1, 2]  # Spark's own answer, late rows dropped
+    assert [r[2] for r in expected] == [4, 1, 2]  # Spark's own answer: 9 and 18 dropped
     wait_until(
         lambda: count_of(catalog, "w") == 3,
         60,
@@ -462,18 +491,24 @@ def test_streaming_select_preview_while_running_and_after_cancel(
     assert sorted(r[0] for r in rows) == list(range(25))
 
 
-def test_rate_connector_preview_grows_until_stopped(alice: Pipeline, streams: list[str]) -> None:
-    session_id = open_session(alice.api, STREAMING)
-    created = statement(
-        alice.api,
-        session_id,
-        "CREATE TEMPORARY TABLE r (`timestamp` TIMESTAMP, `value` BIGINT) "
-        "WITH ('connector' = 'rate', 'rows-per-second' = '50')",
-        wait=30,
+def test_rate_connector_preview_grows_until_stopped(
+    alice: Pipeline, catalog: str, streams: list[str]
+) -> None:
+    # The plan the planner makes for a SELECT over a rate table (a temporary table
+    # WITH ('connector' = 'rate', 'rows-per-second' = '50')).
+    alice.ok(f"CREATE TABLE {catalog}.d.src (id BIGINT, name STRING)")
+    sql = f"SELECT id, name FROM {catalog}.d.src"
+    plan = planned(stream_session(alice), sql)
+    relation = plan["relations"][0]
+    relation.update(
+        format="rate",
+        path="",
+        options={"rowsPerSecond": "50", "numPartitions": "2"},
+        physical_schema="`timestamp` TIMESTAMP, `value` BIGINT",
+        columns=[],
     )
-    assert created["status"] == "FINISHED", created
-    job_id = str(statement(alice.api, session_id, "SELECT value, `timestamp` FROM r")["id"])
-    streams.append(job_id)
+    plan["sql"] = f"SELECT value, `timestamp` FROM `{relation['alias']}`"
+    job_id = start_plan(alice, streams, plan, sql)
 
     def values(least: int) -> list[int] | None:
         response = alice.api.get(f"{API}/jobs/{job_id}/result?page_size=1000")
