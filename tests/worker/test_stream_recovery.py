@@ -7,7 +7,8 @@ runs one stream and still answers a batch query beside it, and a second stream i
 with ``429 TOO_MANY_STREAMS``.
 
 The module runs workers of its own (``own_workers_only``): two slots each (one stream
-slot), so the limit is a real one.
+slot), so the limit is a real one. The stream is resumed by another worker, and by the
+same worker (its node name) restarted.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ WORKER_ENV = {"SPARK_MASTER": "local[2]", "TESSERA_WORKER_MAX_STREAMS": "2"}
 STREAMING = {"execution.runtime-mode": "streaming", "execution.checkpointing.interval": "300 ms"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def first_worker(
     django_db_setup: None,
     django_db_blocker: Any,
@@ -58,11 +59,12 @@ def first_worker(
 
 @pytest.fixture
 def successor(django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Starts a second worker process when called (after the first one was killed)."""
+    """Starts a worker process named ``name`` when called (after the first one was killed):
+    another worker, or — named as the first — the same worker restarted (a new identity)."""
     started: list[Iterator[WorkerProcess]] = []
 
-    def start() -> WorkerProcess:
-        workers = start_worker("stream-b", tmp_path_factory, django_db_blocker, WORKER_ENV, SLOTS)
+    def start(name: str) -> WorkerProcess:
+        workers = start_worker(name, tmp_path_factory, django_db_blocker, WORKER_ENV, SLOTS)
         started.append(workers)
         return next(workers)
 
@@ -99,8 +101,11 @@ def types(job_id: str) -> list[str]:
     )
 
 
-def test_a_killed_worker_s_stream_resumes_on_another_worker_without_duplicates(
-    first_worker: WorkerProcess, successor: Any
+@pytest.mark.parametrize(
+    "successor_name", ["stream-b", "stream-a"], ids=["another-worker", "same-worker-restarted"]
+)
+def test_a_killed_worker_s_stream_resumes_from_its_checkpoint_without_duplicates(
+    first_worker: WorkerProcess, successor: Any, successor_name: str
 ) -> None:
     owner = Pipeline("streamer")
     catalog = f"s{uuid.uuid4().hex[:10]}"
@@ -130,14 +135,14 @@ def test_a_killed_worker_s_stream_resumes_on_another_worker_without_duplicates(
 
     write_ids(source, range(100, 250))  # maybe mid-batch when the worker dies
     first_worker.kill()
-    second = successor()
+    second = successor(successor_name)
 
     def resumed() -> dict[str, Any] | None:
         body = get_job(owner.api, job_id)  # GET reaps lazily too
         return body if "resumed" in types(job_id) and body["status"] == "RUNNING" else None
 
     wait_until(resumed, 120, 0.25, "the stream to be resumed")
-    assert Job.objects.get(pk=job_id).worker == second.hostname
+    assert Job.objects.get(pk=job_id).worker == second.hostname != first_worker.hostname
     kinds = types(job_id)
     assert kinds.index("worker_lost") < kinds.index("resumed")
     lost = JobEvent.objects.get(job_id=job_id, type="worker_lost").detail
