@@ -79,6 +79,17 @@ class PayloadTooLarge(CoreError):
     code: ClassVar[str] = "PAYLOAD_TOO_LARGE"
 
 
+class TooManyStreams(CoreError):
+    """A streaming statement sent while no live worker has a stream slot free (HTTP 429);
+    details: ``workers``, ``slots``, ``streams``, ``retry_after``."""
+
+    code: ClassVar[str] = "TOO_MANY_STREAMS"
+    retry_after: ClassVar[int] = 30
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, details={**(details or {}), "retry_after": self.retry_after})
+
+
 def upload_too_large(limit: int) -> PayloadTooLarge:
     """An upload over ``TESSERA_UPLOAD_MAX_BYTES`` (announced by its length or counted)."""
     return PayloadTooLarge(

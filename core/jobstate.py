@@ -3,6 +3,12 @@
 CREATED → RUNNING → FINISHED | FAILED | CANCELED, and CREATED → CANCELED | FAILED.
 The storage layer makes each transition one conditional UPDATE; this module says which
 transitions exist and what a hook looks like.
+
+One more move exists outside the machine: a *streaming* job (its plan has
+``args["streaming"]``) whose worker is lost goes RUNNING → CREATED (``REQUEUE``) to be
+claimed again and resume from its checkpoint. It is not a transition: no hook runs (the
+CREATED hooks made the job's staging and stage table once; they are kept), its event is
+``worker_lost``, and ``after_worker_lost`` decides when it applies.
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ TRANSITIONS: Mapping[str, frozenset[str]] = {
 }
 
 
+# A streaming job whose worker is lost waits again for a worker (see the module's text).
+REQUEUE = (RUNNING, CREATED)
+
+
 class IllegalTransition(CoreError):
     """A transition the status machine does not have, or one that lost a race."""
 
@@ -46,6 +56,24 @@ def check_transition(current: str, target: str) -> None:
             f"A job cannot go from {current} to {target}"
             + (" (it has already ended)." if current in TERMINAL else ".")
         )
+
+
+def is_streaming(plan: Plan | None) -> bool:
+    """Whether a plan runs as a stream (a long-running Structured Streaming job)."""
+    return plan is not None and isinstance(plan.args.get("streaming"), Mapping)
+
+
+def after_worker_lost(
+    plan: Plan | None, *, cancel_requested: bool, restarts: int, max_restarts: int
+) -> str:
+    """Where a RUNNING job whose worker is lost goes: CANCELED when its user had asked for
+    that (the worker died before it could), CREATED (requeued, ``REQUEUE``) for a stream
+    resumed fewer than ``max_restarts`` times, FAILED otherwise."""
+    if cancel_requested:
+        return CANCELED
+    if is_streaming(plan) and restarts < max_restarts:
+        return CREATED
+    return FAILED
 
 
 @dataclass(frozen=True)

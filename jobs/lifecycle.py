@@ -160,3 +160,28 @@ def try_transition(
         return transition(job_id, current, target, known=known, **fields)
     except IllegalTransition:
         return None
+
+
+def requeue(job_id: Any, detail: Mapping[str, Any]) -> bool:
+    """A stream whose worker is lost waits for a worker again (``jobstate.REQUEUE``:
+    RUNNING → CREATED, one conditional UPDATE). Not a transition: no hook runs — the job
+    keeps the staging and stage table its CREATED hooks made, and its checkpoint — and the
+    event is ``worker_lost`` (``detail`` plus from/to). ``started_at`` is kept (the stream's
+    first start; a CREATED job with one is a requeued one), the claim's fields are cleared.
+    False when the job was no longer RUNNING (somebody else moved it first)."""
+    current, target = jobstate.REQUEUE
+    with transaction.atomic():
+        changed = Job.objects.filter(pk=job_id, status=current).update(
+            status=target, worker="", heartbeat_at=None, enqueued_at=None, enqueue_count=0
+        )
+        if changed != 1:
+            return False
+        record_event(job_id, "worker_lost", {"from": current, "to": target, **detail})
+        notify.announce(job_id, notify.STATUS)
+    return True
+
+
+def restarts_of(job_id: Any) -> int:
+    """How many times a stream was requeued after a lost worker (its ``worker_lost``
+    events)."""
+    return JobEvent.objects.filter(job_id=job_id, type="worker_lost").count()

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from catalog import versions
@@ -38,7 +38,7 @@ def _now(now: datetime | None) -> datetime:
 
 
 def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]:
-    """Fail RUNNING jobs whose worker process is gone (code ``WORKER_LOST``).
+    """End or requeue the RUNNING jobs whose worker process is gone (``lose_job``).
 
     Jobs are judged by the identity of the process that claimed them (``Job.worker``, one
     per process start, see ``jobs.worker``), never by a node name a restarted process
@@ -49,8 +49,9 @@ def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]
     - its own heartbeat (written by the job's monitor every second) is older than
       ``TESSERA_WORKER_TIMEOUT_SECONDS`` and its worker has no fresh heartbeat row.
 
-    The FAILED transition runs the job's hooks. ``job_id`` limits the check to one job.
-    Returns the ids of the jobs failed here.
+    A batch job fails (``WORKER_LOST``, its FAILED hooks run); a stream is requeued to
+    resume from its checkpoint (``lose_job``). ``job_id`` limits the check to one job.
+    Returns the ids of the jobs failed, canceled or requeued here.
     """
     current = _now(now)
     cutoff = current - timedelta(seconds=settings.TESSERA_WORKER_TIMEOUT_SECONDS)
@@ -75,20 +76,85 @@ def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]
         if worker and worker in live:
             continue  # its worker is alive: the job's monitor is only late
         who = f"Worker {worker}" if worker else "The process running the job"
-        job = lifecycle.try_transition(
-            candidate_id,
-            jobstate.RUNNING,
-            jobstate.FAILED,
-            error={
-                "code": WORKER_LOST,
-                "message": f"{who} stopped responding while the job was running.",
-                "details": {"worker": worker},
-            },
-        )
-        if job is not None:
-            log.warning("job %s failed: worker %r lost", candidate_id, worker)
+        status = lose_job(candidate_id, worker, f"{who} stopped responding")
+        if status is not None:
+            log.warning("job %s → %s: worker %r lost", candidate_id, status, worker)
             reaped.append(str(candidate_id))
     return reaped
+
+
+def max_restarts() -> int:
+    """How many times a stream is resumed after lost workers (``TESSERA_STREAM_MAX_RESTARTS``)."""
+    return max(int(settings.TESSERA_STREAM_MAX_RESTARTS), 0)
+
+
+def lose_job(job_id: Any, worker: str, what: str, batch_message: str = "") -> str | None:
+    """A RUNNING job whose worker process is gone (``what``: "Worker w stopped responding")
+    ends as ``jobstate.after_worker_lost`` says:
+
+    - CANCELED when a cancel was asked (the worker died before it could end it); the
+      cancel's hooks run;
+    - CREATED for a stream resumed fewer than ``TESSERA_STREAM_MAX_RESTARTS`` times: event
+      ``worker_lost``, no hooks (``lifecycle.requeue``: its staging, stage table and
+      checkpoint stay), and a message to the workers; the worker that claims it records
+      ``resumed`` and continues from the checkpoint;
+    - FAILED otherwise, code ``WORKER_LOST`` (``batch_message`` for a batch job, else a
+      sentence of ``what``); the FAILED hooks run.
+
+    Returns the status reached, or None when somebody else moved the job first."""
+    row = Job.objects.filter(pk=job_id, status=jobstate.RUNNING).first()
+    if row is None:
+        return None
+    try:
+        plan = row.typed_plan
+    except (KeyError, TypeError, ValueError):
+        plan = None
+    streaming = jobstate.is_streaming(plan)
+    restarts = lifecycle.restarts_of(job_id) if streaming else 0
+    most = max_restarts()
+    target = jobstate.after_worker_lost(
+        plan, cancel_requested=row.cancel_requested, restarts=restarts, max_restarts=most
+    )
+    details: dict[str, Any] = {"worker": worker}
+    if target == jobstate.CANCELED:
+        error = {
+            "code": "CANCELED",
+            "message": f"{what} while the job was being canceled; it is canceled.",
+            "details": details,
+        }
+        done = lifecycle.try_transition(job_id, jobstate.RUNNING, target, error=error)
+        return target if done is not None else None
+    if target == jobstate.CREATED:
+        detail = {
+            **details,
+            "restart": restarts + 1,
+            "max_restarts": most,
+            "message": (
+                f"{what} while the stream was running; it waits for a worker to resume it "
+                f"from its checkpoint (restart {restarts + 1} of at most {most})."
+            ),
+        }
+        if not lifecycle.requeue(job_id, detail):
+            return None
+        enqueue(job_id)  # committed already (``requeue``'s own transaction)
+        return target
+    if not streaming:
+        message = batch_message or f"{what} while the job was running."
+    elif most == 0:
+        message = (
+            f"{what} while the stream was running; streams are not resumed after a lost "
+            "worker on this server (TESSERA_STREAM_MAX_RESTARTS is 0)."
+        )
+    else:
+        message = (
+            f"{what} while the stream was running; it had been resumed {restarts:,} times "
+            f"after lost workers, the most TESSERA_STREAM_MAX_RESTARTS allows, so it is not "
+            "resumed again."
+        )
+        details = {**details, "restarts": restarts, "max_restarts": most}
+    error = {"code": WORKER_LOST, "message": message, "details": details}
+    done = lifecycle.try_transition(job_id, jobstate.RUNNING, jobstate.FAILED, error=error)
+    return jobstate.FAILED if done is not None else None
 
 
 # A job claimed this long ago and run by no thread of its worker is an orphan (the claim and
@@ -119,22 +185,24 @@ def fail_orphaned_jobs(
     for candidate_id in list(candidates):
         if str(candidate_id) in running_here:
             continue
-        job = lifecycle.try_transition(
+        status = lose_job(
             candidate_id,
-            jobstate.RUNNING,
-            jobstate.FAILED,
-            error={
-                "code": WORKER_LOST,
-                "message": (
-                    f"Worker {identity} lost track of the job (its database connection broke "
-                    "while the job was ending); nothing of it was committed. Run the "
-                    "statement again."
-                ),
-                "details": {"worker": identity},
-            },
+            identity,
+            f"Worker {identity} lost track of the job (its database connection broke "
+            "while the job was ending)",
+            batch_message=(
+                f"Worker {identity} lost track of the job (its database connection broke "
+                "while the job was ending); nothing of it was committed. Run the "
+                "statement again."
+            ),
         )
-        if job is not None:
-            log.warning("job %s failed: its thread on %s ended without ending it", job.pk, identity)
+        if status is not None:
+            log.warning(
+                "job %s → %s: its thread on %s ended without ending it",
+                candidate_id,
+                status,
+                identity,
+            )
             failed.append(str(candidate_id))
     return failed
 
@@ -150,7 +218,8 @@ def sweep_unclaimed_jobs(now: datetime | None = None) -> list[str]:
     """Re-enqueue CREATED Spark jobs whose message seems lost (not claimed in time).
 
     Due when created/enqueued more than ``TESSERA_SWEEP_AFTER_SECONDS`` ago (doubling with
-    each re-send). Jobs of a script wait for the jobs before them. A job whose user is at
+    each re-send; not for a stream, which may wait for a worker with a stream slot free).
+    Jobs of a script wait for the jobs before them. A job whose user is at
     ``TESSERA_USER_RUNNING_JOBS`` is not re-sent: it waits for one of that user's jobs to
     end, and the worker where it ends sends a message then (``scheduling.hand_on``); its
     back-off does not grow meanwhile. A re-sent message claims the fairest job, which may
@@ -165,13 +234,17 @@ def sweep_unclaimed_jobs(now: datetime | None = None) -> list[str]:
         scheduling.with_user_running()
         .exclude(scheduling.held_back())
         .filter(Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True, created_at__lt=cutoff))
+        .annotate(stream=ExpressionWrapper(scheduling.streaming(), output_field=BooleanField()))
         .order_by("created_at")
         .only("id", "enqueued_at", "enqueue_count", "created_at", "script_id", "script_index")
     )
     sent: list[str] = []
     for job in due[:SWEEP_BATCH]:
         last = job.enqueued_at or job.created_at
-        backoff = after * 2 ** min(max(job.enqueue_count - 1, 0), MAX_BACKOFF_EXPONENT)
+        # A stream waits for a stream slot, which a message to a worker without one cannot
+        # take: its messages are re-sent at the base interval, never backed off.
+        exponent = 0 if job.stream else min(max(job.enqueue_count - 1, 0), MAX_BACKOFF_EXPONENT)
+        backoff = after * 2**exponent
         if current - last < timedelta(seconds=backoff):
             continue
         if not _earlier_script_jobs_finished(job):

@@ -37,6 +37,8 @@ class Worker(models.Model):
     last_heartbeat = models.DateTimeField(db_index=True)
     # Set when the process is known to have ended (clean shutdown, or found gone).
     stopped_at = models.DateTimeField(null=True, blank=True)
+    # How many streaming jobs it runs at once at most (``jobs.worker.stream_slots``).
+    stream_slots = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering: ClassVar = ["hostname"]

@@ -19,6 +19,16 @@ counts once, however many statements it holds): beyond it a new statement is ref
 under a per-user lock in the transaction that inserts the job (``reserve_room``), so two
 requests at once cannot both take the last place.
 
+Streams (docs/streaming-workers.md): a streaming job holds its worker slot until it is
+canceled or fails, so each worker process takes at most its ``stream_slots`` of them
+(``jobs.worker``: ``TESSERA_WORKER_MAX_STREAMS``, never its last slot); a claim by a worker
+whose stream slots are full passes streams over (``claim_next``). A streaming statement is
+admitted only while the live workers have a stream slot free for it, counted under a lock
+in the transaction that inserts it (``reserve_stream``); otherwise ``429
+TOO_MANY_STREAMS`` and nothing is created (with no live worker at all, it waits CREATED
+like any job). A stream requeued after a lost worker
+(``jobs.maintenance.lose_job``) was admitted already: it waits CREATED for a free slot.
+
 No pyspark here: the web process imports this module.
 """
 
@@ -31,19 +41,32 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Coalesce
 
 from core import jobstate
-from core.errors import CoreError
+from core.errors import CoreError, TooManyStreams
+from core.planner import Plan
 from jobs import dispatch, lifecycle
-from jobs.models import Job
+from jobs.models import Job, Worker
 
 log = logging.getLogger(__name__)
 
 # Keys of PostgreSQL's advisory locks (two 32-bit ints: namespace, key).
 _LOCK_NAMESPACE = zlib.crc32(b"tessera.jobs.scheduling") & 0x7FFFFFFF
 _CLAIM_KEY = 0
+# The admission of streams: its own namespace (user keys are 1…2^31-1 in the other).
+_STREAM_NAMESPACE = zlib.crc32(b"tessera.jobs.streams") & 0x7FFFFFFF
 # A refused client is told to try again after this many seconds.
 RETRY_AFTER_SECONDS = 5
 UNFINISHED = (jobstate.CREATED, jobstate.RUNNING)
@@ -114,18 +137,94 @@ def held_back() -> Q:
     return Q(user_running__gte=limit) if limit is not None else Q(pk__in=[])
 
 
-def eligible() -> QuerySet[Job]:
+def eligible(streams: bool = True) -> QuerySet[Job]:
     """The CREATED Spark jobs a free slot may take now, fairest first: the user with the
-    fewest running jobs, then the oldest job."""
-    return with_user_running().exclude(held_back()).order_by("user_running", "created_at", "id")
+    fewest running jobs, then the oldest job. ``streams`` False: not streaming jobs (the
+    slot's worker has no stream slot free)."""
+    jobs = with_user_running().exclude(held_back())
+    if not streams:
+        jobs = jobs.exclude(streaming())
+    return jobs.order_by("user_running", "created_at", "id")
 
 
-def _lock(key: int) -> None:
+# --- streams ----------------------------------------------------------------------------------
+
+
+def streaming() -> Q:
+    """Streaming jobs (their plan has ``args.streaming``, ``jobstate.is_streaming``)."""
+    return Q(plan__args__has_key="streaming")
+
+
+def free_stream_slots(worker: str) -> int:
+    """Stream slots of the worker process ``worker`` (an identity) not taken by its running
+    streams. A process without a heartbeat row (run by hand, tests) has
+    ``TESSERA_WORKER_MAX_STREAMS``."""
+    slots = Worker.objects.filter(hostname=worker).values_list("stream_slots", flat=True).first()
+    if slots is None:
+        slots = max(int(settings.TESSERA_WORKER_MAX_STREAMS), 0)
+    taken = spark_jobs().filter(streaming(), status=jobstate.RUNNING, worker=worker).count()
+    return int(slots) - taken
+
+
+def stream_room() -> dict[str, int]:
+    """The live workers' stream slots (``slots``, on ``workers`` processes) and the
+    streaming jobs that hold or will take one (``streams``: RUNNING, or CREATED — new, or
+    requeued after a lost worker)."""
+    live = dispatch.live_workers().aggregate(workers=Count("id"), slots=Sum("stream_slots"))
+    streams = spark_jobs().filter(streaming(), status__in=UNFINISHED).count()
+    return {"workers": live["workers"] or 0, "slots": live["slots"] or 0, "streams": streams}
+
+
+def check_stream_room() -> None:
+    """Raise ``TooManyStreams`` unless the live workers have a stream slot free. With no
+    live worker at all (none started yet, or one restarting) the stream is admitted: it
+    waits CREATED for a worker, as every job does then."""
+    room = stream_room()
+    workers, slots, streams = room["workers"], room["slots"], room["streams"]
+    if streams < slots or workers == 0:
+        return
+    if slots == 0:
+        who = (
+            "The live worker runs no streams"
+            if workers == 1
+            else f"None of the {workers:,} live workers runs streams"
+        )
+        message = (
+            f"{who} (a worker runs at most "
+            "TESSERA_WORKER_MAX_STREAMS, and never in its last slot: a worker with "
+            "--concurrency 1 runs none); start a worker with more slots, then send the "
+            "statement again."
+        )
+    else:
+        message = (
+            f"Every stream slot of the live workers is taken ({_count(streams, 'stream')} "
+            f"for {_count(slots, 'slot')} on {_count(workers, 'worker')}). Stop a stream you "
+            "no longer need (POST /jobs/{id}/cancel) or start another worker, then send the "
+            "statement again."
+        )
+    raise TooManyStreams(message, details=room)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def reserve_stream(plan: Plan | None) -> None:
+    """For a streaming plan: ``check_stream_room`` inside the transaction that inserts the
+    job, under a lock held until it commits (two statements cannot both take the last
+    stream slot). Anything else: nothing."""
+    if not jobstate.is_streaming(plan):
+        return
+    _lock(0, _STREAM_NAMESPACE)
+    check_stream_room()
+
+
+def _lock(key: int, namespace: int = _LOCK_NAMESPACE) -> None:
     """A transaction-level lock on PostgreSQL. SQLite needs none: its transactions are
     immediate (``webapp.settings``), one writer at a time from the first statement."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [_LOCK_NAMESPACE, key])
+            cursor.execute("SELECT pg_advisory_xact_lock(%s::int, %s::int)", [namespace, key])
 
 
 def claim_next(worker: str, before_claim: Callable[[Any], None] | None = None) -> Job | None:
@@ -137,29 +236,59 @@ def claim_next(worker: str, before_claim: Callable[[Any], None] | None = None) -
     row, and the rows other writers hold for a moment (the dispatcher noting that it sent a
     job, a cancel) must not be skipped: the message of a job skipped that way would be
     spent on nothing. The claim waits for them instead (milliseconds); a job that ended
-    meanwhile fails the conditional UPDATE and the next one is tried."""
+    meanwhile fails the conditional UPDATE and the next one is tried.
+
+    A worker whose stream slots are all taken (``free_stream_slots``) passes streaming jobs
+    over. A stream requeued after a lost worker (a CREATED job with a ``started_at``) keeps
+    its first start and gets the event ``resumed`` ({"worker", "restart"})."""
     with transaction.atomic():
         _lock(_CLAIM_KEY)
-        for _ in range(CLAIM_ATTEMPTS):
-            job_id = next_eligible()
-            if job_id is None:
+        streams: bool | None = None  # whether this worker has a stream slot free: asked
+        for _ in range(CLAIM_ATTEMPTS):  # only when the fairest job is a stream
+            found = _next_eligible(streams is not False)
+            if found is not None and found[1] and streams is None:
+                streams = free_stream_slots(worker) > 0
+                if not streams:
+                    found = _next_eligible(False)
+            if found is None:
                 return None
+            job_id = found[0]
             if before_claim is not None:
                 before_claim(job_id)
             job = Job.objects.select_related("session", "user").filter(pk=job_id).first()
             if job is None:  # deleted with its user meanwhile
                 continue
+            first_start = job.started_at
+            fields: dict[str, Any] = {"worker": worker}
+            if first_start is not None:
+                fields["started_at"] = first_start
             claimed = lifecycle.try_transition(
-                job_id, jobstate.CREATED, jobstate.RUNNING, known=job, worker=worker
+                job_id, jobstate.CREATED, jobstate.RUNNING, known=job, **fields
             )
             if claimed is not None:
+                if first_start is not None:
+                    _resumed(job_id, worker)
                 return claimed
     return None
 
 
-def next_eligible() -> Any:
-    """The id of the job a free slot would take now (None: none), without claiming it."""
-    return eligible().values_list("id", flat=True).first()
+def _resumed(job_id: Any, worker: str) -> None:
+    restart = lifecycle.restarts_of(job_id)
+    lifecycle.record_event(job_id, "resumed", {"worker": worker, "restart": restart})
+    log.warning("job %s resumed on %s (restart %d)", job_id, worker, restart)
+
+
+def _next_eligible(streams: bool) -> tuple[Any, bool] | None:
+    """(id, is a stream) of the job a free slot would take now; None: none."""
+    flag = ExpressionWrapper(streaming(), output_field=BooleanField())
+    row = eligible(streams).annotate(stream=flag).values_list("id", "stream").first()
+    return (row[0], bool(row[1])) if row is not None else None
+
+
+def next_eligible(streams: bool = True) -> Any:
+    """The id of the job a free slot would take now (None: none), without claiming it;
+    ``streams`` False: not a streaming job."""
+    return eligible(streams).values_list("id", flat=True).first()
 
 
 # --- how many a user may have ------------------------------------------------------------------

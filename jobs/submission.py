@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core import jobstate
-from core.errors import AlreadyExists, CoreError
+from core.errors import AlreadyExists, CoreError, TooManyStreams
 from core.jobstate import IllegalTransition
 from core.limits import CheckedStatement, PlanningTimeout, accept_statement, check_statement
 from core.planner import (
@@ -206,6 +206,8 @@ def start_job(job: Job, plan: Plan) -> Job:
         with transaction.atomic():
             if was_new and not child:  # a script's statement was counted with its script,
                 scheduling.reserve_room(job.user_id)  # a pipeline's with its pipeline
+            if not child:  # a stream takes a worker's stream slot (429 TOO_MANY_STREAMS)
+                scheduling.reserve_stream(plan)
             _store(job, _plan_fields(plan, session))
             lifecycle.created(job)
             if plan.needs_spark and inline is not None and child:
@@ -217,6 +219,8 @@ def start_job(job: Job, plan: Plan) -> Job:
         raise
     except CoreError as exc:  # an in-transaction on_created hook refused (CTAS: name taken)
         job._state.adding = was_new  # a new job's insert was rolled back with the rest
+        if isinstance(exc, TooManyStreams) and was_new:
+            raise  # 429, nothing created; a script's statement whose turn came FAILS with it
         skip = _skip_plan(plan, exc)
         if skip is not None:
             return start_job(job, skip)
@@ -401,15 +405,17 @@ def pipeline_submit(
 
 
 def job_cancel(*, user: User, job: Job) -> Job:
-    """Cancel a job: CREATED ends CANCELED at once; RUNNING gets ``cancel_requested`` and its
-    worker stops Spark and ends it CANCELED; an ended job cannot be canceled (409)."""
+    """Cancel a job: CREATED ends CANCELED at once (a stream requeued after a lost worker
+    too: its cancel hooks run); RUNNING gets ``cancel_requested`` and its worker stops Spark
+    and ends it CANCELED; an ended job cannot be canceled (409)."""
     by = user.get_username()
     if job.status == jobstate.CREATED:
-        error = {
-            "code": "CANCELED",
-            "message": f"Canceled by {by} before it started.",
-            "details": {},
-        }
+        when = (
+            "while it waited to resume after its worker was lost"
+            if job.started_at is not None
+            else "before it started"
+        )
+        error = {"code": "CANCELED", "message": f"Canceled by {by} {when}.", "details": {}}
         if lifecycle.try_transition(job.id, jobstate.CREATED, jobstate.CANCELED, error=error):
             return reload_job(job.pk)
         job = reload_job(job.pk)  # it started (or ended) meanwhile

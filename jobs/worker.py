@@ -7,6 +7,9 @@ seconds (``jobs.models.Worker``) and records it on every job it claims (``Job.wo
 the reaper judges a job by the process that claimed it: a restarted worker never vouches
 for the jobs of the process before it.
 
+The row also says how many streaming jobs the process takes at once (``stream_slots``:
+``TESSERA_WORKER_MAX_STREAMS``, never its last Celery slot; ``jobs.scheduling``).
+
 From the same loop the worker runs the job housekeeping of ``jobs.maintenance``. It also
 notices, on its own machine, worker processes that have ended without saying so (killed,
 crashed): their rows are marked stopped at once and their jobs reaped, without waiting for
@@ -44,6 +47,8 @@ _identity: str | None = None
 # The jobs this process's threads run now (``running_here``), for ``fail_orphaned_jobs``.
 _running: set[str] = set()
 _running_lock = threading.Lock()
+# This process's Celery concurrency (slots), once ``worker_ready`` has told it.
+_concurrency: int | None = None
 
 # Reaping and sweeping run on every beat; expiry (sessions, results) every this many beats.
 EXPIRY_EVERY_BEATS = 12
@@ -113,11 +118,44 @@ def process_gone(token: str) -> bool:
     return _start_ticks(pid) != parts[2]
 
 
+# --- slots ---------------------------------------------------------------------------------
+
+
+def stream_slots_for(max_streams: int, concurrency: int | None) -> int:
+    """How many streaming jobs a worker process runs at once: ``max_streams``
+    (``TESSERA_WORKER_MAX_STREAMS``), and never all of its ``concurrency`` slots (threads):
+    one is always left for interactive work, so a worker with one slot runs no streams.
+    ``concurrency`` None (not known): ``max_streams``."""
+    limit = max(int(max_streams), 0)
+    if concurrency is None:
+        return limit
+    return min(limit, max(int(concurrency) - 1, 0))
+
+
+def stream_slots() -> int:
+    """This process's stream slots (its Celery concurrency, once ``worker_ready`` told it)."""
+    return stream_slots_for(settings.TESSERA_WORKER_MAX_STREAMS, _concurrency)
+
+
+def _concurrency_of(consumer: Any) -> int | None:
+    """The slots (pool threads or processes) of the Celery worker ``consumer`` belongs to."""
+    for value in (
+        getattr(getattr(consumer, "controller", None), "concurrency", None),
+        getattr(getattr(consumer, "pool", None), "limit", None),
+    ):
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
 # --- heartbeat rows -----------------------------------------------------------------------
 
 
-def beat(identity: str, started_at: Any, node: str = "", process: str = "") -> None:
-    """Write this process's heartbeat row."""
+def beat(
+    identity: str, started_at: Any, node: str = "", process: str = "", streams: int | None = None
+) -> None:
+    """Write this process's heartbeat row (``streams``: its stream slots, default
+    ``stream_slots()``)."""
     Worker.objects.update_or_create(
         hostname=identity,
         defaults={
@@ -126,6 +164,7 @@ def beat(identity: str, started_at: Any, node: str = "", process: str = "") -> N
             "process": process,
             "started_at": started_at,
             "last_heartbeat": timezone.now(),
+            "stream_slots": stream_slots() if streams is None else streams,
         },
     )
 
@@ -250,10 +289,16 @@ def warn_if_root() -> bool:
 
 @worker_ready.connect  # type: ignore[untyped-decorator]
 def _start_heartbeat(sender: Any = None, **kwargs: Any) -> None:
-    global _identity
+    global _identity, _concurrency
     node = getattr(sender, "hostname", None) or default_hostname()
     _identity = make_identity(node)
-    log.info("worker identity %s", _identity)
+    _concurrency = _concurrency_of(sender)
+    log.info(
+        "worker identity %s, %s slots, %d for streams",
+        _identity,
+        _concurrency or "?",
+        stream_slots(),
+    )
     warn_if_root()
     _start_spark()
     try:

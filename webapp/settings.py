@@ -320,6 +320,14 @@ TESSERA_SWEEP_AFTER_SECONDS = float(os.environ.get("TESSERA_SWEEP_AFTER_SECONDS"
 # 0: no limit. See jobs.scheduling.
 TESSERA_USER_RUNNING_JOBS = int(os.environ.get("TESSERA_USER_RUNNING_JOBS", "4"))
 TESSERA_USER_QUEUED_JOBS = int(os.environ.get("TESSERA_USER_QUEUED_JOBS", "100"))
+# Streams (docs/streaming-workers.md): a worker process runs at most this many streaming
+# jobs at once, and never in its last slot (--concurrency 4: at most min(this, 3)); a
+# streaming statement sent when no live worker has a stream slot free is refused (429
+# TOO_MANY_STREAMS). 0: this worker runs no streams.
+TESSERA_WORKER_MAX_STREAMS = int(os.environ.get("TESSERA_WORKER_MAX_STREAMS", "2"))
+# A stream whose worker is lost is resumed from its checkpoint by another worker (or the same
+# one restarted) at most this many times; then it fails WORKER_LOST. 0: never resumed.
+TESSERA_STREAM_MAX_RESTARTS = int(os.environ.get("TESSERA_STREAM_MAX_RESTARTS", "5"))
 # The most a session's job.timeout_seconds may ask for (SET/PATCH can only go up to it).
 TESSERA_JOB_TIMEOUT_MAX_SECONDS = int(
     os.environ.get("TESSERA_JOB_TIMEOUT_MAX_SECONDS", str(TESSERA_JOB_TIMEOUT_SECONDS))

@@ -82,6 +82,9 @@ class JobMonitor(threading.Thread):
         self._done = threading.Event()
         self._watch = watch
         self._began = time.monotonic()
+        # ``Job.worker`` at the first look: a stream requeued and claimed by another worker
+        # meanwhile is RUNNING again, under another worker (``jobs.maintenance.lose_job``).
+        self._worker: str | None = None
 
     def stop(self) -> None:
         self._done.set()
@@ -119,9 +122,17 @@ class JobMonitor(threading.Thread):
             # action that had not started at the first cancel starts with the same tag).
             self.control.cancel_within(0)
             return last_beat
-        row = Job.objects.filter(pk=self.job_id).values("status", "cancel_requested").first()
-        if row is None or row["status"] != jobstate.RUNNING:
-            self.outcome = "gone"  # reaped or otherwise ended: stop the work, write nothing
+        row = (
+            Job.objects.filter(pk=self.job_id)
+            .values("status", "cancel_requested", "worker")
+            .first()
+        )
+        if self._worker is None and row is not None:
+            self._worker = row["worker"]  # the process that claimed it: this one
+        if row is None or row["status"] != jobstate.RUNNING or row["worker"] != self._worker:
+            # Reaped or otherwise ended — or, a stream, requeued by the reaper (this worker
+            # was taken for lost) and claimed by another worker since: stop, write nothing.
+            self.outcome = "gone"
             self.control.cancel_within(0)
             return last_beat
         if row["cancel_requested"]:
@@ -133,9 +144,9 @@ class JobMonitor(threading.Thread):
         now = time.monotonic()
         if now - last_beat >= HEARTBEAT_SECONDS:
             progress = self._with_extra(self.control.progress_within(PROGRESS_WAIT_SECONDS))
-            if Job.objects.filter(pk=self.job_id, status=jobstate.RUNNING).update(
-                heartbeat_at=timezone.now(), progress=progress
-            ):
+            if Job.objects.filter(
+                pk=self.job_id, status=jobstate.RUNNING, worker=self._worker
+            ).update(heartbeat_at=timezone.now(), progress=progress):
                 notify.announce(self.job_id, notify.PROGRESS)
             return now
         return last_beat
