@@ -44,6 +44,7 @@ from core.schema import ResolvedSchema
 from jobs import lifecycle, notify, write_staging
 from jobs.commit_files import is_strictly_under, link_tree, remove, require_under, warehouse
 from jobs.models import Job
+from jobs.worker import current_identity
 
 log = logging.getLogger(__name__)
 
@@ -111,9 +112,18 @@ def check_rights(job: Job, table: Table, ctas: bool) -> None:
 
 
 def _locked_job(job_id: Any) -> Job:
+    """The job's row, locked; it must be RUNNING, and on a worker by this worker: a stream
+    requeued while this worker was taken for lost (paused, cut off) and claimed by another
+    one since commits nothing more here (``jobs.maintenance``, docs/streaming.md)."""
     job = Job.objects.select_for_update(of=("self",)).select_related("user").get(pk=job_id)
     if job.status != jobstate.RUNNING:
         raise StreamStopped(f"Job {job_id} is {job.status}; the batch was not committed.")
+    here = current_identity()
+    if here is not None and job.worker and job.worker != here:
+        raise StreamStopped(
+            f"Job {job_id} runs on another worker now (this one was taken for lost); the "
+            "batch was not committed here."
+        )
     return job
 
 

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from django.conf import settings
 
+import jobs.worker
 from catalog import services as catalog_services
 from catalog.models import Catalog, Table, TableVersion
 from jobs import stream_commit
@@ -185,7 +186,12 @@ def stream_leftovers(job_id: str) -> list[Path]:
 
 
 def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
+    alice: Pipeline,
+    catalog: str,
+    source_dir: Path,
+    streams: list[str],
+    plain_spark: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rows_file(source_dir, "f0", range(0, 100))
     create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
@@ -250,6 +256,16 @@ def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
         location = table_of(catalog, "t").location  # type: ignore[union-attr]
     assert count_of(catalog, "t") == 310
     assert TableVersion.objects.filter(table=table, metrics__batch_id=10**6).count() == 1
+
+    # A worker taken for lost whose stream another worker runs now commits nothing more.
+    monkeypatch.setattr(jobs.worker, "_identity", "another-worker@host/1/0")
+    staged = stream_commit.batch_staging(job_id, 10**6 + 1)
+    staged.mkdir(parents=True, exist_ok=True)
+    rows_file(staged, "part-zombie", range(2000, 2010))
+    with pytest.raises(stream_commit.StreamStopped, match="another worker"):
+        stream_commit.commit_batch(job_id, identifier, 10**6 + 1, staged, rows=10, ctas=True)
+    monkeypatch.undo()
+    assert count_of(catalog, "t") == 310
 
     # Cancel: CANCELED within seconds; the table and its committed rows stay.
     began = time.monotonic()
