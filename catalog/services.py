@@ -986,8 +986,10 @@ def ctas_table_create(
     return table
 
 
-def ctas_table_activate(*, table: Table, schema: Schema) -> Table:
-    """A stage table becomes the table: its schema (from the query), columns, ``active``."""
+def ctas_table_activate(*, table: Table, schema: Schema, staged_by_job: Any = None) -> Table:
+    """A stage table becomes the table: its schema (from the query), columns, ``active``.
+    ``staged_by_job``: a streaming CTAS's table keeps its job's mark until its first batch
+    commits (``jobs.stream_commit``)."""
     resolved = resolve_schema(schema)
     if not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
@@ -995,7 +997,7 @@ def ctas_table_activate(*, table: Table, schema: Schema) -> Table:
     table.schema = schema.to_dict()
     table.resolved_schema = resolved.to_dict()
     table.status = Table.STATUS_ACTIVE
-    table.staged_by_job = None
+    table.staged_by_job = staged_by_job
     with transaction.atomic():
         table.save()
         _replace_columns(table, resolved)

@@ -91,7 +91,7 @@ class PropertySpec:
     """One settable key: how its text is read, its range, its default, and what it is."""
 
     key: str
-    kind: str  # "integer" | "bytes" | "boolean" | "time zone"
+    kind: str  # "integer" | "bytes" | "boolean" | "time zone" | "runtime mode" | "duration"
     description: str
     range: Range | None = None
     default: str | None = None  # None: Spark's own default (or unset)
@@ -112,6 +112,13 @@ class PropertySpec:
             return raw.lower(), None
         if self.kind == "time zone":
             return _time_zone(raw), None
+        if self.kind == "runtime mode":
+            if raw.lower() not in RUNTIME_MODES:
+                raise PropertyValueError("'batch' or 'streaming'")
+            return raw.lower(), None
+        if self.kind == "duration":
+            milliseconds = _milliseconds(raw)
+            return _show_milliseconds(milliseconds), milliseconds
         number = _integer(raw) if self.kind == "integer" else _bytes(raw)
         return str(number), number
 
@@ -128,6 +135,10 @@ class PropertySpec:
             return "true or false"
         if self.kind == "time zone":
             return "a time zone: a region such as Europe/Paris, an offset such as +01:00, or UTC"
+        if self.kind == "runtime mode":
+            return "'batch' or 'streaming'"
+        if self.kind == "duration":
+            return "a duration from 100 ms to 1 h, such as '500 ms', '2 s' or '1 min'"
         what = "a whole number" if self.kind == "integer" else "a size in bytes (e.g. 10m)"
         if self.range is None:
             return what
@@ -140,6 +151,44 @@ def _integer(raw: str) -> int:
     if match is None:
         raise PropertyValueError("a whole number")
     return int(match.group(1))
+
+
+# Durations as Flink writes them ('500 ms', '2 s', '1 min'), in milliseconds.
+_DURATION = re.compile(
+    r"([0-9]{1,9})\s*(ms|milli|millis|s|sec|secs|second|seconds|min|mins|minute|minutes|h|hour|hours)?",
+    re.IGNORECASE,
+)
+_DURATION_UNITS = {
+    "ms": 1,
+    "milli": 1,
+    "millis": 1,
+    "s": 1000,
+    "sec": 1000,
+    "secs": 1000,
+    "second": 1000,
+    "seconds": 1000,
+    "min": 60_000,
+    "mins": 60_000,
+    "minute": 60_000,
+    "minutes": 60_000,
+    "h": 3_600_000,
+    "hour": 3_600_000,
+    "hours": 3_600_000,
+}
+
+
+def _milliseconds(raw: str) -> int:
+    match = _DURATION.fullmatch(raw)
+    if match is None:
+        raise PropertyValueError("a duration such as '500 ms', '2 s' or '1 min'")
+    return int(match.group(1)) * _DURATION_UNITS[(match.group(2) or "ms").lower()]
+
+
+def _show_milliseconds(value: int) -> str:
+    for size, unit in ((3_600_000, "h"), (60_000, "min"), (1000, "s")):
+        if value >= size and value % size == 0:
+            return f"{value // size} {unit}"
+    return f"{value} ms"
 
 
 def _bytes(raw: str) -> int:
@@ -213,12 +262,49 @@ SPARK_PROPERTIES: tuple[PropertySpec, ...] = (
     ),
 )
 
+# Streaming (docs/streaming.md): Flink's keys. The mode a statement is planned in, and the
+# micro-batch trigger of a stream (each micro-batch is one commit: Flink's checkpoint).
+RUNTIME_MODE = "execution.runtime-mode"
+RUNTIME_MODES = ("batch", "streaming")
+CHECKPOINT_INTERVAL = "execution.checkpointing.interval"
+CHECKPOINT_INTERVAL_RANGE = Range(100, 3_600_000)  # 100 ms .. 1 h, in milliseconds
+STREAMING_PROPERTIES: tuple[PropertySpec, ...] = (
+    PropertySpec(
+        RUNTIME_MODE,
+        "runtime mode",
+        "batch runs a statement once over the data there is; streaming runs CREATE TABLE … AS "
+        "SELECT, INSERT and SELECT as long-running streams (Structured Streaming).",
+        default="batch",
+    ),
+    PropertySpec(
+        CHECKPOINT_INTERVAL,
+        "duration",
+        "How often a stream runs a micro-batch; each micro-batch is committed.",
+        CHECKPOINT_INTERVAL_RANGE,
+        default="1 s",
+    ),
+)
+
+
+def runtime_mode_value(key: str, value: str) -> str:
+    """``batch`` or ``streaming`` (any case) given per statement (a CTAS's WITH, an INSERT's
+    hint); a CoreError otherwise."""
+    mode = value.strip().lower()
+    if mode not in RUNTIME_MODES:
+        raise CoreError(
+            f"The option '{key}' must be 'batch' or 'streaming', not '{value.strip()[:40]}'.",
+            details={"key": key},
+        )
+    return mode
+
+
 RESULT_MAX_ROWS = "result.max_rows"
 JOB_TIMEOUT_SECONDS = "job.timeout_seconds"
 CTAS_ATOMIC = "table.ctas.atomic"
 
 PROPERTY_KEYS: frozenset[str] = frozenset(
-    {spec.key for spec in SPARK_PROPERTIES} | {RESULT_MAX_ROWS, JOB_TIMEOUT_SECONDS, CTAS_ATOMIC}
+    {spec.key for spec in (*SPARK_PROPERTIES, *STREAMING_PROPERTIES)}
+    | {RESULT_MAX_ROWS, JOB_TIMEOUT_SECONDS, CTAS_ATOMIC}
 )
 
 
@@ -263,6 +349,7 @@ class SessionProperties:
         rows_max = max(1, result_max_rows)
         specs = (
             *SPARK_PROPERTIES,
+            *STREAMING_PROPERTIES,
             PropertySpec(
                 RESULT_MAX_ROWS,
                 "integer",
@@ -362,6 +449,15 @@ class SessionProperties:
 
     def result_max_rows(self, properties: Mapping[str, Any] | None) -> int:
         return self.integer(properties, RESULT_MAX_ROWS)
+
+    def runtime_mode(self, properties: Mapping[str, Any] | None) -> str:
+        """``batch`` or ``streaming``: the mode the session's statements are planned in."""
+        return self.effective(properties).get(RUNTIME_MODE) or "batch"
+
+    def checkpoint_interval_ms(self, properties: Mapping[str, Any] | None) -> int:
+        """A stream's micro-batch trigger, in milliseconds (clamped into its range)."""
+        value = self.effective(properties).get(CHECKPOINT_INTERVAL)
+        return _milliseconds(value) if value else 1000
 
     def job_timeout_seconds(self, properties: Mapping[str, Any] | None) -> int:
         return self.integer(properties, JOB_TIMEOUT_SECONDS)

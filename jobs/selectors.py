@@ -28,6 +28,7 @@ from core.errors import CoreError, NotFound
 from jobs import maintenance, notify, result_arrow, result_query, results
 from jobs.errors import ResultNotReady
 from jobs.models import Job, JobEvent, Session
+from jobs.stream_commit import is_streaming
 
 User = AbstractBaseUser | AnonymousUser
 T = TypeVar("T")
@@ -191,7 +192,21 @@ def job_events(*, job: Job, after: Any, limit: int) -> list[JobEvent]:
     return list(qs[:limit])
 
 
+def _stream_preview(job: Job) -> bool:
+    """A streaming SELECT's result is its latest tail: readable while it runs, and after
+    it was stopped (docs/streaming.md, "Preview")."""
+    if not job.result or job.status in (jobstate.CREATED, jobstate.FINISHED):
+        return False
+    try:
+        plan = job.typed_plan
+    except (KeyError, TypeError, ValueError):
+        return False
+    return plan is not None and not plan.writes and is_streaming(plan)
+
+
 def require_result(job: Job) -> dict[str, Any]:
+    if _stream_preview(job):
+        return dict(job.result or {})
     if job.status in (jobstate.CREATED, jobstate.RUNNING):
         raise ResultNotReady(
             f"Job {job.pk} is {job.status}; its result can be read once it has FINISHED.",

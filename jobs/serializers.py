@@ -94,6 +94,23 @@ class StageOut(serializers.Serializer[Any]):
     failure = serializers.CharField(allow_null=True, help_text="First line of why it failed")
 
 
+class StreamProgressOut(serializers.Serializer[Any]):
+    batch_id = serializers.IntegerField(help_text="The latest micro-batch's number.")
+    batches = serializers.IntegerField(help_text="Micro-batches committed by this job.")
+    input_rows_per_second = serializers.FloatField()
+    processed_rows_per_second = serializers.FloatField()
+    batch_duration_ms = serializers.IntegerField()
+    num_input_rows = serializers.IntegerField(help_text="Rows read by the latest micro-batch.")
+    watermark = serializers.CharField(
+        allow_null=True, help_text="The event-time watermark (ISO-8601, UTC), once there is one."
+    )
+    rows_committed = serializers.IntegerField(help_text="Rows this job committed so far.")
+    target_rows = serializers.IntegerField(
+        allow_null=True, help_text="Rows in the target table after the latest commit."
+    )
+    updated_at = serializers.CharField()
+
+
 class ProgressOut(serializers.Serializer[Any]):
     stages_total = serializers.IntegerField()
     stages_done = serializers.IntegerField()
@@ -107,6 +124,10 @@ class ProgressOut(serializers.Serializer[Any]):
             "100; skipped stages left out). Null while it runs, for jobs without Spark "
             "work, and on the Spark Connect runtime."
         ),
+    )
+    stream = StreamProgressOut(
+        required=False,
+        help_text="Streaming jobs only (docs/streaming.md): the latest micro-batch's figures.",
     )
 
 
@@ -124,6 +145,10 @@ class JobOut(serializers.Serializer[Job]):
     status = serializers.CharField()
     target = serializers.ListField(child=serializers.CharField(), allow_null=True)
     progress = serializers.SerializerMethodField()
+    streaming = serializers.SerializerMethodField(
+        help_text="A long-running stream (execution.runtime-mode = streaming): RUNNING until "
+        "it is cancelled or fails."
+    )
     error = serializers.JSONField(allow_null=True)
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
@@ -145,6 +170,11 @@ class JobOut(serializers.Serializer[Job]):
     @extend_schema_field(ProgressOut)
     def get_progress(self, obj: Job) -> dict[str, Any]:
         return {**PROGRESS_DEFAULT, **(obj.progress or {})}
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_streaming(self, obj: Job) -> bool:
+        args = (obj.plan or {}).get("args") or {}
+        return isinstance(args, dict) and bool(args.get("streaming"))
 
     @extend_schema_field(serializers.DictField(child=serializers.JSONField(allow_null=True)))
     def get_parameters(self, obj: Job) -> dict[str, Any]:

@@ -86,6 +86,8 @@ def plan_context(session: Session) -> PlanContext:
         limits=planning.statement_limits(),
         budget_seconds=planning.budget_seconds(),
         uploads=uploads.upload_lookup(session.id),
+        runtime_mode=registry.runtime_mode(session.properties),
+        checkpoint_interval_ms=registry.checkpoint_interval_ms(session.properties),
     )
 
 

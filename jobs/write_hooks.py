@@ -17,6 +17,8 @@ in the web process and in workers alike:
   included)
   - FAILED / CANCELED: a CTAS drops the stage table it created → ``stage_table_dropped``;
     ``jobs.commit.clean_up`` deletes what the job staged → ``data_cleaned {"deleted"}``.
+    A streaming CTAS (``jobs.stream_commit``) keeps its table once a micro-batch committed
+    into it, and drops it otherwise; a stream's batch staging and checkpoint are removed.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from core.identifiers import quote_path
 from core.jobstate import JobView, NoOpHook, Record
 from core.planner import Action
 from core.schema import ResolvedSchema, Schema
-from jobs import commit, lifecycle, write_staging
+from jobs import commit, lifecycle, stream_commit, write_staging
 from jobs.models import Job
 
 WRITE_KINDS = ("ctas", "insert", "statement_set")
@@ -133,7 +135,8 @@ class WriteCommitHook(NoOpHook):
         write_staging.prepare(row)
         if not _is_ctas(job):
             return
-        atomic = is_atomic(row, args)
+        # A streaming CTAS is never atomic: its table is there from the start (FLIP-218).
+        atomic = is_atomic(row, args) and not stream_commit.is_streaming(job.plan)
         entry = write_staging.record(row, _identifier(job), atomic=atomic)
         if not atomic:
             table = _create_table(row, args, entry, schema=None)
@@ -180,13 +183,22 @@ class WriteCleanupHook(NoOpHook):
     def _clean(self, job: JobView, record: Record) -> None:
         if not _is_write(job):
             return
+        streaming = stream_commit.is_streaming(job.plan)
         if _is_ctas(job):
-            dropped = catalog_services.ctas_table_drop(job_id=job.id)
+            # A streaming CTAS keeps its table once a batch committed (FLIP-218's streaming
+            # semantics); one that committed none is dropped like a stage table.
+            dropped = (
+                stream_commit.drop_unused_table(job.id)
+                if streaming
+                else catalog_services.ctas_table_drop(job_id=job.id)
+            )
             if dropped is not None:
                 record("stage_table_dropped", {"table": _table_name(dropped)})
         staged = Job.objects.filter(pk=job.id).values_list("staging", flat=True).first()
         if staged:
             record("data_cleaned", {"deleted": commit.clean_up(job)})
+        if streaming:
+            stream_commit.clean_stream(job.id)
 
 
 COMMIT_HOOK = WriteCommitHook()

@@ -13,7 +13,7 @@ from typing import cast
 from core import limits
 from core.errors import CoreError
 from core.limits import CheckedStatement, StatementTooDeep
-from core.planner import guard
+from core.planner import guard, streaming
 from core.planner.analyze import plan_analyze
 from core.planner.ddl import is_ctas, plan_create_table
 from core.planner.errors import ForbiddenSql
@@ -293,7 +293,7 @@ def _plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Pl
     statement = Statement(sql, tuple(groups[0][2]), reader, context, begin, end)
     guard.check_statement_tokens(statement.tokens)
     limits.check_budget()
-    return plan_tokens(statement)
+    return streaming.finish(plan_tokens(statement), context)
 
 
 # --- the kind of a statement without a plan ---------------------------------------------------

@@ -27,7 +27,13 @@ from core.identifiers import name_key
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.plan import Action, Plan
 from core.planner.resolve import check_column_expression
-from core.planner.sources import dataframe_source, declared_source, upload_source
+from core.planner.sources import (
+    RATE_COLUMNS,
+    dataframe_source,
+    declared_source,
+    rate_source,
+    upload_source,
+)
 from core.planner.statement import (
     Statement,
     accept_if_not_exists,
@@ -92,6 +98,23 @@ def _source_options(trailing: Trailing, roots: tuple[str, ...], temporary: bool)
     except CoreError:
         pass
     raise CoreError(TEMPORARY_TABLE_NEEDS_PATH)
+
+
+def _check_rate_columns(elements: _Elements) -> None:
+    """The physical columns of a rate table are Spark's rate source's, by name and type."""
+    given = {name_key(n): (n, t) for n, t in RATE_COLUMNS}
+    for column in elements.columns:
+        if not isinstance(column, PhysicalColumn):
+            continue
+        expected = given.get(name_key(column.name))
+        if expected is None or column.data_type.sql() != expected[1]:
+            columns = ", ".join(f"`{n}` {t}" for n, t in RATE_COLUMNS)
+            raise CoreError(
+                f"The rate connector gives the columns {columns}; `{column.name}` "
+                f"{column.data_type.sql()} is not one of them (computed columns may derive "
+                "others).",
+                details={"column": column.name},
+            )
 
 
 def _peek_punct(cursor: TokenCursor, value: str) -> bool:
@@ -278,14 +301,28 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
         if temporary
         else None
     )
+    rate = (
+        rate_source(trailing.using, trailing.options or {}, trailing.location)
+        if temporary and dataframe is None
+        else None
+    )
     upload = (
         upload_source(
             trailing.using, trailing.options or {}, trailing.location, statement.context.uploads
         )
-        if temporary and dataframe is None
+        if temporary and dataframe is None and rate is None
         else None
     )
-    if dataframe is not None:
+    if rate is not None:
+        options = rate
+        if trailing.partition_by:
+            raise CoreError("A table over the rate connector cannot be partitioned.")
+        if not listed:
+            elements.columns = [
+                PhysicalColumn(name, parse_data_type(text)) for name, text in RATE_COLUMNS
+            ]
+        _check_rate_columns(elements)
+    elif dataframe is not None:
         options = dataframe
         if trailing.partition_by:
             raise CoreError("A table over a DataFrame cannot be partitioned.")

@@ -139,3 +139,7 @@ class PlanContext:
     # its session): only it may declare and read tables over its own live DataFrames
     # (``'connector' = 'dataframe'``). None: any other statement.
     pipeline_job: str | None = None
+    # The session's ``execution.runtime-mode`` (``batch`` | ``streaming``) and a stream's
+    # micro-batch trigger (``execution.checkpointing.interval``, in milliseconds).
+    runtime_mode: str = "batch"
+    checkpoint_interval_ms: int = 1000

@@ -133,6 +133,10 @@ class RelationPlan:
     columns: tuple[ColumnPlan, ...] = ()
     sql: str = ""  # views: the view's query rewritten to aliases of earlier relations
     temporary: bool = False  # a session's temporary table/view (in JSON only when true)
+    # Streaming (docs/streaming.md), in JSON only when set: read with ``readStream``; the
+    # table's declared watermark as ``withWatermark`` takes it ({"column", "delay"}).
+    streaming: bool = False
+    watermark: Mapping[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -152,6 +156,10 @@ class RelationPlan:
             )
         if self.temporary:
             result["temporary"] = True
+        if self.streaming:
+            result["streaming"] = True
+        if self.watermark:
+            result["watermark"] = dict(self.watermark)
         return result
 
     @classmethod
@@ -168,6 +176,8 @@ class RelationPlan:
             columns=tuple(ColumnPlan.from_dict(c) for c in data.get("columns", ())),
             sql=data.get("sql", ""),
             temporary=bool(data.get("temporary", False)),
+            streaming=bool(data.get("streaming", False)),
+            watermark=dict(data["watermark"]) if data.get("watermark") else None,
         )
 
 

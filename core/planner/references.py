@@ -8,8 +8,10 @@ rules run here too, before anything is resolved.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 import sqlglot
 from sqlglot import exp
@@ -106,10 +108,30 @@ class _Unparsable(Exception):
         self.message = message
 
 
+# sqlglot reads ``window`` before ``(`` in GROUP BY as the start of a WINDOW clause and
+# fails on ``GROUP BY window(ts, '1 minute')`` (Spark's event-time window). sqlglot is
+# given a same-length name there instead: positions stay, and every reference is read from
+# our own tokens (``_Positions``), so the call is still ``window`` to the planner and the
+# user's text reaches Spark unchanged.
+_WINDOW_CALL = re.compile(r"\bwindow\s*\(", re.IGNORECASE)
+_WINDOW_STAND_IN = "w1ndow"
+
+
+def _for_sqlglot(source: str) -> str:
+    if _WINDOW_CALL.search(source) is None:
+        return source
+    tokens = tokenize(source)
+    text = list(source)
+    for token, following in pairwise(tokens):
+        if token.kind == "word" and token.text.lower() == "window" and following.is_punct("("):
+            text[token.start : token.end] = _WINDOW_STAND_IN
+    return "".join(text)
+
+
 def _parse(source: str) -> exp.Expr:
     """Parse one Spark SQL statement; failures carry the offending offset in ``source``."""
     try:
-        expressions = sqlglot.parse(source, read="spark")
+        expressions = sqlglot.parse(_for_sqlglot(source), read="spark")
     except TokenError:
         tokenize(source)  # raises our ParseError with the position
         raise _Unparsable(0, "Cannot read the query") from None

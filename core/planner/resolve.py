@@ -35,6 +35,7 @@ from core.planner.references import (
     analyze_query,
 )
 from core.planner.sources import stored_source
+from core.planner.streaming import declared_watermark
 from core.planner.tokens import Token, statement_groups, strip_region, tokenize
 
 RELATION_ALIAS = "__tessera_r{}"
@@ -162,6 +163,7 @@ def table_plan(
         physical_schema=", ".join(physical),
         columns=tuple(columns),
         temporary=table.temporary,
+        watermark=declared_watermark(schema),
     )
 
 

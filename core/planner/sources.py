@@ -47,6 +47,17 @@ DATAFRAME_ONLY_IN_PIPELINES = (
 )
 
 
+# Spark's rate source as a demo stream (docs/streaming.md): a temporary table
+# ``WITH ('connector' = 'rate', 'rows-per-second' = '100')`` of the columns Spark's source
+# gives (``timestamp``, ``value``); read only in streaming mode. Option → Spark's name, range.
+RATE_CONNECTOR = "rate"
+RATE_COLUMNS = (("timestamp", "TIMESTAMP"), ("value", "BIGINT"))
+RATE_OPTIONS: dict[str, tuple[str, int, int, int]] = {
+    "rows-per-second": ("rowsPerSecond", 1, 1_000_000, 1),
+    "num-partitions": ("numPartitions", 1, 64, 1),
+}
+
+
 class DataFrameRefused(ForbiddenSql):
     """A ``'connector' = 'dataframe'`` table declared or read outside its own pipeline."""
 
@@ -129,6 +140,56 @@ def dataframe_source(
     return {"connector": DATAFRAME_CONNECTOR, DATAFRAME_VIEW: view, DATAFRAME_JOB: job}
 
 
+def names_rate(using: str | None, options: Mapping[str, str]) -> bool:
+    """Whether a declaration names the ``rate`` connector (USING or an option)."""
+    return _names_connector(using, options, RATE_CONNECTOR)
+
+
+def rate_source(
+    using: str | None, options: Mapping[str, str], location: str | None
+) -> dict[str, str] | None:
+    """A temporary table over Spark's rate source: the options to store (every one given,
+    canonical), None when the table names no rate source."""
+    if not names_rate(using, options):
+        return None
+    stored = {"connector": RATE_CONNECTOR}
+    if location is not None:
+        raise CoreError("A table over the rate connector reads no files: drop LOCATION.")
+    for key, value in options.items():
+        lowered = key.lower()
+        if lowered in ("connector", "format"):
+            continue
+        known = RATE_OPTIONS.get(lowered)
+        if known is None:
+            raise CoreError(
+                f"A table over the rate connector takes only the options "
+                f"{', '.join(repr(k) for k in RATE_OPTIONS)}; drop '{key}'.",
+                details={"key": key},
+            )
+        _, low, high, _ = known
+        text = str(value).strip()
+        if not text.isdigit() or not low <= int(text) <= high:
+            raise CoreError(
+                f"The option '{lowered}' of the rate connector must be a whole number from "
+                f"{low:,} to {high:,}, not '{text[:40]}'.",
+                details={"key": key},
+            )
+        stored[lowered] = str(int(text))
+    return stored
+
+
+def _rate_options(options: Mapping[str, str]) -> dict[str, str]:
+    """Spark's rate-source options of a stored rate table (checked again: defaults for what
+    is missing or out of range)."""
+    lowered = {str(k).lower(): str(v).strip() for k, v in options.items()}
+    result: dict[str, str] = {}
+    for key, (spark_name, low, high, default) in RATE_OPTIONS.items():
+        text = lowered.get(key, "")
+        value = int(text) if text.isdigit() and low <= int(text) <= high else default
+        result[spark_name] = str(value)
+    return result
+
+
 def upload_source(
     using: str | None,
     options: Mapping[str, str],
@@ -188,6 +249,12 @@ def declared_source(
     """
     if _names_upload(using, options):
         raise CoreError(UPLOAD_NOT_PERMANENT)
+    if names_rate(using, options):
+        raise CoreError(
+            "Only a temporary table can read the rate connector (a demo stream): CREATE "
+            "TEMPORARY TABLE r (`timestamp` TIMESTAMP, `value` BIGINT) WITH ('connector' = "
+            "'rate', 'rows-per-second' = '10')."
+        )
     if names_dataframe(using, options):
         raise DataFrameRefused(DATAFRAME_ONLY_IN_PIPELINES)
     with _as_forbidden():
@@ -279,6 +346,11 @@ def stored_source(
             {DATAFRAME_VIEW: view, DATAFRAME_JOB: job},
             external=True,
         )
+    if any(
+        k.lower() == "connector" and str(v).strip().lower() == RATE_CONNECTOR
+        for k, v in options.items()
+    ):
+        return TableSource(RATE_CONNECTOR, "", _rate_options(options), external=True)
     if any(
         k.lower() == "connector" and str(v).strip().lower() == UPLOAD_CONNECTOR
         for k, v in options.items()

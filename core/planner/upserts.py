@@ -24,6 +24,7 @@ from core.identifiers import name_key
 from core.options import WRITE_MODE, write_mode_value
 from core.planner.model import Relation
 from core.planner.tokens import Token, TokenCursor, tokenize
+from core.session_properties import RUNTIME_MODE, runtime_mode_value
 
 OP_COLUMN = "op"
 _MAX_HINT = 2000
@@ -67,15 +68,20 @@ def _hint_options(text: str) -> dict[str, str]:
         if not cursor.accept_punct("=") or value.kind != "string":
             raise CoreError("The hint's OPTIONS take 'key' = 'value' pairs of quoted strings.")
         cursor.position += 1
-        if key.text.lower() != WRITE_MODE:
+        name = key.text.lower()
+        if name not in (WRITE_MODE, RUNTIME_MODE):
             raise CoreError(
                 f"The option '{key.text}' cannot be given in a statement's hint: only "
-                f"'{WRITE_MODE}' can.",
+                f"'{WRITE_MODE}' and '{RUNTIME_MODE}' can.",
                 details={"key": key.text},
             )
-        if WRITE_MODE in options:
-            raise CoreError(f"The option '{WRITE_MODE}' is given twice in the hint.")
-        options[WRITE_MODE] = write_mode_value(key=key.text, value=value.text)
+        if name in options:
+            raise CoreError(f"The option '{name}' is given twice in the hint.")
+        options[name] = (
+            write_mode_value(key=key.text, value=value.text)
+            if name == WRITE_MODE
+            else runtime_mode_value(key.text, value.text)
+        )
         if cursor.accept_punct(")"):
             break
         if not cursor.accept_punct(","):
@@ -112,11 +118,13 @@ def _hints(gap: str) -> list[str]:
     return found
 
 
-def read_hint(text: str, tokens: Sequence[Token], table_end: int, query_start: int) -> str | None:
-    """The ``write.mode`` of the hint after the table name (token ``table_end - 1`` is the
-    name's last), or None. A hint anywhere else before the query is refused rather than
-    silently taken for a comment."""
-    mode: str | None = None
+def read_hint(
+    text: str, tokens: Sequence[Token], table_end: int, query_start: int
+) -> dict[str, str]:
+    """The options of the hint after the table name (token ``table_end - 1`` is the name's
+    last): ``write.mode`` and ``execution.runtime-mode``, each when given. A hint anywhere
+    else before the query is refused rather than silently taken for a comment."""
+    options: dict[str, str] = {}
     for index in range(1, query_start + 1):
         if index >= len(tokens):
             break
@@ -130,8 +138,7 @@ def read_hint(text: str, tokens: Sequence[Token], table_end: int, query_start: i
                 "INSERT INTO p /*+ OPTIONS('write.mode' = 'upsert') */ …"
             )
         options = _hint_options(found[0])
-        mode = options.get(WRITE_MODE)
-    return mode
+    return options
 
 
 def _table_mode(table: Relation) -> str:

@@ -21,7 +21,7 @@ stage table is created (ALREADY_EXISTS, or ``skipped_exists`` with IF NOT EXISTS
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.errors import AlreadyExists, CoreError, NotFound, PermissionDenied
@@ -39,6 +39,7 @@ from core.planner.sources import declared_source, stored_source
 from core.planner.statement import Statement, accept_if_not_exists
 from core.planner.tokens import Token, TokenCursor, parse_error
 from core.planner.upserts import plan_upsert, read_hint
+from core.session_properties import RUNTIME_MODE, runtime_mode_value
 
 ATOMIC_OPTION = "table.ctas.atomic"
 TARGET_ALIAS = "__tessera_t{}"  # the alias of an INSERT's target in ``args.table``
@@ -63,6 +64,15 @@ def _atomic(options: dict[str, str]) -> bool | None:
                 details={"key": key},
             )
         value = raw.strip().lower() == "true"
+    return value
+
+
+def _runtime_mode(options: dict[str, str]) -> str | None:
+    """Remove ``execution.runtime-mode`` (any case; a statement option, never stored) and
+    return its value."""
+    value: str | None = None
+    for key in [k for k in options if k.lower() == RUNTIME_MODE]:
+        value = runtime_mode_value(key, options.pop(key))
     return value
 
 
@@ -110,6 +120,9 @@ def plan_ctas(statement: Statement, position: int) -> Plan:
     query_tokens = statement.tokens[cursor.position :]
     if not starts_query(query_tokens):
         raise cursor.error(_QUERY)
+    given = dict(trailing.options or {})
+    runtime_mode = _runtime_mode(given)
+    trailing = replace(trailing, options=given)
     options, atomic = _ctas_options(trailing, statement.context.storage_roots)
     if options.get(WRITE_MODE) == "upsert":
         raise CoreError(
@@ -128,6 +141,8 @@ def plan_ctas(statement: Statement, position: int) -> Plan:
         "comment": trailing.comment,
         "atomic": atomic,
     }
+    if runtime_mode is not None:
+        args[RUNTIME_MODE] = runtime_mode  # taken out by ``streaming.finish``
     existing = statement.reader.get_relation(ident)
     if existing is not None and not existing.temporary:
         if not if_not_exists:
@@ -307,6 +322,7 @@ class _ParsedInsert:
     refs: QueryRefs
     end: int  # where the query's text ends
     hint: str | None = None  # write.mode from /*+ OPTIONS(…) */ after the table name
+    runtime_mode: str | None = None  # execution.runtime-mode from that hint
 
 
 def _parse_insert(statement: Statement, tokens: Sequence[Token], end: int) -> _ParsedInsert:
@@ -330,7 +346,16 @@ def _parse_insert(statement: Statement, tokens: Sequence[Token], end: int) -> _P
         raise cursor.error(_QUERY)
     hint = read_hint(statement.text, tokens, table_end, cursor.position)
     refs = analyze_query(statement.text, query_tokens)
-    return _ParsedInsert(ident, overwrite, listed, query_tokens, refs, end, hint)
+    return _ParsedInsert(
+        ident,
+        overwrite,
+        listed,
+        query_tokens,
+        refs,
+        end,
+        hint.get(WRITE_MODE),
+        hint.get(RUNTIME_MODE),
+    )
 
 
 def _resolve_insert(
@@ -369,6 +394,8 @@ def _resolve_insert(
     }
     if upsert is not None:
         args.update(upsert.to_args())
+    if insert.runtime_mode is not None:
+        args[RUNTIME_MODE] = insert.runtime_mode  # taken out by ``streaming.finish``
     return _Insert(table.identifier, rewritten.sql, args)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.db import close_old_connections, connection
@@ -64,12 +64,19 @@ class JobMonitor(threading.Thread):
     still ends it within seconds (the worker's watchdog then restarts that JVM)."""
 
     def __init__(
-        self, job_id: Any, control: SparkJobControl, timeout: float, watch: notify.Watch
+        self,
+        job_id: Any,
+        control: SparkJobControl,
+        timeout: float,
+        watch: notify.Watch,
+        extra: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         super().__init__(name=f"tessera-monitor-{job_id}", daemon=True)
         self.job_id = job_id
         self.control = control
         self.timeout = timeout
+        # What the job adds to its progress (a stream's ``stream`` figures).
+        self.extra = extra
         self.outcome: str | None = None  # "canceled" | "timeout" | "gone"
         self.cancel_latency: float | None = None
         self._done = threading.Event()
@@ -125,7 +132,7 @@ class JobMonitor(threading.Thread):
             return last_beat
         now = time.monotonic()
         if now - last_beat >= HEARTBEAT_SECONDS:
-            progress = self.control.progress_within(PROGRESS_WAIT_SECONDS)
+            progress = self._with_extra(self.control.progress_within(PROGRESS_WAIT_SECONDS))
             if Job.objects.filter(pk=self.job_id, status=jobstate.RUNNING).update(
                 heartbeat_at=timezone.now(), progress=progress
             ):
@@ -133,11 +140,22 @@ class JobMonitor(threading.Thread):
             return now
         return last_beat
 
-    def _stop_spark(self) -> tuple[bool, dict[str, int]]:
+    def _with_extra(self, progress: Mapping[str, Any]) -> dict[str, Any]:
+        result = dict(progress)
+        if self.extra is not None:
+            try:
+                result.update(self.extra())
+            except Exception:  # figures must never stop the heartbeat
+                log.debug("job %s: extra progress unavailable", self.job_id, exc_info=True)
+        return result
+
+    def _stop_spark(self) -> tuple[bool, dict[str, Any]]:
         """Cancel the job's Spark work, waiting at most ``CANCEL_WAIT_SECONDS``; whether
         Spark took it, and the progress to record."""
         stopped = self.control.cancel_within(CANCEL_WAIT_SECONDS)
-        progress = self.control.progress_within(PROGRESS_WAIT_SECONDS if stopped else 0)
+        progress = self._with_extra(
+            self.control.progress_within(PROGRESS_WAIT_SECONDS if stopped else 0)
+        )
         if not stopped:
             log.warning("job %s: Spark did not take the cancel in time", self.job_id)
         return stopped, progress

@@ -35,7 +35,7 @@ def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None
         runtime.mirror_conf(spark, key, value)
 
 
-def _column_expression(column: ColumnPlan) -> str:
+def column_expression(column: ColumnPlan) -> str:
     name = column.name
     if column.kind == "computed":
         return f"{column.expression} AS {quote(name)}"
@@ -62,7 +62,7 @@ def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any 
     columns = relation.columns
     if columns:
         # Computed and metadata columns: Spark-parsed and checked (built-ins only).
-        expressions = [_column_expression(c) for c in columns]
+        expressions = [column_expression(c) for c in columns]
         frame = sqlguard.guard(spark).select_expr(frame, expressions)
     frame.createOrReplaceTempView(relation.alias)
 

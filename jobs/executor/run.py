@@ -17,6 +17,8 @@ progress.
 
 Writes (``ctas``, ``insert``, ``statement_set``) run under the same monitor; what they do
 between the registration and the terminal transition is ``jobs.executor.write_runner``.
+A plan with ``args.streaming`` (a streaming SELECT, CTAS or INSERT) goes to
+``jobs.executor.streaming``: it runs until it is canceled, times out or fails.
 
 DDL that needs Spark only for analysis (``create_table`` with expressions, ``create_view``,
 ``create_function``) goes to ``jobs.commands.run_command``, which makes the transitions
@@ -34,7 +36,7 @@ from django.conf import settings
 
 from core import jobstate
 from core.planner import QUERY_ACTIONS, WRITE_ACTIONS, Action, Plan
-from jobs import lifecycle, notify, scheduling
+from jobs import lifecycle, notify, scheduling, stream_commit
 from jobs.commands import run_command
 from jobs.executor import (
     analyze,
@@ -44,6 +46,7 @@ from jobs.executor import (
     registration,
     runtime,
     sqlguard,
+    streaming,
     write_runner,
 )
 from jobs.executor.control import SparkJobControl
@@ -193,6 +196,9 @@ def _run_job(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> st
     # of a write was decided when the job was created, before this row was read).
     with errors.known_locations(errors.plan_locations(plan, dict(job.staging or {}))):
         try:
+            if stream_commit.is_streaming(plan):
+                limit = max_rows(job_properties(job), plan)
+                return streaming.run_stream(job, plan, watch, spark, preview_rows=limit)
             if action in SPARK_COMMAND_ACTIONS:
                 return _run_command(job, plan, spark)
             if action in WRITE_ACTIONS:

@@ -154,7 +154,9 @@ def test_a_spark_job_waits_created_with_the_job_json_of_the_contract(alice_api):
         "finished_at",
         "result",
         "parameters",
+        "streaming",
     }
+    assert body["streaming"] is False
     assert body["id"] == str(job.id)
     assert body["session"] == session["id"]
     assert body["user"] == "alice"

@@ -29,6 +29,7 @@ from core.schema import (
     Schema,
     SchemaResolver,
     UnresolvedColumn,
+    WatermarkSpec,
 )
 
 STORAGE_ROOT = "/srv/tessera/external"
@@ -100,6 +101,7 @@ class MemoryCatalog:
         status: str = "active",
         temporary: bool = False,
         staged_by_job: str | None = None,
+        watermarks: Iterable[WatermarkSpec] = (),
     ) -> Relation:
         ident = ObjectIdentifier.of(path.split("."))
         declared = [
@@ -108,7 +110,7 @@ class MemoryCatalog:
             else c
             for c in columns
         ]
-        resolved = SchemaResolver().resolve(Schema(tuple(declared)))
+        resolved = SchemaResolver().resolve(Schema(tuple(declared), tuple(watermarks)))
         if options is None and temporary:
             options = {"connector": "parquet", "path": f"{STORAGE_ROOT}/tmp/{ident.name}"}
         options = {"format": "parquet"} if options is None else options

@@ -13,7 +13,19 @@ from core.planner.upserts import read_hint
 def hint_of(sql: str, table_end: int = 3) -> str | None:
     tokens = tokenize(sql)
     query = next(i for i, t in enumerate(tokens) if t.is_word("SELECT"))
-    return read_hint(sql, tokens, table_end, query)
+    return read_hint(sql, tokens, table_end, query).get("write.mode")
+
+
+def test_the_runtime_mode_in_the_hint() -> None:
+    sql = (
+        "INSERT INTO t /*+ OPTIONS('write.mode' = 'upsert', "
+        "'execution.runtime-mode' = 'Streaming') */ SELECT 1"
+    )
+    tokens = tokenize(sql)
+    assert read_hint(sql, tokens, 3, 9) == {
+        "write.mode": "upsert",
+        "execution.runtime-mode": "streaming",
+    }
 
 
 def test_the_hint_after_the_table_name() -> None:
@@ -29,6 +41,10 @@ def test_the_hint_after_the_table_name() -> None:
     [
         ("INSERT INTO t /*+ OPTIONS('path' = '/etc') */ SELECT 1", "'path'"),
         ("INSERT INTO t /*+ OPTIONS('write.mode' = 'merge') */ SELECT 1", "append, upsert"),
+        (
+            "INSERT INTO t /*+ OPTIONS('execution.runtime-mode' = 'fast') */ SELECT 1",
+            "'batch' or 'streaming'",
+        ),
         ("INSERT INTO t /*+ BROADCAST(t) */ SELECT 1", "only"),
         (
             "INSERT INTO t /*+ OPTIONS('write.mode' = 'upsert', 'write.mode' = 'append') */ "

@@ -926,6 +926,8 @@ export interface components {
             status: string;
             target: string[] | null;
             readonly progress: components["schemas"]["ProgressOut"];
+            /** @description A long-running stream (execution.runtime-mode = streaming): RUNNING until it is cancelled or fails. */
+            readonly streaming: boolean;
             error: unknown;
             /** Format: date-time */
             created_at: string;
@@ -1028,6 +1030,8 @@ export interface components {
             tasks_done: number;
             /** @description Metrics of each Spark stage, recorded when the job's Spark work ended (at most 100; skipped stages left out). Null while it runs, for jobs without Spark work, and on the Spark Connect runtime. */
             stages: components["schemas"]["StageOut"][] | null;
+            /** @description Streaming jobs only (docs/streaming.md): the latest micro-batch's figures. */
+            stream?: components["schemas"]["StreamProgressOut"];
         };
         ResolvedOut: {
             /** @description with ?missing=ok only */
@@ -1255,6 +1259,26 @@ export interface components {
             row_limit?: number | null;
             /** @description With wait: when the job has FINISHED, the answer carries the first page of its result (result_page), as GET /jobs/{id}/result?page_size= would give it. */
             page_size?: number;
+        };
+        StreamProgressOut: {
+            /** @description The latest micro-batch's number. */
+            batch_id: number;
+            /** @description Micro-batches committed by this job. */
+            batches: number;
+            /** Format: double */
+            input_rows_per_second: number;
+            /** Format: double */
+            processed_rows_per_second: number;
+            batch_duration_ms: number;
+            /** @description Rows read by the latest micro-batch. */
+            num_input_rows: number;
+            /** @description The event-time watermark (ISO-8601, UTC), once there is one. */
+            watermark: string | null;
+            /** @description Rows this job committed so far. */
+            rows_committed: number;
+            /** @description Rows in the target table after the latest commit. */
+            target_rows: number | null;
+            updated_at: string;
         };
         TableInRequest: {
             name: string;
