@@ -243,14 +243,17 @@ class Tessera:
         assert job["status"] == "FINISHED", job
         return seconds, str(job["id"])
 
-    def location(self, name: str, database: str = "d") -> str:
-        """The current location of the catalog's table ``database.name``."""
+    def table(self, name: str, database: str = "d") -> Any:
+        """The row of the catalog's table ``database.name``."""
         from catalog.models import Table
 
-        table = Table.objects.get(
+        return Table.objects.get(
             database__catalog__name=self.catalog, database__name=database, name=name
         )
-        return str(table.location)
+
+    def location(self, name: str, database: str = "d") -> str:
+        """The current location of the catalog's table ``database.name``."""
+        return str(self.table(name, database).location)
 
 
 @contextmanager

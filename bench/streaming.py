@@ -39,7 +39,7 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,8 @@ class Batch:
 @dataclass(frozen=True)
 class Run:
     batches: list[Batch]
+    # Where the batches after the first spent their time (seconds per batch, by phase).
+    phases: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def rows(self) -> int:
@@ -193,7 +195,27 @@ def plain_run(
             time.sleep(0.05)
     finally:
         query.stop()
-    return Run(batches)
+    return Run(batches, _plain_phases(query.recentProgress))
+
+
+PLAIN_PHASES = (
+    "latestOffset",
+    "getBatch",
+    "queryPlanning",
+    "addBatch",
+    "walCommit",
+    "commitOffsets",
+)
+
+
+def _plain_phases(progress: list[Any]) -> dict[str, list[float]]:
+    """Spark's own split of each batch after the first (``durationMs``), in seconds."""
+    phases: dict[str, list[float]] = {name: [] for name in PLAIN_PHASES}
+    reports = [p for p in map(_progress_dict, progress) if int(p.get("numInputRows") or 0)]
+    for item in reports[1:]:
+        for name in PLAIN_PHASES:
+            phases[name].append(int(item["durationMs"].get(name) or 0) / 1000)
+    return phases
 
 
 def _plain_batches(progress: list[Any]) -> list[Batch]:
@@ -236,33 +258,61 @@ def tessera_run(side: Tessera, table: str, source: str, total: int, timeout: flo
     side.cancel(job_id)
     job = side.until_done(side.job(job_id))
     assert job["status"] == "CANCELED", job
-    events = [
-        dict(e.detail, at=e.at.timestamp())
-        for e in JobEvent.objects.filter(job_id=job_id, type="batch_committed").order_by("at")
-    ]
-    return Run(tessera_batches([e for e in events if int(e.get("rows") or 0) > 0]))
+    found = JobEvent.objects.filter(job_id=job_id, type__in=("stream_started", "batch_committed"))
+    events = [dict(e.detail, type=e.type, at=e.at.timestamp()) for e in found.order_by("at")]
+    started = next(e["at"] for e in events if e["type"] == "stream_started")
+    committed = [e for e in events if e["type"] == "batch_committed" and int(e["rows"] or 0) > 0]
+    batches = tessera_batches(committed, started)
+    return Run(batches, tessera_phases(side.table(table), batches))
 
 
-def tessera_batches(events: list[dict[str, Any]]) -> list[Batch]:
+def tessera_phases(table: Any, batches: list[Batch]) -> dict[str, list[float]]:
+    """Where each batch after the first spent its time, from the table's versions (one per
+    batch: its directory holds hard links of the version before and the batch's new files,
+    whose modification times are when Spark wrote them): ``write`` from the previous commit
+    to the batch's last file written (Spark's commit log, the next trigger, listing, reading
+    and writing the files); ``commit`` from there to ``batch_committed`` (the written check,
+    the table's transaction, the hard links); ``links`` the files linked."""
+    from catalog.models import TableVersion
+
+    by_batch = {
+        int(v.metrics["batch_id"]): v.location
+        for v in TableVersion.objects.filter(table=table, metrics__batch_id__isnull=False)
+    }
+    phases: dict[str, list[float]] = {"write": [], "commit": [], "links": []}
+    seen: set[int] = set()
+    for index, batch in enumerate(batches):
+        files = list(Path(by_batch[batch.batch_id]).rglob("*.parquet"))
+        stats = {f.stat().st_ino: f.stat().st_mtime for f in files}
+        new = [mtime for inode, mtime in stats.items() if inode not in seen]
+        seen |= set(stats)
+        if index == 0 or not new:
+            continue
+        written = max(new)
+        phases["write"].append(written - batches[index - 1].end)
+        phases["commit"].append(batch.end - written)
+        phases["links"].append(float(len(files)))
+    return phases
+
+
+def tessera_batches(events: list[dict[str, Any]], started: float) -> list[Batch]:
     """Batches from ``batch_committed`` events: ``rows`` are the batch's, the event's time is
     its commit. A batch starts when the one before it was committed (the source has more
-    files than one trigger takes, so the next batch starts at once); the first batch's start
-    is its commit minus its duration, from whichever event carries the first batch's Spark
-    figures (its own, or the next one's when the figures are Spark's ``lastProgress``, which
-    inside a batch still describes the batch before it)."""
+    files than one trigger takes, so the next batch starts at once). The first batch starts
+    at its commit minus its duration when an event carries the first batch's Spark figures
+    (its own, or the next one's when they are Spark's ``lastProgress``, which inside a batch
+    still describes the batch before it); else at the ``stream_started`` event (``started``),
+    recorded once ``writeStream.start()`` returned, i.e. as the first trigger begins."""
     if not events:
         return []
     first = events[0]
-    duration = 0.0
+    start = started
     for event in events[:2]:
-        if int(event.get("num_input_rows") or -1) == int(first["rows"]):
-            duration = int(event.get("batch_duration_ms") or 0) / 1000
+        duration = int(event.get("batch_duration_ms") or 0) / 1000
+        if duration and int(event.get("num_input_rows") or -1) == int(first["rows"]):
+            start = first["at"] - duration
             break
-    if not duration:
-        print("note: no event carries the first batch's duration; it counts as 0 s")
-    batches = [
-        Batch(int(first["batch_id"]), int(first["rows"]), first["at"] - duration, first["at"])
-    ]
+    batches = [Batch(int(first["batch_id"]), int(first["rows"]), start, first["at"])]
     for event in events[1:]:
         batches.append(
             Batch(int(event["batch_id"]), int(event["rows"]), batches[-1].end, event["at"])
@@ -411,7 +461,8 @@ def _report(args: Any, sides: dict[str, list[Run]]) -> None:
 
 def _profile(ours: list[Run], theirs: list[Run]) -> None:
     """Per batch, on both sides alike: the first batch's duration and the time from one
-    batch's commit to the next one's (a batch, plus what the stream does between batches)."""
+    batch's commit to the next one's (a batch, plus what the stream does between batches);
+    then each side's split of the batches after the first (median s per batch)."""
     for name, runs in (("Tessera", ours), ("plain", theirs)):
         firsts = [r.batches[0].end - r.batches[0].start for r in runs]
         steps = [
@@ -425,6 +476,12 @@ def _profile(ours: list[Run], theirs: list[Run]) -> None:
             f"{name}: first batch median {statistics.median(firsts):.3f} s; commit to commit "
             f"median {statistics.median(steps):.3f} s (min {min(steps):.3f}, max {max(steps):.3f})"
         )
+        split = {
+            phase: statistics.median(x for r in runs for x in r.phases.get(phase, []))
+            for phase in runs[0].phases
+            if any(r.phases.get(phase) for r in runs)
+        }
+        print(f"  per batch: {', '.join(f'{k} {v:.3f}' for k, v in split.items())}")
 
 
 if __name__ == "__main__":
