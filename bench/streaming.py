@@ -59,6 +59,9 @@ CHECK = [
     f"sum(CAST(xxhash64({', '.join(COLUMNS)}) AS DECIMAL(38, 0))) AS h",
 ]
 WARM_FILES = 2
+# How often each side's progress is looked at while it runs: seldom, so that the looking
+# (a REST call through Django, or a py4j call) takes next to no CPU from the stream.
+POLL = 0.5
 
 
 def parse_args() -> Any:
@@ -76,6 +79,12 @@ def parse_args() -> Any:
     )
     parser.add_argument(
         "--plain-only", action="store_true", help="only the plain PySpark side (no Tessera)"
+    )
+    parser.add_argument(
+        "--plain-sink",
+        choices=("file", "foreachbatch"),
+        default="file",
+        help="plain side's sink: Spark's parquet file sink, or foreachBatch + write.parquet",
     )
     return parser.parse_args()
 
@@ -166,22 +175,32 @@ def plain_run(
     per_trigger: int,
     total: int,
     timeout: float,
+    sink: str = "file",
 ) -> Run:
     """One plain Structured Streaming run over ``source`` into ``out``; stopped once
-    ``total`` rows went through. Its batches from ``recentProgress``."""
+    ``total`` rows went through. Its batches from ``recentProgress``. ``sink``: Spark's
+    parquet file sink, or (``foreachbatch``, to tell Spark's part from Tessera's) a Python
+    ``foreachBatch`` writing each batch with ``batch.write.parquet`` into ``out/batch-<n>``,
+    as Tessera's sink writes a batch before committing it."""
     frame = (
         spark.readStream.format("parquet")
         .schema(SCHEMA)
         .option("maxFilesPerTrigger", str(per_trigger))
         .load(str(source))
     )
-    query = (
+    writer = (
         frame.select(*COLUMNS)
-        .writeStream.format("parquet")
-        .option("checkpointLocation", str(out.parent / f"{out.name}-checkpoint"))
+        .writeStream.option("checkpointLocation", str(out.parent / f"{out.name}-checkpoint"))
         .trigger(processingTime=f"{trigger_ms} milliseconds")
-        .start(str(out))
     )
+    if sink == "foreachbatch":
+
+        def write_batch(batch: Any, batch_id: int) -> None:
+            batch.write.mode("overwrite").parquet(str(out / f"batch-{batch_id}"))
+
+        query = writer.foreachBatch(write_batch).start()
+    else:
+        query = writer.format("parquet").start(str(out))
     deadline = time.monotonic() + timeout
     try:
         while True:
@@ -192,7 +211,7 @@ def plain_run(
                 raise SystemExit(f"the plain stream failed: {query.exception()}")
             if time.monotonic() > deadline:
                 raise SystemExit(f"the plain stream did not finish in {timeout} s")
-            time.sleep(0.05)
+            time.sleep(POLL)
     finally:
         query.stop()
     return Run(batches, _plain_phases(query.recentProgress))
@@ -244,6 +263,7 @@ def tessera_run(side: Tessera, table: str, source: str, total: int, timeout: flo
     )
     job_id = str(job["id"])
     deadline = time.monotonic() + timeout
+    cpu, wall = time.process_time(), time.monotonic()
     while True:
         job = side.job(job_id)
         if job["status"] in ("FINISHED", "FAILED", "CANCELED"):
@@ -254,9 +274,11 @@ def tessera_run(side: Tessera, table: str, source: str, total: int, timeout: flo
         if time.monotonic() > deadline:
             side.cancel(job_id)
             raise SystemExit(f"the Tessera stream did not finish in {timeout} s: {job}")
-        time.sleep(0.05)
+        time.sleep(POLL)
+    cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+    print(f"  (this process's CPU while it polled the job: {cpu / wall:.1%} of a core)")
     side.cancel(job_id)
-    job = side.until_done(side.job(job_id))
+    job = side.until_done(side.job(job_id), poll=POLL)
     assert job["status"] == "CANCELED", job
     found = JobEvent.objects.filter(job_id=job_id, type__in=("stream_started", "batch_committed"))
     events = [dict(e.detail, type=e.type, at=e.at.timestamp()) for e in found.order_by("at")]
@@ -321,8 +343,12 @@ def tessera_batches(events: list[dict[str, Any]], started: float) -> list[Batch]
 
 
 def check(spark: Any, path: Path | str) -> tuple[int, int]:
-    """Row count and sum of row hashes of the parquet data at ``path``."""
-    row = spark.read.parquet(str(path)).selectExpr(*CHECK).first()
+    """Row count and sum of row hashes of the parquet data at ``path`` (its files at any
+    depth, or the files a file sink's log lists)."""
+    reader = spark.read
+    if not (Path(path) / "_spark_metadata").exists():
+        reader = reader.option("recursiveFileLookup", "true")
+    row = reader.parquet(str(path)).selectExpr(*CHECK).first()
     return int(row["n"]), int(row["h"] or 0)
 
 
@@ -353,14 +379,21 @@ def plain_only(args: Any) -> None:
         for index in range(args.runs):
             out = data / "plain" / f"p{index}"
             found = plain_run(
-                spark, source, out, args.trigger_ms, args.files_per_trigger, total, args.timeout
+                spark,
+                source,
+                out,
+                args.trigger_ms,
+                args.files_per_trigger,
+                total,
+                args.timeout,
+                args.plain_sink,
             )
             runs.append(found)
             same = check(spark, out)
             print(f"plain run {index}: {_describe(found)}; {_same(same, expected)}")
         spark.stop()
         print(f"\n{machine()}")
-        _report(args, {"plain PySpark Structured Streaming": runs})
+        _report(args, {_plain_name(args): runs})
     finally:
         if args.keep_data:
             print(f"data kept in {data}")
@@ -410,6 +443,7 @@ def run(args: Any, side: Tessera) -> None:
         args.files_per_trigger,
         warm_total,
         args.timeout,
+        args.plain_sink,
     )
     tessera_run(side, "warm_t", "warm", warm_total, args.timeout)
 
@@ -418,7 +452,14 @@ def run(args: Any, side: Tessera) -> None:
     for index in range(args.runs):
         out = data / "plain" / f"p{index}"
         found = plain_run(
-            spark, source, out, args.trigger_ms, args.files_per_trigger, total, args.timeout
+            spark,
+            source,
+            out,
+            args.trigger_ms,
+            args.files_per_trigger,
+            total,
+            args.timeout,
+            args.plain_sink,
         )
         theirs.append(found)
         print(f"plain run {index}: {_describe(found)}; {_same(check(spark, out), expected)}")
@@ -430,7 +471,7 @@ def run(args: Any, side: Tessera) -> None:
     print(f"\n{machine()}")
     _report(
         args,
-        {"Tessera streaming INSERT": ours, "plain PySpark Structured Streaming": theirs},
+        {"Tessera streaming INSERT": ours, _plain_name(args): theirs},
     )
     t = statistics.median(r.rate for r in ours)
     p = statistics.median(r.rate for r in theirs)
@@ -438,6 +479,11 @@ def run(args: Any, side: Tessera) -> None:
     ps = statistics.median(r.steady for r in theirs)
     print(f"\nratio (median rows/s, Tessera / plain): {t / p:.2f}x (steady: {ts / ps:.2f}x)")
     _profile(ours, theirs)
+
+
+def _plain_name(args: Any) -> str:
+    sink = "foreachBatch + write.parquet" if args.plain_sink == "foreachbatch" else "file sink"
+    return f"plain PySpark Structured Streaming ({sink})"
 
 
 def _report(args: Any, sides: dict[str, list[Run]]) -> None:
