@@ -72,7 +72,7 @@ def parse_args() -> Any:
         "--files-per-trigger", type=int, default=4, help="maxFilesPerTrigger, both sides"
     )
     parser.add_argument(
-        "--trigger-ms", type=int, default=500, help="micro-batch trigger (ms), both sides"
+        "--trigger-ms", type=int, default=100, help="micro-batch trigger (ms), both sides"
     )
     parser.add_argument(
         "--timeout", type=float, default=900, help="seconds one streaming run may take"
