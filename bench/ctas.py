@@ -17,18 +17,12 @@ seconds (median of the runs) and the overhead ratio; it does not assert.
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from harness import plain_spark, setup_django, start_worker, stop_worker
+from harness import Tessera, bench_parser, machine, plain_spark, start_tessera
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -43,70 +37,28 @@ QUERY = (
 )
 
 
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--db-name", default="tessera_bench_ctas")
-    parser.add_argument("--rows", type=int, default=10_000_000, help="rows the CTAS writes")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per side")
-    parser.add_argument("--keep-data", action="store_true", help="keep the data dir")
-    return parser.parse_args()
-
-
 def main() -> None:
-    args = parse_args()
-    bench = setup_django(args.db_name, broker=DEFAULT_BROKER, prefix="tessera-bench-ctas-")
-    data_dir, client, user = bench.data_dir, bench.client, bench.user
-
-    from catalog import services as catalog_services
-    from catalog.models import Catalog
-
-    Catalog.objects.filter(name_key=CATALOG).delete()
-    catalog_services.catalog_create(user=user, name=CATALOG, default_database="d")
-
-    worker = start_worker(WORKER, data_dir / "worker.log")  # its JVM starts while ours does
-    try:
-        run(args, client, worker, data_dir)
-    finally:
-        stop_worker(worker, WORKER)
-        Catalog.objects.filter(name_key=CATALOG).delete()
-        if args.keep_data:
-            print(f"data kept in {data_dir}")
-        else:
-            shutil.rmtree(data_dir, ignore_errors=True)
+    parser = bench_parser(
+        __doc__, db_name="tessera_bench_ctas", rows=10_000_000, rows_help="rows the CTAS writes"
+    )
+    args = parser.parse_args()
+    with start_tessera(args, name=WORKER, broker=DEFAULT_BROKER, catalog=CATALOG) as side:
+        run(args.rows, args.runs, side)
 
 
-def run(args: argparse.Namespace, client: Any, worker: subprocess.Popen[bytes], data: Path) -> None:
-    from jobs.models import Job, JobEvent, Worker
+def run(rows: int, runs: int, side: Tessera) -> None:
+    from jobs.models import Job, JobEvent
 
-    spark = plain_spark(data / "plain-warehouse")
-
-    deadline = time.monotonic() + 180
-    while not Worker.objects.filter(hostname__startswith="bench-ctas-worker@").exists():
-        if worker.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"the worker did not start; see {data / 'worker.log'}")
-        time.sleep(0.2)
-    response = client.post("/api/v1/sessions", {}, content_type="application/json")
-    assert response.status_code == 201, response.content
-    session = response.json()["id"]
+    data = side.data_dir
+    spark = plain_spark(data / "plain-warehouse")  # its JVM starts while the worker's does
+    side.ready()
     counter = iter(range(1_000_000))
 
     def ctas(rows: int) -> tuple[float, str]:
         """One CTAS through Tessera: seconds from POST until the job is seen FINISHED."""
-        name = f"t{next(counter)}"
-        started = time.perf_counter()
-        answer = client.post(
-            f"/api/v1/sessions/{session}/statements",
-            {"sql": f"CREATE TABLE {CATALOG}.d.{name} AS {QUERY.format(rows=rows)}", "wait": 30},
-            content_type="application/json",
+        return side.statement(
+            f"CREATE TABLE {CATALOG}.d.t{next(counter)} AS {QUERY.format(rows=rows)}"
         )
-        assert answer.status_code == 201, answer.content
-        job: dict[str, Any] = answer.json()
-        while job["status"] not in {"FINISHED", "FAILED", "CANCELED"}:
-            time.sleep(0.02)
-            job = client.get(f"/api/v1/jobs/{job['id']}").json()
-        seconds = time.perf_counter() - started
-        assert job["status"] == "FINISHED", job
-        return seconds, str(job["id"])
 
     def plain(rows: int) -> float:
         path = data / "plain" / f"p{next(counter)}"
@@ -131,11 +83,11 @@ def run(args: argparse.Namespace, client: Any, worker: subprocess.Popen[bytes], 
     tessera: list[float] = []
     direct: list[float] = []
     parts: list[dict[str, float]] = []
-    for _ in range(args.runs):
-        seconds, job_id = ctas(args.rows)
+    for _ in range(runs):
+        seconds, job_id = ctas(rows)
         tessera.append(seconds)
         parts.append(phases(job_id))
-        direct.append(plain(args.rows))
+        direct.append(plain(rows))
     spark.stop()
 
     size = (
@@ -146,11 +98,8 @@ def run(args: argparse.Namespace, client: Any, worker: subprocess.Popen[bytes], 
         / 1e6
     )
     t, p = statistics.median(tessera), statistics.median(direct)
-    print(
-        f"\nmachine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-    )
-    print(f"data: {args.rows:,} rows per write, ≈{size:.0f} MB parquet; {args.runs} runs each\n")
+    print(f"\n{machine()}")
+    print(f"data: {rows:,} rows per write, ≈{size:.0f} MB parquet; {runs} runs each\n")
     print("| measurement | median s | min s | max s |")
     print("|---|---:|---:|---:|")
     print(f"| CTAS through Tessera | {t:.2f} | {min(tessera):.2f} | {max(tessera):.2f} |")

@@ -25,18 +25,13 @@ time. It prints seconds (median of the runs) and the ratio; it does not assert.
 
 from __future__ import annotations
 
-import argparse
-import os
-import platform
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from harness import plain_spark, setup_django, start_worker, stop_worker
+from harness import Tessera, bench_parser, machine, plain_spark, start_tessera
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -59,36 +54,16 @@ CHANGELOG = (
 )
 
 
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--db-name", default="tessera_bench_upsert")
-    parser.add_argument("--rows", type=int, default=10_000_000, help="rows of the keyed table")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per side")
-    parser.add_argument("--keep-data", action="store_true", help="keep the data dir")
-    return parser.parse_args()
-
-
 def main() -> None:
-    args = parse_args()
-    bench = setup_django(args.db_name, broker=DEFAULT_BROKER, prefix="tessera-bench-upsert-")
-    data_dir, client, user = bench.data_dir, bench.client, bench.user
-
-    from catalog import services as catalog_services
-    from catalog.models import Catalog
-
-    Catalog.objects.filter(name_key=CATALOG).delete()
-    catalog_services.catalog_create(user=user, name=CATALOG, default_database="d")
-
-    worker = start_worker(WORKER, data_dir / "worker.log")
-    try:
-        run(args, client, worker, data_dir)
-    finally:
-        stop_worker(worker, WORKER)
-        Catalog.objects.filter(name_key=CATALOG).delete()
-        if args.keep_data:
-            print(f"data kept in {data_dir}")
-        else:
-            shutil.rmtree(data_dir, ignore_errors=True)
+    parser = bench_parser(
+        __doc__,
+        db_name="tessera_bench_upsert",
+        rows=10_000_000,
+        rows_help="rows of the keyed table",
+    )
+    args = parser.parse_args()
+    with start_tessera(args, name=WORKER, broker=DEFAULT_BROKER, catalog=CATALOG) as side:
+        run(args.rows, args.runs, side)
 
 
 def plain_upsert(spark: Any, base: str, changes: str, out: str) -> None:
@@ -108,40 +83,14 @@ def plain_upsert(spark: Any, base: str, changes: str, out: str) -> None:
     kept.unionByName(upserted).write.mode("overwrite").parquet(out)
 
 
-def run(args: argparse.Namespace, client: Any, worker: subprocess.Popen[bytes], data: Path) -> None:
-    from catalog.models import Table
-    from jobs.models import JobEvent, Worker
+def run(rows: int, runs: int, side: Tessera) -> None:
+    from jobs.models import JobEvent
 
+    data = side.data_dir
     spark = plain_spark(data / "plain-warehouse")
-    deadline = time.monotonic() + 180
-    while not Worker.objects.filter(hostname__startswith=f"{WORKER}@").exists():
-        if worker.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"the worker did not start; see {data / 'worker.log'}")
-        time.sleep(0.2)
-    response = client.post("/api/v1/sessions", {}, content_type="application/json")
-    assert response.status_code == 201, response.content
-    session = response.json()["id"]
+    side.ready()
+    statement, location = side.statement, side.location
 
-    def statement(sql: str) -> tuple[float, str]:
-        started = time.perf_counter()
-        answer = client.post(
-            f"/api/v1/sessions/{session}/statements",
-            {"sql": sql, "wait": 30},
-            content_type="application/json",
-        )
-        assert answer.status_code == 201, answer.content
-        job: dict[str, Any] = answer.json()
-        while job["status"] not in {"FINISHED", "FAILED", "CANCELED"}:
-            time.sleep(0.02)
-            job = client.get(f"/api/v1/jobs/{job['id']}").json()
-        seconds = time.perf_counter() - started
-        assert job["status"] == "FINISHED", job
-        return seconds, str(job["id"])
-
-    def location(name: str) -> str:
-        return str(Table.objects.get(database__catalog__name=CATALOG, name=name).location)
-
-    rows = args.rows
     changed = max(rows // 100, 20)
     parts = {"updates": changed * 90 // 100, "inserts": changed * 5 // 100}
     parts["deletes"] = changed - parts["updates"] - parts["inserts"]
@@ -158,7 +107,7 @@ def run(args: argparse.Namespace, client: Any, worker: subprocess.Popen[bytes], 
     tessera: list[float] = []
     direct: list[float] = []
     merge: list[float] = []
-    for index in range(args.runs):
+    for index in range(runs):
         out = str(data / "plain" / f"p{index}")
         started = time.perf_counter()
         plain_upsert(spark, location("t"), changes, out)
@@ -177,14 +126,11 @@ def run(args: argparse.Namespace, client: Any, worker: subprocess.Popen[bytes], 
 
     size = sum(f.stat().st_size for f in Path(location("t")).rglob("*.parquet")) / 1e6
     t, p = statistics.median(tessera), statistics.median(direct)
-    print(
-        f"\nmachine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-    )
+    print(f"\n{machine()}")
     print(
         f"data: {rows:,} rows (≈{size:.0f} MB parquet), {changed:,} changes "
         f"({parts['updates']:,} +U, {parts['inserts']:,} +I, {parts['deletes']:,} -D); "
-        f"{args.runs} runs each\n"
+        f"{runs} runs each\n"
     )
     print("| measurement | median s | min s | max s |")
     print("|---|---:|---:|---:|")

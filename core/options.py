@@ -144,6 +144,10 @@ _GENERIC: dict[str, Check] = {
     "recursiveFileLookup": _boolean,
     "modifiedBefore": _TIMESTAMP,
     "modifiedAfter": _TIMESTAMP,
+    # Structured Streaming's file source (a streaming read of the table's directory; batch
+    # reads ignore it): how many new files one micro-batch takes. Its other options stay
+    # refused: ``cleanSource``/``sourceArchiveDir`` delete or move the table's files.
+    "maxFilesPerTrigger": _integer(1, 100_000),
 }
 
 _DATETIME: dict[str, Check] = {

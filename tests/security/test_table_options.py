@@ -70,6 +70,9 @@ KEY_TRICKS: dict[str, tuple[str, str]] = {
     "unknown dotted key": ("a.b.c", "d"),
     "key with a leading space": (" header", "true"),
     "undocumented reader option": ("maxMalformedLogPerPartition", "10"),
+    # Structured Streaming's file source would delete or move the table's files after a batch.
+    "cleanSource (deletes the source's files)": ("cleanSource", "delete"),
+    "sourceArchiveDir (moves the source's files)": ("sourceArchiveDir", "/tmp/archive"),
 }
 
 # Documented keys with values that could hurt (class names, sizes) or are not what the key
@@ -88,6 +91,8 @@ VALUE_TRICKS: dict[str, tuple[str, str]] = {
     "pathGlobFilter with a slash": ("pathGlobFilter", "../*"),
     "quote of two characters": ("quote", "ab"),
     "another format's option": ("wholetext", "true"),
+    "maxFilesPerTrigger zero": ("maxFilesPerTrigger", "0"),
+    "maxFilesPerTrigger huge": ("maxFilesPerTrigger", "2147483647"),
 }
 
 
@@ -252,6 +257,17 @@ def test_allowed_options_are_kept_and_case_insensitive(alice, catalog) -> None:
         "mode": "failfast",
         "maxColumns": "100",
     }
+
+
+def test_streaming_files_per_trigger_is_kept(alice, catalog) -> None:
+    """Structured Streaming's ``maxFilesPerTrigger`` is a table option like the readers'."""
+    folder = table_dir()
+    alice.ok(
+        f"CREATE TABLE {catalog}.d.t (id INT) WITH ('connector' = 'parquet', 'path' = "
+        f"'{folder}', 'maxFilesPerTrigger' = '4')"
+    )
+    row = Table.objects.get(database__catalog__name=catalog, name="t")
+    assert row.options == {"connector": "parquet", "path": str(folder), "maxFilesPerTrigger": "4"}
 
 
 # --- at use, on the worker ---------------------------------------------------------------------
