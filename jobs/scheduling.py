@@ -19,7 +19,7 @@ counts once, however many statements it holds): beyond it a new statement is ref
 under a per-user lock in the transaction that inserts the job (``reserve_room``), so two
 requests at once cannot both take the last place.
 
-Streams (docs/streaming.md, "Streams and workers"): a streaming job holds its worker slot until it is
+Streams (docs/streaming.md): a streaming job holds its worker slot until it is
 canceled or fails, so each worker process takes at most its ``stream_slots`` of them
 (``jobs.worker``: ``TESSERA_WORKER_MAX_STREAMS``, never its last slot); a claim by a worker
 whose stream slots are full passes streams over (``claim_next``). A streaming statement is

@@ -320,7 +320,7 @@ TESSERA_SWEEP_AFTER_SECONDS = float(os.environ.get("TESSERA_SWEEP_AFTER_SECONDS"
 # 0: no limit. See jobs.scheduling.
 TESSERA_USER_RUNNING_JOBS = int(os.environ.get("TESSERA_USER_RUNNING_JOBS", "4"))
 TESSERA_USER_QUEUED_JOBS = int(os.environ.get("TESSERA_USER_QUEUED_JOBS", "100"))
-# Streams (docs/streaming.md, "Streams and workers"): a worker process runs at most this many streaming
+# Streams (docs/streaming.md): a worker process runs at most this many streaming
 # jobs at once, and never in its last slot (--concurrency 4: at most min(this, 3)); a
 # streaming statement sent when no live worker has a stream slot free is refused (429
 # TOO_MANY_STREAMS). 0: this worker runs no streams.

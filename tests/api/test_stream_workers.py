@@ -1,4 +1,4 @@
-"""Streams and workers without a worker (docs/streaming.md, "Streams and workers"): hand-made job rows and
+"""Streams and workers without a worker (docs/streaming.md): hand-made job rows and
 heartbeat rows on the real database, moved as a worker and the reaper would.
 
 - A RUNNING stream whose worker process is gone is requeued (RUNNING → CREATED, event

@@ -45,7 +45,7 @@ def test_a_finished_job_says_it_has_ended() -> None:
         check_transition(FINISHED, RUNNING)
 
 
-# --- streams whose worker is lost (docs/streaming.md, "Streams and workers") ----------------------------------
+# --- streams whose worker is lost (docs/streaming.md) ----------------------------------------
 
 
 def _plan(args: dict[str, object]) -> Plan:

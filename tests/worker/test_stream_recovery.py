@@ -1,4 +1,4 @@
-"""A stream survives its worker, for real (docs/streaming.md, "Streams and workers"): a streaming CTAS over
+"""A stream survives its worker, for real (docs/streaming.md): a streaming CTAS over
 an external parquet directory runs on a worker that is killed (SIGKILL, its JVM with it)
 after it committed a micro-batch; a new worker process resumes the same job from its
 checkpoint (event ``resumed``), files added later arrive, and the target ends with exactly
