@@ -32,7 +32,6 @@ from typing import Any
 
 from django.conf import settings
 
-from catalog.models import Table
 from core import jobstate
 from core.errors import CoreError
 from core.planner import Action, Plan
@@ -98,17 +97,7 @@ def _checkpoint(spark: Any, job_id: Any) -> str:
 
 
 def _primary_key(identifier: list[str]) -> list[str]:
-    c, d, n = identifier
-    resolved = (
-        Table.objects.filter(
-            database__catalog__name_key=c.lower(),
-            database__name_key=d.lower(),
-            name_key=n.lower(),
-            kind=Table.KIND_TABLE,
-        )
-        .values_list("resolved_schema", flat=True)
-        .first()
-    )
+    resolved = write_runner.table_field(identifier, "resolved_schema")
     key = (resolved or {}).get("primary_key") or {}
     return [str(name) for name in key.get("columns") or []]
 

@@ -146,20 +146,24 @@ def _names(names: Sequence[str]) -> str:
     return ", ".join(f"`{n}`" for n in names) or "(none)"
 
 
-def _table_partitioning(identifier: Sequence[str]) -> list[str]:
-    """The target table's partition columns, from the catalog."""
+def table_field(identifier: Sequence[str], field: str) -> Any:
+    """One stored field of the target table (None when there is no such table)."""
     c, d, n = identifier
-    found = (
+    return (
         Table.objects.filter(
             database__catalog__name_key=c.lower(),
             database__name_key=d.lower(),
             name_key=n.lower(),
             kind=Table.KIND_TABLE,
         )
-        .values_list("partition_by", flat=True)
+        .values_list(field, flat=True)
         .first()
     )
-    return [str(name) for name in found or []]
+
+
+def _table_partitioning(identifier: Sequence[str]) -> list[str]:
+    """The target table's partition columns, from the catalog."""
+    return [str(name) for name in table_field(identifier, "partition_by") or []]
 
 
 def insert_frame(
