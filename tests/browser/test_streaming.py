@@ -43,17 +43,25 @@ def batches(job_id: str) -> int:
     return int(stream.get("batches") or 0)
 
 
-RUN_DONE = re.compile("FINISHED|FAILED|CANCELED")
+RUN_ENDS = ("FINISHED", "FAILED", "CANCELED")
 
 
 def run_in_editor(page: Any, user: User, *statements: str) -> None:
-    """Run each statement in the editor's tab (its session), each to FINISHED."""
-    for sql in statements:
-        set_sql(page, sql)
-        page.keyboard.press("Control+Enter")
-        expect(pane(page).get_by_test_id("run-job-status")).to_have_text(RUN_DONE, timeout=120_000)
-        done = Job.objects.filter(user=user).order_by("-created_at").first()
-        assert done is not None and done.status == "FINISHED", (sql, done and done.error)
+    """Run the statements in the editor's tab (its session) as one script ("Run all"), each
+    to FINISHED."""
+    before = Job.objects.filter(user=user).count()
+    set_sql(page, ";\n".join(statements) + ";")
+    pane(page).get_by_role("button", name="Run all").click()
+
+    def ended() -> list[Job] | None:
+        jobs = list(Job.objects.filter(user=user).order_by("created_at")[before:])
+        done = len(jobs) >= len(statements) and all(j.status in RUN_ENDS for j in jobs)
+        return jobs if done else None
+
+    jobs = wait_until(ended, 120, message=f"the end of {statements!r}")
+    assert [j.status for j in jobs] == ["FINISHED"] * len(statements), [
+        (j.sql, j.status, j.error) for j in jobs
+    ]
 
 
 def rows_file(directory: Path, name: str, ids: range) -> None:
@@ -88,7 +96,8 @@ def start_live_select(page: Any, user: User, sql: str) -> tuple[Job, Any]:
     """Run a streaming SELECT from the editor: it shows "Streaming", a Stop button and no
     progress bar; answers the job and the run area once its first rows show."""
     set_sql(page, sql)
-    page.keyboard.press("Control+Enter")
+    # The button, not Ctrl+Enter: Playwright waits until the editor may run again.
+    pane(page).get_by_role("button", name="Run", exact=True).click()
     run = pane(page)
     expect(run.get_by_test_id("streaming-badge")).to_be_visible(timeout=120_000)
     expect(run.get_by_test_id("run-job-status")).to_have_text("RUNNING")
