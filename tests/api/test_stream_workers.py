@@ -418,7 +418,15 @@ def test_a_stream_ending_frees_its_slot() -> None:
     assert claimed is not None and claimed.pk == waiting.pk
 
 
-def test_racing_claims_keep_a_workers_stream_limit(transactional_db) -> None:
+def _alone() -> None:
+    """Committed rows (``transactional_db``) are seen by a live test worker, whose claims and
+    stream slots would count: the shared worker is stopped (``own_workers_only``) and its
+    heartbeat rows go."""
+    Worker.objects.all().delete()
+
+
+def test_racing_claims_keep_a_workers_stream_limit(transactional_db, own_workers_only) -> None:
+    _alone()
     _worker("w1@h/1/a", stream_slots=2)
     for _ in range(6):
         _job()
@@ -513,7 +521,10 @@ def test_without_live_workers_a_stream_waits_and_without_stream_slots_it_is_refu
         _submit_stream(plain_session)
 
 
-def test_two_streams_at_once_cannot_both_take_the_last_slot(transactional_db, alice) -> None:
+def test_two_streams_at_once_cannot_both_take_the_last_slot(
+    transactional_db, own_workers_only, alice
+) -> None:
+    _alone()
     _worker("w1@h/1/a", stream_slots=1)
     session = Session.objects.create(
         user=alice, last_used_at=timezone.now(), idle_timeout_seconds=60
