@@ -11,7 +11,7 @@ import { ResultGrid } from "./ResultGrid";
 import { ValueViewer } from "./ValueViewer";
 import { copyText } from "./clipboard";
 import { PAGE_SIZE, cellText } from "./model";
-import { formatRows, sortRows, type SortSpec } from "./table";
+import { formatRows, sortRows, togglePinned, withWidth, type SortSpec } from "./table";
 import "./results.css";
 
 /** How often the tail is read again while the stream runs, besides after each batch. */
@@ -92,18 +92,9 @@ export function LiveTail({ job, height = 360 }: { job: Job; height?: number }) {
             onSort={setSort}
             onFilter={() => setNotice("Filters apply to a finished result; stop the stream or run it in batch mode.")}
             pinned={pinned}
-            onPin={(column) =>
-              setPinned((current) => (current.includes(column) ? current.filter((c) => c !== column) : [...current, column]))
-            }
+            onPin={(column) => setPinned((current) => togglePinned(current, column))}
             widths={widths}
-            onResize={(column, width) =>
-              setWidths((current) => {
-                const next = { ...current };
-                if (width === null) delete next[column];
-                else next[column] = width;
-                return next;
-              })
-            }
+            onResize={(column, width) => setWidths((current) => withWidth(current, column, width))}
             onCopyValue={(value) => void copy(cellText(value) ?? "", "the value")}
             onCopyBlock={(block) => void copy(formatRows(block.columns, block.rows, "tsv"), "the cells")}
             onView={(value, column, row) => setViewing({ value, column, row })}

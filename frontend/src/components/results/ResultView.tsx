@@ -19,6 +19,8 @@ import {
   formatRows,
   sortParam,
   sortRows,
+  togglePinned,
+  withWidth,
   type CopyFormat,
   type FilterSpec,
   type SortSpec,
@@ -345,18 +347,9 @@ function ResultBody({
                 onSort={changeSort}
                 onFilter={(column) => setEditingFilter(column)}
                 pinned={pinned}
-                onPin={(column) =>
-                  setPinned((current) => (current.includes(column) ? current.filter((c) => c !== column) : [...current, column]))
-                }
+                onPin={(column) => setPinned((current) => togglePinned(current, column))}
                 widths={widths}
-                onResize={(column, width) =>
-                  setWidths((current) => {
-                    const next = { ...current };
-                    if (width === null) delete next[column];
-                    else next[column] = width;
-                    return next;
-                  })
-                }
+                onResize={(column, width) => setWidths((current) => withWidth(current, column, width))}
                 onCopyValue={(value) => copy(cellText(value) ?? "", "the value")}
                 onCopyBlock={(block) => copyBlock(block, plural(block.rows.length * block.columns.length, "cell"))}
                 onView={(value, column, row) => setViewing({ value, column, row })}

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  togglePinned,
+  withWidth,
   columnOrder,
   columnStats,
   csvField,
@@ -145,5 +147,18 @@ describe("pinned columns and selections", () => {
     expect(resized(100, 30)).toBe(130);
     expect(resized(100, -90)).toBe(48);
     expect(resized(100, 5000)).toBe(1200);
+  });
+});
+
+describe("pinning and column widths", () => {
+  it("pins a column, and unpins it when pinned", () => {
+    expect(togglePinned([], 2)).toEqual([2]);
+    expect(togglePinned([2, 0], 2)).toEqual([0]);
+  });
+  it("sets a width and resets it to the default with null", () => {
+    const widths = { 1: 120 };
+    expect(withWidth(widths, 3, 80)).toEqual({ 1: 120, 3: 80 });
+    expect(withWidth(widths, 1, null)).toEqual({});
+    expect(widths).toEqual({ 1: 120 }); // not changed in place
   });
 });

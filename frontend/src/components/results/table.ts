@@ -221,6 +221,19 @@ export function columnOrder(count: number, pinned: number[]): number[] {
 }
 
 /** Left offsets of the pinned columns (they stick after the row numbers). */
+/** The pinned columns with ``column`` pinned, or unpinned when it was. */
+export function togglePinned(pinned: number[], column: number): number[] {
+  return pinned.includes(column) ? pinned.filter((c) => c !== column) : [...pinned, column];
+}
+
+/** Column widths with ``column``'s set to ``width`` (null: back to its default). */
+export function withWidth(widths: Record<number, number>, column: number, width: number | null): Record<number, number> {
+  const next = { ...widths };
+  if (width === null) delete next[column];
+  else next[column] = width;
+  return next;
+}
+
 export function pinnedOffsets(order: number[], pinnedCount: number, widths: number[], start: number): Map<number, number> {
   const offsets = new Map<number, number>();
   let left = start;
