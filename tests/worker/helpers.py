@@ -7,13 +7,19 @@ worker must refuse on its own).
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
+from catalog.models import Table
 from core.planner import plan_statement
 
 # The web's planning context and catalog reader, and its submission: the one place the tests
@@ -235,3 +241,81 @@ class Pipeline:
 
     def rows(self, sql: str) -> list[list[Any]]:
         return result_rows(self.api, self.ok(sql)["id"])[1]
+
+
+# --- streams (docs/streaming.md) ---------------------------------------------------------------
+
+TRIGGER_MS = 300
+STREAMING = {
+    "execution.runtime-mode": "streaming",
+    "execution.checkpointing.interval": f"{TRIGGER_MS} ms",
+}
+
+
+def write_atomically(path: Path, write: Callable[[Path], Any]) -> Path:
+    """A file that appears at once, whole, as a producer feeding a stream must write it:
+    ``write`` fills a hidden name (Spark's file sources skip names starting with '.'),
+    which is then renamed to ``path``."""
+    hidden = path.with_name(f".{path.name}.tmp")
+    write(hidden)
+    os.replace(hidden, path)
+    return path
+
+
+def write_file(directory: Path, name: str, table: pa.Table) -> Path:
+    """A parquet file ``<name>.parquet`` in ``directory``, written atomically."""
+    return write_atomically(
+        directory / f"{name}.parquet", lambda hidden: pq.write_table(table, hidden)
+    )
+
+
+def stream_session(pipeline: Pipeline, properties: dict[str, str] | None = None) -> Session:
+    """A new session of ``pipeline``'s user in streaming mode."""
+    return Session.objects.get(pk=open_session(pipeline.api, {**STREAMING, **(properties or {})}))
+
+
+def start_stream(pipeline: Pipeline, streams: list[str], sql: str) -> str:
+    """``sql`` submitted over REST in a new session in streaming mode; the job is added to
+    ``streams`` (the ``streams`` fixture stops it at the end of the test)."""
+    session = stream_session(pipeline)
+    job_id = str(statement(pipeline.api, str(session.pk), sql)["id"])
+    streams.append(job_id)
+    return job_id
+
+
+def table_of(catalog: str, name: str) -> Table | None:
+    return Table.objects.filter(
+        database__catalog__name=catalog, database__name="d", name_key=name.lower()
+    ).first()
+
+
+def table_rows(plain_spark: Any, catalog: str, name: str) -> list[tuple[Any, ...]]:
+    """The rows of a managed (parquet) table's current version, read by plain PySpark."""
+    table = table_of(catalog, name)
+    assert table is not None and table.location
+    return sorted(tuple(r) for r in plain_spark.read.parquet(table.location).collect())
+
+
+def count_of(catalog: str, name: str) -> int:
+    """The rows of a managed (parquet) table's current version, from the files' footers;
+    -1 while it has no location."""
+    table = table_of(catalog, name)
+    if table is None or not table.location or not Path(table.location).is_dir():
+        return -1
+    return sum(
+        pq.read_metadata(p).num_rows
+        for p in Path(table.location).rglob("*.parquet")
+        if not p.name.startswith((".", "_"))
+    )
+
+
+def state_of(job_id: str) -> str:
+    """A job's status and error, for a wait's message."""
+    job = Job.objects.get(pk=job_id)
+    return f"job {job_id} {job.status} {job.error}"
+
+
+def cancel(pipeline: Pipeline, job_id: str) -> dict[str, Any]:
+    response = pipeline.api.post(f"{API}/jobs/{job_id}/cancel")
+    assert response.status_code in (200, 202), response.content
+    return wait_job(pipeline.api, job_id, {"CANCELED"}, timeout=30)

@@ -10,16 +10,13 @@ name, then a rename), as a producer feeding a stream must.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from django.conf import settings
 
@@ -27,19 +24,29 @@ import jobs.worker
 from catalog import services as catalog_services
 from catalog.models import Catalog, Table, TableVersion
 from jobs import stream_commit
-from jobs.models import Job, Session
+from jobs.models import Job
 from tests.conftest import API
 from tests.waiting import wait_until
 from tests.worker.helpers import (
+    STREAMING,
+    TRIGGER_MS,
     Pipeline,
+    cancel,
+    count_of,
     events,
     get_job,
     open_session,
     planned,
     result_rows,
+    start_stream,
+    state_of,
     statement,
+    stream_session,
     submit_plan,
+    table_of,
+    table_rows,
     wait_job,
+    write_file,
 )
 
 pytestmark = [
@@ -49,7 +56,6 @@ pytestmark = [
     pytest.mark.usefixtures("worker"),
 ]
 
-TRIGGER_MS = 300
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string())])
 EVENT_SCHEMA = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us", tz="UTC"))])
 
@@ -66,59 +72,9 @@ def catalog(alice: Pipeline) -> str:
     return name
 
 
-@pytest.fixture
-def source_dir() -> Path:
-    path = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"src-{uuid.uuid4().hex[:10]}"
-    path.mkdir(parents=True)
-    return path
-
-
-@pytest.fixture
-def streams(alice: Pipeline) -> Iterator[list[str]]:
-    """Jobs a test started: cancelled at its end, so that no stream outlives its test."""
-    started: list[str] = []
-    yield started
-    for job_id in started:
-        if Job.objects.filter(pk=job_id, status__in=["CREATED", "RUNNING"]).exists():
-            alice.api.post(f"{API}/jobs/{job_id}/cancel")
-    for job_id in started:
-        wait_until(partial(_ended, job_id), 60, 0.1, f"stream {job_id} to end")
-
-
-def _ended(job_id: str) -> bool:
-    return Job.objects.get(pk=job_id).status in {"FINISHED", "FAILED", "CANCELED"}
-
-
-def write_file(directory: Path, name: str, table: pa.Table) -> Path:
-    """A parquet file that appears at once, whole (Spark skips hidden names)."""
-    hidden = directory / f".{name}.tmp"
-    pq.write_table(table, hidden)
-    final = directory / f"{name}.parquet"
-    os.replace(hidden, final)
-    return final
-
-
 def rows_file(directory: Path, name: str, ids: range) -> Path:
     table = pa.table({"id": list(ids), "name": [f"n{i % 7}" for i in ids]}, schema=SCHEMA)
     return write_file(directory, name, table)
-
-
-STREAMING = {
-    "execution.runtime-mode": "streaming",
-    "execution.checkpointing.interval": f"{TRIGGER_MS} ms",
-}
-
-
-def stream_session(alice: Pipeline) -> Session:
-    return Session.objects.get(pk=open_session(alice.api, STREAMING))
-
-
-def start_stream(alice: Pipeline, streams: list[str], sql: str) -> str:
-    """``sql`` submitted over REST in a session in streaming mode."""
-    session = stream_session(alice)
-    job_id = str(statement(alice.api, str(session.pk), sql)["id"])
-    streams.append(job_id)
-    return job_id
 
 
 def start_plan(alice: Pipeline, streams: list[str], plan: dict[str, Any], sql: str) -> str:
@@ -128,29 +84,6 @@ def start_plan(alice: Pipeline, streams: list[str], plan: dict[str, Any], sql: s
     return str(job.pk)
 
 
-def table_of(catalog: str, name: str) -> Table | None:
-    return Table.objects.filter(
-        database__catalog__name=catalog, database__name="d", name_key=name.lower()
-    ).first()
-
-
-def table_rows(plain_spark: Any, catalog: str, name: str) -> list[tuple[Any, ...]]:
-    table = table_of(catalog, name)
-    assert table is not None and table.location
-    return sorted(tuple(r) for r in plain_spark.read.parquet(table.location).collect())
-
-
-def count_of(catalog: str, name: str) -> int:
-    table = table_of(catalog, name)
-    if table is None or not table.location or not Path(table.location).is_dir():
-        return -1
-    return sum(
-        pq.read_metadata(p).num_rows
-        for p in Path(table.location).rglob("*.parquet")
-        if not p.name.startswith((".", "_"))
-    )
-
-
 def create_source(alice: Pipeline, catalog: str, directory: Path, columns: str) -> None:
     alice.ok(
         f"CREATE TABLE {catalog}.d.src ({columns}) "
@@ -158,20 +91,8 @@ def create_source(alice: Pipeline, catalog: str, directory: Path, columns: str) 
     )
 
 
-def state_of(job_id: str) -> str:
-    """A job's status and error, for a wait's message."""
-    job = Job.objects.get(pk=job_id)
-    return f"job {job_id} {job.status} {job.error}"
-
-
 def stream_of(job_id: str) -> dict[str, Any]:
     return dict((Job.objects.get(pk=job_id).progress or {}).get("stream") or {})
-
-
-def cancel(alice: Pipeline, job_id: str) -> dict[str, Any]:
-    response = alice.api.post(f"{API}/jobs/{job_id}/cancel")
-    assert response.status_code in (200, 202), response.content
-    return wait_job(alice.api, job_id, {"CANCELED"}, timeout=30)
 
 
 def stream_leftovers(job_id: str) -> list[Path]:
