@@ -381,6 +381,25 @@ def test_a_streaming_ctas_makes_a_partitioned_table(
     cancel(alice, job_id)
 
 
+def test_a_streaming_ctas_partitioned_by_a_column_it_lacks_fails_and_drops_its_table(
+    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+) -> None:
+    partitioned_file(source_dir, "f0", range(0, 5))
+    alice.ok(
+        f"CREATE TABLE {catalog}.d.src (id BIGINT, grp STRING, name STRING) "
+        f"WITH ('connector' = 'parquet', 'path' = '{source_dir}')"
+    )
+    job_id = start_stream(
+        alice,
+        streams,
+        f"CREATE TABLE {catalog}.d.x PARTITIONED BY (nope) AS SELECT id, grp FROM {catalog}.d.src",
+    )
+    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=90)
+    assert job["error"]["code"] == "VALIDATION_ERROR", job["error"]
+    assert "nope" in job["error"]["message"]
+    wait_until(lambda: table_of(catalog, "x") is None, 15, 0.1, "the table to be dropped")
+
+
 def test_an_aggregating_stream_upserts_into_a_partitioned_keyed_table(
     alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
 ) -> None:
