@@ -260,3 +260,24 @@ def test_a_rate_table_is_read_as_a_stream_only() -> None:
     # A view over it may be defined in batch mode; reading it is a stream.
     view = batch("CREATE TEMPORARY VIEW v AS SELECT value FROM r", catalog)
     assert view.action == Action.CREATE_VIEW
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "json", "csv", "orc", "text"])
+def test_file_formats_a_stream_reads(fmt: str) -> None:
+    catalog = clicks_catalog()
+    catalog.add_table(
+        "c.d.files",
+        ["line STRING"],
+        options={"connector": fmt, "path": f"{STORAGE_ROOT}/files-{fmt}"},
+    )
+    sql = "SELECT line FROM c.d.files"
+    if fmt == "text":  # read as a batch only (docs/streaming.md, "Formats …")
+        with pytest.raises(CoreError) as raised:
+            streaming(sql, catalog)
+        assert raised.value.code == "UNSUPPORTED_STATEMENT"
+        assert "csv, json, orc, parquet" in raised.value.message
+        assert batch(sql, catalog).relations[0].format == "text"
+        return
+    (relation,) = streaming(sql, catalog).relations
+    assert relation.streaming is True and relation.format == fmt
+    assert relation.path == f"{STORAGE_ROOT}/files-{fmt}"
