@@ -284,61 +284,29 @@ def tessera_run(side: Tessera, table: str, source: str, total: int, timeout: flo
     events = [dict(e.detail, type=e.type, at=e.at.timestamp()) for e in found.order_by("at")]
     started = next(e["at"] for e in events if e["type"] == "stream_started")
     committed = [e for e in events if e["type"] == "batch_committed" and int(e["rows"] or 0) > 0]
-    batches = tessera_batches(committed, started)
-    return Run(batches, tessera_phases(side.table(table), batches))
+    return Run(tessera_batches(committed, started), tessera_phases(committed))
 
 
-def tessera_phases(table: Any, batches: list[Batch]) -> dict[str, list[float]]:
-    """Where each batch after the first spent its time, from the table's versions (one per
-    batch: its directory holds hard links of the version before and the batch's new files,
-    whose modification times are when Spark wrote them): ``write`` from the previous commit
-    to the batch's last file written (Spark's commit log, the next trigger, listing, reading
-    and writing the files); ``commit`` from there to ``batch_committed`` (the written check,
-    the table's transaction, the hard links); ``links`` the files linked."""
-    from catalog.models import TableVersion
-
-    by_batch = {
-        int(v.metrics["batch_id"]): v.location
-        for v in TableVersion.objects.filter(table=table, metrics__batch_id__isnull=False)
-    }
-    phases: dict[str, list[float]] = {"write": [], "commit": [], "links": []}
-    seen: set[int] = set()
-    for index, batch in enumerate(batches):
-        files = list(Path(by_batch[batch.batch_id]).rglob("*.parquet"))
-        stats = {f.stat().st_ino: f.stat().st_mtime for f in files}
-        new = [mtime for inode, mtime in stats.items() if inode not in seen]
-        seen |= set(stats)
-        if index == 0 or not new:
-            continue
-        written = max(new)
-        phases["write"].append(written - batches[index - 1].end)
-        phases["commit"].append(batch.end - written)
-        phases["links"].append(float(len(files)))
-    return phases
+def tessera_phases(events: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Where each batch after the first spent its time, from its own ``batch_committed``
+    event: ``spark`` the batch's trigger as Spark reports it (``batch_duration_ms``: reading,
+    writing through the file sink, Spark's logs); the rest of commit-to-commit is the wait
+    for the next trigger and the committer's lag (the catalog's transaction runs beside
+    Spark's next batch)."""
+    spark = [int(e["batch_duration_ms"]) / 1000 for e in events[1:] if e.get("batch_duration_ms")]
+    return {"spark": spark}
 
 
 def tessera_batches(events: list[dict[str, Any]], started: float) -> list[Batch]:
     """Batches from ``batch_committed`` events: ``rows`` are the batch's, the event's time is
-    its commit. A batch starts when the one before it was committed (the source has more
-    files than one trigger takes, so the next batch starts at once). The first batch starts
-    at its commit minus its duration when an event carries the first batch's Spark figures
-    (its own, or the next one's when they are Spark's ``lastProgress``, which inside a batch
-    still describes the batch before it); else at the ``stream_started`` event (``started``),
-    recorded once ``writeStream.start()`` returned, i.e. as the first trigger begins."""
-    if not events:
-        return []
-    first = events[0]
-    start = started
-    for event in events[:2]:
-        duration = int(event.get("batch_duration_ms") or 0) / 1000
-        if duration and int(event.get("num_input_rows") or -1) == int(first["rows"]):
-            start = first["at"] - duration
-            break
-    batches = [Batch(int(first["batch_id"]), int(first["rows"]), start, first["at"])]
-    for event in events[1:]:
-        batches.append(
-            Batch(int(event["batch_id"]), int(event["rows"]), batches[-1].end, event["at"])
-        )
+    its commit (its rows readable). A batch starts when the one before it was committed (the
+    source has more files than one trigger takes, so the next batch starts at once); the
+    first one at the ``stream_started`` event (``started``), recorded once
+    ``writeStream.start()`` returned, i.e. as the first trigger begins."""
+    batches: list[Batch] = []
+    for event in events:
+        start = batches[-1].end if batches else started
+        batches.append(Batch(int(event["batch_id"]), int(event["rows"]), start, event["at"]))
     return batches
 
 

@@ -32,6 +32,9 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import BigIntegerField, Max
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from catalog import services as catalog_services
 from catalog import storage, versions
@@ -43,6 +46,7 @@ from core.planner import Plan
 from core.schema import ResolvedSchema
 from jobs import lifecycle, notify, write_staging
 from jobs.commit_files import is_strictly_under, link_tree, remove, require_under, warehouse
+from jobs.manifest import link_files
 from jobs.models import Job
 from jobs.worker import current_identity
 
@@ -71,6 +75,12 @@ def checkpoint_dir(job_id: Any) -> Path:
 
 def streams_dir(job_id: Any) -> Path:
     return warehouse() / STREAMS_DIR / str(job_id)
+
+
+def sink_dir(job_id: Any) -> Path:
+    """Where Spark's file sink writes an appending stream's batches (and logs them):
+    kept while the job lives, like its checkpoint (``jobs.executor.stream_files``)."""
+    return streams_dir(job_id) / "sink"
 
 
 def batch_staging(job_id: Any, batch_id: int) -> Path:
@@ -183,6 +193,15 @@ def totals(job_id: Any, identifier: Sequence[str]) -> tuple[int, int]:
     return batches, rows
 
 
+def last_batch(job_id: Any, identifier: Sequence[str]) -> int:
+    """The last batch of this job the table records (-1 if none)."""
+    table = write_staging.table_row(identifier, lock=False)
+    found = TableVersion.objects.filter(
+        table=table, job_id=job_id, metrics__batch_id__isnull=False
+    ).aggregate(last=Max(Cast(KT("metrics__batch_id"), BigIntegerField())))["last"]
+    return int(found) if found is not None else -1
+
+
 def was_committed(job_id: Any, identifier: Sequence[str], batch_id: int) -> bool:
     """Whether the table records this (job, batch) already: a replay, skipped."""
     table = write_staging.table_row(identifier, lock=False)
@@ -203,6 +222,7 @@ def commit_batch(
     batch_id: int,
     staged: Path,
     *,
+    files: Sequence[Path] | None = None,
     rows: int | None,
     ctas: bool,
     base: str | None = None,
@@ -211,6 +231,8 @@ def commit_batch(
 ) -> Committed:
     """Commit the batch ``batch_id`` staged in ``staged`` as the table's next version, or
     skip it if the table records it already; the staging directory is removed either way.
+    ``files``: only these files of ``staged`` (relative to it) are the batch, and
+    ``staged`` (a file sink's directory, ``sink_dir``) is kept.
 
     ``base``: an upsert's batch holds the whole new table merged with the version at
     ``base``; CONFLICT if the table moved on since (the caller merges again). ``rows``: the
@@ -241,7 +263,10 @@ def commit_batch(
                 versions.ensure_initial(table)
                 if base is None:
                     link_tree(Path(old), new)
-            link_tree(staged, new)
+            if files is None:
+                link_tree(staged, new)
+            else:
+                link_files(staged, new, files)
             table.location = str(new)
             table.staged_by_job = None
             table.save(update_fields=["location", "staged_by_job", "updated_at"])
@@ -267,7 +292,7 @@ def commit_batch(
             remove(new)
         raise
     finally:
-        if staged.exists():
+        if files is None and staged.exists():
             remove(staged)
 
 

@@ -1,19 +1,19 @@
-"""The sinks of streaming jobs: ``foreachBatch`` functions (docs/streaming.md).
+"""The ``foreachBatch`` sinks of streaming jobs (docs/streaming.md).
 
-- ``TableSink``: each micro-batch of a streaming CTAS/INSERT is written (the target's
-  physical columns, as an INSERT's projection casts them) into the batch's own staging
-  directory, then committed exactly once by ``jobs.stream_commit.commit_batch`` (a batch
-  Spark replays after a restart is skipped there). Upserts (a keyed target): each batch's
-  rows are merged into the table's current version as a batch upsert merges
-  (``jobs.executor.upsert``: the last row per key wins) and the merged table is the batch's
-  version; merged again (at most ``upsert.RETRIES`` times) if another commit moved the table.
+- ``UpsertSink``: a streaming write into a keyed table (an upsert, or an aggregation in
+  update mode): each batch's rows are merged into the table's current version as a batch
+  upsert merges (``jobs.executor.upsert``: the last row per key wins), written into the
+  batch's own staging directory, and the merged table committed exactly once as the batch's
+  version by ``jobs.stream_commit.commit_batch`` (a batch Spark replays after a restart is
+  skipped there); merged again (at most ``upsert.RETRIES`` times) if another commit moved
+  the table. Appends go through Spark's file sink instead (``jobs.executor.stream_files``).
 - ``PreviewSink``: a streaming SELECT keeps the latest rows (at most
   ``min(result.max_rows, 1000)``, newest last) as the job's result, replaced after each batch.
 
-``StreamState`` is what the runner, the sinks and the job's monitor share: Spark's last
-progress report, the batches and rows committed, the target's rows, an error a sink raised.
-The sink runs in Spark's stream thread (a py4j callback): it uses its own database
-connection and closes it after each batch.
+``StreamState`` is what the runner, the sinks, the committer and the job's monitor share:
+Spark's last progress report, the batches and rows committed, the target's rows, an error
+a sink raised. A sink runs in Spark's stream thread (a py4j callback): it uses its own
+database connection and closes it after each batch.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import json
 import logging
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +44,14 @@ log = logging.getLogger(__name__)
 
 PREVIEW_MAX_ROWS = 1000
 _NO_WATERMARK = "1970-01-01T00:00:00"
+# The Spark figures of a ``batch_committed`` event (``progress_figures``).
+EVENT_FIGURES = (
+    "num_input_rows",
+    "input_rows_per_second",
+    "processed_rows_per_second",
+    "batch_duration_ms",
+    "watermark",
+)
 
 
 def _number(value: Any) -> float:
@@ -80,6 +88,8 @@ class StreamState:
     rows_committed: int = 0
     target_rows: int | None = None
     failure: BaseException | None = None
+    committer: Any = None  # an append's ``stream_files.SinkCommitter``
+    cleanups: list[Callable[[], Any]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def figures(self) -> dict[str, Any]:
@@ -158,16 +168,11 @@ def _rows_of(observation: Any, location: str, fmt: str) -> int | None:
     return write_runner.parquet_rows(location) if fmt == "parquet" else None
 
 
-class TableSink:
-    """``foreachBatch`` of a streaming write into a managed table."""
+class UpsertSink:
+    """``foreachBatch`` of a streaming write into a keyed managed table."""
 
     def __init__(
-        self,
-        job_id: Any,
-        item: write_runner.PreparedWrite,
-        state: StreamState,
-        *,
-        upsert: UpsertSpec | None = None,
+        self, job_id: Any, item: write_runner.PreparedWrite, state: StreamState, upsert: UpsertSpec
     ) -> None:
         self.job_id = job_id
         self.item = item
@@ -211,14 +216,7 @@ class TableSink:
         if stream_commit.was_committed(self.job_id, self.item.identifier, batch_id):
             log.info("job %s: batch %s was committed before; skipped", self.job_id, batch_id)
             return  # replayed after a restart: not even written again
-        if self.upsert is not None:
-            self._commit_upsert(batch, batch_id)
-            return
-        real = self._staging(batch, batch_id)
-        rows = self._write(batch, real, f"tessera_stream_{batch_id}")
-        known = self.state.target_rows
-        target = None if known is None or rows is None else known + rows
-        self._commit(batch_id, real, rows, rows, target, None)
+        self._commit_upsert(batch, batch_id)
 
     def _commit(
         self,
@@ -235,7 +233,9 @@ class TableSink:
             rows_committed=self.state.rows_committed + (rows or 0),
             target_rows=target_rows,
         )
-        event = {key: stream[key] for key in _EVENT_FIGURES}
+        # Spark reports a batch after its foreachBatch returns: its figures are not known yet
+        # (the job's progress.stream has the latest report).
+        event = dict.fromkeys(EVENT_FIGURES)
         done = stream_commit.commit_batch(
             self.job_id,
             self.item.identifier,
@@ -252,7 +252,6 @@ class TableSink:
 
     def _commit_upsert(self, batch: Any, batch_id: int) -> None:
         spec = self.upsert
-        assert spec is not None
         item = self.item
         spark = batch.sparkSession
         physical = spark.createDataFrame([], str(spec.relation.get("physical_schema"))).schema
@@ -287,15 +286,6 @@ class TableSink:
                 if attempt == upsert_runner.RETRIES:
                     raise
                 log.info("job %s: batch %s merged again (the table moved)", self.job_id, batch_id)
-
-
-_EVENT_FIGURES = (
-    "num_input_rows",
-    "input_rows_per_second",
-    "processed_rows_per_second",
-    "batch_duration_ms",
-    "watermark",
-)
 
 
 class PreviewSink:

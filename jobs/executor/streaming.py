@@ -33,15 +33,24 @@ from typing import Any
 from django.conf import settings
 
 from core import jobstate
+from core import options as table_options
 from core.errors import CoreError
 from core.planner import Action, Plan
 from core.session_properties import JOB_TIMEOUT_SECONDS
 from jobs import lifecycle, notify, stream_commit, write_staging
-from jobs.executor import errors, locations, registration, runtime, sqlguard, write_runner
+from jobs.executor import (
+    errors,
+    locations,
+    registration,
+    runtime,
+    sqlguard,
+    stream_files,
+    write_runner,
+)
 from jobs.executor import upsert as upsert_runner
 from jobs.executor.control import SparkJobControl
 from jobs.executor.monitor import JobMonitor, job_properties, timeout_seconds
-from jobs.executor.stream_sink import PreviewSink, StreamState, TableSink, UpsertSpec
+from jobs.executor.stream_sink import PreviewSink, StreamState, UpsertSink, UpsertSpec
 from jobs.executor.stream_sources import register_stream_plan
 from jobs.executor.typing import type_text
 from jobs.models import Job
@@ -102,8 +111,13 @@ def _primary_key(identifier: list[str]) -> list[str]:
     return [str(name) for name in key.get("columns") or []]
 
 
-def _table_sink(spark: Any, job: Job, plan: Plan, state: StreamState) -> tuple[Any, TableSink, str]:
-    """The frame to stream, its sink and its output mode, for a CTAS or an INSERT."""
+Sink = UpsertSink | PreviewSink | stream_files.SinkCommitter
+
+
+def _table_sink(spark: Any, job: Job, plan: Plan, state: StreamState) -> tuple[Any, Sink, str]:
+    """The frame to stream, its sink and its output mode, for a CTAS or an INSERT: an
+    upsert's ``foreachBatch``, or (appends) Spark's file sink and the committer of its
+    batches."""
     prepared = write_runner.prepare_writes(spark, job, plan)
     if len(prepared) != 1 or prepared[0].mode not in ("ctas", "insert", "upsert"):
         raise StreamingUnsupported(
@@ -136,13 +150,29 @@ def _table_sink(spark: Any, job: Job, plan: Plan, state: StreamState) -> tuple[A
             [str(c) for c in listed] if listed else None,
             dict(args.get("table") or {}),
         )
-    frame = query if upsert is not None else item.frame
-    mode = "update" if upsert is not None and grouped else "append"
     batches, rows = stream_commit.totals(job.id, item.identifier)
     location = upsert_runner.current_location(item.identifier)
     target = write_runner.parquet_rows(location) if item.format == "parquet" else None
     state.batches, state.rows_committed, state.target_rows = batches, rows, target
-    return frame, TableSink(job.id, item, state, upsert=upsert), mode
+    if upsert is not None:
+        mode = "update" if grouped else "append"
+        return query, UpsertSink(job.id, item, state, upsert), mode
+    sink = stream_files.prepare_sink(spark, job.id, item.shown)
+    return item.frame, stream_files.SinkCommitter(job.id, item, state, sink), "append"
+
+
+def _file_sink(writer: Any, committer: stream_files.SinkCommitter) -> Any:
+    """``writer`` into Spark's file sink of the committer's directory: the table's format,
+    its checked write options and partitioning."""
+    item = committer.item
+    with locations.refusals(f"Table {item.shown} cannot be written"):
+        options = table_options.check_options(item.format, dict(item.options))
+    writer = writer.format(item.format).option("path", str(committer.sink))
+    if options:
+        writer = writer.options(**options)
+    if item.partition_by:
+        writer = writer.partitionBy(*item.partition_by)
+    return writer
 
 
 def _preview_sink(
@@ -163,7 +193,7 @@ def start(spark: Any, job: Job, plan: Plan, preview_rows: int, state: StreamStat
     """Analyse the plan, prepare the target and start the stream; returns the query.
     ``preview_rows``: the rows a streaming SELECT keeps (``run.max_rows``)."""
     every = trigger_ms(plan)
-    sink: TableSink | PreviewSink
+    sink: Sink
     if plan.writes:
         frame, sink, mode = _table_sink(spark, job, plan, state)
     else:
@@ -174,8 +204,19 @@ def start(spark: Any, job: Job, plan: Plan, preview_rows: int, state: StreamStat
         .option("checkpointLocation", _checkpoint(spark, job.id))
         .trigger(processingTime=f"{every} milliseconds")
         .outputMode(mode)
-        .foreachBatch(sink)
     )
+    if isinstance(sink, stream_files.SinkCommitter):
+        writer = _file_sink(writer, sink)
+        sink.catch_up()  # batches a run before this one logged and did not commit
+        listener = stream_files.progress_listener(
+            lambda: state.query.id if state.query is not None else None, sink
+        )
+        spark.streams.addListener(listener)
+        state.cleanups.append(lambda: spark.streams.removeListener(listener))
+        state.committer = sink
+        sink.start()
+    else:
+        writer = writer.foreachBatch(sink)
     try:
         query = writer.start()
     except Exception as exc:
@@ -190,10 +231,12 @@ def start(spark: Any, job: Job, plan: Plan, preview_rows: int, state: StreamStat
     return query
 
 
-def _run(query: Any, monitor: JobMonitor) -> None:
+def _run(query: Any, monitor: JobMonitor, state: StreamState) -> None:
     """Wait while the stream runs: return when the monitor ended the job (the caller stops
-    the query) or raise the stream's failure."""
+    the query) or raise the stream's failure (Spark's, or a batch's commit's)."""
     while monitor.outcome is None:
+        if state.failure is not None:
+            raise state.failure
         if query.awaitTermination(POLL_SECONDS):
             failure = query.exception()
             if failure is not None:
@@ -234,12 +277,13 @@ def run_stream(
         if monitor.outcome is None:
             query = start(spark, job, plan, preview_rows, state)
             state.query = query
-            _run(query, monitor)
+            _run(query, monitor, state)
     except Exception as exc:
         failure = runtime.failure_of(spark, state.failure or exc)
     finally:
         if query is not None:
             _stop(query, job.id)
+        _finish_commits(state, job.id, final=monitor.outcome is None)
         monitor.stop()
         control.leave()
     if monitor.outcome is None:
@@ -254,6 +298,26 @@ def run_stream(
     if status in jobstate.TERMINAL:  # not when requeued to run again from its checkpoint
         stream_commit.clean_stream(job.id)
     return status
+
+
+def _finish_commits(state: StreamState, job_id: Any, *, final: bool) -> None:
+    """Stop the committer and the listener; ``final`` (the job still RUNNING: the stream
+    failed): commit what the sink logged before the failure, as a failed stream keeps its
+    committed batches."""
+    committer = state.committer
+    if committer is not None:
+        committer.stop()
+        if final and state.failure is None:
+            try:
+                committer.catch_up()
+            except Exception:
+                log.info("job %s: the last batches were not committed", job_id, exc_info=True)
+    for cleanup in state.cleanups:
+        try:
+            cleanup()
+        except Exception:
+            log.debug("job %s: a stream's cleanup failed", job_id, exc_info=True)
+    state.cleanups.clear()
 
 
 def _status_of(job_id: Any) -> str:

@@ -151,6 +151,10 @@ def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
     }
     committed = [e.detail for e in Job.objects.get(pk=job_id).events.filter(type="batch_committed")]
     assert sum(d["rows"] for d in committed) == 300
+    # Each event's Spark figures are its own batch's (rows read = rows written here), or
+    # absent when its report came too late, never another batch's.
+    reported = [d for d in committed if d["num_input_rows"] is not None]
+    assert reported and all(d["num_input_rows"] == d["rows"] for d in reported)
     assert [d["batch_id"] for d in committed] == sorted({d["batch_id"] for d in committed})
     table = table_of(catalog, "t")
     assert table is not None and table.status == "active" and table.staged_by_job is None
