@@ -105,13 +105,25 @@ def created(job: Job) -> None:
 
 
 def transition(
-    job_id: Any, current: str, target: str, *, known: Job | None = None, **fields: Any
+    job_id: Any,
+    current: str,
+    target: str,
+    *,
+    known: Job | None = None,
+    held_by: str | None = None,
+    **fields: Any,
 ) -> Job:
     """Move a job from ``current`` to ``target`` with one conditional UPDATE.
 
     ``fields`` are written in the same UPDATE (error, result, worker, …); ``started_at`` and
     ``finished_at`` are set here. Raises IllegalTransition when the machine forbids it or when
     the job is no longer in ``current`` (somebody else moved it first).
+
+    ``held_by``: a worker identity (``jobs.worker``) the job's ``Job.worker`` must still be,
+    in the same UPDATE. A runner passes the identity it claimed the job under: a stream
+    requeued while its worker was taken for lost (paused, cut off from the database) and
+    claimed by another worker since is RUNNING again, but not this runner's to end
+    (docs/streaming.md, "A stream survives its worker"). None or "": no such condition.
 
     ``known``: the caller's copy of the row (with its user), brought up to date in memory
     instead of read again after the UPDATE (the worker's claim and end: one query less each).
@@ -124,10 +136,19 @@ def transition(
         fields.setdefault("heartbeat_at", now)
     if target in jobstate.TERMINAL:
         fields.setdefault("finished_at", now)
+    condition: dict[str, Any] = {"pk": job_id, "status": current}
+    if held_by:
+        condition["worker"] = held_by
     with transaction.atomic():
-        changed = Job.objects.filter(pk=job_id, status=current).update(status=target, **fields)
+        changed = Job.objects.filter(**condition).update(status=target, **fields)
         if changed != 1:
-            actual = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+            row = Job.objects.filter(pk=job_id).values("status", "worker").first()
+            actual = row["status"] if row is not None else None
+            if row is not None and actual == current and held_by:
+                raise IllegalTransition(
+                    f"Job {job_id} is held by worker {row['worker'] or '(none)'} now, not "
+                    f"{held_by}: it cannot go to {target} from here."
+                )
             raise IllegalTransition(
                 f"Job {job_id} is {actual or 'gone'}, not {current}: it cannot go to {target}."
             )
@@ -153,11 +174,18 @@ def transition(
 
 
 def try_transition(
-    job_id: Any, current: str, target: str, *, known: Job | None = None, **fields: Any
+    job_id: Any,
+    current: str,
+    target: str,
+    *,
+    known: Job | None = None,
+    held_by: str | None = None,
+    **fields: Any,
 ) -> Job | None:
-    """``transition`` for callers that race by design (claim, cancel, reap): None if lost."""
+    """``transition`` for callers that race by design (claim, cancel, reap): None if lost
+    (``held_by``: see ``transition``)."""
     try:
-        return transition(job_id, current, target, known=known, **fields)
+        return transition(job_id, current, target, known=known, held_by=held_by, **fields)
     except IllegalTransition:
         return None
 

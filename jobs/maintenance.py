@@ -10,8 +10,10 @@ No pyspark here: the web process imports this module.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+import uuid
+from collections.abc import Collection, Iterator
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -294,3 +296,52 @@ def expire_table_versions(now: datetime | None = None) -> list[str]:
     ``TESSERA_VERSION_RETENTION`` ago (``catalog.versions.expire``); returns their
     directories."""
     return versions.expire(now)
+
+
+def _job_dirs(root: Path) -> Iterator[str]:
+    """The names of ``root``'s directories that are job ids (as ``str(uuid)`` writes them);
+    anything else there, links included, is not ours and left alone."""
+    if not root.is_dir() or root.is_symlink():
+        return
+    for child in root.iterdir():
+        try:
+            name = str(uuid.UUID(child.name))
+        except ValueError:
+            continue
+        if name == child.name and child.is_dir() and not child.is_symlink():
+            yield name
+
+
+def sweep_ended_streams() -> list[str]:
+    """Remove the checkpoint (``<data dir>/checkpoints/<job>``) and batch staging
+    (``<warehouse>/.tessera-streams/<job>``) of streams that have ended — or whose job is
+    gone — and that nobody removed: a streaming SELECT ended by the reaper
+    (``lose_job``: FAILED ``WORKER_LOST`` past ``TESSERA_STREAM_MAX_RESTARTS``, or
+    CANCELED) has no runner and no write hook to clean up after it. A job that is CREATED
+    (a stream requeued to resume from its checkpoint) or RUNNING keeps both. Idempotent;
+    each path is checked to be strictly under its root and no link
+    (``stream_commit.clean_stream``). Run by the workers only (the web may not see the
+    data dir). Returns the ids of the jobs whose directories were removed."""
+    # Here, not at the top: stream_commit imports jobs.worker, which imports this module.
+    from jobs import stream_commit
+    from jobs.commit_files import warehouse
+
+    roots = (
+        Path(settings.DATA_DIR) / stream_commit.CHECKPOINTS_DIR,
+        warehouse() / stream_commit.STREAMS_DIR,
+    )
+    found = sorted({name for root in roots for name in _job_dirs(root)})[: SWEEP_BATCH * 10]
+    if not found:
+        return []
+    unfinished = {
+        str(pk)
+        for pk in Job.objects.filter(pk__in=found)
+        .exclude(status__in=jobstate.TERMINAL)
+        .values_list("id", flat=True)
+    }
+    removed = [
+        name for name in found if name not in unfinished and stream_commit.clean_stream(name)
+    ]
+    if removed:
+        log.info("removed the checkpoints and staging of %d ended streams", len(removed))
+    return removed

@@ -137,6 +137,14 @@ def _locked_job(job_id: Any) -> Job:
     return job
 
 
+def check_held(job_id: Any) -> None:
+    """Before a stream starts: the job is RUNNING and held by this worker (a runner whose
+    job was requeued and claimed by another worker meanwhile starts no second query on
+    the same checkpoint)."""
+    with transaction.atomic():
+        _locked_job(job_id)
+
+
 def check_writable(job_id: Any, identifier: Sequence[str], ctas: bool) -> None:
     """Before the stream starts: the target exists and the job's user may write it."""
     with transaction.atomic():

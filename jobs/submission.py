@@ -37,6 +37,7 @@ from core.planner import (
     statement_kind,
 )
 from core.planner import parameters as query_parameters
+from core.planner import streaming as planner_streaming
 from core.planner.pipelines import check_args, pipeline_sql, plan_pipeline
 from core.session_properties import check_wait
 from jobs import commands, dispatch, lifecycle, notify, planning, scheduling, uploads
@@ -208,6 +209,8 @@ def start_job(job: Job, plan: Plan) -> Job:
                 scheduling.reserve_room(job.user_id)  # a pipeline's with its pipeline
             if not child:  # a stream takes a worker's stream slot (429 TOO_MANY_STREAMS)
                 scheduling.reserve_stream(plan)
+            elif jobstate.is_streaming(plan):  # a pipeline's statements are never streams
+                raise planner_streaming.in_pipeline()  # (the planner refuses them first)
             _store(job, _plan_fields(plan, session))
             lifecycle.created(job)
             if plan.needs_spark and inline is not None and child:

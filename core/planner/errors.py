@@ -32,6 +32,13 @@ class UnsupportedStatement(CoreError):
     code: ClassVar[str] = "UNSUPPORTED_STATEMENT"
 
 
+class StreamingUnsupported(CoreError):
+    """A statement that cannot run as a stream where it was sent (e.g. inside a pipeline);
+    the worker raises its own for what Spark refuses at start (same code)."""
+
+    code: ClassVar[str] = "STREAMING_UNSUPPORTED"
+
+
 class TemporaryObjectExists(CoreError):
     """A permanent DROP TABLE|VIEW|FUNCTION or CREATE FUNCTION while a temporary object
     with that identifier exists (it shadows the permanent one): drop it first (FLIP-64).

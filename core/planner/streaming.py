@@ -13,7 +13,10 @@ finished batch plan and makes it a streaming one, or refuses it:
 - a streaming CTAS is never atomic: its table exists from the job's creation (FLIP-218);
 - the target is a managed table (the worker commits each micro-batch as a version);
 - EXPLAIN, statement sets and INSERT OVERWRITE are refused in streaming mode; statements
-  that read no data (SET, SHOW, DDL) and ANALYZE or pipelines run as in batch mode.
+  that read no data (SET, SHOW, DDL) and ANALYZE or pipelines run as in batch mode;
+- a pipeline's own statements (``PlanContext.pipeline_job``) are never streams: a pipeline
+  is a batch program, run in one worker slot, and a stream it started would never end nor
+  count against the stream slots (``in_pipeline``, ``STREAMING_UNSUPPORTED``).
 
 In batch mode a table over the ``rate`` connector (a stream by nature) is refused.
 Pure: no Django, no pyspark.
@@ -27,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from core.errors import CoreError
-from core.planner.errors import UnsupportedStatement
+from core.planner.errors import StreamingUnsupported, UnsupportedStatement
 from core.planner.model import PlanContext
 from core.planner.plan import Action, Plan, RelationPlan
 from core.planner.sources import RATE_CONNECTOR
@@ -102,6 +105,8 @@ def finish(plan: Plan, context: PlanContext) -> Plan:
         if plan.action in READING_ACTIONS:
             _refuse_rate_in_batch(plan)
         return plan
+    if context.pipeline_job is not None:
+        raise in_pipeline(per_statement=requested is not None)
     if plan.action == Action.EXPLAIN:
         raise UnsupportedStatement(
             f"EXPLAIN of a stream is not supported; {_SET_BATCH} to explain the batch query."
@@ -123,6 +128,23 @@ def finish(plan: Plan, context: PlanContext) -> Plan:
         )
     args[STREAMING] = {"trigger_ms": context.checkpoint_interval_ms}
     return replace(plan, relations=relations, args=args)
+
+
+def in_pipeline(per_statement: bool = False) -> StreamingUnsupported:
+    """The refusal of a stream among a pipeline's statements (the planner's, and the
+    submission's for a plan that would get past it)."""
+    fix = (
+        f"drop the statement's '{RUNTIME_MODE}' = 'streaming' option"
+        if per_statement
+        else f'run t_env.execute_sql("{_SET_BATCH}") first in the pipeline'
+    )
+    return StreamingUnsupported(
+        "A pipeline runs its statements once, in batch mode: it cannot start a stream (a "
+        "stream never ends, and would hold the pipeline's worker slot outside the stream "
+        f"slots). To run this statement once, {fix}; to stream it, send it as a statement "
+        "of its own session.",
+        details={"pipeline": True},
+    )
 
 
 def _check_target(plan: Plan, args: dict[str, Any]) -> None:

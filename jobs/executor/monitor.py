@@ -24,6 +24,7 @@ from jobs.executor import errors
 from jobs.executor.control import SparkJobControl
 from jobs.models import Job
 from jobs.planning import session_properties
+from jobs.worker import current_identity
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +83,12 @@ class JobMonitor(threading.Thread):
         self._done = threading.Event()
         self._watch = watch
         self._began = time.monotonic()
-        # ``Job.worker`` at the first look: a stream requeued and claimed by another worker
-        # meanwhile is RUNNING again, under another worker (``jobs.maintenance.lose_job``).
-        self._worker: str | None = None
+        # The worker the job must stay on (``Job.worker``): this process's identity, which
+        # every claim here records — not what the row says at the first look, which may
+        # already name another worker (this one paused right after its claim, taken for
+        # lost, the stream requeued and claimed elsewhere: ``jobs.maintenance.lose_job``).
+        # Without an identity (a process that is no Celery worker): the first look's.
+        self._worker: str | None = current_identity()
 
     def stop(self) -> None:
         self._done.set()
@@ -185,6 +189,7 @@ class JobMonitor(threading.Thread):
             self.job_id,
             jobstate.RUNNING,
             jobstate.CANCELED,
+            held_by=self._worker,
             progress=progress,
             error={"code": "CANCELED", "message": message, "details": {}},
         )
@@ -199,6 +204,7 @@ class JobMonitor(threading.Thread):
             self.job_id,
             jobstate.RUNNING,
             jobstate.FAILED,
+            held_by=self._worker,
             progress=progress,
             error={
                 "code": errors.TIMEOUT,

@@ -199,6 +199,7 @@ def start(spark: Any, job: Job, plan: Plan, preview_rows: int, state: StreamStat
     else:
         frame, sink, mode = _preview_sink(spark, job, plan, preview_rows, state)
     runtime.mirror_conf(spark, "spark.sql.streaming.stopTimeout", STOP_TIMEOUT)
+    stream_commit.check_held(job.id)
     writer = (
         frame.writeStream.queryName(str(job.id))
         .option("checkpointLocation", _checkpoint(spark, job.id))
@@ -286,16 +287,30 @@ def run_stream(
         _finish_commits(state, job.id, final=monitor.outcome is None)
         monitor.stop()
         control.leave()
+    # The identity this runner claimed the job under (``jobs.worker.current_identity``, set
+    # by the claim): a stream requeued while this worker was taken for lost (paused, cut
+    # off) and claimed by another one since is not ours to end, nor its checkpoint ours to
+    # remove (docs/streaming.md, "A stream survives its worker").
+    here = str(job.worker or "")
     if monitor.outcome is None:
         error = errors.error_from_exception(
             failure or CoreError("The stream ended."), registration.alias_names(plan)
         )
-        log.info("job %s (stream) failed: %s", job.id, error["message"])
-        lifecycle.try_transition(
-            job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=state.progress()
+        ended = lifecycle.try_transition(
+            job.id,
+            jobstate.RUNNING,
+            jobstate.FAILED,
+            held_by=here,
+            error=error,
+            progress=state.progress(),
         )
-    status = _status_of(job.id)
-    if status in jobstate.TERMINAL:  # not when requeued to run again from its checkpoint
+        if ended is not None:
+            log.info("job %s (stream) failed: %s", job.id, error["message"])
+        else:
+            log.warning("job %s (stream) is no longer this worker's: %s", job.id, error["message"])
+    status, holder = _status_of(job.id)
+    # Not when requeued to run again from its checkpoint, nor when another worker holds it.
+    if status in jobstate.TERMINAL and (not here or not holder or holder == here):
         stream_commit.clean_stream(job.id)
     return status
 
@@ -320,6 +335,7 @@ def _finish_commits(state: StreamState, job_id: Any, *, final: bool) -> None:
     state.cleanups.clear()
 
 
-def _status_of(job_id: Any) -> str:
-    status = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
-    return str(status or "")
+def _status_of(job_id: Any) -> tuple[str, str]:
+    """The job's status and the worker that holds it (``Job.worker``)."""
+    row = Job.objects.filter(pk=job_id).values_list("status", "worker").first()
+    return (str(row[0] or ""), str(row[1] or "")) if row is not None else ("", "")

@@ -640,3 +640,73 @@ def test_a_streaming_statement_over_rest_is_429_when_no_slot_is_free(
     batch = alice_api.post(url, {"sql": "SET 'execution.runtime-mode' = 'batch'"}, format="json")
     assert batch.status_code == 201, batch.content
     assert alice_api.post(url, {"sql": "SELECT 1"}, format="json").status_code == 201
+
+
+# --- a stale runner: transitions guarded by the worker that holds the job -----------------
+
+
+def test_a_transition_held_by_another_worker_is_refused(hooks) -> None:
+    """A runner whose worker was taken for lost passes the identity it claimed the job
+    under (``held_by``): once the job was requeued and claimed by another worker it can no
+    longer end it (docs/streaming.md)."""
+    _worker("w1@h/1/a", alive=False)
+    _worker("w2@h/2/b")
+    job = _job(jobstate.RUNNING, worker_="w1@h/1/a")
+    maintenance.reap_lost_jobs()
+    assert scheduling.claim_next("w2@h/2/b") is not None  # resumed on w2
+
+    error = {"code": "INTERNAL_ERROR", "message": "w1's copy failed", "details": {}}
+    stale = lifecycle.try_transition(
+        job.pk, jobstate.RUNNING, jobstate.FAILED, held_by="w1@h/1/a", error=error
+    )
+    assert stale is None
+    with pytest.raises(jobstate.IllegalTransition, match="held by worker w2@h/2/b now"):
+        lifecycle.transition(job.pk, jobstate.RUNNING, jobstate.FAILED, held_by="w1@h/1/a")
+    row = Job.objects.get(pk=job.pk)
+    assert row.status == jobstate.RUNNING and row.worker == "w2@h/2/b" and row.error is None
+    assert "failed" not in _types(job) and ("failed", str(job.pk)) not in hooks.calls
+    # The worker that holds it ends it.
+    done = lifecycle.try_transition(
+        job.pk, jobstate.RUNNING, jobstate.FAILED, held_by="w2@h/2/b", error=error
+    )
+    assert done is not None and Job.objects.get(pk=job.pk).status == jobstate.FAILED
+
+
+# --- the sweep of ended streams' checkpoints and staging -----------------------------------
+
+
+def test_the_sweep_removes_only_ended_streams_directories(settings, tmp_path) -> None:
+    settings.DATA_DIR = tmp_path / "data"
+    settings.WAREHOUSE_DIR = tmp_path / "data" / "warehouse"
+    from jobs import stream_commit
+
+    ended = [_job(status) for status in (jobstate.FAILED, jobstate.CANCELED, jobstate.FINISHED)]
+    waiting = _job(jobstate.CREATED)  # e.g. requeued: it resumes from its checkpoint
+    running = _job(jobstate.RUNNING, worker_="w1@h/1/a")
+    gone = "0b0e7b9e-6a55-4b5e-9c43-3c1f0a4f2d11"  # a job row deleted since
+    ids = [str(j.pk) for j in (*ended, waiting, running)] + [gone]
+    for job_id in ids:
+        (stream_commit.checkpoint_dir(job_id) / "offsets").mkdir(parents=True)
+        (stream_commit.streams_dir(job_id) / "batch-3").mkdir(parents=True)
+    checkpoints = stream_commit.checkpoint_dir(gone).parent
+    (checkpoints / "not-a-job").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("x")
+    link = str(ended[0].pk)  # its checkpoint is a link leading out: not followed
+    stream_commit.checkpoint_dir(link).rename(tmp_path / "moved")
+    stream_commit.checkpoint_dir(link).symlink_to(outside)
+
+    removed = maintenance.sweep_ended_streams()
+
+    assert sorted(removed) == sorted([*(str(j.pk) for j in ended), gone])
+    for job_id in (*(str(j.pk) for j in ended[1:]), gone):
+        assert not stream_commit.checkpoint_dir(job_id).exists()
+        assert not stream_commit.streams_dir(job_id).exists()
+    assert not stream_commit.streams_dir(ended[0].pk).exists()
+    assert stream_commit.checkpoint_dir(link).is_symlink() and (outside / "keep").exists()
+    for job in (waiting, running):
+        assert (stream_commit.checkpoint_dir(job.pk) / "offsets").is_dir()
+        assert (stream_commit.streams_dir(job.pk) / "batch-3").is_dir()
+    assert (checkpoints / "not-a-job").is_dir()
+    assert maintenance.sweep_ended_streams() == []  # idempotent

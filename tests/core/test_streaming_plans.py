@@ -281,3 +281,33 @@ def test_file_formats_a_stream_reads(fmt: str) -> None:
     (relation,) = streaming(sql, catalog).relations
     assert relation.streaming is True and relation.format == fmt
     assert relation.path == f"{STORAGE_ROOT}/files-{fmt}"
+
+
+def test_a_pipelines_own_statements_are_never_streams() -> None:
+    """A pipeline is a batch program: its statements (``pipeline_job`` in the context) are
+    refused in streaming mode instead of starting a stream that never ends and that no
+    stream slot counts (docs/pipelines.md)."""
+    with pytest.raises(CoreError) as raised:
+        streaming("SELECT ts, user_id FROM clicks", pipeline_job="job-1")
+    error = raised.value
+    assert error.code == "STREAMING_UNSUPPORTED"
+    assert "A pipeline runs its statements once, in batch mode" in error.message
+    assert "SET 'execution.runtime-mode' = 'batch'" in error.message
+    assert error.details == {"pipeline": True}
+    with pytest.raises(CoreError) as hinted:  # the mode asked by the statement itself
+        plan_statement(
+            "CREATE TABLE c.d.copy WITH ('execution.runtime-mode' = 'streaming') AS "
+            "SELECT ts FROM clicks",
+            clicks_catalog(),
+            replace(context(), pipeline_job="job-1"),
+        )
+    assert hinted.value.code == "STREAMING_UNSUPPORTED"
+    assert "drop the statement's 'execution.runtime-mode' = 'streaming' option" in (
+        hinted.value.message
+    )
+    # The same statements in batch mode, and streams outside a pipeline, are planned.
+    plan = plan_statement(
+        "SELECT ts FROM clicks", clicks_catalog(), replace(context(), pipeline_job="job-1")
+    )
+    assert "streaming" not in plan.args
+    assert streaming("SELECT ts, user_id FROM clicks").args["streaming"] == {"trigger_ms": 2000}

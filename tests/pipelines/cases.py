@@ -61,3 +61,9 @@ def lists(t_env: Any, target: str) -> None:
 
 
 NOT_A_FUNCTION = 42
+
+
+def stream_in(t_env: Any, source: str) -> None:
+    """A SELECT of a streaming source inside a pipeline run in a streaming session: refused
+    (a pipeline is a batch program), raised here by ``wait``."""
+    t_env.execute_sql(f"SELECT id FROM {source}").wait(timeout=120)

@@ -179,3 +179,22 @@ def test_a_name_that_is_not_a_function_is_refused_on_the_worker(alice: Pipeline)
     assert job["error"]["code"] == "FORBIDDEN", job
     job = alice.run("EXECUTE PIPELINE 'tests.pipelines.nothing:run'")
     assert job["error"]["code"] == "NOT_FOUND", job
+
+
+def test_a_pipeline_in_a_streaming_session_starts_no_stream(alice: Pipeline, catalog: str) -> None:
+    """A pipeline's statements never run as streams (docs/pipelines.md): a stream started
+    inline would never end and would hold the pipeline's slot outside the stream slots.
+    Its statement fails STREAMING_UNSUPPORTED, and the pipeline with it."""
+    source = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"src-{uuid.uuid4().hex[:10]}"
+    source.mkdir(parents=True)
+    alice.ok(f"CREATE TABLE src (id BIGINT) WITH ('connector' = 'parquet', 'path' = '{source}')")
+    alice.ok("SET 'execution.runtime-mode' = 'streaming'")
+    job = alice.run(f"EXECUTE PIPELINE '{CASES}:stream_in' WITH ('source' = 'src')", timeout=180)
+    assert job["status"] == "FAILED", job
+    assert job["error"]["code"] == "PIPELINE_FAILED"
+    assert "A pipeline runs its statements once, in batch mode" in job["error"]["message"]
+    (child,) = Job.objects.filter(parent_id=job["id"])
+    assert child.status == "FAILED" and child.error is not None
+    assert child.error["code"] == "STREAMING_UNSUPPORTED"
+    assert "SET 'execution.runtime-mode' = 'batch'" in child.error["message"]
+    assert not Job.objects.filter(parent_id=job["id"], status="RUNNING").exists()

@@ -13,6 +13,9 @@ same worker (its node name) restarted.
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +25,11 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from django.conf import settings
+from django.utils import timezone
 
 from catalog import services as catalog_services
-from jobs.models import Job, JobEvent, Session
+from jobs import stream_commit
+from jobs.models import Job, JobEvent, Session, Worker
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until
 from tests.worker.helpers import (
@@ -165,3 +170,151 @@ def test_a_killed_worker_s_stream_resumes_from_its_checkpoint_without_duplicates
     assert ended["status"] == "CANCELED"
     kept = result_rows(owner.api, owner.ok(f"SELECT count(*) AS n FROM {catalog}.d.t")["id"])[1]
     assert kept == [[400]]
+
+
+# --- a paused worker's stale runner --------------------------------------------------------------
+
+
+@pytest.fixture
+def two_workers(
+    django_db_setup: None,
+    django_db_blocker: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+    own_workers_only: None,
+) -> Iterator[list[WorkerProcess]]:
+    started = [
+        start_worker(name, tmp_path_factory, django_db_blocker, WORKER_ENV, SLOTS)
+        for name in ("pause-a", "pause-b")
+    ]
+    workers = [next(w) for w in started]
+    try:
+        yield workers
+    finally:
+        for worker in workers:
+            if worker.alive():
+                os.kill(worker.pid, signal.SIGCONT)
+        for w in started:
+            next(w, None)
+
+
+def test_a_paused_worker_neither_ends_nor_cleans_the_stream_another_worker_resumed(
+    two_workers: list[WorkerProcess],
+) -> None:
+    """A worker paused right after it claimed a stream (SIGSTOP: taken for lost, its copy
+    not stopped) is reaped; the stream is requeued and resumed by the other worker. When the
+    paused one runs again, its runner finds the job held by the other worker: it neither
+    fails the job (its end transition is held by its own identity) nor removes the
+    checkpoint the other worker now runs from (docs/streaming.md)."""
+    owner = Pipeline("pauser")
+    catalog = f"s{uuid.uuid4().hex[:10]}"
+    catalog_services.catalog_create(user=owner.user, name=catalog, default_database="d")
+    source = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"src-{uuid.uuid4().hex[:10]}"
+    source.mkdir(parents=True)
+    write_ids(source, range(0, 50))
+    owner.ok(
+        f"CREATE TABLE {catalog}.d.src (id BIGINT) "
+        f"WITH ('connector' = 'parquet', 'path' = '{source}')"
+    )
+    streaming = open_session(owner.api, STREAMING)
+    ctas = f"CREATE TABLE {catalog}.d.t AS SELECT id FROM {catalog}.d.src"
+    job_id = str(statement(owner.api, streaming, ctas)["id"])
+    by_name = {w.hostname: w for w in two_workers}
+
+    def claimed() -> str | None:
+        row = Job.objects.filter(pk=job_id).values("status", "worker").first()
+        return row["worker"] if row and row["status"] == "RUNNING" else None
+
+    holder = wait_until(claimed, 60, 0.01, "a worker to claim the stream")
+    paused = by_name[holder]
+    os.kill(paused.pid, signal.SIGSTOP)  # within its first second: before its first look
+    other = next(w for w in two_workers if w is not paused)
+    try:
+
+        def resumed() -> bool:
+            row = Job.objects.get(pk=job_id)
+            return (
+                row.status == "RUNNING"
+                and row.worker == other.hostname
+                and bool([b for b in batches(job_id) if b["rows"]])
+            )
+
+        wait_until(resumed, 180, 0.25, "the other worker to resume the stream and commit")
+    finally:
+        os.kill(paused.pid, signal.SIGCONT)
+    checkpoint = stream_commit.checkpoint_dir(job_id)
+    assert checkpoint.is_dir()
+
+    def paused_runs_again() -> bool:
+        row = Worker.objects.get(hostname=paused.hostname)
+        return (timezone.now() - row.last_heartbeat).total_seconds() < 1.5
+
+    wait_until(paused_runs_again, 60, 0.25, "the paused worker to beat again")
+    time.sleep(8)  # its runner's end (a failure, or its monitor's look) has come by now
+    row = Job.objects.get(pk=job_id)
+    assert row.status == "RUNNING", (row.status, row.error)
+    assert row.worker == other.hostname
+    assert "failed" not in types(job_id)
+    assert checkpoint.is_dir()  # the resumed stream's checkpoint is still there
+
+    write_ids(source, range(50, 120))  # and the resumed stream goes on
+
+    def all_rows() -> list[list[Any]] | None:
+        rows = owner.rows(f"SELECT id FROM {catalog}.d.t ORDER BY id")
+        return rows if len(rows) >= 120 else None
+
+    rows = wait_until(all_rows, 180, 1.0, "the new file's rows in the target")
+    assert [r[0] for r in rows] == list(range(120))
+    cancel = owner.api.post(f"{API}/jobs/{job_id}/cancel")
+    assert cancel.status_code == 200, cancel.content
+    assert wait_job(owner.api, job_id, {"CANCELED"}, timeout=60)["status"] == "CANCELED"
+    wait_until(lambda: not checkpoint.exists(), 30, 0.25, "the holder to remove the checkpoint")
+
+
+# --- a stream the reaper ended: its checkpoint is swept ------------------------------------
+
+
+def test_the_checkpoint_of_a_preview_the_reaper_failed_is_swept_by_a_live_worker(
+    first_worker: WorkerProcess, successor: Any, settings: Any
+) -> None:
+    """A streaming SELECT (no target, no write hook) whose worker is killed, and that the
+    reaper fails (no restarts left), leaves its checkpoint behind: nothing runs it any more.
+    A live worker's maintenance removes it (``maintenance.sweep_ended_streams``), and leaves
+    the checkpoint of a running stream alone."""
+    owner = Pipeline("previewer")
+    catalog = f"s{uuid.uuid4().hex[:10]}"
+    catalog_services.catalog_create(user=owner.user, name=catalog, default_database="d")
+    source = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"src-{uuid.uuid4().hex[:10]}"
+    source.mkdir(parents=True)
+    write_ids(source, range(0, 30))
+    owner.ok(
+        f"CREATE TABLE {catalog}.d.src (id BIGINT) "
+        f"WITH ('connector' = 'parquet', 'path' = '{source}')"
+    )
+    streaming = open_session(owner.api, STREAMING)
+    select = f"SELECT id FROM {catalog}.d.src"
+    job_id = str(statement(owner.api, streaming, select)["id"])
+    checkpoint = stream_commit.checkpoint_dir(job_id)
+
+    def previewed() -> bool:  # Spark recorded a first batch as done in the checkpoint
+        commits = checkpoint / "commits"
+        return commits.is_dir() and any(p.name.isdigit() for p in commits.iterdir())
+
+    wait_until(previewed, 180, 0.25, "the preview's first batch")
+    first_worker.kill()
+    settings.TESSERA_STREAM_MAX_RESTARTS = 0  # the reaper here (GET) fails it, not requeues
+    failed = wait_job(owner.api, job_id, {"FAILED"}, timeout=60)  # GET reaps lazily
+    assert failed["error"]["code"] == "WORKER_LOST"
+    assert checkpoint.is_dir()  # nobody ran its end: the sweep's work
+
+    successor("stream-b")  # its maintenance sweeps at its first beat, then every 12
+    wait_until(lambda: not checkpoint.exists(), 60, 0.25, "the ended stream's checkpoint to go")
+
+    running_id = str(statement(owner.api, streaming, select)["id"])
+    kept = stream_commit.checkpoint_dir(running_id)
+    wait_until(kept.is_dir, 180, 0.25, "the running preview's checkpoint")
+    time.sleep(14)  # at least one more sweep while it runs
+    assert kept.is_dir() and Job.objects.get(pk=running_id).status == "RUNNING"
+    cancel = owner.api.post(f"{API}/jobs/{running_id}/cancel")
+    assert cancel.status_code == 200, cancel.content
+    wait_job(owner.api, running_id, {"CANCELED"}, timeout=60)
+    wait_until(lambda: not kept.exists(), 30, 0.25, "the canceled preview's checkpoint to go")
