@@ -243,6 +243,13 @@ class Tessera:
         assert job["status"] == "FINISHED", job
         return seconds, str(job["id"])
 
+    def rows(self, sql: str) -> list[list[Any]]:
+        """Run a query to its end through Tessera (the worker's Spark); its rows."""
+        _, job_id = self.statement(sql)
+        answer = self.bench.client.get(f"/api/v1/jobs/{job_id}/result?page_size=1000")
+        assert answer.status_code == 200, answer.content
+        return [list(row) for row in answer.json()["rows"]]
+
     def table(self, name: str, database: str = "d") -> Any:
         """The row of the catalog's table ``database.name``."""
         from catalog.models import Table

@@ -24,10 +24,13 @@ Throughput is each side's own account, not wall-clock including JVM or job start
 processed / (last batch's commit - first batch's start), from
 ``StreamingQuery.recentProgress`` (plain: a batch starts at its progress ``timestamp`` and
 ends ``durationMs.triggerExecution`` later) and from the job's ``batch_committed`` events
-(Tessera: a batch ends when its event is recorded, after its commit; it started
-``batch_duration_ms`` before). A "steady" figure leaves the first batch out on both sides
-(rows after it / time from its end to the last end). Both sides' tables are compared with
-the input (row count and a sum of row hashes). Both Sparks use the machine's cores
+(Tessera: a batch ends when its event is recorded, after its commit, its rows readable;
+the first one starts at its trigger's start, ``batch_started_at``). A "steady" figure
+leaves the first batch out on both sides (rows after it / time from its end to the last
+end). Before the timed runs each side streams ``--warm-files`` untimed and reads the input
+once (its JIT warms up); after each run each side's own Spark checks its own output
+against the input (row count and a sum of row hashes: Tessera's by a query through
+Tessera). Both Sparks use the machine's cores
 (``local[*]``) and never run at the same time. It prints rows, seconds and rows/s per side
 (median of the runs) and the ratio; it does not assert.
 """
@@ -58,7 +61,6 @@ CHECK = [
     "count(*) AS n",
     f"sum(CAST(xxhash64({', '.join(COLUMNS)}) AS DECIMAL(38, 0))) AS h",
 ]
-WARM_FILES = 2
 # How often each side's progress is looked at while it runs: seldom, so that the looking
 # (a REST call through Django, or a py4j call) takes next to no CPU from the stream.
 POLL = 0.5
@@ -76,6 +78,12 @@ def parse_args() -> Any:
     )
     parser.add_argument(
         "--timeout", type=float, default=900, help="seconds one streaming run may take"
+    )
+    parser.add_argument(
+        "--warm-files",
+        type=int,
+        default=12,
+        help="files of the untimed stream each side runs first (its JIT warms up)",
     )
     parser.add_argument(
         "--plain-only", action="store_true", help="only the plain PySpark side (no Tessera)"
@@ -290,24 +298,41 @@ def tessera_run(side: Tessera, table: str, source: str, total: int, timeout: flo
 def tessera_phases(events: list[dict[str, Any]]) -> dict[str, list[float]]:
     """Where each batch after the first spent its time, from its own ``batch_committed``
     event: ``spark`` the batch's trigger as Spark reports it (``batch_duration_ms``: reading,
-    writing through the file sink, Spark's logs); the rest of commit-to-commit is the wait
-    for the next trigger and the committer's lag (the catalog's transaction runs beside
-    Spark's next batch)."""
+    writing through the file sink, Spark's logs); ``commit lag`` from Spark's end of the
+    batch to its ``batch_committed`` (the committer's transaction, which runs beside Spark's
+    next batch)."""
     spark = [int(e["batch_duration_ms"]) / 1000 for e in events[1:] if e.get("batch_duration_ms")]
-    return {"spark": spark}
+    # From Spark's end of a batch (its trigger's start + duration) to its commit: how long
+    # after Spark a batch's rows become readable (every batch, the first one included).
+    lag = [
+        e["at"] - _epoch(str(e["batch_started_at"])) - int(e["batch_duration_ms"]) / 1000
+        for e in events
+        if e.get("batch_started_at") and e.get("batch_duration_ms")
+    ]
+    return {"spark": spark, "commit lag": lag}
 
 
 def tessera_batches(events: list[dict[str, Any]], started: float) -> list[Batch]:
     """Batches from ``batch_committed`` events: ``rows`` are the batch's, the event's time is
     its commit (its rows readable). A batch starts when the one before it was committed (the
     source has more files than one trigger takes, so the next batch starts at once); the
-    first one at the ``stream_started`` event (``started``), recorded once
-    ``writeStream.start()`` returned, i.e. as the first trigger begins."""
+    first one when Spark began its trigger (the event's ``batch_started_at``, the progress
+    report's ``timestamp``: where the plain side's first batch starts too), else at the
+    ``stream_started`` event (``started``), recorded once ``writeStream.start()`` returned."""
     batches: list[Batch] = []
     for event in events:
         start = batches[-1].end if batches else started
+        if not batches and event.get("batch_started_at"):
+            start = _epoch(str(event["batch_started_at"]))
         batches.append(Batch(int(event["batch_id"]), int(event["rows"]), start, event["at"]))
     return batches
+
+
+def tessera_check(side: Tessera, table: str) -> tuple[int, int]:
+    """``check`` of a Tessera table, through Tessera (the worker's Spark reads its own
+    output, as the plain Spark reads its own: each JVM does the same work between runs)."""
+    ((rows, hashed),) = side.rows(f"SELECT {', '.join(CHECK)} FROM {CATALOG}.d.{table}")
+    return int(rows), int(hashed)
 
 
 def check(spark: Any, path: Path | str) -> tuple[int, int]:
@@ -387,7 +412,7 @@ def run(args: Any, side: Tessera) -> None:
     source = side.bench.external / "events"
     warm = side.bench.external / "warm"
     generate(source, args.files, args.rows_per_file)
-    generate(warm, WARM_FILES, args.rows_per_file, first_id=10**12)
+    generate(warm, args.warm_files, args.rows_per_file, first_id=10**12)
     spark = plain_spark(
         data / "plain-warehouse", **{"spark.sql.streaming.numRecentProgressUpdates": "10000"}
     )
@@ -399,10 +424,14 @@ def run(args: Any, side: Tessera) -> None:
             f"'path' = '{folder}', 'maxFilesPerTrigger' = '{args.files_per_trigger}')"
         )
     expected = check(spark, source)
+    # The worker reads the input once too (the plain JVM just did).
+    if tessera_check(side, "events") != expected:
+        raise SystemExit("Tessera reads the input differently from plain PySpark")
     total = args.files * args.rows_per_file
-    warm_total = WARM_FILES * args.rows_per_file
+    warm_total = args.warm_files * args.rows_per_file
 
-    # Warm both sides (first-stream costs, code generation) with a small stream each.
+    # Warm both sides (first-stream costs, code generation, the JIT) with an untimed stream
+    # each: the worker is long-lived, and the plain JVM has read the input once already.
     plain_run(
         spark,
         warm,
@@ -433,7 +462,7 @@ def run(args: Any, side: Tessera) -> None:
         print(f"plain run {index}: {_describe(found)}; {_same(check(spark, out), expected)}")
         found = tessera_run(side, f"t{index}", "events", total, args.timeout)
         ours.append(found)
-        written = check(spark, side.location(f"t{index}"))
+        written = tessera_check(side, f"t{index}")
         print(f"Tessera run {index}: {_describe(found)}; {_same(written, expected)}")
     spark.stop()
     print(f"\n{machine()}")

@@ -71,8 +71,14 @@ class JobMonitor(threading.Thread):
         timeout: float,
         watch: notify.Watch,
         extra: Callable[[], Mapping[str, Any]] | None = None,
+        *,
+        stages: bool = True,
     ) -> None:
         super().__init__(name=f"tessera-monitor-{job_id}", daemon=True)
+        # Whether the progress counts Spark's stages and tasks: a stream's Spark jobs never
+        # end (the count would only grow, and reading it walks every retained job of the
+        # group at each heartbeat); it reports its ``stream`` figures instead.
+        self.stages = stages
         self.job_id = job_id
         self.control = control
         self.timeout = timeout
@@ -147,13 +153,16 @@ class JobMonitor(threading.Thread):
             return last_beat
         now = time.monotonic()
         if now - last_beat >= HEARTBEAT_SECONDS:
-            progress = self._with_extra(self.control.progress_within(PROGRESS_WAIT_SECONDS))
+            progress = self._with_extra(self._stage_progress(PROGRESS_WAIT_SECONDS))
             if Job.objects.filter(
                 pk=self.job_id, status=jobstate.RUNNING, worker=self._worker
             ).update(heartbeat_at=timezone.now(), progress=progress):
                 notify.announce(self.job_id, notify.PROGRESS)
             return now
         return last_beat
+
+    def _stage_progress(self, wait: float) -> Mapping[str, Any]:
+        return self.control.progress_within(wait) if self.stages else {}
 
     def _with_extra(self, progress: Mapping[str, Any]) -> dict[str, Any]:
         result = dict(progress)
@@ -168,9 +177,7 @@ class JobMonitor(threading.Thread):
         """Cancel the job's Spark work, waiting at most ``CANCEL_WAIT_SECONDS``; whether
         Spark took it, and the progress to record."""
         stopped = self.control.cancel_within(CANCEL_WAIT_SECONDS)
-        progress = self._with_extra(
-            self.control.progress_within(PROGRESS_WAIT_SECONDS if stopped else 0)
-        )
+        progress = self._with_extra(self._stage_progress(PROGRESS_WAIT_SECONDS if stopped else 0))
         if not stopped:
             log.warning("job %s: Spark did not take the cancel in time", self.job_id)
         return stopped, progress

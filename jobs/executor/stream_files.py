@@ -240,10 +240,12 @@ class SinkCommitter:
             rows_committed=self.state.rows_committed + (rows or 0),
             target_rows=target,
         )
+        started = None
         if report is not None:
             figures = progress_figures(report)
             event = {key: figures[key] for key in EVENT_FIGURES}
             stream.update(event)
+            started = report.get("timestamp")  # when Spark began the batch's trigger
         done = stream_commit.commit_batch(
             self.job_id,
             item.identifier,
@@ -252,7 +254,7 @@ class SinkCommitter:
             files=files,
             rows=rows,
             ctas=item.mode == "ctas",
-            event={**event, "rows": rows},
+            event={**event, "batch_started_at": started, "rows": rows},
             stream=stream,
         )
         if done.committed:

@@ -262,7 +262,7 @@ def run_stream(
     control = SparkJobControl(spark, str(job.id), POOL)
     state = StreamState()
     monitor = JobMonitor(
-        job.id, control, stream_timeout(job, properties), watch, extra=state.progress
+        job.id, control, stream_timeout(job, properties), watch, extra=state.progress, stages=False
     )
     failure: BaseException | None = None
     query: Any = None
