@@ -1,9 +1,12 @@
 """The commit of one micro-batch of a streaming write, exactly once (docs/streaming.md).
 
 A streaming CTAS or INSERT (``args.streaming`` in its plan) writes into a managed table
-micro-batch by micro-batch. The worker (``jobs.executor.stream_sink``) writes each batch
-into its own staging directory ``<warehouse>/.tessera-streams/<job>/batch-<n>``; then
-``commit_batch``, in ONE transaction with the job's row and the table's row locked:
+micro-batch by micro-batch. The worker writes each batch either through Spark's file sink
+into the job's sink directory ``<warehouse>/.tessera-streams/<job>/sink``, whose log names
+the batch's files (an append, ``jobs.executor.stream_files``), or into the batch's own
+staging directory ``<warehouse>/.tessera-streams/<job>/batch-<n>`` (an upsert,
+``jobs.executor.stream_sink``); then ``commit_batch``, in ONE transaction with the job's
+row and the table's row locked:
 
 - if a version of the table already records this (job, batch) — a batch Spark replays after
   a restart, because its checkpoint had not recorded the batch as done — nothing happens;
@@ -14,12 +17,13 @@ into its own staging directory ``<warehouse>/.tessera-streams/<job>/batch-<n>``;
   with operation ``STREAMING UPDATE`` and metrics ``{"batch_id", "job"}``, the event
   ``batch_committed`` and the job's ``progress.stream``.
 
-The staging directory is removed after the commit or the skip. A streaming CTAS's table is
+A batch's staging directory is removed after the commit or the skip (the sink directory
+stays while the job lives: its log is Spark's record of the batches). A streaming CTAS's table is
 made readable (active, empty, version 0) when the stream starts (``activate_table``); it
 keeps its job's mark (``staged_by_job``) until its first batch commits, so that a stream
 that ends without committing anything drops it, as a failed CTAS drops its stage table
 (``drop_unused_table``, from ``jobs.write_hooks``). Checkpoints live in
-``<data dir>/checkpoints/<job>``; both directories go when the job ends (``clean_stream``).
+``<data dir>/checkpoints/<job>``; both go when the job ends (``clean_stream``).
 """
 
 from __future__ import annotations

@@ -210,6 +210,7 @@ def _run_job(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> st
                 job_id,
                 jobstate.RUNNING,
                 jobstate.FAILED,
+                held_by=str(job.worker or "") or None,  # not a job another worker holds now
                 error=errors.error_from_exception(exc, registration.alias_names(plan)),
             )
             return _status_of(job_id)

@@ -9,7 +9,9 @@
    must be streaming. A write is analysed as a batch write is (``write_runner.prepare_writes``:
    a CTAS's schema, an INSERT's casts; VALIDATION_ERROR before anything runs); a streaming
    CTAS's table is then made readable, empty (``jobs.stream_commit.activate_table``).
-3. ``writeStream`` with ``foreachBatch`` (``jobs.executor.stream_sink``), the checkpoint
+3. ``writeStream`` into Spark's file sink, whose batches a committer commits (an append,
+   ``jobs.executor.stream_files``), or with ``foreachBatch`` (an upsert, a SELECT's preview:
+   ``jobs.executor.stream_sink``); the checkpoint
    ``<data dir>/checkpoints/<job id>`` (so the same job run again continues from it), the
    trigger ``processingTime = trigger_ms``, ``queryName`` = the job id, in the FAIR pool
    ``streaming``. Output mode: ``update`` for an aggregation into a keyed table (each batch
