@@ -60,7 +60,6 @@ TICK_SECONDS = 0.5  # without a progress report, how often the committer looks a
 # How long a logged batch waits for its progress report (which follows the sink's log by
 # Spark's commit log write) before it commits without Spark's figures.
 REPORT_WAIT_SECONDS = 2.0
-_LOG_NAME = re.compile(r"^(\d+)(\.compact)?$")
 
 
 class SinkLogError(CoreError):
@@ -69,27 +68,34 @@ class SinkLogError(CoreError):
     code = "SPARK_ERROR"
 
 
+def _refused(uri: str, reason: str) -> core_locations.LocationRefused:
+    return core_locations.LocationRefused(
+        f"The stream's sink log names '{uri}', {reason}.", details={"path": uri}
+    )
+
+
 def _local_file(uri: str, sink: Path) -> Path:
-    """The file a log entry names, relative to the (resolved) sink directory."""
+    """The file a log entry names, relative to the (resolved) sink directory: a local
+    ``file:`` URI, inside the sink once links are resolved, a regular file, not hidden."""
     parts = urlsplit(uri)
     if parts.scheme != "file" or parts.netloc not in ("", "localhost") or parts.query:
-        raise SinkLogError(f"The stream's sink log names '{uri}', not a local file.")
+        raise _refused(uri, "not a local file")
     path = Path(unquote(parts.path))
     real = Path(os.path.realpath(path))
-    if not core_locations.is_under(str(real), str(sink)) or real == sink:
-        raise SinkLogError(f"The stream's sink log names '{uri}', outside its directory.")
+    if real != path or not core_locations.is_under(str(real), str(sink)) or real == sink:
+        raise _refused(uri, "not a file of the stream's own directory")
     relative = real.relative_to(sink)
-    if any(part.startswith((".", "_")) for part in relative.parts):
-        raise SinkLogError(f"The stream's sink log names '{uri}', a hidden file.")
-    info = os.lstat(real)
-    if not stat.S_ISREG(info.st_mode):
-        raise SinkLogError(f"The stream's sink log names '{uri}', not a regular file.")
+    if relative.parts[0] == LOG_DIR or any(p.startswith((".", "_")) for p in relative.parts):
+        raise _refused(uri, "a hidden file")
+    if not stat.S_ISREG(os.lstat(real).st_mode):
+        raise _refused(uri, "not a regular file")
     return relative
 
 
 def batch_files(sink: Path, batch_id: int) -> list[Path] | None:
-    """The files the sink logged for ``batch_id`` (relative to ``sink``), None while the
-    batch is not logged."""
+    """The files the sink logged for ``batch_id`` (relative to ``sink``, which is resolved),
+    None while the batch is not logged. ``SinkLogError`` for a log Tessera cannot read,
+    ``LocationRefused`` for a file out of bounds."""
     log_dir = sink / LOG_DIR
     entry = log_dir / str(int(batch_id))
     try:
@@ -109,10 +115,16 @@ def batch_files(sink: Path, batch_id: int) -> list[Path] | None:
     for line in lines[1:]:
         if not line.strip():
             continue
-        record = json.loads(line)
-        if record.get("action", "add") != "add" or record.get("isDir"):
+        try:
+            record = json.loads(line)
+            path, action = str(record["path"]), record.get("action", "add")
+        except (ValueError, KeyError, TypeError):
+            raise SinkLogError(
+                f"The stream's sink log of batch {batch_id} has an unreadable line."
+            ) from None
+        if action != "add" or record.get("isDir"):
             continue
-        files.append(_local_file(str(record["path"]), sink))
+        files.append(_local_file(path, sink))
     return sorted(set(files))
 
 
@@ -213,7 +225,8 @@ class SinkCommitter:
         close_old_connections()
         done = 0
         while True:
-            files = batch_files(self.sink, self.next_batch)
+            with locations.refusals(f"Table {self.item.shown} cannot be written"):
+                files = batch_files(self.sink, self.next_batch)
             if files is None:
                 return done
             batch_id = self.next_batch
@@ -225,10 +238,6 @@ class SinkCommitter:
 
     def _commit(self, batch_id: int, files: list[Path], report: dict[str, Any] | None) -> None:
         item = self.item
-        with locations.refusals(f"Table {item.shown} cannot be written"):
-            for name in files:
-                if (self.sink / name).is_symlink():
-                    raise SinkLogError(f"The stream's file '{name}' is a link.")
         rows = rows_of(self.sink, files, item.format)
         known = self.state.target_rows
         target = None if known is None or rows is None else known + rows
