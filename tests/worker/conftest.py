@@ -1,4 +1,6 @@
-"""Fixtures of the streaming worker tests (tests/worker/test_streaming*.py)."""
+"""Fixtures of the worker tests: the user ``alice`` and a new catalog of hers, and for the
+streaming tests (tests/worker/test_streaming*.py) a source directory and the streams a
+test started."""
 
 from __future__ import annotations
 
@@ -10,10 +12,24 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from catalog import services as catalog_services
 from jobs.models import Job
 from tests.conftest import API
 from tests.waiting import wait_until
-from tests.worker.helpers import TERMINAL, api_for
+from tests.worker.helpers import TERMINAL, Pipeline, api_for
+
+
+@pytest.fixture
+def alice() -> Pipeline:
+    return Pipeline("alice")
+
+
+@pytest.fixture
+def catalog(alice: Pipeline) -> str:
+    """A new catalog of alice's (default database ``d``)."""
+    name = f"s{uuid.uuid4().hex[:10]}"
+    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
+    return name
 
 
 @pytest.fixture

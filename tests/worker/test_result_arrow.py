@@ -43,11 +43,6 @@ FROM range(0, 7) ORDER BY id DESC
 """
 
 
-@pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("alice")
-
-
 def run(alice: Pipeline, sql: str, row_limit: int | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"sql": sql}
     if row_limit is not None:

@@ -60,18 +60,6 @@ STAGE_KEYS = {
 
 
 @pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("alice")
-
-
-@pytest.fixture
-def catalog(alice: Pipeline) -> str:
-    name = f"s{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
-    return name
-
-
-@pytest.fixture
 def orders(alice: Pipeline, catalog: str, plain_spark: Any) -> dict[str, Any]:
     """An external parquet table ``<catalog>.d.orders`` of ``ROWS`` rows in 3 files."""
     path = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"orders-{uuid.uuid4().hex[:8]}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ import pytest
 from django.conf import settings
 
 import jobs.worker
-from catalog import services as catalog_services
 from catalog.models import Catalog, Table, TableVersion
 from jobs import stream_commit
 from jobs.models import Job
@@ -58,18 +56,6 @@ pytestmark = [
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string())])
 EVENT_SCHEMA = pa.schema([("id", pa.int64()), ("ts", pa.timestamp("us", tz="UTC"))])
-
-
-@pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("alice")
-
-
-@pytest.fixture
-def catalog(alice: Pipeline) -> str:
-    name = f"s{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
-    return name
 
 
 def rows_file(directory: Path, name: str, ids: range) -> Path:

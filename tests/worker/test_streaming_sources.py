@@ -57,18 +57,6 @@ COLUMNS = "id BIGINT, name STRING, price DECIMAL(10, 2), day DATE, ok BOOLEAN"
 Row = tuple[int, str, Decimal, date, bool]
 
 
-@pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("alice")
-
-
-@pytest.fixture
-def catalog(alice: Pipeline) -> str:
-    name = f"s{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
-    return name
-
-
 def source_rows(ids: Iterable[int]) -> list[Row]:
     """Rows with a quote, a comma and a non-ASCII letter in their names (csv quoting)."""
     names = ["plain", 'say "hi"', "a, b", "ünï"]

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from django.conf import settings
 
-from catalog import services as catalog_services
 from catalog.models import Table, TableVersion
 from jobs.models import Job, JobEvent
 from tests.waiting import wait_until
@@ -27,18 +26,6 @@ pytestmark = [
 ]
 
 Row = tuple[int, str, int]
-
-
-@pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("alice")
-
-
-@pytest.fixture
-def catalog(alice: Pipeline) -> str:
-    name = f"u{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
-    return name
 
 
 def create_keyed(alice: Pipeline, path: str, upsert: bool = True) -> None:

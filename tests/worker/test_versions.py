@@ -17,7 +17,6 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from catalog import services as catalog_services
 from catalog import versions
 from catalog.models import Table, TableVersion
 from jobs import maintenance
@@ -40,18 +39,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("worker"),
 ]
-
-
-@pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("alice")
-
-
-@pytest.fixture
-def catalog(alice: Pipeline) -> str:
-    name = f"v{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
-    return name
 
 
 def table_of(catalog: str, name: str) -> Table:

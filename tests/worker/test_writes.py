@@ -24,7 +24,6 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from catalog import services as catalog_services
 from catalog.models import Table
 from jobs.models import Job
 from tests.conftest import API
@@ -62,19 +61,6 @@ CTAS_FAILED_EVENTS = [
 ]
 # Fails inside Spark on one row, after other rows (and tasks) were written.
 FAILING_QUERY = "SELECT id, 10 DIV (id - 1999999) AS r FROM range(0, 3000000, 1, 3)"
-
-
-@pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("alice")
-
-
-@pytest.fixture
-def catalog(alice: Pipeline) -> str:
-    """A catalog of the test's own, with database ``d``."""
-    name = f"w{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
-    return name
 
 
 @pytest.fixture
