@@ -44,7 +44,7 @@ from catalog import storage
 from core import locations as core_locations
 from core.errors import CoreError
 from jobs import stream_commit
-from jobs.executor import locations, write_runner
+from jobs.executor import locations, runtime, write_runner
 from jobs.executor.stream_sink import EVENT_FIGURES, StreamState, progress_figures
 
 log = logging.getLogger(__name__)
@@ -150,8 +150,6 @@ def prepare_sink(spark: Any, job_id: Any, shown: str) -> Path:
         real = storage.resolved_managed_location(str(wanted))
         storage.check_tree(real, managed=True)
     locations.hadoop_agrees(spark, real)
-    from jobs.executor import runtime
-
     for key, value in SINK_CONF.items():
         runtime.mirror_conf(spark, key, value)
     return Path(real)
