@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from catalog import versions
 from core import jobstate
-from jobs import lifecycle, results, scheduling, uploads
+from jobs import lifecycle, results, scheduling, stream_commit, uploads
+from jobs.commit_files import warehouse
 from jobs.dispatch import enqueue
 from jobs.models import Job, Session, Worker
 
@@ -322,10 +323,6 @@ def sweep_ended_streams() -> list[str]:
     each path is checked to be strictly under its root and no link
     (``stream_commit.clean_stream``). Run by the workers only (the web may not see the
     data dir). Returns the ids of the jobs whose directories were removed."""
-    # Here, not at the top: stream_commit imports jobs.worker, which imports this module.
-    from jobs import stream_commit
-    from jobs.commit_files import warehouse
-
     roots = (
         Path(settings.DATA_DIR) / stream_commit.CHECKPOINTS_DIR,
         warehouse() / stream_commit.STREAMS_DIR,

@@ -50,9 +50,9 @@ from core.planner import Plan
 from core.schema import ResolvedSchema
 from jobs import lifecycle, notify, write_staging
 from jobs.commit_files import is_strictly_under, link_tree, remove, require_under, warehouse
+from jobs.identity import current_identity
 from jobs.manifest import link_files
 from jobs.models import Job
-from jobs.worker import current_identity
 
 log = logging.getLogger(__name__)
 

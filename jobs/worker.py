@@ -39,11 +39,11 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from jobs import maintenance, notify
+from jobs.identity import current_identity, set_identity
 from jobs.models import Worker
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
-_identity: str | None = None
 # The jobs this process's threads run now (``running_here``), for ``fail_orphaned_jobs``.
 _running: set[str] = set()
 _running_lock = threading.Lock()
@@ -67,11 +67,6 @@ def default_hostname() -> str:
 def make_identity(node: str, pid: int | None = None) -> str:
     """A new identity for one start of a worker process: ``<node>/<pid>/<start id>``."""
     return f"{node}/{pid or os.getpid()}/{secrets.token_hex(4)}"
-
-
-def current_identity() -> str | None:
-    """This process's worker identity, once ``worker_ready`` has made one (else None)."""
-    return _identity
 
 
 def _machine() -> str:
@@ -290,13 +285,14 @@ def warn_if_root() -> bool:
 
 @worker_ready.connect  # type: ignore[untyped-decorator]
 def _start_heartbeat(sender: Any = None, **kwargs: Any) -> None:
-    global _identity, _concurrency
+    global _concurrency
     node = getattr(sender, "hostname", None) or default_hostname()
-    _identity = make_identity(node)
+    identity = make_identity(node)
+    set_identity(identity)
     _concurrency = _concurrency_of(sender)
     log.info(
         "worker identity %s, %s slots, %d for streams",
-        _identity,
+        identity,
         _concurrency or "?",
         stream_slots(),
     )
@@ -307,16 +303,17 @@ def _start_heartbeat(sender: Any = None, **kwargs: Any) -> None:
     except Exception:
         log.exception("job notifications could not start; monitors re-read the rows")
     threading.Thread(
-        target=_heartbeat_loop, args=(_identity, node), name="tessera-heartbeat", daemon=True
+        target=_heartbeat_loop, args=(identity, node), name="tessera-heartbeat", daemon=True
     ).start()
 
 
 @worker_shutdown.connect  # type: ignore[untyped-decorator]
 def _stop_heartbeat(sender: Any = None, **kwargs: Any) -> None:
     _stop.set()
-    if _identity:
+    identity = current_identity()
+    if identity:
         try:
             # Kept (stopped), not deleted: a job this process left RUNNING is reaped at once.
-            mark_stopped(_identity)
+            mark_stopped(identity)
         except Exception:
             log.exception("could not mark the worker row stopped on shutdown")

@@ -22,9 +22,9 @@ from core import jobstate
 from jobs import lifecycle, notify
 from jobs.executor import errors
 from jobs.executor.control import SparkJobControl
+from jobs.identity import current_identity
 from jobs.models import Job
 from jobs.planning import session_properties
-from jobs.worker import current_identity
 
 log = logging.getLogger(__name__)
 

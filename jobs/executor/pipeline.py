@@ -42,8 +42,9 @@ from jobs.executor.monitor import (
     job_properties,
     timeout_seconds,
 )
+from jobs.identity import current_identity
 from jobs.models import Job
-from jobs.worker import current_identity, running_here
+from jobs.worker import running_here
 
 log = logging.getLogger(__name__)
 

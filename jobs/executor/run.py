@@ -52,10 +52,11 @@ from jobs.executor import (
 from jobs.executor.control import SparkJobControl
 from jobs.executor.monitor import JobMonitor, job_properties, timeout_seconds
 from jobs.executor.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
+from jobs.identity import current_identity
 from jobs.models import Job
 from jobs.planning import session_properties
 from jobs.results import delete_result, write_result
-from jobs.worker import current_identity, running_here
+from jobs.worker import running_here
 
 log = logging.getLogger(__name__)
 

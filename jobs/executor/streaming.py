@@ -289,7 +289,7 @@ def run_stream(
         _finish_commits(state, job.id, final=monitor.outcome is None)
         monitor.stop()
         control.leave()
-    # The identity this runner claimed the job under (``jobs.worker.current_identity``, set
+    # The identity this runner claimed the job under (``jobs.identity.current_identity``, set
     # by the claim): a stream requeued while this worker was taken for lost (paused, cut
     # off) and claimed by another one since is not ours to end, nor its checkpoint ours to
     # remove (docs/streaming.md, "A stream survives its worker").

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.worker.conftest import alice, catalog  # noqa: F401 (fixtures)
 from tests.worker.test_writes import (  # noqa: F401 (fixtures and tests, collected here)
-    alice,
-    catalog,
     external_dir,
     managed,
     test_ctas_cancel_mid_write_leaves_nothing,

@@ -19,7 +19,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 from django.conf import settings
 
-import jobs.worker
+import jobs.identity
 from catalog.models import Catalog, Table, TableVersion
 from jobs import stream_commit
 from jobs.models import Job
@@ -169,7 +169,7 @@ def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
     assert TableVersion.objects.filter(table=table, metrics__batch_id=10**6).count() == 1
 
     # A worker taken for lost whose stream another worker runs now commits nothing more.
-    monkeypatch.setattr(jobs.worker, "_identity", "another-worker@host/1/0")
+    monkeypatch.setattr(jobs.identity, "_identity", "another-worker@host/1/0")
     staged = stream_commit.batch_staging(job_id, 10**6 + 1)
     staged.mkdir(parents=True, exist_ok=True)
     rows_file(staged, "part-zombie", range(2000, 2010))
