@@ -9,6 +9,7 @@ from typing import Literal, Protocol
 
 from core.identifiers import ObjectIdentifier
 from core.limits import StatementLimits
+from core.privileges import Access, Securable
 from core.schema import ResolvedSchema
 from core.session_properties import PROPERTY_KEYS, SessionProperties
 
@@ -28,6 +29,9 @@ class Relation:
     query: str = ""  # views: the stored query
     temporary: bool = False
     staged_by_job: str | None = None  # a staged table: the id of the CTAS job creating it
+    # What privileges are decided on (core.privileges); None only for temporary objects.
+    securable: Securable | None = None
+    owner: str | None = None  # the owner's user name (views run with their owner's rights)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class FunctionDef:
     return_type: str = ""
     temporary: bool = False
     system: bool = False
+    securable: Securable | None = None  # None only for temporary functions
+    owner: str | None = None  # the owner's user name (SQL bodies run with its rights)
 
 
 class CatalogReader(Protocol):
@@ -98,6 +104,26 @@ class CatalogReader(Protocol):
     def get_function(self, ident: ObjectIdentifier) -> FunctionDef | None: ...
 
     def get_system_function(self, name: str) -> FunctionDef | None: ...
+
+    def access(self, principal: int | None = None) -> Access:
+        """What a user holds (core.privileges): the statement's user (``principal`` None),
+        or the user ``principal`` (a view's or SQL function's owner, for definer rights).
+        Loaded once per principal per statement."""
+        ...
+
+    def catalog_securable(self, catalog: str) -> Securable | None:
+        """The catalog as a securable (with its owner); None when it does not exist."""
+        ...
+
+    def database_securable(self, catalog: str, database: str) -> Securable | None:
+        """The database as a securable (with its and its catalog's owners); None when it
+        does not exist."""
+        ...
+
+    def owns_inside(self, securable: Securable) -> bool:
+        """Whether the statement's user owns an object inside the catalog or database
+        ``securable`` (which makes its name visible to them)."""
+        ...
 
     def may_write(self, relation: Relation) -> bool:
         """Whether the statement's user may write rows into the permanent table
