@@ -118,6 +118,14 @@ class Table(Named):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # Who holds every privilege on it (issue 18): its creator until ownership is transferred.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     class Meta:
         constraints: ClassVar = [
@@ -221,6 +229,13 @@ class Function(Named):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     class Meta:
         constraints: ClassVar = [
@@ -277,3 +292,77 @@ class TableVersion(models.Model):
     @property
     def readable(self) -> bool:
         return self.expired_at is None
+
+
+EVERYONE = "everyone"  # the team every signed-in user is implicitly in
+
+
+class Grant(models.Model):
+    """One privilege given to one principal (a user or a team) on one securable (issue 18).
+
+    The securable's ancestry is stored on the row (``catalog``, ``database``, then the object
+    itself), so that what a user holds loads in one query and a list filters without joins.
+    ``securable_key`` and ``principal_key`` are ``core.privileges``'s keys ("relation:3",
+    "user:5" / "team:2"). Rows are written by ``catalog.grants`` only.
+    """
+
+    privilege = models.CharField(max_length=16)
+    securable_kind = models.CharField(max_length=10)  # catalog|database|table|view|function|storage
+    catalog = models.ForeignKey(
+        Catalog, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    database = models.ForeignKey(
+        Database, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    table = models.ForeignKey(
+        Table, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    function = models.ForeignKey(
+        Function, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    storage_root = models.CharField(max_length=1024, blank=True, default="")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="tessera_grants",
+    )
+    team = models.ForeignKey(
+        "auth.Group",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="tessera_grants",
+    )
+    securable_key = models.CharField(max_length=1100)
+    principal_key = models.CharField(max_length=32)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    granted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints: ClassVar = [
+            models.UniqueConstraint(
+                fields=["securable_key", "principal_key", "privilege"], name="grant_unique"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(user__isnull=False, team__isnull=True)
+                    | models.Q(user__isnull=True, team__isnull=False)
+                ),
+                name="grant_one_principal",
+            ),
+        ]
+        indexes: ClassVar = [
+            models.Index(fields=["securable_key"], name="grant_securable_idx"),
+        ]
+        ordering: ClassVar = ["securable_key", "principal_key", "privilege"]
+
+    def __str__(self) -> str:
+        return f"{self.privilege} ON {self.securable_key} TO {self.principal_key}"

@@ -283,9 +283,7 @@ def visible_parent(
     return bool(owns_inside and owns_inside())
 
 
-def visible(
-    access: Access, s: Securable, owns_inside: Callable[[], bool] | None = None
-) -> bool:
+def visible(access: Access, s: Securable, owns_inside: Callable[[], bool] | None = None) -> bool:
     """Whether the user may see ``s`` at all: some privilege on it, or (a catalog or a
     database) something visible inside it."""
     if effective(access, s):
@@ -404,7 +402,9 @@ def denied_message(
         details["via"] = {"kind": via.kind.value, "identifier": list(via.path)}
         owner = f"its owner {definer}" if definer else "it has no owner and"
         tail = (
-            "" if definer else f"; an admin must give it one (ALTER {via.kind.value.upper()} "
+            ""
+            if definer
+            else f"; an admin must give it one (ALTER {via.kind.value.upper()} "
             f"{via.sql_path} OWNER TO USER name)"
         )
         return (
