@@ -1,0 +1,272 @@
+"""What one user holds, loaded from the database, and the filters and checks built on it.
+
+``core.privileges`` is the rule; this module feeds it: ``load_access`` reads everything a user
+holds in one SQL statement (their own and their teams' grant rows, grants to ``everyone``, the
+catalogs and databases they own, whether they are an admin). ``access_for`` caches that on the
+user object, so it is loaded once per HTTP request or planned statement and never reused
+across them: a revoke counts from the next request, statement, commit or stream batch.
+
+The ``*_q`` functions turn a ``core.privileges.Scope`` into ``Q`` filters for list, search and
+completion querysets (None: no filter); ``require`` is the point check of one object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q
+
+from catalog.models import EVERYONE, Catalog, Database, Function, Grant, Table
+from core import privileges
+from core.errors import PermissionDenied
+from core.privileges import Access, Decision, GrantRow, Kind, Privilege, Securable
+
+_CACHE_ATTRIBUTE = "_tessera_access"
+
+# Everything one user holds, in one statement (the same text on PostgreSQL and SQLite).
+# Columns: privilege, level, catalog id, database id, object id, storage root.
+_LOAD_SQL = """
+SELECT g.privilege, g.securable_kind, g.catalog_id, g.database_id,
+       COALESCE(g.table_id, g.function_id), g.storage_root
+  FROM catalog_grant g
+ WHERE g.user_id = %(u)s
+    OR g.team_id IN (SELECT ug.group_id FROM auth_user_groups ug WHERE ug.user_id = %(u)s)
+    OR g.team_id IN (SELECT ag.id FROM auth_group ag WHERE ag.name = %(everyone)s)
+UNION ALL
+SELECT 'OWNER', 'catalog', c.id, NULL, NULL, '' FROM catalog_catalog c WHERE c.owner_id = %(u)s
+UNION ALL
+SELECT 'OWNER', 'database', d.catalog_id, d.id, NULL, ''
+  FROM catalog_database d WHERE d.owner_id = %(u)s
+UNION ALL
+SELECT 'ADMIN', '', NULL, NULL, NULL, '' FROM auth_user a
+ WHERE a.id = %(u)s AND (a.is_staff OR a.is_superuser)
+"""
+
+
+def _signed_in(user: Any) -> bool:
+    return bool(getattr(user, "is_authenticated", False)) and getattr(user, "pk", None) is not None
+
+
+def read_files_for_all() -> bool:
+    """``TESSERA_READ_FILES_FOR = everyone``: every signed-in user may read files under every
+    storage root (``admins``, the default: only what an admin granted)."""
+    return str(getattr(settings, "TESSERA_READ_FILES_FOR", "admins")).lower() == "everyone"
+
+
+def load_access(user: Any) -> Access:
+    """What ``user`` (a user object or a user id) holds, in one query; anonymous: nothing."""
+    user_id = user if isinstance(user, int) else getattr(user, "pk", None)
+    if user_id is None or (not isinstance(user, int) and not _signed_in(user)):
+        return Access(None)
+    rows: list[GrantRow] = []
+    owned_catalogs: set[int] = set()
+    owned_databases: dict[int, int] = {}
+    admin = False
+    with connection.cursor() as cursor:
+        cursor.execute(_LOAD_SQL, {"u": user_id, "everyone": EVERYONE})
+        for privilege, level, catalog_id, database_id, object_id, root in cursor.fetchall():
+            if privilege == "ADMIN":
+                admin = True
+            elif privilege == "OWNER" and level == "catalog":
+                owned_catalogs.add(catalog_id)
+            elif privilege == "OWNER":
+                owned_databases[database_id] = catalog_id
+            else:
+                parsed = privileges.parse_privilege(privilege)
+                if parsed is None:
+                    continue  # a privilege this version does not know grants nothing
+                rows.append(
+                    GrantRow(parsed, Kind(level), catalog_id, database_id, object_id, root or "")
+                )
+    return Access(
+        user_id,
+        admin=admin,
+        grants=tuple(rows),
+        owned_catalogs=frozenset(owned_catalogs),
+        owned_databases=owned_databases,
+        read_files_for_all=read_files_for_all(),
+    )
+
+
+def access_for(user: Any) -> Access:
+    """``load_access(user)``, cached on the user object (one request or statement)."""
+    cached = getattr(user, _CACHE_ATTRIBUTE, None)
+    if isinstance(cached, Access):
+        return cached
+    access = load_access(user)
+    try:
+        setattr(user, _CACHE_ATTRIBUTE, access)
+    except AttributeError:  # pragma: no cover - an object that takes no attributes
+        pass
+    return access
+
+
+def forget(user: Any) -> None:
+    """Drop the cached ``Access`` (after a grant change within the same request)."""
+    if hasattr(user, _CACHE_ATTRIBUTE):
+        delattr(user, _CACHE_ATTRIBUTE)
+
+
+# --- Securables of rows ----------------------------------------------------------------
+
+
+def catalog_securable(c: Catalog) -> Securable:
+    return Securable(
+        Kind.CATALOG, catalog_id=c.pk, owner_ids=(c.owner_id, None, None), path=(c.name,)
+    )
+
+
+def database_securable(d: Database) -> Securable:
+    return Securable(
+        Kind.DATABASE,
+        catalog_id=d.catalog_id,
+        database_id=d.pk,
+        owner_ids=(d.catalog.owner_id, d.owner_id, None),
+        path=(d.catalog.name, d.name),
+    )
+
+
+def relation_securable(t: Table) -> Securable:
+    d = t.database
+    return Securable(
+        Kind.VIEW if t.kind == Table.KIND_VIEW else Kind.TABLE,
+        catalog_id=d.catalog_id,
+        database_id=d.pk,
+        object_id=t.pk,
+        owner_ids=(d.catalog.owner_id, d.owner_id, t.owner_id),
+        path=(d.catalog.name, d.name, t.name),
+    )
+
+
+def function_securable(f: Function) -> Securable:
+    d = f.database
+    return Securable(
+        Kind.FUNCTION,
+        catalog_id=d.catalog_id,
+        database_id=d.pk,
+        object_id=f.pk,
+        owner_ids=(d.catalog.owner_id, d.owner_id, f.owner_id),
+        path=(d.catalog.name, d.name, f.name),
+    )
+
+
+def storage_securable(root: str) -> Securable:
+    return Securable(Kind.STORAGE, root=root)
+
+
+# --- Point checks -----------------------------------------------------------------------
+
+
+def owns_inside(user_id: int | None, s: Securable) -> bool:
+    """Whether ``user_id`` owns a table, view or function inside the catalog or database
+    ``s`` (one ``EXISTS``): that makes the catalog's or database's name visible to them."""
+    if user_id is None or s.kind not in (Kind.CATALOG, Kind.DATABASE):
+        return False
+    where: dict[str, Any] = (
+        {"database__catalog_id": s.catalog_id}
+        if s.kind is Kind.CATALOG
+        else {"database_id": s.database_id}
+    )
+    return (
+        Table.objects.filter(owner_id=user_id, **where).exists()
+        or Function.objects.filter(owner_id=user_id, **where).exists()
+    )
+
+
+def decide(access: Access, s: Securable, needed: Privilege) -> Decision:
+    return privileges.decide(access, s, needed, lambda: owns_inside(access.user_id, s))
+
+
+def is_visible(access: Access, s: Securable) -> bool:
+    return privileges.visible(access, s, lambda: owns_inside(access.user_id, s))
+
+
+def require(
+    user: Any, s: Securable, needed: Privilege, *, missing: Callable[[], Exception]
+) -> None:
+    """Allow, or raise ``missing()`` (the user may not see ``s``: answered as if it did not
+    exist) or ``PermissionDenied`` naming the object and the privilege."""
+    access = access_for(user)
+    decision = decide(access, s, needed)
+    if decision is Decision.ALLOWED:
+        return
+    if decision is Decision.HIDDEN:
+        raise missing()
+    message, details = privileges.denied_message(s, needed, privileges.effective(access, s))
+    raise PermissionDenied(message, details=details)
+
+
+# --- List filters -----------------------------------------------------------------------
+
+
+def catalogs_q(access: Access) -> Q | None:
+    """Catalogs the user may see: owned, with a grant at or below them, an owned database
+    inside, or an owned object inside."""
+    s = privileges.scope(access, Kind.CATALOG)
+    if s.everything:
+        return None
+    if access.user_id is None:
+        return Q(pk__in=[])
+    owned_inside = Exists(
+        Table.objects.filter(owner_id=access.user_id, database__catalog_id=OuterRef("pk"))
+    ) | Exists(
+        Function.objects.filter(owner_id=access.user_id, database__catalog_id=OuterRef("pk"))
+    )
+    return Q(pk__in=s.catalogs) | Q(owner_id=access.user_id) | owned_inside
+
+
+def databases_q(access: Access) -> Q | None:
+    s = privileges.scope(access, Kind.DATABASE)
+    if s.everything:
+        return None
+    if access.user_id is None:
+        return Q(pk__in=[])
+    owned_inside = Exists(
+        Table.objects.filter(owner_id=access.user_id, database_id=OuterRef("pk"))
+    ) | Exists(Function.objects.filter(owner_id=access.user_id, database_id=OuterRef("pk")))
+    return (
+        Q(catalog_id__in=s.catalogs)
+        | Q(pk__in=s.databases)
+        | Q(owner_id=access.user_id)
+        | owned_inside
+    )
+
+
+def _objects_q(access: Access, kind: Kind, prefix: str = "") -> Q | None:
+    s = privileges.scope(access, kind)
+    if s.everything:
+        return None
+    if access.user_id is None:
+        return Q(pk__in=[])
+    return (
+        Q(**{f"{prefix}database__catalog_id__in": s.catalogs})
+        | Q(**{f"{prefix}database_id__in": s.databases})
+        | Q(**{f"{prefix}pk__in": s.objects})
+        | Q(**{f"{prefix}owner_id": access.user_id})
+    )
+
+
+def relations_q(access: Access, kind: str) -> Q | None:
+    """Tables (``kind="table"``) or views the user may see."""
+    return _objects_q(access, Kind.VIEW if kind == Table.KIND_VIEW else Kind.TABLE)
+
+
+def functions_q(access: Access) -> Q | None:
+    return _objects_q(access, Kind.FUNCTION)
+
+
+def columns_q(access: Access) -> Q | None:
+    """Columns of the tables and views the user may see (for ``Column`` querysets)."""
+    tables = _objects_q(access, Kind.TABLE, "table__")
+    views = _objects_q(access, Kind.VIEW, "table__")
+    if tables is None or views is None:
+        return None
+    return (Q(table__kind=Table.KIND_TABLE) & tables) | (Q(table__kind=Table.KIND_VIEW) & views)
+
+
+def grants_of(s: Securable) -> Any:
+    """The grant rows on ``s`` itself (a queryset)."""
+    return Grant.objects.filter(securable_key=s.key)
