@@ -12,6 +12,8 @@ completion querysets (None: no filter); ``require`` is the point check of one ob
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import Callable
 from typing import Any
 
@@ -97,10 +99,8 @@ def access_for(user: Any) -> Access:
     if isinstance(cached, Access):
         return cached
     access = load_access(user)
-    try:
+    with contextlib.suppress(AttributeError):  # an object that takes no attributes
         setattr(user, _CACHE_ATTRIBUTE, access)
-    except AttributeError:  # pragma: no cover - an object that takes no attributes
-        pass
     return access
 
 
