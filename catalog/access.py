@@ -13,7 +13,6 @@ completion querysets (None: no filter); ``require`` is the point check of one ob
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import Callable
 from typing import Any
 
