@@ -69,6 +69,15 @@ GRANTABLE: Mapping[Kind, frozenset[Privilege]] = {
     Kind.STORAGE: frozenset({P.READ_FILES}),
 }
 
+# What a grant on a catalog or database passes down to the objects inside: everything the
+# object holds except ``USE``. ``USE`` on a catalog or database lets its holder see and enter
+# it (and, on a catalog, its databases), not see every object inside — Unity Catalog's
+# ``USE CATALOG`` / ``USE SCHEMA``. Objects inside are seen through a privilege on them.
+INHERITED: Mapping[Kind, frozenset[Privilege]] = {
+    kind: (held - {P.USE} if kind in (Kind.TABLE, Kind.VIEW, Kind.FUNCTION) else held)
+    for kind, held in HOLDS.items()
+}
+
 # The order privileges are listed in (messages, SHOW GRANTS, the REST body).
 ORDER: tuple[Privilege, ...] = tuple(Privilege)
 
@@ -245,7 +254,8 @@ NOTHING: frozenset[Privilege] = frozenset()
 
 def effective(access: Access, s: Securable) -> frozenset[Privilege]:
     """The privileges ``access`` holds on ``s``: everything for admins and owners (of it or
-    of a parent), else the grants on it, its database and its catalog that hold on its kind."""
+    of a parent), else the grants on it, and those on its database and catalog that pass
+    down to its kind (``INHERITED``: not ``USE``, which stays on the container)."""
     holds = HOLDS[s.kind]
     if access.user_id is None and not access.admin:
         return NOTHING
@@ -255,15 +265,16 @@ def effective(access: Access, s: Securable) -> frozenset[Privilege]:
         return access._by_root.get(s.root, NOTHING) & holds
     if access.admin or access.owns(s):
         return holds
-    have: set[Privilege] = set()
-    if s.catalog_id is not None:
-        have |= access._by_catalog.get(s.catalog_id, NOTHING)
-    if s.kind is not Kind.CATALOG and s.database_id is not None:
-        have |= access._by_database.get(s.database_id, NOTHING)
-    if s.kind in OBJECT_KINDS and s.object_id is not None:
-        namespace = "function" if s.kind is Kind.FUNCTION else "relation"
-        have |= access._by_object.get((namespace, s.object_id), NOTHING)
-    return frozenset(have) & holds
+    above = access._by_catalog.get(s.catalog_id, NOTHING) if s.catalog_id is not None else NOTHING
+    if s.kind is Kind.CATALOG:
+        return above & holds
+    if s.database_id is not None:
+        above = above | access._by_database.get(s.database_id, NOTHING)
+    if s.kind is Kind.DATABASE:
+        return above & holds
+    namespace = "function" if s.kind is Kind.FUNCTION else "relation"
+    own = access._by_object.get((namespace, s.object_id), NOTHING) if s.object_id else NOTHING
+    return (above & INHERITED[s.kind]) | (own & holds)
 
 
 def visible_parent(
@@ -276,7 +287,8 @@ def visible_parent(
         if s.catalog_id in access._catalogs_below:
             return True
     elif s.kind is Kind.DATABASE:
-        if s.database_id in access._databases_below:
+        # A grant inside it, or any grant on its catalog (which passes down into it).
+        if s.database_id in access._databases_below or s.catalog_id in access._by_catalog:
             return True
     else:
         return False
@@ -291,16 +303,42 @@ def visible(access: Access, s: Securable, owns_inside: Callable[[], bool] | None
     return visible_parent(access, s, owns_inside)
 
 
+def parent_of(s: Securable) -> Securable | None:
+    """The database of an object, the catalog of a database; None for catalogs and roots."""
+    c_owner, d_owner, _ = s.owner_ids
+    if s.kind in OBJECT_KINDS:
+        return Securable(
+            Kind.DATABASE,
+            catalog_id=s.catalog_id,
+            database_id=s.database_id,
+            owner_ids=(c_owner, d_owner, None),
+            path=s.path[:2],
+        )
+    if s.kind is Kind.DATABASE:
+        return Securable(
+            Kind.CATALOG, catalog_id=s.catalog_id, owner_ids=(c_owner, None, None), path=s.path[:1]
+        )
+    return None
+
+
 def decide(
     access: Access,
     s: Securable,
     needed: Privilege,
     owns_inside: Callable[[], bool] | None = None,
 ) -> Decision:
+    """ALLOWED when the user holds ``needed`` on ``s``. Otherwise DENIED when they may see
+    ``s`` (a privilege on it, something visible inside it) or its parent (Unity Catalog: who
+    may use a database learns from an error that a name in it exists), else HIDDEN —
+    answered exactly as a missing object. The parent is judged from ``access`` alone (no
+    query): what is unsure stays hidden."""
     have = effective(access, s)
     if needed in have:
         return Decision.ALLOWED
     if have or visible_parent(access, s, owns_inside):
+        return Decision.DENIED
+    parent = parent_of(s)
+    if parent is not None and visible(access, parent):
         return Decision.DENIED
     return Decision.HIDDEN
 
@@ -339,16 +377,18 @@ def scope(access: Access, kind: Kind) -> Scope:
     if kind is Kind.CATALOG:
         catalogs = set(access._catalogs_below) | set(access.owned_catalogs)
         return Scope(catalogs=frozenset(catalogs), owner_id=access.user_id)
-    catalogs = {c for c, privs in access._by_catalog.items() if privs & holds}
+    inherited = INHERITED[kind]
+    catalogs = {c for c, privs in access._by_catalog.items() if privs & inherited}
     catalogs |= set(access.owned_catalogs)
     if kind is Kind.DATABASE:
+        catalogs |= set(access._by_catalog)  # any grant on a catalog shows its databases
         databases = set(access._databases_below) | set(access.owned_databases)
         return Scope(
             catalogs=frozenset(catalogs),
             databases=frozenset(databases),
             owner_id=access.user_id,
         )
-    databases = {d for d, privs in access._by_database.items() if privs & holds}
+    databases = {d for d, privs in access._by_database.items() if privs & inherited}
     databases |= set(access.owned_databases)
     objects = {
         g.object_id
