@@ -196,6 +196,13 @@ def _sign_in_throttle_off(settings: Any) -> None:
     settings.TESSERA_AUTH_THROTTLE_RATE = None
 
 
+@pytest.fixture(autouse=True)
+def _read_files_for_everyone(settings: Any) -> None:
+    """Declaring a table over a path needs ``READ FILES`` on its storage root (issue 18);
+    tests about something else may, as before (tests about grants turn it back off)."""
+    settings.TESSERA_READ_FILES_FOR = "everyone"
+
+
 @pytest.fixture
 def admin(db: None) -> User:
     return User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
@@ -243,8 +250,16 @@ class CatalogFactory:
         data: dict[str, Any] = response.json()
         return data
 
-    def catalog(self, name: str = "demo", **extra: Any) -> dict[str, Any]:
-        return self._post(f"{API}/catalogs", {"name": name, **extra})
+    def catalog(self, name: str = "demo", *, shared: bool = True, **extra: Any) -> dict[str, Any]:
+        """A new catalog; ``shared`` (the default) gives ``USE, SELECT, EXECUTE`` on it to the
+        team ``everyone`` — the rule before grants (issue 18), which most tests take as given.
+        Tests about grants pass ``shared=False``."""
+        made = self._post(f"{API}/catalogs", {"name": name, **extra})
+        if shared:
+            from tests.grants_support import share
+
+            share(made["name"])
+        return made
 
     def database(self, catalog: str, name: str, **extra: Any) -> dict[str, Any]:
         return self._post(f"{API}/catalogs/{catalog}/databases", {"name": name, **extra})

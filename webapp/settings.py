@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "accounts",
+    "audit",
     "catalog",
     "jobs",
     "workbench",
@@ -302,6 +303,19 @@ TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", st
 # started before a commit): seconds or a duration such as 7d, 12h, 30m (docs/writes.md).
 TESSERA_VERSION_RETENTION_SECONDS = parse_seconds(
     os.environ.get("TESSERA_VERSION_RETENTION", "7d"), "TESSERA_VERSION_RETENTION"
+)
+# Grants (issue 18, docs/security.md "Grants"). Who may create catalogs: ``everyone`` (every
+# signed-in user) or ``admins``. Who may declare tables over paths under the storage roots
+# without a ``READ FILES`` grant: ``admins`` (only they, and whoever they granted it to) or
+# ``everyone``. How long the audit log keeps read, write and denied events.
+TESSERA_CATALOG_CREATORS = os.environ.get("TESSERA_CATALOG_CREATORS", "everyone").strip().lower()
+if TESSERA_CATALOG_CREATORS not in ("everyone", "admins"):
+    raise ValueError("TESSERA_CATALOG_CREATORS must be 'everyone' or 'admins'")
+TESSERA_READ_FILES_FOR = os.environ.get("TESSERA_READ_FILES_FOR", "admins").strip().lower()
+if TESSERA_READ_FILES_FOR not in ("everyone", "admins"):
+    raise ValueError("TESSERA_READ_FILES_FOR must be 'everyone' or 'admins'")
+TESSERA_AUDIT_ACCESS_RETENTION_SECONDS = parse_seconds(
+    os.environ.get("TESSERA_AUDIT_ACCESS_RETENTION", "90d"), "TESSERA_AUDIT_ACCESS_RETENTION"
 )
 # Data sent to a session as Arrow IPC (POST /sessions/{id}/uploads), kept as parquet under
 # <UPLOADS_DIR>/<session id>/<upload id>/ until the upload or its session is deleted.

@@ -57,6 +57,11 @@ class Action(StrEnum):
     STATEMENT_SET = "statement_set"
     ANALYZE_TABLE = "analyze_table"
     PIPELINE = "pipeline"
+    # Grants (issue 18, docs/statements.md "Grants"): run in the web process.
+    GRANT = "grant"
+    REVOKE = "revoke"
+    ALTER_OWNER = "alter_owner"
+    SHOW_GRANTS = "show_grants"
 
 
 # action -> kind
@@ -89,6 +94,10 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
     Action.STATEMENT_SET: "statement_set",
     Action.ANALYZE_TABLE: "ddl",
     Action.PIPELINE: "pipeline",
+    Action.GRANT: "ddl",
+    Action.REVOKE: "ddl",
+    Action.ALTER_OWNER: "ddl",
+    Action.SHOW_GRANTS: "show",
 }
 
 # Plans whose data a worker writes into tables (FLIP-218): staged, then committed.
@@ -233,8 +242,52 @@ class FunctionPlan:
 
 
 @dataclass(frozen=True)
+class AccessPlan:
+    """One privilege the planner checked for a statement (issue 18, ADR 0011 §3.3).
+
+    ``kind`` is the securable's kind (catalog, database, table, view, function, storage),
+    ``identifier`` its path as stored (a storage root: ``(path,)``), ``privilege`` what was
+    needed (``SELECT``, ``MODIFY``, ``CREATE``, ``EXECUTE``, ``MANAGE``, ``READ FILES``, or
+    ``USE`` for a statement that only sees it), ``via`` the identifier of the view or SQL
+    function through which it was read (definer rights; None at top level), and
+    ``securable_key`` ``core.privileges.Securable.key``. Not part of the plan JSON: the web
+    stores it in ``Job.access`` beside the plan, and it feeds the audit log and the re-checks
+    of commits and stream batches.
+    """
+
+    kind: str
+    identifier: tuple[str, ...]
+    privilege: str
+    securable_key: str
+    via: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "identifier": list(self.identifier),
+            "privilege": self.privilege,
+            "securable_key": self.securable_key,
+            "via": None if self.via is None else list(self.via),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AccessPlan:
+        via = data.get("via")
+        return cls(
+            kind=data["kind"],
+            identifier=tuple(data["identifier"]),
+            privilege=data["privilege"],
+            securable_key=data["securable_key"],
+            via=None if via is None else tuple(via),
+        )
+
+
+@dataclass(frozen=True)
 class Plan:
-    """What a statement does; ``needs_spark`` decides web process vs worker."""
+    """What a statement does; ``needs_spark`` decides web process vs worker.
+
+    ``access`` lists the privileges the planner checked (``AccessPlan``); it is neither in
+    ``to_dict()`` nor compared, so the plan JSON and plan equality are as before."""
 
     kind: PlanKind
     action: Action
@@ -244,6 +297,7 @@ class Plan:
     functions: tuple[FunctionPlan, ...] = ()
     target: tuple[str, ...] | None = None
     args: Mapping[str, Any] = field(default_factory=dict)
+    access: tuple[AccessPlan, ...] = field(default=(), compare=False)
 
     @classmethod
     def of(
@@ -256,6 +310,7 @@ class Plan:
         functions: tuple[FunctionPlan, ...] = (),
         target: tuple[str, ...] | None = None,
         args: Mapping[str, Any] | None = None,
+        access: tuple[AccessPlan, ...] = (),
     ) -> Plan:
         """Build a plan, deriving ``kind`` from ``action``."""
         return cls(
@@ -267,6 +322,7 @@ class Plan:
             functions,
             target,
             dict(args or {}),
+            access,
         )
 
     @property
