@@ -27,6 +27,10 @@ from core.privileges import Access, Decision, GrantRow, Kind, Privilege, Securab
 
 _CACHE_ATTRIBUTE = "_tessera_access"
 
+# What the product itself holds for lookups made on nobody's behalf (maintenance, the
+# reaper, a commit re-reading its own target after the user's right was checked): all.
+SYSTEM = Access(None, admin=True)
+
 # Everything one user holds, in one statement (the same text on PostgreSQL and SQLite).
 # Columns: privilege, level, catalog id, database id, object id, storage root.
 _LOAD_SQL = """
