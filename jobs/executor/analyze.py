@@ -20,6 +20,7 @@ from typing import Any
 from django.utils import timezone
 
 from catalog import selectors as catalog_selectors
+from catalog.access import SYSTEM
 from core.identifiers import quote_part
 from core.planner import Plan
 from jobs import commit
@@ -135,7 +136,8 @@ def execute(spark: Any, plan: Plan, job_id: Any) -> dict[str, Any]:
     """Compute what the plan asks, stage it on the job and store the job's result."""
     mode = str(plan.args["mode"])
     catalog, database, name = (str(part) for part in plan.args["identifier"])
-    table = catalog_selectors.get_table(catalog, database, name)
+    # Found for the product (SYSTEM); the user's right is decided next, afresh.
+    table = catalog_selectors.get_table(catalog, database, name, access=SYSTEM)
     user = Job.objects.select_related("user").get(pk=job_id).user
     commit.require_modify(user, table)  # MODIFY, loaded afresh; checked again when stored
     figures: dict[str, Any] = compute(spark, plan) if mode != "noscan" else {}

@@ -315,9 +315,9 @@ def plan_locations(
         path = str(relation.path or relation.options.get("path") or "")
         identifier = relation.identifier
         if path and identifier:
-            key = tuple(str(part).lower() for part in identifier)
-            if key in unnamed:
-                view = ".".join(str(part) for part in unnamed[key])
+            lowered = tuple(str(part).lower() for part in identifier)
+            if lowered in unnamed:
+                view = ".".join(str(part) for part in unnamed[lowered])
                 found[path] = f"<location of a table read by view {view}>"
             else:
                 found[path] = ".".join(str(part) for part in identifier if part)
