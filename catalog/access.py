@@ -314,6 +314,10 @@ def _reloaded(keys: Iterable[str]) -> dict[str, tuple[Securable, str | None]]:
     return found
 
 
+def _lowered(identifier: Iterable[Any]) -> tuple[str, ...]:
+    return tuple(str(part).lower() for part in identifier)
+
+
 def _name_of(user: Any) -> str | None:
     return user.get_username() if user is not None else None
 
@@ -335,11 +339,11 @@ def recheck_reads(user: Any, records: Iterable[Mapping[str, Any]]) -> None:
     if not reads:
         return
     key_of = {
-        tuple(r["identifier"]): str(r["securable_key"])
+        _lowered(r["identifier"]): str(r["securable_key"])
         for r in records
         if r.get("kind") in ("table", "view", "function")
     }
-    vias = {tuple(r["via"]) for r in reads if r.get("via")}
+    vias = {_lowered(r["via"]) for r in reads if r.get("via")}
     keys = {str(r["securable_key"]) for r in reads} | {key_of[v] for v in vias if v in key_of}
     now = _reloaded(keys)
     loaded: dict[Any, Access] = {}
@@ -353,7 +357,7 @@ def recheck_reads(user: Any, records: Iterable[Mapping[str, Any]]) -> None:
         needed = privileges.parse_privilege(str(r["privilege"])) or Privilege.SELECT
         path = tuple(str(part) for part in r.get("identifier") or ())
         current = now.get(str(r["securable_key"]))
-        via = tuple(r["via"]) if r.get("via") else None
+        via = _lowered(r["via"]) if r.get("via") else None
         if via is not None and via not in key_of:
             via = None  # through a temporary view (the session's own): the user's read
         if via is None:
@@ -361,26 +365,28 @@ def recheck_reads(user: Any, records: Iterable[Mapping[str, Any]]) -> None:
                 raise _missing(str(r.get("kind") or "table"), path)
             s = current[0]
             decision = decide(access_of(user), s, needed)
-            if decision is Decision.HIDDEN:
+            if decision is Decision.ALLOWED:
+                continue
+            if decision is Decision.HIDDEN and s.kind is not Kind.STORAGE:
                 raise _missing(s.kind.value, s.path)
-            if decision is Decision.DENIED:
-                have = privileges.effective(access_of(user), s)
-                message, details = privileges.denied_message(s, needed, have)
-                raise PermissionDenied(message, details=details)
-            continue
+            have = privileges.effective(access_of(user), s)
+            message, details = privileges.denied_message(s, needed, have)
+            raise PermissionDenied(message, details=details)
         definer = now.get(key_of.get(via, ""))
         if definer is None:  # the view itself is gone: it was read directly too
-            raise _missing("view", via)
+            raise _missing("view", tuple(r["via"]))
         view, owner_name = definer
         owner_id = view.owner_ids[2]
-        if (
-            current is not None
-            and owner_id is not None
-            and decide(access_of(owner_id), current[0], needed) is Decision.ALLOWED
+        if current is None:
+            raise NotFound(
+                f"{view.kind.value.capitalize()} {view.sql_path} cannot be read: the "
+                f"{r.get('kind') or 'table'} {quote_path(list(path))} it reads no longer exists."
+            )
+        if owner_id is not None and (
+            decide(access_of(owner_id), current[0], needed) is Decision.ALLOWED
         ):
             continue
-        s = current[0] if current is not None else Securable(Kind(str(r["kind"])), path=path)
         message, details = privileges.denied_message(
-            s, needed, definer=owner_name if owner_id is not None else None, via=view
+            current[0], needed, definer=owner_name if owner_id is not None else None, via=view
         )
         raise PermissionDenied(message, details=details)
