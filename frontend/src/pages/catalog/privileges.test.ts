@@ -16,7 +16,9 @@ import {
   inheritedLabel,
   joinWords,
   meaning,
+  principalsOf,
   readOnlyText,
+  resolvePrincipal,
   revokeChange,
   sortPrivileges,
 } from "./privileges";
@@ -168,5 +170,45 @@ describe("what the user may do", () => {
       { privilege: "USE", meaning: "see the table: its name, schema and details" },
       { privilege: "SELECT", meaning: "read its rows" },
     ]);
+  });
+});
+
+describe("principals", () => {
+  it("are read from the picker's answer", () => {
+    expect(principalsOf({ items: [{ type: "user", name: "bob" }, { type: "team", name: "analysts" }] })).toEqual([
+      { type: "user", name: "bob" },
+      { type: "team", name: "analysts" },
+    ]);
+    expect(principalsOf([{ principal_type: "team", principal: "t" }, { kind: "robot", name: "r2" }, null])).toEqual([
+      { type: "team", name: "t" },
+    ]);
+    expect(principalsOf({ users: ["bob"], teams: ["analysts", 3] })).toEqual([
+      { type: "user", name: "bob" },
+      { type: "team", name: "analysts" },
+    ]);
+    expect(principalsOf(null)).toEqual([]);
+    expect(principalsOf("bob")).toEqual([]);
+  });
+  const options = [
+    { type: "user" as const, name: "bob" },
+    { type: "team" as const, name: "Bobs" },
+    { type: "team" as const, name: "analysts" },
+    { type: "user" as const, name: "analysts" },
+  ];
+  it("resolve a typed name to the one suggestion of that name", () => {
+    expect(resolvePrincipal("bob", options)).toEqual({ type: "user", name: "bob" });
+    expect(resolvePrincipal(" bobs ", options)).toEqual({ type: "team", name: "Bobs" });
+    expect(resolvePrincipal("nobody", options)).toBeNull();
+    expect(resolvePrincipal("", options)).toBeNull();
+  });
+  it("stay unresolved when a user and a team share the name, unless the type is typed", () => {
+    expect(resolvePrincipal("analysts", options)).toBeNull();
+    expect(resolvePrincipal("team:analysts", options)).toEqual({ type: "team", name: "analysts" });
+    expect(resolvePrincipal("User:analysts", options)).toEqual({ type: "user", name: "analysts" });
+    expect(resolvePrincipal("team:", options)).toBeNull();
+  });
+  it("take the one kind a picker allows", () => {
+    expect(resolvePrincipal("carol", [], "user")).toEqual({ type: "user", name: "carol" });
+    expect(resolvePrincipal("team:analysts", options, "user")).toBeNull();
   });
 });

@@ -5,6 +5,7 @@ import type {
   Can,
   ObjectRef,
   PermissionChange,
+  PrincipalRef,
   PrincipalType,
   Privilege,
   PrivilegeAssignment,
@@ -207,4 +208,48 @@ export function readOnlyText(kind: SecurableKind, can: Can, owner: string | null
 /** "Your access" in words: each privilege the user holds and what it lets them do. */
 export function effectiveLines(effective: readonly string[], kind: SecurableKind): { privilege: Privilege; meaning: string }[] {
   return sortPrivileges(effective).map((privilege) => ({ privilege, meaning: meaning(privilege, kind) }));
+}
+
+// --- principals (the picker) -------------------------------------------------------------------
+
+/** The users and teams of a GET /principals answer: `{"items": [{"type", "name"}]}` (also read:
+ * a bare list, `principal_type`/`principal`/`username` keys, `{"users": [...], "teams": [...]}`). */
+export function principalsOf(body: unknown): PrincipalRef[] {
+  if (!body || typeof body !== "object") return [];
+  const record = body as Record<string, unknown>;
+  const byKind = (["user", "team"] as const).flatMap((type) => {
+    const names = record[`${type}s`];
+    return Array.isArray(names) ? names.filter((n): n is string => typeof n === "string").map((name) => ({ type, name })) : [];
+  });
+  const items = Array.isArray(body) ? body : Array.isArray(record.items) ? record.items : [];
+  const listed = items.flatMap((item: unknown): PrincipalRef[] => {
+    if (!item || typeof item !== "object") return [];
+    const o = item as Record<string, unknown>;
+    const type = o.type ?? o.principal_type ?? o.kind;
+    const name = o.name ?? o.principal ?? o.username;
+    return (type === "user" || type === "team") && typeof name === "string" ? [{ type, name }] : [];
+  });
+  return [...listed, ...byKind];
+}
+
+/** The principal a typed name stands for: "team:analysts" / "user:bob" say so; with one kind
+ * allowed, that kind; else the one suggestion of that name (any case); null when unsure. */
+export function resolvePrincipal(
+  text: string,
+  options: readonly PrincipalRef[],
+  kind?: PrincipalType,
+): PrincipalRef | null {
+  const typed = text.trim();
+  const prefixed = /^(user|team):(.+)$/i.exec(typed);
+  if (prefixed) {
+    const type = prefixed[1].toLowerCase() as PrincipalType;
+    const name = prefixed[2].trim();
+    return name && (!kind || kind === type) ? { type, name } : null;
+  }
+  if (!typed) return null;
+  if (kind) return { type: kind, name: options.find((o) => o.type === kind && o.name === typed)?.name ?? typed };
+  const exact = options.filter((o) => o.name === typed);
+  if (exact.length === 1) return exact[0];
+  const folded = options.filter((o) => o.name.toLowerCase() === typed.toLowerCase());
+  return folded.length === 1 ? folded[0] : null;
 }
