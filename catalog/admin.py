@@ -45,6 +45,14 @@ class CatalogAdmin(admin.ModelAdmin[Catalog]):
         )
         obj.pk = created.pk
 
+    # Drops go through the service: the audit trail and the managed tables' directories.
+    def delete_model(self, request: HttpRequest, obj: Catalog) -> None:
+        services.catalog_delete(user=request.user, catalog=obj, cascade=True)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for catalog in queryset:
+            services.catalog_delete(user=request.user, catalog=catalog, cascade=True)
+
 
 @admin.register(Database)
 class DatabaseAdmin(admin.ModelAdmin[Database]):
@@ -71,6 +79,13 @@ class DatabaseAdmin(admin.ModelAdmin[Database]):
             properties=obj.properties,
         )
         obj.pk = created.pk
+
+    def delete_model(self, request: HttpRequest, obj: Database) -> None:
+        services.database_delete(user=request.user, database=obj, cascade=True)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for database in queryset.select_related("catalog"):
+            services.database_delete(user=request.user, database=database, cascade=True)
 
 
 @admin.register(Table)
