@@ -199,6 +199,19 @@ def require(user: Any, s: Securable, needed: Privilege, path: Sequence[str] | No
     catalog_access.require(user, s, needed, missing=lambda: hidden_error(access, s, path))
 
 
+def require_read_files(user: Any, path: str) -> None:
+    """Declaring a table over the local ``path`` needs ``READ FILES`` on the storage root it
+    lies under (everyone holds it when ``TESSERA_READ_FILES_FOR = everyone``). A path under
+    no root is left to the path checks, which refuse it."""
+    root = rule.root_of(path, storage.storage_roots())
+    if root is None:
+        return
+    s = catalog_access.storage_securable(root)
+    access = catalog_access.access_for(user)
+    if Privilege.READ_FILES not in rule.effective(access, s):
+        raise _denied(access, s, Privilege.READ_FILES)
+
+
 def securable_of(row: Row) -> Securable:
     if isinstance(row, Catalog):
         return catalog_access.catalog_securable(row)
@@ -875,12 +888,9 @@ def _new_owner_user(new_owner: Any) -> Any:
     raise CoreError("An owner is a user, named by their username.", details={"field": "owner"})
 
 
-def transfer_owner(*, user: Any, row: Row, new_owner: Any) -> None:
-    """Make ``new_owner`` (a user) the owner of ``row``. By its owner, a parent's owner or an
-    admin (else ``PermissionDenied``). One transaction with an audit ``owner`` event.
-
-    ``new_owner`` may also be given as a username or a user ``Principal``. A view (or SQL
-    function) then runs with the new owner's rights."""
+def check_transfer(*, user: Any, row: Row, new_owner: Any) -> Any:
+    """The user ``new_owner`` names, when ``user`` may make them the owner of ``row`` (its
+    owner, a parent's owner or an admin); else the refusal ``transfer_owner`` would give."""
     s = securable_of(row)
     access = catalog_access.access_for(user)
     if not (access.admin or access.owns(s)):
@@ -895,7 +905,17 @@ def transfer_owner(*, user: Any, row: Row, new_owner: Any) -> None:
             f"Only the owner of {what}{parents} or an admin may transfer its ownership.",
             details={**_object_json(s), "privilege": "OWNER"},
         )
-    target = _new_owner_user(new_owner)
+    return _new_owner_user(new_owner)
+
+
+def transfer_owner(*, user: Any, row: Row, new_owner: Any) -> None:
+    """Make ``new_owner`` (a user) the owner of ``row``. By its owner, a parent's owner or an
+    admin (else ``PermissionDenied``). One transaction with an audit ``owner`` event.
+
+    ``new_owner`` may also be given as a username or a user ``Principal``. A view (or SQL
+    function) then runs with the new owner's rights."""
+    target = check_transfer(user=user, row=row, new_owner=new_owner)
+    s = securable_of(row)
     previous_id = row.owner_id
     if previous_id == target.pk:
         return

@@ -115,7 +115,7 @@ export function App() {
         <div className="page" hidden={section !== "editor"}>
           <EditorPage user={user} active={section === "editor"} />
         </div>
-        {section === "catalog" && <CatalogPage user={user} />}
+        {section === "catalog" && <CatalogPage />}
         {section === "jobs" && (pathname.split("/").filter(Boolean).length > 1 ? <JobPage /> : <JobsPage />)}
         {section === "saved" && <SavedQueriesPage user={user} />}
         {section === "missing" && (
