@@ -27,7 +27,7 @@ from core import locations
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.planner import FunctionDef, Relation, TableVersionRef, TimeTravel
-from core.privileges import Access, Decision, Privilege, Securable
+from core.privileges import Access, Securable
 from core.schema import ResolvedSchema
 from jobs.models import Session, TemporaryObject
 
@@ -134,15 +134,6 @@ class DjangoCatalogReader:
         """Whether the statement's user owns a table, view or function inside the catalog or
         database ``securable`` (one ``EXISTS``)."""
         return catalog_access.owns_inside(getattr(self.user, "pk", None), securable)
-
-    def may_write(self, relation: Relation) -> bool:
-        """Transitional, until the planner decides MODIFY itself (issue 18's core chunk
-        removes it from the protocol): the statement's user holds MODIFY on the permanent
-        table. Temporary tables: no."""
-        if relation.temporary or relation.securable is None:
-            return False
-        decision = catalog_access.decide(self.access(), relation.securable, Privilege.MODIFY)
-        return decision is Decision.ALLOWED
 
     def table_version(self, relation: Relation, travel: TimeTravel) -> TableVersionRef:
         """The readable version of the managed table that ``travel`` names

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from django.db import transaction
 
+from catalog import services as catalog_services
 from core import jobstate
 from core.errors import AlreadyExists, CoreError, TooManyStreams
 from core.jobstate import IllegalTransition
@@ -72,6 +73,7 @@ def plan_context(session: Session) -> PlanContext:
     registry = planning.session_properties()
     inline = INLINE.get()
     return PlanContext(
+        may_create_catalogs=catalog_services.may_create_catalogs(session.user),
         pipeline_job=(
             str(inline.parent_id)
             if inline is not None and str(inline.session_id) == str(session.pk)
