@@ -311,6 +311,18 @@ def test_the_test_flush_still_empties_the_table(trail):
     assert not AuditEvent.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_transactional_test_commits_events(alice):
+    event("grant", actor=alice)
+    assert AuditEvent.objects.count() == 1  # committed: the flush after this test empties it
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_next_transactional_test_starts_empty():
+    # Runs after the one above (file order): its committed event was flushed.
+    assert not AuditEvent.objects.exists()
+
+
 # --- expiry -------------------------------------------------------------------------------------
 
 
