@@ -20,10 +20,9 @@ from typing import Any
 from django.utils import timezone
 
 from catalog import selectors as catalog_selectors
-from catalog import services as catalog_services
-from core.errors import PermissionDenied
-from core.identifiers import quote_part, quote_path
+from core.identifiers import quote_part
 from core.planner import Plan
+from jobs import commit
 from jobs.models import Job
 from jobs.results import write_result
 from jobs.statistics_hooks import STAGING_KEY
@@ -138,11 +137,7 @@ def execute(spark: Any, plan: Plan, job_id: Any) -> dict[str, Any]:
     catalog, database, name = (str(part) for part in plan.args["identifier"])
     table = catalog_selectors.get_table(catalog, database, name)
     user = Job.objects.select_related("user").get(pk=job_id).user
-    if not catalog_services.may_write_table(user, table):  # checked again when stored
-        raise PermissionDenied(
-            f"You may not analyze table {quote_path([catalog, database, name])}: only its "
-            "owner, the owner of its catalog or an admin may change its metadata."
-        )
+    commit.require_modify(user, table)  # MODIFY, loaded afresh; checked again when stored
     figures: dict[str, Any] = compute(spark, plan) if mode != "noscan" else {}
     # The files as they are once the scan is done (a write committed meanwhile is counted).
     files, size = data_size(table)

@@ -28,6 +28,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from catalog import services
+from core.datatypes import AtomicType
 from core.schema import PhysicalColumn, Schema
 from tests.conftest import API, client_for
 from tests.grants_support import share
@@ -166,7 +167,7 @@ def world(db: None) -> dict[str, User]:
     catalog = services.catalog_create(user=alice, name="mx", default_database="d")
     d = catalog.databases.get()
     services.database_create(user=alice, catalog=catalog, name="e")
-    schema = Schema(columns=(PhysicalColumn("id", "BIGINT"),))
+    schema = Schema(columns=(PhysicalColumn("id", AtomicType("BIGINT")),))
     services.table_create(user=alice, database=d, name=NAMES["table"], schema=schema)
     services.view_create(
         user=alice,
