@@ -40,7 +40,7 @@ from core.privileges import (
     visible,
 )
 
-Obj = TypeVar("Obj", Relation, FunctionDef)
+Obj = TypeVar("Obj", bound=Relation | FunctionDef)
 Missing = Callable[[], Exception]
 
 

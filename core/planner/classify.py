@@ -19,6 +19,7 @@ from core.planner.analyze import plan_analyze
 from core.planner.authorize import Authorizer
 from core.planner.ddl import is_ctas, plan_create_table
 from core.planner.errors import ForbiddenSql
+from core.planner.grants import not_in_reference, plan_alter, plan_grant, plan_revoke
 from core.planner.model import CatalogReader, PlanContext
 from core.planner.objects import (
     plan_create_catalog,
@@ -63,7 +64,6 @@ _FORBIDDEN: dict[str, str] = {
 # Other first words of Spark SQL statements: SQL, but not in Tessera's SQL reference.
 _OTHER_STATEMENTS = frozenset(
     {
-        "ALTER",
         "BEGIN",
         "CALL",
         "COMMENT",
@@ -75,7 +75,6 @@ _OTHER_STATEMENTS = frozenset(
         "EXECUTE",
         "EXPORT",
         "FOR",
-        "GRANT",
         "IF",
         "IMPORT",
         "ITERATE",
@@ -87,7 +86,6 @@ _OTHER_STATEMENTS = frozenset(
         "REPEAT",
         "REPLACE",
         "RESTORE",
-        "REVOKE",
         "ROLLBACK",
         "SIGNAL",
         "START",
@@ -249,6 +247,9 @@ _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "INSERT": plan_insert,
     "EXECUTE": _plan_execute,
     "ANALYZE": plan_analyze,
+    "GRANT": plan_grant,
+    "REVOKE": plan_revoke,
+    "ALTER": plan_alter,
 }
 
 
@@ -265,10 +266,7 @@ def plan_tokens(statement: Statement) -> Plan:
     if reason is not None:
         raise ForbiddenSql(reason.format(_leading_words(statement, 2)))
     if word in _OTHER_STATEMENTS:
-        raise ForbiddenSql(
-            f"{_leading_words(statement, 2)} … is not supported: Tessera runs the statements of "
-            "its SQL reference only, so that it sees every object a statement touches."
-        )
+        raise not_in_reference(statement)
     shown = statement.text[first.start : first.end]
     raise parse_error(statement.text, first.start, f"Expected a SQL statement but found '{shown}'")
 
@@ -333,6 +331,8 @@ _KIND_BY_FIRST_WORD: dict[str, PlanKind] = {
     "CREATE": "ddl",
     "DROP": "ddl",
     "ALTER": "ddl",
+    "GRANT": "ddl",
+    "REVOKE": "ddl",
     "INSERT": "insert",
     "EXECUTE": "statement_set",
     "ANALYZE": "ddl",

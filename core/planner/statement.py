@@ -65,14 +65,16 @@ class Statement:
     # -- existence and privileges -------------------------------------------------------
     # What the user may not see raises exactly what a missing name raises here.
 
-    def require_catalog(self, catalog: str, needed: Privilege | None = None) -> Securable:
+    def require_catalog(
+        self, catalog: str, needed: Privilege | None = None, *, record: bool = True
+    ) -> Securable:
         """The catalog, seen by the user and (``needed``) allowed that privilege on it."""
         return self.authorizer.require_catalog(
-            catalog, needed, missing=lambda: missing_catalog(catalog)
+            catalog, needed, missing=lambda: missing_catalog(catalog), record=record
         )
 
     def require_database(
-        self, catalog: str, database: str, needed: Privilege | None = None
+        self, catalog: str, database: str, needed: Privilege | None = None, *, record: bool = True
     ) -> Securable:
         """The database, seen by the user and (``needed``) allowed that privilege on it."""
         return self.authorizer.require_database(
@@ -81,6 +83,7 @@ class Statement:
             needed,
             missing_catalog=lambda: missing_catalog(catalog),
             missing=lambda: missing_database(catalog, database),
+            record=record,
         )
 
     def find_relation(self, ident: ObjectIdentifier) -> Relation:

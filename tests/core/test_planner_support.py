@@ -331,6 +331,7 @@ class MemoryCatalog:
         else:
             self.add_database(ident.catalog, ident.database)
             self.relations[ident.key] = relation
+            self._id("relation", *ident.key)
 
     def _store_function(self, function: FunctionDef) -> None:
         ident = function.identifier
@@ -339,6 +340,7 @@ class MemoryCatalog:
         else:
             self.add_database(ident.catalog, ident.database)
             self.functions[ident.key] = function
+            self._id("function", *ident.key)
 
 
 def context(catalog: str | None = "c", database: str | None = "d") -> PlanContext:

@@ -150,19 +150,27 @@ describe("what the user may do", () => {
     expect(fullCan({ modify: true, drop: true, create: false })).toEqual({ ...NO_RIGHTS, modify: true, drop: true });
   });
   it("reads the privileges held from can, limited to what the kind holds", () => {
-    const reader = { ...NO_RIGHTS, select: true };
-    expect(heldFromCan(reader, "table")).toEqual(["USE", "SELECT"]);
-    expect(heldFromCan({ ...NO_RIGHTS, execute: true }, "function")).toEqual(["USE", "EXECUTE"]);
-    expect(heldFromCan({ ...NO_RIGHTS, create: true }, "database")).toEqual(["USE", "CREATE"]);
-    // A catalog holds no SELECT of its own.
-    expect(heldFromCan({ ...NO_RIGHTS, select: true, create: true }, "catalog")).toEqual(["USE", "CREATE"]);
+    expect(heldFromCan({ ...NO_RIGHTS, select: true }, "table")).toEqual(["SELECT"]);
+    expect(heldFromCan({ ...NO_RIGHTS, select: true, write: true, manage: true }, "table")).toEqual([
+      "SELECT",
+      "MODIFY",
+      "MANAGE",
+    ]);
+    expect(heldFromCan({ ...NO_RIGHTS, execute: true }, "function")).toEqual(["EXECUTE"]);
+    expect(heldFromCan({ ...NO_RIGHTS, create: true }, "database")).toEqual(["CREATE"]);
+    // A catalog holds no SELECT of its own; a view no MODIFY.
+    expect(heldFromCan({ ...NO_RIGHTS, select: true, create: true }, "catalog")).toEqual(["CREATE"]);
+    expect(heldFromCan({ ...NO_RIGHTS, write: true }, "view")).toEqual([]);
   });
   it("says in the read-only note what the user holds and who owns it", () => {
     expect(readOnlyText("table", { ...NO_RIGHTS, select: true }, "alice")).toBe(
-      "You hold USE and SELECT on this table; its owner is alice. " +
+      "You hold SELECT on this table; its owner is alice. " +
         "Only its owner, holders of MANAGE on it or on what contains it, and admins may change or drop it.",
     );
-    expect(readOnlyText("view", NO_RIGHTS, null)).toMatch(/^You hold USE on this view\. Only/);
+    expect(readOnlyText("view", NO_RIGHTS, null)).toMatch(/^You may see this view\. Only/);
+    expect(readOnlyText("database", { ...NO_RIGHTS, create: true }, "bob")).toMatch(
+      /^You hold CREATE on this database; its owner is bob\./,
+    );
     expect(readOnlyText("table", { ...NO_RIGHTS, manage: true, modify: true, drop: true }, "alice")).toBe("");
   });
   it("says what each effective privilege lets the user do", () => {

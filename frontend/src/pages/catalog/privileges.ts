@@ -182,9 +182,9 @@ export function fullCan(can: Partial<Can> | null | undefined): Can {
   return { ...NO_RIGHTS, ...(can ?? {}) };
 }
 
-/** The privileges `can` says the user holds on an object of `kind` (USE: they see it). */
+/** The privileges beyond seeing it that `can` says the user holds on an object of `kind`. */
 export function heldFromCan(can: Can, kind: SecurableKind): Privilege[] {
-  const held: Privilege[] = ["USE"];
+  const held: Privilege[] = [];
   if (can.select) held.push("SELECT");
   if (can.write) held.push("MODIFY");
   if (can.create) held.push("CREATE");
@@ -199,10 +199,8 @@ export function readOnlyText(kind: SecurableKind, can: Can, owner: string | null
   if (can.manage || can.modify || can.drop) return "";
   const held = heldFromCan(can, kind);
   const owned = owner ? `; its owner is ${owner}` : "";
-  return (
-    `You hold ${joinWords(held)} on this ${kind}${owned}. ` +
-    `Only its owner, holders of MANAGE on it or on what contains it, and admins may change or drop it.`
-  );
+  const holds = held.length ? `You hold ${joinWords(held)} on this ${kind}` : `You may see this ${kind}`;
+  return `${holds}${owned}. Only its owner, holders of MANAGE on it or on what contains it, and admins may change or drop it.`;
 }
 
 /** "Your access" in words: each privilege the user holds and what it lets them do. */
