@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Audit events, newest first (admins; others 403). A bad filter value is 400 VALIDATION_ERROR naming the parameter (details.field). */
+        get: operations["audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/csrf": {
         parameters: {
             query?: never;
@@ -445,6 +462,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/principals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Up to 20 users and teams whose names start with q, by name: the choices of a grant's principal. next_page_token is always null. */
+        get: operations["principals_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/saved-queries": {
         parameters: {
             query?: never;
@@ -644,6 +678,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Teams by name. Admins: every team; others: the teams they are in and everyone (implicit: true). */
+        get: operations["teams_list"];
+        put?: never;
+        /** @description Create an empty team (admins; others 403). Names are unique case-insensitively (409 ALREADY_EXISTS). */
+        post: operations["teams_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A team you are in (admins: any team); 404 for any other. */
+        get: operations["teams_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Delete a team and every grant to it (admins). Team everyone: 400. */
+        delete: operations["teams_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The team's members by username (admins, or members of the team). */
+        get: operations["teams_members_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}/members/{username}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** @description Put the user in the team (admins; idempotent). Team everyone: 400. */
+        put: operations["teams_members_update"];
+        post?: never;
+        /** @description Take the user out of the team (admins; idempotent). Team everyone: 400. */
+        delete: operations["teams_members_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -697,6 +802,21 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description * `grant` - grant
+         *     * `revoke` - revoke
+         *     * `owner` - owner
+         *     * `drop` - drop
+         *     * `team_create` - team_create
+         *     * `team_delete` - team_delete
+         *     * `member_add` - member_add
+         *     * `member_remove` - member_remove
+         *     * `read` - read
+         *     * `write` - write
+         *     * `denied` - denied
+         * @enum {string}
+         */
+        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "read" | "write" | "denied";
+        /**
          * @description * `none` - none
          *     * `sum` - sum
          *     * `avg` - avg
@@ -706,6 +826,34 @@ export interface components {
          * @enum {string}
          */
         AggregationEnum: "none" | "sum" | "avg" | "count" | "min" | "max";
+        AuditEventOut: {
+            id: number;
+            /** Format: date-time */
+            at: string;
+            /** @description The username of who acted, as it was then; null: the system. */
+            readonly actor: string | null;
+            action: components["schemas"]["ActionEnum"];
+            /** @description catalog, database, table, view, function, storage or team; '' for none. */
+            object_kind: string;
+            /** @description The object's path as it was named then. */
+            object: string[];
+            /** @description Who was granted, revoked, made owner, added or removed; null for none. */
+            readonly principal: components["schemas"]["AuditPrincipalOut"] | null;
+            privileges: string[];
+            /** @description The job that read or wrote, or null. */
+            readonly job: string | null;
+            detail: {
+                [key: string]: unknown;
+            };
+        };
+        AuditPage: {
+            items: components["schemas"]["AuditEventOut"][];
+            next_page_token: string | null;
+        };
+        AuditPrincipalOut: {
+            type: components["schemas"]["PrincipalTypeEnum"];
+            name: string;
+        };
         Can: {
             modify: boolean;
             drop: boolean;
@@ -960,6 +1108,10 @@ export interface components {
              */
             job: string | null;
         };
+        MemberOut: {
+            username: string;
+            is_admin: boolean;
+        };
         PatchedCatalogPatchRequest: {
             comment?: string;
             properties?: {
@@ -1023,6 +1175,20 @@ export interface components {
              */
             wait?: number | null;
         };
+        PrincipalOut: {
+            type: components["schemas"]["PrincipalTypeEnum"];
+            name: string;
+        };
+        PrincipalPage: {
+            items: components["schemas"]["PrincipalOut"][];
+            next_page_token: string | null;
+        };
+        /**
+         * @description * `user` - user
+         *     * `team` - team
+         * @enum {string}
+         */
+        PrincipalTypeEnum: "user" | "team";
         ProgressOut: {
             stages_total: number;
             stages_done: number;
@@ -1368,6 +1534,24 @@ export interface components {
             items: components["schemas"]["TableVersionOut"][];
             next_page_token: string | null;
         };
+        TeamInRequest: {
+            name: string;
+        };
+        TeamMemberPage: {
+            items: components["schemas"]["MemberOut"][];
+            next_page_token: string | null;
+        };
+        TeamOut: {
+            name: string;
+            /** @description True for team everyone: every signed-in user is in it, without being added. */
+            implicit: boolean;
+            /** @description How many users are in the team. */
+            members: number;
+        };
+        TeamPage: {
+            items: components["schemas"]["TeamOut"][];
+            next_page_token: string | null;
+        };
         /**
          * @description For the OpenAPI schema: fields beyond these follow the object's kind (table, view,
          *     function) as in the catalog API.
@@ -1419,6 +1603,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        UserCan: {
+            /** @description May create catalogs (TESSERA_CATALOG_CREATORS: everyone, or admins only). */
+            create_catalog: boolean;
+        };
         UserInRequest: {
             username: string;
             password: string;
@@ -1429,7 +1617,9 @@ export interface components {
         UserOut: {
             username: string;
             is_admin: boolean;
+            /** @description The teams the user was added to; team everyone is implied (GET /teams). */
             readonly teams: string[];
+            readonly can: components["schemas"]["UserCan"];
         };
         ViewInRequest: {
             name: string;
@@ -1476,6 +1666,46 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    audit_list: {
+        parameters: {
+            query?: {
+                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, read, write, denied */
+                action?: string;
+                /** @description the username of who acted */
+                actor?: string;
+                /** @description a job id */
+                job?: string;
+                /** @description a SQL path of 1 to 3 parts: it and what is below it */
+                object?: string;
+                /** @description comma list of catalog, database, table, view, function, storage, team */
+                object_kind?: string;
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+                /** @description user:<username> or team:<team name> */
+                principal?: string;
+                /** @description ISO-8601, UTC if naive; at or after */
+                since?: string;
+                /** @description ISO-8601, UTC if naive; before */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+        };
+    };
     auth_csrf_retrieve: {
         parameters: {
             query?: never;
@@ -2514,6 +2744,29 @@ export interface operations {
             };
         };
     };
+    principals_list: {
+        parameters: {
+            query?: {
+                kind?: "team" | "user";
+                /** @description the start of the name (case-insensitive) */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrincipalPage"];
+                };
+            };
+        };
+    };
     saved_queries_list: {
         parameters: {
             query?: {
@@ -2978,6 +3231,162 @@ export interface operations {
             path: {
                 session: string;
                 upload: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPage"];
+                };
+            };
+        };
+    };
+    teams_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamOut"];
+                };
+            };
+        };
+    };
+    teams_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamOut"];
+                };
+            };
+        };
+    };
+    teams_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_members_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMemberPage"];
+                };
+            };
+        };
+    };
+    teams_members_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_members_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+                username: string;
             };
             cookie?: never;
         };
