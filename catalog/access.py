@@ -240,17 +240,24 @@ def databases_q(access: Access) -> Q | None:
 
 
 def _objects_q(access: Access, kind: Kind, prefix: str = "") -> Q | None:
+    """Objects of ``kind`` the user may see, on the rows' own columns: owned, in a database
+    or catalog whose grant passes a privilege down (the catalog's databases as a subquery,
+    not a join, so that an index holding ``database_id`` and ``owner_id`` serves the test),
+    or granted one by one. Empty terms are left out; ids are sorted (stable SQL text)."""
     s = privileges.scope(access, kind)
     if s.everything:
         return None
     if access.user_id is None:
         return Q(pk__in=[])
-    return (
-        Q(**{f"{prefix}database__catalog_id__in": s.catalogs})
-        | Q(**{f"{prefix}database_id__in": s.databases})
-        | Q(**{f"{prefix}pk__in": s.objects})
-        | Q(**{f"{prefix}owner_id": access.user_id})
-    )
+    q = Q(**{f"{prefix}owner_id": access.user_id})
+    if s.databases:
+        q |= Q(**{f"{prefix}database_id__in": sorted(s.databases)})
+    if s.objects:
+        q |= Q(**{f"{prefix}pk__in": sorted(s.objects)})
+    if s.catalogs:
+        inside = Database.objects.filter(catalog_id__in=sorted(s.catalogs)).values("pk")
+        q |= Q(**{f"{prefix}database_id__in": inside})
+    return q
 
 
 def relations_q(access: Access, kind: str) -> Q | None:

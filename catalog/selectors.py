@@ -26,7 +26,7 @@ from catalog.models import Catalog, Column, ColumnName, Database, Function, Tabl
 from core import privileges
 from core.errors import CoreError, NotFound, PermissionDenied
 from core.identifiers import quote_path
-from core.privileges import Access, Privilege, Securable
+from core.privileges import Access, Kind, Privilege, Securable
 
 SEARCH_KINDS = ("table", "view", "function", "column")
 
@@ -156,26 +156,65 @@ def _after_name(qs: QuerySet[Any], after: Any) -> QuerySet[Any]:
     return qs.filter(name_key__gt=after)
 
 
+def _filtered(qs: QuerySet[Any], q: Q | None) -> QuerySet[Any]:
+    return qs if q is None else qs.filter(q)
+
+
 def list_catalogs(*, access: Access, after: Any, limit: int) -> list[Catalog]:
-    qs = Catalog.objects.select_related("owner").order_by("name_key")
-    return list(_after_name(qs, after)[:limit])
+    qs = _filtered(Catalog.objects.select_related("owner"), catalog_access.catalogs_q(access))
+    return list(_after_name(qs.order_by("name_key"), after)[:limit])
 
 
 def list_databases(catalog: Catalog, *, access: Access, after: Any, limit: int) -> list[Database]:
+    """A page of the catalog's databases: all of them when the user may see every database
+    inside (today's SQL), else those ``catalog.access.databases_q`` lets through."""
     qs = Database.objects.select_related("catalog", "owner").filter(catalog=catalog)
+    if not privileges.scope(access, Kind.DATABASE).covers(catalog.pk, None):
+        qs = _filtered(qs, catalog_access.databases_q(access))
     return list(_after_name(qs.order_by("name_key"), after)[:limit])
+
+
+def _in_database_q(access: Access, kind: Kind, database: Database) -> Q | None:
+    """The objects of ``kind`` in ``database`` the user may see: None (no filter, today's
+    SQL) when they may see them all; else those they own or hold a privilege on, the ids
+    taken from the loaded grants of this database only."""
+    if privileges.scope(access, kind).covers(database.catalog_id, database.pk):
+        return None
+    if access.user_id is None:
+        return Q(pk__in=[])
+    held = privileges.HOLDS[kind]
+    ids = sorted(
+        {
+            g.object_id
+            for g in access.grants
+            if g.level is kind
+            and g.database_id == database.pk
+            and g.object_id is not None
+            and g.privilege in held
+        }
+    )
+    q = Q(owner_id=access.user_id)
+    return q | Q(pk__in=ids) if ids else q
 
 
 def list_tables(
     database: Database, kind: str, *, access: Access, after: Any, limit: int
 ) -> list[render.Row]:
     """A page of tables or views as rows for catalog/render.py (schemas as JSON text)."""
+    visible = _in_database_q(access, Kind(kind), database)
     qs = Table.objects.filter(database=database, kind=kind)
+    if visible is not None:
+        # The page's ids first, chosen in the list index (which holds the owner): only the
+        # page's rows are then read, never a wide row the filter turns away.
+        page = _after_name(qs.filter(visible).order_by("name_key"), after).values("pk")[:limit]
+        qs = Table.objects.filter(pk__in=page)
+        after = None
     return list(render.list_rows(_after_name(qs.order_by("name_key"), after))[:limit])
 
 
 def list_functions(database: Database, *, access: Access, after: Any, limit: int) -> list[Function]:
     qs = Function.objects.filter(database=database).select_related("created_by")
+    qs = _filtered(qs, _in_database_q(access, Kind.FUNCTION, database))
     rows = list(_after_name(qs.order_by("name_key"), after)[:limit])
     for row in rows:
         row.database = database
@@ -208,17 +247,22 @@ _COLUMN_FIELDS = (
 )
 
 
-def _kind_query(kind: str, needle: str) -> tuple[QuerySet[Any], str, tuple[str, ...]]:
-    """The matching rows of one kind, their parents and the fields a hit needs."""
+def _kind_query(
+    kind: str, needle: str, access: Access
+) -> tuple[QuerySet[Any], str, tuple[str, ...]]:
+    """The matching rows of one kind the user may see (columns: see ``search``), their
+    parents and the fields a hit needs."""
     qs: QuerySet[Any]
     if kind in ("table", "view"):
         qs = Table.objects.filter(kind=kind, name_key__contains=needle)
-        return qs, "database__catalog", _OBJECT_FIELDS
-    if kind == "function":
+        visible = catalog_access.relations_q(access, kind)
+    elif kind == "function":
         qs = Function.objects.filter(name_key__contains=needle)
-        return qs, "database__catalog", _OBJECT_FIELDS
-    qs = Column.objects.filter(name_key__contains=needle)
-    return qs, "table__database__catalog", _COLUMN_FIELDS
+        visible = catalog_access.functions_q(access)
+    else:
+        qs = Column.objects.filter(name_key__contains=needle)
+        return qs, "table__database__catalog", _COLUMN_FIELDS
+    return _filtered(qs, visible), "database__catalog", _OBJECT_FIELDS
 
 
 def _hit(kind: str, kind_index: int, row: Any) -> SearchHit:
@@ -260,26 +304,61 @@ _COLUMN_NAMES_SQL = """
         WHERE name_key LIKE %s ESCAPE '\\' {after}
         ORDER BY {order} OFFSET 0
     ) m
-    WHERE EXISTS (SELECT 1 FROM catalog_column c WHERE c.name_key = m.name_key)
+    WHERE EXISTS (SELECT 1 FROM catalog_column c {join} WHERE c.name_key = m.name_key {visible})
     LIMIT %s
 """
 
 
-def _column_names(needle: str, after: str | None, limit: int) -> Any:
+def _visible_tables_sql(access: Access) -> tuple[str, list[Any]]:
+    """``catalog.access.relations_q`` for tables and views as SQL on the alias ``t``
+    (``catalog_table``), for the ``EXISTS`` of ``_COLUMN_NAMES_SQL``: "" when the user may
+    see everything."""
+    terms: list[str] = []
+    params: list[Any] = []
+    for kind in (Kind.TABLE, Kind.VIEW):
+        scope = privileges.scope(access, kind)
+        if scope.everything:
+            return "", []
+        if access.user_id is None:
+            return "AND FALSE", []
+        ors = ["t.owner_id = %s"]
+        params += [kind.value, access.user_id]
+        if scope.databases:
+            ors.append("t.database_id = ANY(%s)")
+            params.append(sorted(scope.databases))
+        if scope.objects:
+            ors.append("t.id = ANY(%s)")
+            params.append(sorted(scope.objects))
+        if scope.catalogs:
+            ors.append(
+                "t.database_id IN "
+                "(SELECT d.id FROM catalog_database d WHERE d.catalog_id = ANY(%s))"
+            )
+            params.append(sorted(scope.catalogs))
+        terms.append(f"(t.kind = %s AND ({' OR '.join(ors)}))")
+    return f"AND ({' OR '.join(terms)})", params
+
+
+def _column_names(needle: str, after: str | None, limit: int, access: Access) -> Any:
     """A subquery of the first ``limit`` column names containing ``needle`` (from ``after``
-    on), each used by at least one column, in name order."""
+    on), each used by at least one column of a table or view the user may see, in name
+    order."""
     if connection.vendor == "postgresql":
         pattern = "%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%"
+        visible, visible_params = _visible_tables_sql(access)
         sql = _COLUMN_NAMES_SQL.format(
             after="AND name_key >= %s" if after is not None else "",
             order="lower(name_key)" if len(needle) >= 3 else "name_key",
+            join="JOIN catalog_table t ON t.id = c.table_id" if visible else "",
+            visible=visible,
         )
-        params = (pattern, after, limit) if after is not None else (pattern, limit)
+        params = [pattern, *([after] if after is not None else []), *visible_params, limit]
         return RawSQL(sql, params)
     # SQLite (the embedded default holds small catalogs): the plain ORM form.
-    names = ColumnName.objects.filter(name_key__contains=needle).filter(
-        Exists(Column.objects.filter(name_key=OuterRef("name_key")))
+    used = _filtered(
+        Column.objects.filter(name_key=OuterRef("name_key")), catalog_access.columns_q(access)
     )
+    names = ColumnName.objects.filter(name_key__contains=needle).filter(Exists(used))
     if after is not None:
         names = names.filter(name_key__gte=after)
     return names.order_by("name_key").values("name_key")[:limit]
@@ -312,14 +391,18 @@ def search(
     for kind_index, kind in enumerate(SEARCH_KINDS):
         if kind not in kinds or kind_index < start[0]:
             continue
-        qs, parents, fields = _kind_query(kind, needle)
+        qs, parents, fields = _kind_query(kind, needle, access)
         resuming = kind_index == start[0] and start[1] is not None
         if kind == "column":
             # Match distinct names first (one row per name, trigram-indexed), then take their
             # columns: a common name stands in thousands of tables. Names with no column
             # left are skipped, and one extra name covers a resumed name already consumed.
-            wanted = _column_names(needle, start[1] if resuming else None, limit - len(hits) + 1)
-            qs = Column.objects.filter(name_key__in=wanted)
+            wanted = _column_names(
+                needle, start[1] if resuming else None, limit - len(hits) + 1, access
+            )
+            qs = _filtered(
+                Column.objects.filter(name_key__in=wanted), catalog_access.columns_q(access)
+            )
         if resuming:
             qs = qs.filter(Q(name_key__gt=start[1]) | Q(name_key=start[1], pk__gt=start[2]))
         # Still one query: the page's keys in a subquery that reads only the (name_key, id)

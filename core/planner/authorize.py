@@ -205,7 +205,7 @@ class Authorizer:
         if decided is Decision.DENIED:
             raise self.denied(s, needed, definer)
         if record:
-            self._record(s, needed, definer)
+            self.record(s, needed, definer)
 
     def denied(
         self, s: Securable, needed: Privilege | None, definer: Definer | None = None
@@ -221,7 +221,10 @@ class Authorizer:
             message, details = denied_message(s, shown, have, definer=definer.name, via=definer.via)
         return PermissionDenied(message, details=details)
 
-    def _record(self, s: Securable, needed: Privilege | None, definer: Definer | None) -> None:
+    def record(
+        self, s: Securable, needed: Privilege | None, definer: Definer | None = None
+    ) -> None:
+        """Note an allowed check (``require`` does; a caller that allowed otherwise, too)."""
         shown = _privilege_shown(needed)
         via = definer.ident if definer is not None else None
         key = (s.key, shown.value, via)

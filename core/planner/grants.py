@@ -105,18 +105,25 @@ def parse_privileges(statement: Statement, cursor: TokenCursor) -> list[Privileg
             )
     chosen: set[Privilege] = set()
     while True:
+        start = cursor.position
         words: list[Token] = []
-        while True:
+        while len(words) < _MAX_PRIVILEGE_WORDS:
             token = cursor.peek()
-            if token is None or token.is_punct(",") or token.is_word("ON"):
+            if token is None or token.kind != "word" or token.is_word("ON"):
                 break
-            if token.kind != "word":
-                raise cursor.error("a privilege")
             words.append(cursor.next())
         if not words:
             raise cursor.error("a privilege")
+        following = cursor.peek()
+        if following is not None and not (following.is_punct(",") or following.is_word("ON")):
+            # The privilege ends where a known one ends: what follows is out of place.
+            for count in range(len(words), 0, -1):
+                if parse_privilege(statement.span(words[0], words[count - 1])) is not None:
+                    cursor.position = start + count
+                    raise cursor.error("',' or ON")
+            words = words[:1]
         text = statement.span(words[0], words[-1])
-        privilege = parse_privilege(text) if len(words) <= _MAX_PRIVILEGE_WORDS else None
+        privilege = parse_privilege(text)
         if privilege is None:
             shown = _shown(" ".join(text.split()))
             raise CoreError(
@@ -221,9 +228,8 @@ def resolve_securable(
         )
         root = _storage_root(named, statement.context.storage_roots)
         target = Target(Securable(Kind.STORAGE, root=root))
-        authorizer.require(
-            target.securable, needed, missing=lambda: AssertionError("admin"), record=record
-        )
+        if record:  # an admin: allowed whatever a root holds
+            authorizer.record(target.securable, needed)
         return target
     assert not isinstance(named, str)
     if kind is Kind.CATALOG:
