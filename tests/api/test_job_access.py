@@ -22,7 +22,7 @@ from core.datatypes import AtomicType
 from core.errors import NotFound, PermissionDenied
 from core.identifiers import ObjectIdentifier
 from core.planner.plan import AccessPlan
-from core.privileges import Kind
+from core.privileges import Kind, Privilege
 from core.schema import PhysicalColumn, Schema
 from jobs import access_log, commit
 from jobs.catalog_reader import DjangoCatalogReader
@@ -108,7 +108,7 @@ def test_a_reader_of_nobody_sees_nothing(world) -> None:
     access = DjangoCatalogReader().access()
     assert access.user_id is None and not access.admin
     s = catalog_access.relation_securable(world["t"])
-    assert catalog_access.decide(access, s, catalog_access.Privilege.USE).value == "hidden"
+    assert catalog_access.decide(access, s, Privilege.USE).value == "hidden"
 
 
 def test_owns_inside_is_the_users_own(world, alice, bob) -> None:
