@@ -1,21 +1,32 @@
 """Reads from the catalog: lookups that raise NOT_FOUND with the full path, and keyset
 pages whose cost does not depend on their depth or size (a constant number of queries).
+
+Every read is made for someone: ``access`` (``catalog.access.access_for(user)``, or
+``catalog.access.SYSTEM`` for lookups made on nobody's behalf) decides what it finds (issue
+18, ADR 0011). A row the user may not see is answered exactly as a missing one, by the same
+code (``get_table`` names the database when the database is the hidden part); a row the user
+may not see in a parent they may see is refused (``PERMISSION_DENIED``, Unity Catalog's rule).
+Lists, search and completion filter in SQL.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
+from catalog import access as catalog_access
 from catalog import render
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
-from core.errors import CoreError, NotFound
+from core import privileges
+from core.errors import CoreError, NotFound, PermissionDenied
 from core.identifiers import quote_path
+from core.privileges import Access, Privilege, Securable
 
 SEARCH_KINDS = ("table", "view", "function", "column")
 
@@ -26,18 +37,26 @@ def _can_exist(*names: str) -> bool:
     return not any("\x00" in name for name in names)
 
 
-def get_catalog(name: str) -> Catalog:
+def _refused(access: Access, s: Securable) -> PermissionDenied:
+    """The refusal of an object the user may not see in a parent they may see."""
+    message, details = privileges.denied_message(s, Privilege.USE, privileges.effective(access, s))
+    return PermissionDenied(message, details=details)
+
+
+def get_catalog(name: str, *, access: Access) -> Catalog:
     catalog = (
         Catalog.objects.select_related("owner").filter(name_key=name.lower()).first()
         if _can_exist(name)
         else None
     )
-    if catalog is None:
+    if catalog is None or not catalog_access.is_visible(
+        access, catalog_access.catalog_securable(catalog)
+    ):
         raise NotFound(f"A catalog with name [{name}] does not exist.")
     return catalog
 
 
-def get_database(catalog: str, database: str) -> Database:
+def get_database(catalog: str, database: str, *, access: Access) -> Database:
     found = (
         Database.objects.select_related("catalog", "owner")
         .filter(catalog__name_key=catalog.lower(), name_key=database.lower())
@@ -45,13 +64,40 @@ def get_database(catalog: str, database: str) -> Database:
         if _can_exist(catalog, database)
         else None
     )
+    if found is not None:
+        s = catalog_access.database_securable(found)
+        if catalog_access.is_visible(access, s):
+            return found
+    # Missing or not visible: the same answer as far as the catalog decides it.
+    get_catalog(catalog, access=access)  # names the catalog when that is what is missing
     if found is None:
-        get_catalog(catalog)  # names the catalog when that is what is missing
         raise NotFound(f"Database {quote_path([catalog, database])} does not exist.")
-    return found
+    raise _refused(access, s)
 
 
-def get_table(catalog: str, database: str, name: str, kind: str = Table.KIND_TABLE) -> Table:
+def _object_lookup(
+    access: Access,
+    found: Any,
+    securable: Callable[[Any], Securable],
+    catalog: str,
+    database: str,
+    missing: Callable[[], NoReturn],
+) -> Any:
+    """``found`` when the user may see it; otherwise exactly what a missing object in that
+    database answers (the database's own NOT_FOUND or refusal when it is not visible), or,
+    in a database the user may see, a refusal naming the object."""
+    s = securable(found) if found is not None else None
+    if s is not None and privileges.visible(access, s):
+        return found
+    get_database(catalog, database, access=access)
+    if s is None:
+        missing()
+    raise _refused(access, s)
+
+
+def get_table(
+    catalog: str, database: str, name: str, kind: str = Table.KIND_TABLE, *, access: Access
+) -> Table:
     """A table (or view, with ``kind="view"``) by its three-part name."""
     found = (
         Table.objects.select_related("database__catalog", "created_by")
@@ -65,15 +111,19 @@ def get_table(catalog: str, database: str, name: str, kind: str = Table.KIND_TAB
         else None
     )
     path = quote_path([catalog, database, name])
-    if found is None:
-        get_database(catalog, database)
+
+    def missing() -> NoReturn:
         raise NotFound(f"{kind.capitalize()} {path} does not exist.")
-    if found.kind != kind:
-        raise NotFound(f"{kind.capitalize()} {path} does not exist; {path} is a {found.kind}.")
-    return found
+
+    table: Table = _object_lookup(
+        access, found, catalog_access.relation_securable, catalog, database, missing
+    )
+    if table.kind != kind:
+        raise NotFound(f"{kind.capitalize()} {path} does not exist; {path} is a {table.kind}.")
+    return table
 
 
-def get_function(catalog: str, database: str, name: str) -> Function:
+def get_function(catalog: str, database: str, name: str, *, access: Access) -> Function:
     found = (
         Function.objects.select_related("database__catalog", "created_by")
         .filter(
@@ -85,10 +135,14 @@ def get_function(catalog: str, database: str, name: str) -> Function:
         if _can_exist(catalog, database, name)
         else None
     )
-    if found is None:
-        get_database(catalog, database)
+
+    def missing() -> NoReturn:
         raise NotFound(f"Function {quote_path([catalog, database, name])} does not exist.")
-    return found
+
+    function: Function = _object_lookup(
+        access, found, catalog_access.function_securable, catalog, database, missing
+    )
+    return function
 
 
 def _after_name(qs: QuerySet[Any], after: Any) -> QuerySet[Any]:
@@ -102,23 +156,25 @@ def _after_name(qs: QuerySet[Any], after: Any) -> QuerySet[Any]:
     return qs.filter(name_key__gt=after)
 
 
-def list_catalogs(*, after: Any, limit: int) -> list[Catalog]:
+def list_catalogs(*, access: Access, after: Any, limit: int) -> list[Catalog]:
     qs = Catalog.objects.select_related("owner").order_by("name_key")
     return list(_after_name(qs, after)[:limit])
 
 
-def list_databases(catalog: Catalog, *, after: Any, limit: int) -> list[Database]:
+def list_databases(catalog: Catalog, *, access: Access, after: Any, limit: int) -> list[Database]:
     qs = Database.objects.select_related("catalog", "owner").filter(catalog=catalog)
     return list(_after_name(qs.order_by("name_key"), after)[:limit])
 
 
-def list_tables(database: Database, kind: str, *, after: Any, limit: int) -> list[render.Row]:
+def list_tables(
+    database: Database, kind: str, *, access: Access, after: Any, limit: int
+) -> list[render.Row]:
     """A page of tables or views as rows for catalog/render.py (schemas as JSON text)."""
     qs = Table.objects.filter(database=database, kind=kind)
     return list(render.list_rows(_after_name(qs.order_by("name_key"), after))[:limit])
 
 
-def list_functions(database: Database, *, after: Any, limit: int) -> list[Function]:
+def list_functions(database: Database, *, access: Access, after: Any, limit: int) -> list[Function]:
     qs = Function.objects.filter(database=database).select_related("created_by")
     rows = list(_after_name(qs.order_by("name_key"), after)[:limit])
     for row in rows:
@@ -229,7 +285,9 @@ def _column_names(needle: str, after: str | None, limit: int) -> Any:
     return names.order_by("name_key").values("name_key")[:limit]
 
 
-def search(q: str, *, kinds: tuple[str, ...], after: Any, limit: int) -> list[SearchHit]:
+def search(
+    q: str, *, access: Access, kinds: tuple[str, ...], after: Any, limit: int
+) -> list[SearchHit]:
     """Objects and columns whose name contains ``q`` (case-insensitive), kind by kind,
     each ordered by name; at most one query per kind whatever ``limit`` is."""
     needle = q.lower()

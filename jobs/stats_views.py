@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog import selectors as catalog_selectors
+from catalog.access import access_for
 from jobs.table_stats import table_statistics
 
 
@@ -72,6 +73,8 @@ class TableStatisticsView(APIView):
         ),
     )
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        table = catalog_selectors.get_table(catalog, database, name)
+        table = catalog_selectors.get_table(
+            catalog, database, name, access=access_for(request.user)
+        )
         stats = table_statistics(table, request.user)
         return Response(TableStatisticsOut(stats).data)
