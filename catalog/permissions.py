@@ -1,34 +1,54 @@
-"""What the requesting user may do with a catalog object: ``can`` in the API (docs/api.md),
-from the ownership rule the services enforce (``services.may_modify``)."""
+"""What the requesting user may do with a catalog object: ``can`` in the API (docs/api.md,
+"Permissions"), from the one privilege rule (``core.privileges.flags``) and what the user
+holds (``catalog.access.access_for``, loaded once per request).
+
+Everything is computed from ids already on the row (the object's, its parents' and their
+owners'), so a list page costs no query per row."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from catalog.models import Catalog, Database
-from catalog.services import User, may_modify
+from catalog import access, grants
+from catalog.models import Catalog, Database, Function, Table
+from core.privileges import Kind, Securable
 
 
-def permissions(user: User | None, *owner_ids: Any, create: bool = False) -> dict[str, bool]:
-    """``{"modify", "drop", "create"}`` for one object, from the ownership rule the services
-    enforce (``services.may_modify``: an admin, the object's owner, its catalog's owner).
-    Computed from ids already on the row, so a list page costs no query per row. ``create``:
-    whether objects may be created inside it (any signed-in user, as the services allow)."""
-    signed_in = bool(getattr(user, "is_authenticated", False))
-    allowed = signed_in and user is not None and may_modify(user, *owner_ids)
-    return {"modify": allowed, "drop": allowed, "create": signed_in and create}
+def can(user: Any, s: Securable) -> dict[str, bool]:
+    """``{"modify", "drop", "create", "manage", "select", "write", "execute",
+    "transfer_owner"}`` of ``s`` for ``user`` (everything false for nobody)."""
+    return grants.can(access.access_for(user), s)
 
 
-def catalog_permissions(user: User | None, catalog: Catalog) -> dict[str, bool]:
-    return permissions(user, catalog.owner_id, create=True)
+def catalog_permissions(user: Any, catalog: Catalog) -> dict[str, bool]:
+    return can(user, access.catalog_securable(catalog))
 
 
-def database_permissions(user: User | None, database: Database) -> dict[str, bool]:
-    return permissions(user, database.owner_id, database.catalog.owner_id, create=True)
+def database_permissions(user: Any, database: Database) -> dict[str, bool]:
+    return can(user, access.database_securable(database))
 
 
-def object_permissions(
-    user: User | None, database: Database, created_by_id: Any
+def object_permissions(user: Any, obj: Table | Function) -> dict[str, bool]:
+    """A table's, view's or function's (its ``database.catalog`` already loaded)."""
+    if isinstance(obj, Function):
+        return can(user, access.function_securable(obj))
+    return can(user, access.relation_securable(obj))
+
+
+def row_permissions(
+    user: Any, database: Database, kind: str, object_id: int, owner_id: int | None, name: str
 ) -> dict[str, bool]:
-    """A table's, view's or function's: its creator, its catalog's owner or an admin."""
-    return permissions(user, created_by_id, database.catalog.owner_id)
+    """A list row's, from its id and owner id and its (already loaded) database."""
+    s = Securable(
+        Kind.FUNCTION
+        if kind == "function"
+        else Kind.VIEW
+        if kind == Table.KIND_VIEW
+        else Kind.TABLE,
+        catalog_id=database.catalog_id,
+        database_id=database.pk,
+        object_id=object_id,
+        owner_ids=(database.catalog.owner_id, database.owner_id, owner_id),
+        path=(database.catalog.name, database.name, name),
+    )
+    return can(user, s)

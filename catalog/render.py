@@ -42,6 +42,9 @@ LIST_FIELDS = (
     "expanded_query",
     "created_by__username",
     "created_by_id",
+    "id",
+    "owner_id",
+    "owner__username",
 )
 
 Row = dict[str, Any]
@@ -69,9 +72,12 @@ def _object_fields(database: Database, row: Row, user: Any) -> dict[str, Any]:
         "kind": row["kind"],
         "comment": row["comment"],
         "created_by": row["created_by__username"],
+        "owner": row["owner__username"],
         "created_at": _datetime.to_representation(row["created_at"]),
         "updated_at": _datetime.to_representation(row["updated_at"]),
-        "can": permissions.object_permissions(user, database, row["created_by_id"]),
+        "can": permissions.row_permissions(
+            user, database, row["kind"], row["id"], row["owner_id"], row["name"]
+        ),
     }
 
 

@@ -34,9 +34,16 @@ class _OwnerMixin(serializers.Serializer[Any]):
 CAN = inline_serializer(
     name="Can",
     fields={
-        "modify": serializers.BooleanField(),
-        "drop": serializers.BooleanField(),
-        "create": serializers.BooleanField(help_text="objects may be created inside it"),
+        "modify": serializers.BooleanField(help_text="change it (MANAGE)"),
+        "drop": serializers.BooleanField(help_text="drop it (MANAGE)"),
+        "create": serializers.BooleanField(help_text="create objects inside it (CREATE)"),
+        "manage": serializers.BooleanField(help_text="grant and revoke on it (MANAGE)"),
+        "select": serializers.BooleanField(help_text="read its rows (SELECT)"),
+        "write": serializers.BooleanField(help_text="write rows into it (MODIFY)"),
+        "execute": serializers.BooleanField(help_text="call it (EXECUTE)"),
+        "transfer_owner": serializers.BooleanField(
+            help_text="give it another owner (its owner, a parent's owner, an admin)"
+        ),
     },
 )
 
@@ -86,6 +93,18 @@ class DatabaseOut(_CanMixin, serializers.Serializer[Database]):
         return permissions.database_permissions(self._user(), obj)
 
 
+def owner_name(obj: Any) -> str | None:
+    """The username of ``obj.owner`` without a query when the row came with its owner, or
+    when its owner is its creator (the usual case) and the creator came with it."""
+    if obj.owner_id is None:
+        return None
+    cache = obj._state.fields_cache
+    if "owner" not in cache and obj.owner_id == obj.created_by_id and "created_by" in cache:
+        creator = cache["created_by"]
+        return creator.get_username() if creator is not None else None
+    return obj.owner.get_username() if obj.owner else None
+
+
 class _ObjectOut(_CanMixin, serializers.Serializer[Any]):
     catalog = serializers.CharField(source="database.catalog.name")
     database = serializers.CharField(source="database.name")
@@ -93,6 +112,9 @@ class _ObjectOut(_CanMixin, serializers.Serializer[Any]):
     kind = serializers.CharField()
     comment = serializers.CharField()
     created_by = serializers.SerializerMethodField()
+    owner = serializers.SerializerMethodField(
+        help_text="who holds every privilege on it (its creator until ownership moves)"
+    )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -101,9 +123,12 @@ class _ObjectOut(_CanMixin, serializers.Serializer[Any]):
     def get_created_by(self, obj: Any) -> str | None:
         return obj.created_by.get_username() if obj.created_by else None
 
+    def get_owner(self, obj: Any) -> str | None:
+        return owner_name(obj)
+
     @extend_schema_field(CAN)
     def get_can(self, obj: Any) -> dict[str, bool]:
-        return permissions.object_permissions(self._user(), obj.database, obj.created_by_id)
+        return permissions.object_permissions(self._user(), obj)
 
 
 class TableOut(_ObjectOut):
@@ -174,6 +199,12 @@ class CatalogPatch(serializers.Serializer[Any]):
     comment = serializers.CharField(allow_blank=True, required=False)
     properties = serializers.DictField(required=False)
     default_database = serializers.CharField(max_length=255, required=False)
+    owner = serializers.CharField(
+        max_length=150,
+        required=False,
+        help_text="a username: hand the object to that user (its owner, a parent's owner or "
+        "an admin may)",
+    )
 
 
 class DatabaseIn(serializers.Serializer[Any]):
@@ -185,6 +216,12 @@ class DatabaseIn(serializers.Serializer[Any]):
 class DatabasePatch(serializers.Serializer[Any]):
     comment = serializers.CharField(allow_blank=True, required=False)
     properties = serializers.DictField(required=False)
+    owner = serializers.CharField(
+        max_length=150,
+        required=False,
+        help_text="a username: hand the object to that user (its owner, a parent's owner or "
+        "an admin may)",
+    )
 
 
 class TableIn(serializers.Serializer[Any]):
@@ -217,6 +254,12 @@ class TablePatch(serializers.Serializer[Any]):
     schema = serializers.JSONField(required=False)
     options = serializers.DictField(required=False)
     partition_by = serializers.ListField(child=serializers.CharField(), required=False)
+    owner = serializers.CharField(
+        max_length=150,
+        required=False,
+        help_text="a username: hand the object to that user (its owner, a parent's owner or "
+        "an admin may)",
+    )
 
 
 class ViewIn(serializers.Serializer[Any]):
@@ -230,6 +273,12 @@ class ViewPatch(serializers.Serializer[Any]):
     query = serializers.CharField(allow_blank=True, trim_whitespace=False, required=False)
     schema = serializers.JSONField(required=False)
     comment = serializers.CharField(allow_blank=True, required=False)
+    owner = serializers.CharField(
+        max_length=150,
+        required=False,
+        help_text="a username: hand the object to that user (its owner, a parent's owner or "
+        "an admin may)",
+    )
 
 
 class FunctionIn(serializers.Serializer[Any]):
@@ -246,6 +295,12 @@ class FunctionPatch(serializers.Serializer[Any]):
     parameters = serializers.ListField(child=serializers.JSONField(), required=False)
     return_type = serializers.CharField(allow_blank=True, required=False)
     comment = serializers.CharField(allow_blank=True, required=False)
+    owner = serializers.CharField(
+        max_length=150,
+        required=False,
+        help_text="a username: hand the object to that user (its owner, a parent's owner or "
+        "an admin may)",
+    )
 
 
 class TableVersionOut(serializers.Serializer[Any]):

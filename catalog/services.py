@@ -14,7 +14,9 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError, models, transaction
 
-from catalog import analysis, storage, versions
+from audit import models as audit_models
+from audit.services import record
+from catalog import access, analysis, grants, storage, versions
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core import locations
 from core import options as table_options
@@ -22,6 +24,7 @@ from core.datatypes import DataType, parse_data_type
 from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
 from core.identifiers import quote_path, validate_name
 from core.limits import StatementLimits, check_statement
+from core.privileges import Decision, Privilege, Securable
 from core.properties import RESERVED_PREFIXES, decode_table
 from core.schema import ExpressionTyper, PhysicalColumn, ResolvedSchema, Schema, SchemaResolver
 
@@ -33,44 +36,60 @@ FILE_FORMATS = ("parquet", "csv", "json", "orc", "text")
 _PYTHON_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
-# --- permissions -----------------------------------------------------------------------------
+# --- permissions (issue 18: catalog.access decides, catalog.grants answers hidden as missing)
 
 
-def is_admin(user: User) -> bool:
-    return bool(getattr(user, "is_superuser", False) or getattr(user, "is_staff", False))
+def may_create_catalogs(user: User) -> bool:
+    """Whether ``user`` may create catalogs: every signed-in user, or only admins when
+    ``TESSERA_CATALOG_CREATORS = admins``."""
+    if str(getattr(settings, "TESSERA_CATALOG_CREATORS", "everyone")).lower() == "admins":
+        return access.access_for(user).admin
+    return True
 
 
-def may_modify(user: User, *owners: Any) -> bool:
-    """Admins and the owners given (the object's owner, its catalog's owner) may change it."""
-    if is_admin(user):
-        return True
-    return any(owner is not None and owner == user.pk for owner in owners)
+def _require(user: User, row: Catalog | Database | Table | Function, needed: Privilege) -> None:
+    """Allow, or refuse as ``catalog.access.require`` does: an object ``user`` may not see
+    answers as missing, one they may see without ``needed`` is ``PERMISSION_DENIED``."""
+    grants.require(user, grants.securable_of(row), needed)
 
 
-def _ensure_can_modify(user: User, what: str, *owners: Any) -> None:
-    """Admins, the object's owner and the owner of its catalog may change or drop it."""
-    if not may_modify(user, *owners):
-        raise PermissionDenied(
-            f"Only its owner, the catalog's owner or an admin may change {what}."
-        )
+def require_read_files(user: User, options: Mapping[str, Any]) -> None:
+    """An external table's ``path`` (``options`` checked by ``check_options``) needs
+    ``READ FILES`` on the storage root it lies under (``TESSERA_READ_FILES_FOR``)."""
+    path = options.get("path")
+    if path is not None:
+        grants.require_read_files(user, str(path))
 
 
 def may_write_table(user: User, table: Table) -> bool:
     """Whether ``user`` may write rows into ``table`` (INSERT INTO, INSERT OVERWRITE,
-    statement sets): the owner rule of DDL — its creator, its catalog's owner or an admin —
-    until team grants exist."""
-    return may_modify(user, table.created_by_id, table.database.catalog.owner_id)
+    upserts, statement-set targets, ANALYZE TABLE): ``MODIFY`` on it (owners of it or of a
+    parent and admins hold it; grants on it, its database or its catalog give it)."""
+    s = access.relation_securable(table)
+    return access.decide(access.access_for(user), s, Privilege.MODIFY) is Decision.ALLOWED
 
 
 def ensure_can_write_table(user: User, table: Table) -> None:
-    """Refuse a write into ``table`` by someone ``may_write_table`` does not allow."""
-    if not may_write_table(user, table):
-        path = _object_path(table.database, table.name)
-        raise PermissionDenied(
-            f"You may not write into table {path}: only its owner, the owner of its catalog "
-            "or an admin may insert into it or overwrite it.",
-            details={"identifier": [table.database.catalog.name, table.database.name, table.name]},
-        )
+    """Refuse a write into ``table`` by someone without ``MODIFY`` on it: hidden answers as
+    missing, else ``PERMISSION_DENIED`` naming the table and the privilege."""
+    grants.require(user, access.relation_securable(table), Privilege.MODIFY)
+
+
+def _record_drop(user: User, s: Securable, **detail: Any) -> None:
+    record(
+        audit_models.DROP,
+        actor=_user_or_none(user),
+        object_kind=s.kind.value,
+        path=list(s.path),
+        securable_key=s.key,
+        detail=detail,
+    )
+
+
+def _check_owner(user: User, row: Catalog | Database | Table | Function, owner: Any) -> None:
+    """Before anything changes: ``owner`` names a user and ``user`` may hand ``row`` over."""
+    if owner is not None:
+        grants.check_transfer(user=user, row=row, new_owner=owner)
 
 
 def _user_or_none(user: User) -> Any:
@@ -162,20 +181,26 @@ def check_write_mode(options: Mapping[str, str], schema: ResolvedSchema | None) 
         )
 
 
-def check_path_free(options: Mapping[str, str], *, exclude: models.Q | None = None) -> None:
+def check_path_free(
+    options: Mapping[str, str], *, exclude: models.Q | None = None, user: Any = None
+) -> None:
     """An external table's path (``options`` as ``check_options`` returns them) must not
     equal, hold or lie inside another table's path (``exclude``: the table itself, on
     PATCH). Call it in the transaction that saves the row: it takes the lock that keeps
-    two overlapping tables from being saved at the same moment."""
+    two overlapping tables from being saved at the same moment. The other table is named
+    only to a ``user`` who may see it."""
     path = options.get("path")
     if path is None:
         return
     storage.lock_table_paths()
-    storage.check_no_overlap(path, path, exclude=exclude)
+    storage.check_no_overlap(path, path, exclude=exclude, user=user)
 
 
 def check_temporary_path(
-    options: Mapping[str, str], siblings: Sequence[tuple[str, Mapping[str, Any]]]
+    options: Mapping[str, str],
+    siblings: Sequence[tuple[str, Mapping[str, Any]]],
+    *,
+    user: Any = None,
 ) -> None:
     """A temporary table's path (``options`` checked by ``check_options``) must not equal,
     hold or lie inside a permanent table's path, the warehouse, or the path of another
@@ -184,11 +209,12 @@ def check_temporary_path(
 
     Other sessions' temporary tables are not looked at: they are private to their session
     and cannot be written (INSERT into temporary tables is not supported), and letting them
-    block a path would let anyone hold any directory without a trace in the catalog."""
+    block a path would let anyone hold any directory without a trace in the catalog.
+    A permanent table in the way is named only to a ``user`` who may see it."""
     path = options.get("path")
     if path is None:
         return
-    storage.check_no_overlap(path, path)
+    storage.check_no_overlap(path, path, user=user)
     mine = {path, os.path.realpath(path)}
     for shown, other_options in siblings:
         raw = next((v for k, v in other_options.items() if str(k).lower() == "path"), "")
@@ -353,7 +379,14 @@ def catalog_create(
     properties: Mapping[str, Any] | None = None,
     default_database: str = "default",
 ) -> Catalog:
-    """Create a catalog together with its default database."""
+    """Create a catalog together with its default database, both owned by ``user``. Who may
+    create catalogs is ``TESSERA_CATALOG_CREATORS`` (``may_create_catalogs``); a new catalog
+    is private to its owner until they grant something on it."""
+    if not may_create_catalogs(user):
+        raise PermissionDenied(
+            "Only admins may create catalogs on this server (TESSERA_CATALOG_CREATORS = admins).",
+            details={"kind": "catalog", "privilege": "CREATE"},
+        )
     validate_name(name, "catalog name")
     validate_name(default_database, "database name")
     props = _check_string_map(properties or {}, "properties")
@@ -383,8 +416,13 @@ def catalog_update(
     comment: str | None = None,
     properties: Mapping[str, Any] | None = None,
     default_database: str | None = None,
+    owner: str | None = None,
 ) -> Catalog:
-    _ensure_can_modify(user, f"catalog [{catalog.name}]", catalog.owner_id)
+    """Change a catalog (``MANAGE``); ``owner`` hands it to another user (its owner or an
+    admin, ``grants.transfer_owner``)."""
+    if owner is None or any(v is not None for v in (comment, properties, default_database)):
+        _require(user, catalog, Privilege.MANAGE)
+    _check_owner(user, catalog, owner)
     if properties is not None:
         catalog.properties = _check_string_map(properties, "properties")
     if comment is not None:
@@ -398,7 +436,10 @@ def catalog_update(
                 details={"field": "default_database"},
             )
         catalog.default_database = database.name
-    catalog.save()
+    with transaction.atomic():
+        catalog.save()
+        if owner is not None:
+            grants.transfer_owner(user=user, row=catalog, new_owner=owner)
     return catalog
 
 
@@ -417,8 +458,10 @@ def _delete_locations_on_commit(locations: list[str]) -> None:
 
 
 def catalog_delete(*, user: User, catalog: Catalog, cascade: bool = False) -> None:
-    """Drop a catalog. Without ``cascade`` it must hold nothing but an empty default database."""
-    _ensure_can_modify(user, f"catalog [{catalog.name}]", catalog.owner_id)
+    """Drop a catalog (``MANAGE``). Without ``cascade`` it must hold nothing but an empty
+    default database. Audited (``drop``) in the drop's transaction."""
+    _require(user, catalog, Privilege.MANAGE)
+    securable = access.catalog_securable(catalog)
     with transaction.atomic():
         tables = Table.objects.filter(database__catalog=catalog)
         if not cascade:
@@ -434,6 +477,7 @@ def catalog_delete(*, user: User, catalog: Catalog, cascade: bool = False) -> No
                 )
         locations = _managed_locations(tables)
         catalog.delete()
+        _record_drop(user, securable, cascade=cascade)
         _delete_locations_on_commit(locations)
 
 
@@ -448,6 +492,7 @@ def database_create(
     comment: str = "",
     properties: Mapping[str, Any] | None = None,
 ) -> Database:
+    _require(user, catalog, Privilege.CREATE)
     validate_name(name, "database name")
     props = _check_string_map(properties or {}, "properties")
     path = quote_path([catalog.name, name])
@@ -469,24 +514,27 @@ def database_update(
     database: Database,
     comment: str | None = None,
     properties: Mapping[str, Any] | None = None,
+    owner: str | None = None,
 ) -> Database:
-    _ensure_can_modify(
-        user,
-        f"database {quote_path([database.catalog.name, database.name])}",
-        database.owner_id,
-        database.catalog.owner_id,
-    )
+    """Change a database (``MANAGE``); ``owner`` hands it to another user."""
+    if owner is None or any(v is not None for v in (comment, properties)):
+        _require(user, database, Privilege.MANAGE)
+    _check_owner(user, database, owner)
     if properties is not None:
         database.properties = _check_string_map(properties, "properties")
     if comment is not None:
         database.comment = comment
-    database.save()
+    with transaction.atomic():
+        database.save()
+        if owner is not None:
+            grants.transfer_owner(user=user, row=database, new_owner=owner)
     return database
 
 
 def database_delete(*, user: User, database: Database, cascade: bool = False) -> None:
     path = quote_path([database.catalog.name, database.name])
-    _ensure_can_modify(user, f"database {path}", database.owner_id, database.catalog.owner_id)
+    _require(user, database, Privilege.MANAGE)
+    securable = access.database_securable(database)
     if database.name_key == database.catalog.default_database.lower():
         raise CoreError(
             f"Database {path} is the default database of catalog [{database.catalog.name}]; "
@@ -501,6 +549,7 @@ def database_delete(*, user: User, database: Database, cascade: bool = False) ->
             )
         locations = _managed_locations(tables)
         database.delete()
+        _record_drop(user, securable, cascade=cascade)
         _delete_locations_on_commit(locations)
 
 
@@ -519,12 +568,16 @@ def table_create(
     status: str = Table.STATUS_ACTIVE,
     typer: ExpressionTyper | None = None,
 ) -> Table:
-    """Create a table from a declared schema; managed tables get a warehouse directory."""
+    """Create a table from a declared schema (``CREATE`` on the database; an external
+    table's path ``READ FILES`` on its storage root); managed tables get a warehouse
+    directory. ``user`` owns it."""
+    _require(user, database, Privilege.CREATE)
     validate_name(name, "table name")
     declared = resolve_schema(schema, typer)  # the shape, at once; expressions below
     if not declared.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
     checked_options = check_options(options or {})
+    require_read_files(user, checked_options)
     check_write_mode(checked_options, declared)
     partitions = check_partitioning(partition_by, declared)
     _ensure_name_free(database, name)
@@ -538,7 +591,7 @@ def table_create(
     )
     try:
         with transaction.atomic():
-            check_path_free(checked_options)
+            check_path_free(checked_options, user=user)
             table = Table(
                 database=database,
                 name=name,
@@ -551,6 +604,7 @@ def table_create(
                 status=status,
                 location=location,
                 created_by=_user_or_none(user),
+                owner=_user_or_none(user),
             )
             table.save()
             _replace_columns(table, resolved)
@@ -572,6 +626,7 @@ def table_create_from_properties(
     *, user: User, database: Database, name: str, properties: Mapping[str, Any], comment: str = ""
 ) -> Table:
     """Create a table from its FLIP-164 catalog-properties encoding."""
+    _require(user, database, Privilege.CREATE)
     schema, options, partition_by = decode_table(_check_string_map(properties, "properties"))
     try:
         return table_create(
@@ -591,11 +646,6 @@ def table_create_from_properties(
         raise
 
 
-def _ensure_can_modify_object(user: User, obj: Table | Function) -> None:
-    path = _object_path(obj.database, obj.name)
-    _ensure_can_modify(user, path, obj.created_by_id, obj.database.catalog.owner_id)
-
-
 def table_update(
     *,
     user: User,
@@ -605,9 +655,13 @@ def table_update(
     schema: Schema | None = None,
     partition_by: Sequence[Any] | None = None,
     typer: ExpressionTyper | None = None,
+    owner: str | None = None,
 ) -> Table:
-    """Change a table's metadata. Its data stays where it is: managed stays managed."""
-    _ensure_can_modify_object(user, table)
+    """Change a table's metadata (``MANAGE``; a new path also ``READ FILES``). Its data
+    stays where it is: managed stays managed. ``owner`` hands it to another user."""
+    if owner is None or any(v is not None for v in (comment, options, schema, partition_by)):
+        _require(user, table, Privilege.MANAGE)
+    _check_owner(user, table, owner)
     resolved = (
         resolve_schema(schema, typer)  # the shape, at once; expressions below
         if schema is not None
@@ -623,6 +677,7 @@ def table_update(
                 "that would move its data; create a new table instead.",
                 details={"field": "options"},
             )
+        require_read_files(user, checked)
         table.options = checked
     check_write_mode(table.options, resolved)
     partitions = check_partitioning(
@@ -633,7 +688,7 @@ def table_update(
         resolved = resolve_checked(schema)
     with transaction.atomic():
         if options is not None:
-            check_path_free(table.options, exclude=models.Q(pk=table.pk))
+            check_path_free(table.options, exclude=models.Q(pk=table.pk), user=user)
         if comment is not None:
             table.comment = comment
         if schema is not None:
@@ -642,15 +697,20 @@ def table_update(
             _replace_columns(table, resolved)
         table.partition_by = partitions
         table.save()
+        if owner is not None:
+            grants.transfer_owner(user=user, row=table, new_owner=owner)
     return table
 
 
 def table_delete(*, user: User, table: Table) -> None:
-    """Drop a table or view. A managed table's directory goes too; external files stay."""
-    _ensure_can_modify_object(user, table)
+    """Drop a table or view (``MANAGE``). A managed table's directory goes too; external
+    files stay. Audited (``drop``) in the drop's transaction."""
+    _require(user, table, Privilege.MANAGE)
+    securable = access.relation_securable(table)
     with transaction.atomic():
         locations = versions.locations_of([table])
         table.delete()
+        _record_drop(user, securable)
         _delete_locations_on_commit(locations)
 
 
@@ -702,11 +762,14 @@ def _check_query(query: str) -> str:
     return query
 
 
-def _derive_view_schema(database: Database, query: str) -> Schema:
+def _derive_view_schema(database: Database, query: str, user: User) -> Schema:
     """Spark's analyzer on a worker derives the query's schema (``catalog.analysis``); the
-    query is read in the view's catalog and database, as it is whenever the view is read."""
+    query is read in the view's catalog and database, as it is whenever the view is read,
+    and planned with ``user``'s rights (what they may not read, no view of theirs reads)."""
     try:
-        return analysis.analyzer().derive_view_schema(database.catalog.name, database.name, query)
+        return analysis.analyzer().derive_view_schema(
+            database.catalog.name, database.name, query, user=user
+        )
     except CoreError as exc:
         if exc.code == "VALIDATION_ERROR" and "field" not in exc.details:
             exc.details = {**exc.details, "field": "query"}
@@ -737,14 +800,16 @@ def view_create(
     query (SQL's CREATE VIEW, on a worker); without it (REST) a worker's Spark derives it
     now, before anything is stored. ``schema``: one the caller declares, which must match
     the derived one (``view_schema``). ``expanded_query`` is the query with fully qualified
-    names."""
+    names. Needs ``CREATE`` on the database; ``user`` owns the view, which reads with its
+    owner's rights."""
+    _require(user, database, Privilege.CREATE)
     validate_name(name, "view name")
     _check_query(query)
     if schema is not None and schema.columns:
         _check_declared_view_schema(schema)
     _ensure_name_free(database, name)
     if derived is None:
-        derived = _derive_view_schema(database, query)
+        derived = _derive_view_schema(database, query, user)
     final = view_schema(schema, derived)
     view = Table(
         database=database,
@@ -754,6 +819,7 @@ def view_create(
         query=query,
         expanded_query=expanded_query,
         created_by=_user_or_none(user),
+        owner=_user_or_none(user),
     )
     _store_view_schema(view, final)
     try:
@@ -773,17 +839,23 @@ def view_update(
     comment: str | None = None,
     query: str | None = None,
     schema: Schema | None = None,
+    owner: str | None = None,
 ) -> Table:
-    """Change a view. A new query or schema is checked by Spark's analyzer on a worker
-    (the query derived again) before anything is stored; a comment alone needs no worker."""
-    _ensure_can_modify_object(user, view)
+    """Change a view (``MANAGE``). A new query or schema is checked by Spark's analyzer on a
+    worker (the query derived again) before anything is stored; a comment alone needs no
+    worker. ``owner`` hands it to another user: the view then reads with their rights."""
+    if owner is None or any(v is not None for v in (comment, query, schema)):
+        _require(user, view, Privilege.MANAGE)
+    _check_owner(user, view, owner)
     if query is not None:
         _check_query(query)
     if schema is not None and schema.columns:
         _check_declared_view_schema(schema)
     final: Schema | None = None
     if query is not None or schema is not None:
-        derived = _derive_view_schema(view.database, query if query is not None else view.query)
+        derived = _derive_view_schema(
+            view.database, query if query is not None else view.query, user
+        )
         final = view_schema(schema, derived)
     with transaction.atomic():
         if comment is not None:
@@ -795,6 +867,8 @@ def view_update(
             _store_view_schema(view, final)
             _replace_columns(view, ResolvedSchema.from_dict(view.resolved_schema))
         view.save()
+        if owner is not None:
+            grants.transfer_owner(user=user, row=view, new_owner=owner)
     return view
 
 
@@ -860,6 +934,8 @@ def function_create(
     return_type: str = "",
     comment: str = "",
 ) -> Function:
+    """Create a function (``CREATE`` on the database); ``user`` owns it."""
+    _require(user, database, Privilege.CREATE)
     validate_name(name, "function name")
     params, returns = _check_function(language, implementation, parameters, return_type)
     path = _object_path(database, name)
@@ -874,6 +950,7 @@ def function_create(
         return_type=returns,
         comment=comment,
         created_by=_user_or_none(user),
+        owner=_user_or_none(user),
     )
     return _insert(function, f"Function {path} already exists.")
 
@@ -886,8 +963,13 @@ def function_update(
     implementation: str | None = None,
     parameters: Sequence[Any] | None = None,
     return_type: str | None = None,
+    owner: str | None = None,
 ) -> Function:
-    _ensure_can_modify_object(user, function)
+    """Change a function (``MANAGE``); ``owner`` hands it to another user."""
+    changes = (comment, implementation, parameters, return_type)
+    if owner is None or any(v is not None for v in changes):
+        _require(user, function, Privilege.MANAGE)
+    _check_owner(user, function, owner)
     params, returns = _check_function(
         function.language,
         implementation if implementation is not None else function.implementation,
@@ -901,13 +983,20 @@ def function_update(
     function.parameters, function.return_type = params, returns
     if comment is not None:
         function.comment = comment
-    function.save()
+    with transaction.atomic():
+        function.save()
+        if owner is not None:
+            grants.transfer_owner(user=user, row=function, new_owner=owner)
     return function
 
 
 def function_delete(*, user: User, function: Function) -> None:
-    _ensure_can_modify_object(user, function)
-    function.delete()
+    """Drop a function (``MANAGE``), audited (``drop``) in the drop's transaction."""
+    _require(user, function, Privilege.MANAGE)
+    securable = access.function_securable(function)
+    with transaction.atomic():
+        function.delete()
+        _record_drop(user, securable)
 
 
 # --- CTAS tables (FLIP-218 stage tables; jobs.write_hooks calls these in the job's transaction)
@@ -948,9 +1037,14 @@ def ctas_table_create(
     unique constraint) raises AlreadyExists and leaves the caller's transaction usable; so
     does a path that overlaps another table's. ``tree``: see ``check_options`` (the atomic
     commit passes False: the job's staging was checked before its transaction).
+
+    Needs ``CREATE`` on the database (and ``READ FILES`` for a path), checked again here
+    whoever planned the statement; ``user`` owns the table.
     """
+    _require(user, database, Privilege.CREATE)
     validate_name(name, "table name")
     checked_options = check_options(options, tree=tree)
+    require_read_files(user, checked_options)
     resolved = resolve_schema(schema) if schema is not None else None
     check_write_mode(checked_options, resolved)
     if resolved is not None and not resolved.columns:
@@ -974,10 +1068,11 @@ def ctas_table_create(
         staged_by_job=staged_by_job,
         location=location if "connector" not in checked_options else "",
         created_by=_user_or_none(user),
+        owner=_user_or_none(user),
     )
     try:
         with transaction.atomic():
-            check_path_free(checked_options)
+            check_path_free(checked_options, user=user)
             table.save()
             _replace_columns(table, resolved)
     except IntegrityError:
@@ -1027,7 +1122,7 @@ def table_store_statistics(
     *, user: User, table: Table, mode: str, figures: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Store what ``ANALYZE TABLE`` computed on ``table`` (``column_statistics``), as its
-    user may: the rule of DDL (its creator, its catalog's owner or an admin).
+    user may: ``MODIFY`` on the table.
 
     ``mode`` ``noscan`` refreshes ``files``, ``size_bytes`` and ``size_computed_at`` and
     keeps the scan's figures; ``table`` and ``columns`` replace everything (a scan's
@@ -1037,12 +1132,7 @@ def table_store_statistics(
     path = _object_path(table.database, table.name)
     if table.kind != Table.KIND_TABLE or table.status != Table.STATUS_ACTIVE:
         raise CoreError(f"{path} is not an active table: its statistics cannot be stored.")
-    if not may_write_table(user, table):
-        raise PermissionDenied(
-            f"You may not analyze table {path}: only its owner, the owner of its catalog or "
-            "an admin may change its metadata.",
-            details={"identifier": [table.database.catalog.name, table.database.name, table.name]},
-        )
+    ensure_can_write_table(user, table)
     size = {
         "files": int(figures["files"]),
         "size_bytes": int(figures["size_bytes"]),

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from django.conf import settings
@@ -260,12 +260,30 @@ class Overlapping:
     how: locations.Overlap
     path: str  # the other table's path (as stored, or resolved)
 
-    def shown(self) -> str:
-        # Every signed-in user may read the whole catalog today, so the table is named.
-        # When read grants land, name it only to those who may see it.
-        return "table " + quote_path(
-            [self.table.database.catalog.name, self.table.database.name, self.table.name]
-        )
+    def visible_to(self, user: Any) -> bool:
+        """Whether ``user`` may see the other table (issue 18): only then is it named."""
+        if user is None:
+            return False
+        from catalog import access
+
+        return access.is_visible(access.access_for(user), access.relation_securable(self.table))
+
+    def identifier(self) -> list[str]:
+        return [self.table.database.catalog.name, self.table.database.name, self.table.name]
+
+    def shown(self, user: Any = None) -> str:
+        """ "table `c`.`d`.`t`" to a ``user`` who may see it; else "another table" (the
+        user learns that the path is taken, not by what)."""
+        if self.visible_to(user):
+            return "table " + quote_path(self.identifier())
+        return "another table"
+
+    def details(self, user: Any = None) -> dict[str, Any]:
+        """``details.overlaps``: ``table`` only for a ``user`` who may see it."""
+        out: dict[str, Any] = {"path": self.path, "relation": self.how}
+        if self.visible_to(user):
+            out = {"table": self.identifier(), **out}
+        return out
 
 
 def find_overlap(path: str, *, exclude: Q | None = None) -> Overlapping | None:
@@ -308,41 +326,40 @@ def apart_from_warehouse(raw: str, path: str, field: str = "options.path") -> No
 
 
 def check_no_overlap(
-    raw: str, path: str, *, exclude: Q | None = None, field: str = "options.path"
+    raw: str,
+    path: str,
+    *,
+    exclude: Q | None = None,
+    field: str = "options.path",
+    user: Any = None,
 ) -> None:
     """Refuse ``path`` (an external table's, normalised) when it equals, holds or lies
     inside another table's path or the warehouse (Unity Catalog's rule: a table's files
-    are its own, so writing one table never changes another)."""
+    are its own, so writing one table never changes another). The other table is named
+    (message, ``details.overlaps.table``) only to a ``user`` who may see it; without a
+    user it is "another table"."""
     apart_from_warehouse(raw, path, field)
     found = find_overlap(path, exclude=exclude)
     if found is not None:
-        identifier = [
-            found.table.database.catalog.name,
-            found.table.database.name,
-            found.table.name,
-        ]
         raise locations.PathOverlap(
-            locations.overlap_message(raw, found.how, found.path, found.shown()),
-            details={
-                "field": field,
-                "path": raw,
-                "overlaps": {"table": identifier, "path": found.path, "relation": found.how},
-            },
+            locations.overlap_message(raw, found.how, found.path, found.shown(user)),
+            details={"field": field, "path": raw, "overlaps": found.details(user)},
         )
 
 
-def check_table_apart(table: Table) -> None:
+def check_table_apart(table: Table, *, user: Any = None) -> None:
     """Refuse writing ``table`` when its files are (also) another table's: an external
     table's path that equals, holds or lies inside another table's path or the warehouse,
     or a managed table's directory that an external table's path reaches. Rows stored
     before paths could not overlap are caught here, at every write (planning, the
-    commit); a row with no comparable path is left to the path check, which refuses it."""
+    commit); a row with no comparable path is left to the path check, which refuses it.
+    The other table is named only to a ``user`` who may see it (``check_no_overlap``)."""
     if table.managed:
         path = locations.comparable(table.location) if table.location else ""
         found = find_overlap(path, exclude=Q(pk=table.pk)) if path else None
         if found is not None:
             raise locations.PathOverlap(
-                locations.overlap_message(path, found.how, found.path, found.shown()),
+                locations.overlap_message(path, found.how, found.path, found.shown(user)),
                 details={"field": "location", "path": path},
             )
         return
@@ -352,7 +369,7 @@ def check_table_apart(table: Table) -> None:
     if path:
         # A root (or a path holding one) first: that says more than the tables below it.
         locations.check_not_a_root(path, storage_roots(), path)
-        check_no_overlap(path, path, exclude=Q(pk=table.pk))
+        check_no_overlap(path, path, exclude=Q(pk=table.pk), user=user)
 
 
 def same_table(identifier: Sequence[str]) -> Q:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, re_path
 from rest_framework.views import APIView
 
+from catalog import permission_views as pv
 from catalog import views
 
 NAME = r"[^/]+"
@@ -31,4 +32,21 @@ urlpatterns = [
     route(f"{D}/functions", views.FunctionListView, "function-list"),
     route(rf"{D}/functions/(?P<name>{NAME})", views.FunctionDetailView, "function-detail"),
     route("search", views.SearchView, "search"),
+    # Permissions (issue 18): who holds what on an object, and its recent access.
+    route(rf"{C}/permissions", pv.CatalogPermissionsView, "catalog-permissions"),
+    route(rf"{C}/access", pv.CatalogAccessView, "catalog-access"),
+    route(rf"{D}/permissions", pv.DatabasePermissionsView, "database-permissions"),
+    route(rf"{D}/access", pv.DatabaseAccessView, "database-access"),
+    route(rf"{D}/tables/(?P<name>{NAME})/permissions", pv.TablePermissionsView, "table-perms"),
+    route(rf"{D}/tables/(?P<name>{NAME})/access", pv.TableAccessView, "table-access"),
+    route(rf"{D}/views/(?P<name>{NAME})/permissions", pv.ViewPermissionsView, "view-perms"),
+    route(rf"{D}/views/(?P<name>{NAME})/access", pv.ViewAccessView, "view-access"),
+    route(
+        rf"{D}/functions/(?P<name>{NAME})/permissions",
+        pv.FunctionPermissionsView,
+        "function-perms",
+    ),
+    route(rf"{D}/functions/(?P<name>{NAME})/access", pv.FunctionAccessView, "function-access"),
+    route("storage-roots", pv.StorageRootListView, "storage-roots"),
+    route("storage-roots/permissions", pv.StorageRootPermissionsView, "storage-root-perms"),
 ]

@@ -101,8 +101,10 @@ interface Answer<T> {
   data: T;
 }
 
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
 async function request<T>(
-  method: "GET" | "POST" | "PATCH" | "DELETE",
+  method: Method,
   path: string,
   body?: unknown,
   init: { signal?: AbortSignal; ifNoneMatch?: string } = {},
@@ -153,7 +155,7 @@ async function request<T>(
 }
 
 export async function api<T>(
-  method: "GET" | "POST" | "PATCH" | "DELETE",
+  method: Method,
   path: string,
   body?: unknown,
   init: { signal?: AbortSignal } = {},
@@ -177,6 +179,7 @@ export const get = <T>(path: string, init?: { signal?: AbortSignal }) =>
 export const post = <T>(path: string, body?: unknown, init?: { signal?: AbortSignal }) =>
   api<T>("POST", path, body ?? {}, init);
 export const patch = <T>(path: string, body: unknown) => api<T>("PATCH", path, body);
+export const put = <T = void>(path: string, body?: unknown) => api<T>("PUT", path, body);
 export const del = <T = void>(path: string) => api<T>("DELETE", path);
 
 // --- Shapes (API.md §2) -----------------------------------------------------------------
@@ -287,3 +290,107 @@ export function quoteIdent(part: string): string {
 }
 
 export const sqlPath = (parts: string[]): string => parts.map(quoteIdent).join(".");
+
+// --- Grants, teams, audit (issue 18, ADR 0011 §4–5) ---------------------------------------
+// Hand types from the ADR's shapes, narrow where the document is loose (privileges and kinds
+// are free strings there).
+
+/** A privilege (core/privileges.py `Privilege`). */
+export type Privilege = "USE" | "SELECT" | "MODIFY" | "CREATE" | "EXECUTE" | "MANAGE" | "READ FILES";
+
+/** What privileges are granted on. */
+export type SecurableKind = "catalog" | "database" | "table" | "view" | "function";
+
+export type PrincipalType = "user" | "team";
+
+/** A user or a team, as grants name them. */
+export interface PrincipalRef {
+  type: PrincipalType;
+  name: string;
+}
+
+/** An object named by kind and path (`["c", "d", "t"]`). */
+export interface ObjectRef {
+  kind: SecurableKind;
+  identifier: string[];
+}
+
+/** `can` of a catalog object (docs/api.md): what the signed-in user may do with it. */
+export interface Can {
+  modify: boolean;
+  drop: boolean;
+  create: boolean;
+  manage: boolean;
+  select: boolean;
+  write: boolean;
+  execute: boolean;
+  transfer_owner: boolean;
+}
+
+/** One principal's privileges on the object, granted on it (`inherited_from` null) or on its
+ * database or catalog. */
+export interface PrivilegeAssignment {
+  principal: string;
+  principal_type: PrincipalType;
+  privileges: Privilege[];
+  inherited_from: ObjectRef | null;
+}
+
+/** GET …/{object}/permissions (and the PATCH answer). */
+export interface Permissions {
+  object: ObjectRef;
+  owner: string | null;
+  privilege_assignments: PrivilegeAssignment[];
+  effective: Privilege[];
+  can: Partial<Can>;
+}
+
+/** One entry of PATCH …/{object}/permissions `changes`. */
+export interface PermissionChange {
+  principal: string;
+  principal_type: PrincipalType;
+  add: Privilege[];
+  remove: Privilege[];
+}
+
+/** /users/me: the user, and what they may do outside any object. */
+export type Me = User & { can?: { create_catalog?: boolean } };
+
+/** A team (a Django group); `everyone` is implicit (every user, no member rows). */
+export interface Team {
+  name: string;
+  implicit: boolean;
+  members: number;
+}
+
+/** One member of a team (GET /teams/{t}/members). */
+export interface TeamMember {
+  username: string;
+}
+
+export type AuditAction =
+  | "grant"
+  | "revoke"
+  | "owner"
+  | "drop"
+  | "team_create"
+  | "team_delete"
+  | "member_add"
+  | "member_remove"
+  | "read"
+  | "write"
+  | "denied";
+
+/** One event of the audit log (GET /audit, …/{object}/access). */
+export interface AuditEvent {
+  id: number | string;
+  at: string;
+  actor: string | null;
+  action: AuditAction | string;
+  object_kind: string;
+  object: string[];
+  principal: PrincipalRef | null;
+  privileges: Privilege[];
+  job: string | null;
+  detail: Record<string, unknown>;
+}

@@ -180,7 +180,7 @@ def create_temporary_table(
         (quote_path(other.parts), dict((other.definition or {}).get("options") or {}))
         for other in temporary_rows(session.pk, "relation").filter(kind=TemporaryObject.KIND_TABLE)
     ]
-    services.check_temporary_path(options, siblings)
+    services.check_temporary_path(options, siblings, user=job.user)
     row = TemporaryObject(
         session=session,
         kind=TemporaryObject.KIND_TABLE,

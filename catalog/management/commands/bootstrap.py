@@ -1,4 +1,5 @@
-"""First-run setup for `make run`: an admin user when there is none, and a demo catalog."""
+"""First-run setup for `make run`: an admin user when there is none, and a demo catalog that
+every signed-in user may read (``USE``, ``SELECT``, ``EXECUTE`` to team ``everyone``)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from catalog import services
-from catalog.models import Catalog
+from catalog import access, grants, services
+from catalog.models import EVERYONE, Catalog
 from core.datatypes import DataType, parse_data_type
 from core.errors import SchemaError
 from core.schema import ResolvedColumn, Schema
@@ -64,7 +65,9 @@ DEMO_PAGE_VIEWS = {
     "watermarks": [{"column": "ts", "expression": "ts - INTERVAL 1 MINUTE"}],
     "primary_key": {"name": "pk_page_views", "columns": ["id"]},
 }
-PAGE_VIEWS = 100_000  # enough rows to page through in the result grid
+PAGE_VIEWS = 100_000
+# What everyone holds on the demo catalog (as migration 0011 gives an existing one).
+DEMO_PRIVILEGES = ("USE", "SELECT", "EXECUTE")  # enough rows to page through in the result grid
 
 # The types Spark's analyzer gives the demo's expressions (checked against Spark by
 # tests/spark/test_demo_types.py). ``make run`` creates the demo catalog before any worker
@@ -147,11 +150,17 @@ class Command(BaseCommand):
                 typer=DemoTypes(),
                 comment="One row per page view; NULL referrer for direct visits.",
             )
+            grants.system_grant(
+                securable=access.catalog_securable(demo),
+                privileges=DEMO_PRIVILEGES,
+                principal=grants.find_principal("team", EVERYONE),
+                actor=admin,
+            )
         write_demo_rows(Path(orders.location), Path(customers.location))
         write_page_views(Path(page_views.location))
         self.stdout.write(
             "Created the demo catalog (demo.sales.orders, demo.sales.customers, "
-            "demo.web.page_views)."
+            "demo.web.page_views), readable by everyone."
         )
 
 
