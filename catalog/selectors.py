@@ -188,7 +188,7 @@ def list_databases(catalog: Catalog, *, access: Access, after: Any, limit: int) 
     return list(_after_name(qs.order_by("name_key"), after)[:limit])
 
 
-def _in_database_q(access: Access, kind: Kind, database: Database) -> Q | None:
+def in_database_q(access: Access, kind: Kind, database: Database) -> Q | None:
     """The objects of ``kind`` in ``database`` the user may see: None (no filter, today's
     SQL) when they may see them all; else those they own or hold a privilege on, the ids
     taken from the loaded grants of this database only."""
@@ -213,7 +213,7 @@ def list_tables(
     database: Database, kind: str, *, access: Access, after: Any, limit: int
 ) -> list[render.Row]:
     """A page of tables or views as rows for catalog/render.py (schemas as JSON text)."""
-    visible = _in_database_q(access, Kind(kind), database)
+    visible = in_database_q(access, Kind(kind), database)
     qs = Table.objects.filter(database=database, kind=kind)
     if visible is not None:
         # The page's ids first, chosen in the list index (which holds the owner): only the
@@ -226,7 +226,7 @@ def list_tables(
 
 def list_functions(database: Database, *, access: Access, after: Any, limit: int) -> list[Function]:
     qs = Function.objects.filter(database=database).select_related("created_by")
-    qs = _filtered(qs, _in_database_q(access, Kind.FUNCTION, database))
+    qs = _filtered(qs, in_database_q(access, Kind.FUNCTION, database))
     rows = list(_after_name(qs.order_by("name_key"), after)[:limit])
     for row in rows:
         row.database = database

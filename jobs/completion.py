@@ -22,10 +22,13 @@ filtered in SQL by ``catalog.access`` (``relations_q``, ``functions_q``, ``datab
 missing one's. The session's temporary objects are its own and always complete. Reads both
 apps (catalog objects and the session's ``jobs.TemporaryObject`` rows).
 
-Cost: what the user holds (one query, ``catalog.access.access_for``), then at most one query
-per kind (session, temporary objects, relations, functions, databases, catalogs), each with
-the remaining ``limit`` as its SQL LIMIT, whatever the size of the catalog or the number of
-grants. On PostgreSQL the prefix test and the order use ``name_key COLLATE "C"``,
+Cost: what the user holds (one query, ``catalog.access.access_for``); for anyone but an
+admin, the database whose objects complete and the catalog whose databases do (one query
+each, the current catalog coming with the current database), so that what the user may see
+is decided on them — nothing to filter in a database they see whole, else only its own
+granted ids; then at most one query per kind (session, temporary objects, relations,
+functions, databases, catalogs), each with the remaining ``limit`` as its SQL LIMIT,
+whatever the size of the catalog or the number of grants. On PostgreSQL the prefix test and the order use ``name_key COLLATE "C"``,
 which the ``*_prefix_idx`` indexes of migration 0006 serve (a LIKE prefix on a column of a
 non-C collation could not use a plain b-tree index); SQLite, the embedded default, scans.
 """
@@ -41,12 +44,13 @@ from django.db.models import F, Q, QuerySet, Subquery
 from django.db.models.functions import Collate
 
 from catalog import access as catalog_access
+from catalog import selectors
 from catalog.models import Catalog, Database, Function, Table
 from core import privileges
 from core.errors import CoreError, NotFound, PermissionDenied
 from core.identifiers import parse_path, quote_part
 from core.planner.functions import is_builtin
-from core.privileges import Access, Privilege
+from core.privileges import Access, Kind, Privilege
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.models import Session, TemporaryObject
 from jobs.temporary_objects import session_path
@@ -281,46 +285,65 @@ def complete(
             _by_prefix(temporaries, prefix).values("kind", "system", "catalog", "database", "name"),
             _temporary,
         )
-    if objects_in is not None:
+    database: Database | None = None
+    if objects_in is not None and found.room > 0:
         catalog_key, database_key = objects_in
-        # The parent's id as a scalar subquery (an InitPlan), not a join: the index then
-        # serves "this database, this prefix, in name order" and LIMIT stops the scan early.
-        database_id = Subquery(
-            Database.objects.filter(catalog__name_key=catalog_key, name_key=database_key).values(
-                "id"
-            )[:1]
-        )
+        in_database = Database.objects.filter(catalog__name_key=catalog_key, name_key=database_key)
+        database_id: Any
+        relations: Q | None = None
+        functions: Q | None = None
+        if access.admin:
+            # The parent's id as a scalar subquery (an InitPlan), not a join: the index then
+            # serves "this database, this prefix, in name order" and LIMIT stops the scan.
+            database_id = Subquery(in_database.values("id")[:1])
+        else:
+            # The database first (one query), so that what the user may see in it is
+            # decided on it: nothing to filter when they see it whole (today's SQL), else
+            # only its own granted ids. A missing database has nothing to complete.
+            database = in_database.only("id", "catalog_id").first()
+            database_id = database.pk if database is not None else None
+            if database is not None:
+                relations = _relations_in(access, database)
+                functions = selectors.in_database_q(access, Kind.FUNCTION, database)
         groups: tuple[tuple[Any, str | None, Q | None], ...] = (
-            (Table, None, _relations_q(access)),
-            (Function, "function", catalog_access.functions_q(access)),
+            (Table, None, relations),
+            (Function, "function", functions),
         )
-        for model, kind, visible in groups:
+        for model, kind, visible in groups if database_id is not None else ():
             rows = _visible(model.objects.filter(database_id=database_id), visible)
             fields = ["name", "database__name", "database__catalog__name"]
             if model is Table:
                 fields += ["kind", "status"]
             found.add(_by_prefix(rows, prefix).values(*fields), _object(kind))
-    if databases_of is not None:
-        catalog_id = Subquery(Catalog.objects.filter(name_key=databases_of).values("id")[:1])
-        databases = _visible(
-            Database.objects.filter(catalog_id=catalog_id), catalog_access.databases_q(access)
-        )
-        found.add(_by_prefix(databases, prefix).values("name", "catalog__name"), _database)
+    if databases_of is not None and found.room > 0:
+        of_catalog = Catalog.objects.filter(name_key=databases_of)
+        catalog_id: Any = None
+        databases_visible: Q | None = None
+        if access.admin:
+            catalog_id = Subquery(of_catalog.values("id")[:1])
+        else:
+            if database is not None and objects_in is not None and objects_in[0] == databases_of:
+                catalog_id = database.catalog_id  # the current database's catalog: known
+            else:
+                catalog_id = of_catalog.values_list("id", flat=True).first()
+            if not privileges.scope(access, Kind.DATABASE).covers(catalog_id, None):
+                databases_visible = catalog_access.databases_q(access)
+        if catalog_id is not None:
+            databases = _visible(Database.objects.filter(catalog_id=catalog_id), databases_visible)
+            found.add(_by_prefix(databases, prefix).values("name", "catalog__name"), _database)
     if len(keys) == 0:
         catalogs = _visible(Catalog.objects.all(), catalog_access.catalogs_q(access))
         found.add(_by_prefix(catalogs, prefix).values("name"), _catalog)
     return found.items
 
 
-def _relations_q(access: Access) -> Q | None:
-    """Tables and views (one query, one namespace) the user may see."""
-    tables = catalog_access.relations_q(access, Table.KIND_TABLE)
-    views = catalog_access.relations_q(access, Table.KIND_VIEW)
-    if tables is None or views is None:
+def _relations_in(access: Access, database: Database) -> Q | None:
+    """The tables and views (one query, one namespace) of ``database`` the user may see."""
+    tables = selectors.in_database_q(access, Kind.TABLE, database)
+    views = selectors.in_database_q(access, Kind.VIEW, database)
+    if tables is None and views is None:
         return None
-    if tables == views:
-        return tables
-    return (Q(kind=Table.KIND_TABLE) & tables) | (Q(kind=Table.KIND_VIEW) & views)
+    return (Q(kind=Table.KIND_TABLE) & (tables or Q())) | (Q(kind=Table.KIND_VIEW) & (views or Q()))
 
 
 def limit_of(raw: str | None) -> int:

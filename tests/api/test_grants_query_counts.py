@@ -97,9 +97,10 @@ REQUESTS = {
     "search columns": (f"{API}/search?q=col_&kind=column&page_size=50", 3),
     # Every kind is asked (no table name contains the text), whatever the page holds.
     "search all": (f"{API}/search?q=col_tbl000&page_size=1000", 2 + 4),
-    "complete": (f"{API}/complete?path=big.d.tb&limit=2", 3),  # tables fill the page
-    "complete, few": (f"{API}/complete?path=big.d.tbl0159&limit=50", 4),
-    "complete databases": (f"{API}/complete?path=big.&limit=50", 3),
+    # Completion finds the database (or catalog) first, then one query per group.
+    "complete": (f"{API}/complete?path=big.d.tb&limit=2", 4),  # tables fill the page
+    "complete, few": (f"{API}/complete?path=big.d.tbl0159&limit=50", 5),
+    "complete databases": (f"{API}/complete?path=big.&limit=50", 4),
 }
 
 
