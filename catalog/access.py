@@ -25,7 +25,7 @@ from catalog.models import EVERYONE, Catalog, Database, Function, Grant, Table
 from core import privileges
 from core.errors import NotFound, PermissionDenied
 from core.identifiers import quote_path
-from core.privileges import Access, Decision, GrantRow, Kind, Privilege, Securable
+from core.privileges import Access, Decision, GrantRow, Kind, Privilege, Scope, Securable
 
 _CACHE_ATTRIBUTE = "_tessera_access"
 
@@ -280,6 +280,18 @@ class AnyOf(Func):
         return f"{lhs} IN (SELECT value FROM json_each(%s))", [*params, json.dumps(self.ids)]
 
 
+def uncovered_databases(access: Access, s: Scope) -> list[int]:
+    """The databases of ``s`` outside its catalogs (a catalog's are covered already: its
+    owner need not send the id of every database inside too)."""
+    if not s.catalogs:
+        return sorted(s.databases)
+    catalog_of = dict(access.owned_databases)
+    for g in access.grants:
+        if g.level is Kind.DATABASE and g.database_id is not None and g.catalog_id is not None:
+            catalog_of[g.database_id] = g.catalog_id
+    return sorted(d for d in s.databases if catalog_of.get(d) not in s.catalogs)
+
+
 def _objects_q(access: Access, kind: Kind, prefix: str = "") -> Q | None:
     """Objects of ``kind`` the user may see, on the rows' own columns: owned, in a database
     or catalog whose grant passes a privilege down (the catalog's databases as a subquery,
@@ -291,8 +303,9 @@ def _objects_q(access: Access, kind: Kind, prefix: str = "") -> Q | None:
     if access.user_id is None:
         return Q(pk__in=[])
     q = Q(**{f"{prefix}owner_id": access.user_id})
-    if s.databases:
-        q |= Q(AnyOf(f"{prefix}database_id", s.databases))
+    databases = uncovered_databases(access, s)
+    if databases:
+        q |= Q(AnyOf(f"{prefix}database_id", databases))
     if s.objects:
         q |= Q(AnyOf(f"{prefix}pk", s.objects))
     if s.catalogs:

@@ -335,9 +335,10 @@ def _visible_tables_sql(access: Access) -> tuple[str, list[Any]]:
             return "AND FALSE", []
         ors = ["t.owner_id = %s"]
         params += [kind.value, access.user_id]
-        if scope.databases:
+        databases = catalog_access.uncovered_databases(access, scope)
+        if databases:
             ors.append("t.database_id = ANY(%s)")
-            params.append(sorted(scope.databases))
+            params.append(databases)
         if scope.objects:
             ors.append("t.id = ANY(%s)")
             params.append(sorted(scope.objects))
