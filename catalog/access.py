@@ -68,12 +68,13 @@ def read_files_for_all() -> bool:
 _PRIVILEGES: dict[str, Privilege] = {p.value: p for p in Privilege}
 _KINDS: dict[str, Kind] = {k.value: k for k in Kind}
 
-# Grant rows are values: one ``GrantRow`` per distinct row, made once and shared by every
-# ``Access`` that holds it (a restricted user's thousand rows cost a dictionary look-up each,
-# not an object each request; the garbage collector has less to scan). Bounded: emptied when
-# full. A revoked row simply stops being loaded.
-_ROWS: dict[tuple[Any, ...], GrantRow] = {}
-_ROWS_MAX = 200_000
+# Each user's last load: its rows as read, and the ``Access`` made of them. The rows are
+# read every time (a revoke counts from the next request); when they are what they were,
+# the same (immutable) ``Access`` is answered, its indexes already built — a user holding
+# thousands of grants does not rebuild them, nor leave them to the garbage collector, on
+# every request. Bounded: emptied when full.
+_LAST: dict[int, tuple[tuple[Any, ...], bool, Access]] = {}
+_LAST_MAX = 10_000
 
 
 def load_access(user: Any) -> Access:
@@ -87,36 +88,36 @@ def load_access(user: Any) -> Access:
     admin = False
     with connection.cursor() as cursor:
         cursor.execute(_LOAD_SQL, {"u": user_id, "everyone": EVERYONE})
-        for row in cursor.fetchall():
-            known = _ROWS.get(row)
-            if known is not None:
-                rows.append(known)
-                continue
-            privilege, level, catalog_id, database_id, object_id, root = row
-            if privilege == "ADMIN":
-                admin = True
-            elif privilege == "OWNER" and level == "catalog":
-                owned_catalogs.add(catalog_id)
-            elif privilege == "OWNER":
-                owned_databases[database_id] = catalog_id
-            else:
-                parsed = _PRIVILEGES.get(privilege) or privileges.parse_privilege(privilege)
-                kind = _KINDS.get(level)
-                if parsed is None or kind is None:
-                    continue  # what this version does not know grants nothing
-                made = GrantRow(parsed, kind, catalog_id, database_id, object_id, root or "")
-                if len(_ROWS) >= _ROWS_MAX:
-                    _ROWS.clear()
-                _ROWS[row] = made
-                rows.append(made)
-    return Access(
+        raw = tuple(tuple(row) for row in cursor.fetchall())
+    files = read_files_for_all()
+    last = _LAST.get(user_id)
+    if last is not None and last[1] == files and last[0] == raw:
+        return last[2]
+    for privilege, level, catalog_id, database_id, object_id, root in raw:
+        if privilege == "ADMIN":
+            admin = True
+        elif privilege == "OWNER" and level == "catalog":
+            owned_catalogs.add(catalog_id)
+        elif privilege == "OWNER":
+            owned_databases[database_id] = catalog_id
+        else:
+            parsed = _PRIVILEGES.get(privilege) or privileges.parse_privilege(privilege)
+            kind = _KINDS.get(level)
+            if parsed is None or kind is None:
+                continue  # what this version does not know grants nothing
+            rows.append(GrantRow(parsed, kind, catalog_id, database_id, object_id, root or ""))
+    access = Access(
         user_id,
         admin=admin,
         grants=tuple(rows),
         owned_catalogs=frozenset(owned_catalogs),
         owned_databases=owned_databases,
-        read_files_for_all=read_files_for_all(),
+        read_files_for_all=files,
     )
+    if len(_LAST) >= _LAST_MAX:
+        _LAST.clear()
+    _LAST[user_id] = (raw, files, access)
+    return access
 
 
 def access_for(user: Any) -> Access:
