@@ -1033,3 +1033,12 @@ def test_the_planning_budget_covers_the_readers_privilege_questions() -> None:
     ctx = dataclasses.replace(context(), budget_seconds=0.1)
     with pytest.raises(PlanningTimeout):  # the lookup after the slow answer stops it
         plan_statement("SELECT * FROM t JOIN u USING (id)", catalog, ctx)
+
+
+def test_a_catalog_seen_through_an_owned_object_costs_one_question_per_statement() -> None:
+    catalog = as_user(world(), OLGA)
+    catalog.owners[("relation", "c", "other", "orders")] = OLGA  # c is seen through it
+    refused = error_of("CREATE DATABASE c.newdb", catalog)  # seen, then CREATE refused
+    assert isinstance(refused, PermissionDenied)
+    assert plan("SHOW DATABASES IN c", catalog).action == "show_databases"
+    assert catalog.questions.count(f"owns_inside {securable(catalog, 'c').key}") == 2  # 2 plans
