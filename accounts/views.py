@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import authenticate, login, logout
 from django.contrib.auth.decorators import login_not_required
@@ -18,7 +19,7 @@ from django.utils.decorators import method_decorator
 from django.utils.html import escape
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny, IsAdminUser
@@ -27,6 +28,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.services import user_create
+from accounts.teams import is_admin
 from accounts.throttles import SignInThrottle, admit_sign_in
 from core.errors import CoreError
 from webapp.errors import error_body
@@ -44,13 +46,32 @@ class UserIn(serializers.Serializer[Any]):
     teams = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 
 
+class UserCan(serializers.Serializer[Any]):
+    create_catalog = serializers.BooleanField(
+        help_text="May create catalogs (TESSERA_CATALOG_CREATORS: everyone, or admins only)."
+    )
+
+
 class UserOut(serializers.Serializer[User]):
     username = serializers.CharField()
     is_admin = serializers.BooleanField(source="is_staff")
-    teams = serializers.SerializerMethodField()
+    teams = serializers.SerializerMethodField(
+        help_text="The teams the user was added to; team everyone is implied (GET /teams)."
+    )
+    can = serializers.SerializerMethodField()
 
     def get_teams(self, obj: User) -> list[str]:
         return sorted(g.name for g in obj.groups.all())
+
+    @extend_schema_field(UserCan)
+    def get_can(self, obj: User) -> dict[str, bool]:
+        return {"create_catalog": may_create_catalogs(obj)}
+
+
+def may_create_catalogs(user: Any) -> bool:
+    """``TESSERA_CATALOG_CREATORS``: ``everyone`` (the default) or ``admins``."""
+    creators = str(getattr(settings, "TESSERA_CATALOG_CREATORS", "everyone")).lower()
+    return creators == "everyone" or is_admin(user)
 
 
 class NotAuthenticatedError(CoreError):
@@ -95,7 +116,7 @@ class UsersView(APIView):
     def post(self, request: Request) -> Response:
         body = UserIn(data=request.data)
         body.is_valid(raise_exception=True)
-        user = user_create(**body.validated_data)
+        user = user_create(**body.validated_data, actor=request.user)
         return Response(UserOut(user).data, status=201)
 
 

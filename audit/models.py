@@ -84,6 +84,13 @@ class AuditEvent(models.Model):
             models.Index(fields=["actor", "-at"], name="audit_actor_idx"),
             models.Index(fields=["object_key"], name="audit_object_idx"),
             models.Index(fields=["-at", "-id"], name="audit_at_idx"),
+            # GET /audit?actor= and ?principal= (migration 0003; ?object= has a PostgreSQL
+            # index there too).
+            models.Index(fields=["actor_name", "-at", "-id"], name="audit_actor_name_idx"),
+            models.Index(
+                fields=["principal_type", "principal_name", "-at", "-id"],
+                name="audit_principal_idx",
+            ),
         ]
 
     def __str__(self) -> str:

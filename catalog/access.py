@@ -13,16 +13,18 @@ completion querysets (None: no filter); ``require`` is the point check of one ob
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import BooleanField, Exists, F, Func, OuterRef, Q
 
 from catalog.models import EVERYONE, Catalog, Database, Function, Grant, Table
 from core import privileges
-from core.errors import PermissionDenied
+from core.errors import NotFound, PermissionDenied
+from core.identifiers import quote_path
 from core.privileges import Access, Decision, GrantRow, Kind, Privilege, Securable
 
 _CACHE_ATTRIBUTE = "_tessera_access"
@@ -238,18 +240,44 @@ def databases_q(access: Access) -> Q | None:
     )
 
 
+class AnyOf(Func):
+    """``column`` is one of ``ids``, the ids sent as **one** parameter (PostgreSQL: ``=
+    ANY(array)``; SQLite: ``IN (SELECT value FROM json_each(…))``). ``column__in=ids`` would
+    make Django prepare and send every id apart, which costs milliseconds per query for the
+    hundreds of object grants a user may hold."""
+
+    output_field = BooleanField()
+
+    def __init__(self, column: str, ids: Iterable[int]) -> None:
+        super().__init__(F(column))
+        self.ids = sorted(set(ids))
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:  # type: ignore[override]
+        lhs, params = compiler.compile(self.source_expressions[0])
+        if connection.vendor == "postgresql":
+            return f"{lhs} = ANY(%s)", [*params, self.ids]
+        return f"{lhs} IN (SELECT value FROM json_each(%s))", [*params, json.dumps(self.ids)]
+
+
 def _objects_q(access: Access, kind: Kind, prefix: str = "") -> Q | None:
+    """Objects of ``kind`` the user may see, on the rows' own columns: owned, in a database
+    or catalog whose grant passes a privilege down (the catalog's databases as a subquery,
+    not a join, so that an index holding ``database_id`` and ``owner_id`` serves the test),
+    or granted one by one. Empty terms are left out; ids are sorted (stable SQL text)."""
     s = privileges.scope(access, kind)
     if s.everything:
         return None
     if access.user_id is None:
         return Q(pk__in=[])
-    return (
-        Q(**{f"{prefix}database__catalog_id__in": s.catalogs})
-        | Q(**{f"{prefix}database_id__in": s.databases})
-        | Q(**{f"{prefix}pk__in": s.objects})
-        | Q(**{f"{prefix}owner_id": access.user_id})
-    )
+    q = Q(**{f"{prefix}owner_id": access.user_id})
+    if s.databases:
+        q |= Q(AnyOf(f"{prefix}database_id", s.databases))
+    if s.objects:
+        q |= Q(AnyOf(f"{prefix}pk", s.objects))
+    if s.catalogs:
+        inside = Database.objects.filter(catalog_id__in=sorted(s.catalogs)).values("pk")
+        q |= Q(**{f"{prefix}database_id__in": inside})
+    return q
 
 
 def relations_q(access: Access, kind: str) -> Q | None:
@@ -273,3 +301,119 @@ def columns_q(access: Access) -> Q | None:
 def grants_of(s: Securable) -> Any:
     """The grant rows on ``s`` itself (a queryset)."""
     return Grant.objects.filter(securable_key=s.key)
+
+
+# --- Re-checks of a running job's reads ---------------------------------------------------
+
+# What counts as a read of a job's plan (``Job.access`` records): rows, calls, files.
+_READS = frozenset({Privilege.SELECT, Privilege.EXECUTE, Privilege.READ_FILES})
+
+
+def _missing(kind: str, path: Sequence[str]) -> NotFound:
+    """The error a lookup of a missing ``kind`` at ``path`` raises (``catalog.selectors``)."""
+    return NotFound(f"{kind.capitalize()} {quote_path(list(path))} does not exist.")
+
+
+def _reloaded(keys: Iterable[str]) -> dict[str, tuple[Securable, str | None]]:
+    """The securables of ``keys`` as they are now, with their owners' names; one query per
+    kind of object (tables and views, functions). Gone objects are left out."""
+    relations: list[int] = []
+    functions: list[int] = []
+    found: dict[str, tuple[Securable, str | None]] = {}
+    for key in keys:
+        kind, _, rest = key.partition(":")
+        if kind == "relation" and rest.isdigit():
+            relations.append(int(rest))
+        elif kind == "function" and rest.isdigit():
+            functions.append(int(rest))
+        elif kind == "storage" and rest:
+            found[key] = (storage_securable(rest), None)
+    if relations:
+        for t in Table.objects.select_related("database__catalog", "owner").filter(
+            pk__in=relations
+        ):
+            found[f"relation:{t.pk}"] = (relation_securable(t), _name_of(t.owner))
+    if functions:
+        for f in Function.objects.select_related("database__catalog", "owner").filter(
+            pk__in=functions
+        ):
+            found[f"function:{f.pk}"] = (function_securable(f), _name_of(f.owner))
+    return found
+
+
+def _lowered(identifier: Iterable[Any]) -> tuple[str, ...]:
+    return tuple(str(part).lower() for part in identifier)
+
+
+def _name_of(user: Any) -> str | None:
+    return user.get_username() if user is not None else None
+
+
+def recheck_reads(user: Any, records: Iterable[Mapping[str, Any]]) -> None:
+    """Decide again every read a running job's plan recorded (``Job.access``: one
+    ``core.planner.AccessPlan.to_dict()`` each — SELECT, EXECUTE, READ FILES), on the
+    securables as they are now (reloaded: one query per kind) and for the principal each was
+    decided for: the job's user, or — read through a view or SQL function (``via``) — that
+    object's owner as it is now (ownership may have moved). Every principal's ``Access`` is
+    loaded afresh, once. A commit of a stream batch and a streaming SELECT's result call it
+    before they store anything: a revoke counts from the next batch.
+
+    Raises ``PermissionDenied`` naming the object and the privilege (through a view: naming
+    the view and whose right is missing) when a read is refused now, and the ``NotFound`` of
+    a missing object when the object is gone or hidden from the job's user now."""
+    records = [dict(r) for r in records]
+    reads = [r for r in records if privileges.parse_privilege(str(r.get("privilege"))) in _READS]
+    if not reads:
+        return
+    key_of = {
+        _lowered(r["identifier"]): str(r["securable_key"])
+        for r in records
+        if r.get("kind") in ("table", "view", "function")
+    }
+    vias = {_lowered(r["via"]) for r in reads if r.get("via")}
+    keys = {str(r["securable_key"]) for r in reads} | {key_of[v] for v in vias if v in key_of}
+    now = _reloaded(keys)
+    loaded: dict[Any, Access] = {}
+
+    def access_of(principal: Any) -> Access:
+        if principal not in loaded:
+            loaded[principal] = load_access(principal)
+        return loaded[principal]
+
+    for r in reads:
+        needed = privileges.parse_privilege(str(r["privilege"])) or Privilege.SELECT
+        path = tuple(str(part) for part in r.get("identifier") or ())
+        current = now.get(str(r["securable_key"]))
+        via = _lowered(r["via"]) if r.get("via") else None
+        if via is not None and via not in key_of:
+            via = None  # through a temporary view (the session's own): the user's read
+        if via is None:
+            if current is None:
+                raise _missing(str(r.get("kind") or "table"), path)
+            s = current[0]
+            decision = decide(access_of(user), s, needed)
+            if decision is Decision.ALLOWED:
+                continue
+            if decision is Decision.HIDDEN and s.kind is not Kind.STORAGE:
+                raise _missing(s.kind.value, s.path)
+            have = privileges.effective(access_of(user), s)
+            message, details = privileges.denied_message(s, needed, have)
+            raise PermissionDenied(message, details=details)
+        definer = now.get(key_of.get(via, ""))
+        if definer is None:  # the view itself is gone: it was read directly too
+            raise _missing("view", tuple(r["via"]))
+        view, owner_name = definer
+        owner_id = view.owner_ids[2]
+        if current is None:
+            raise NotFound(
+                f"{view.kind.value.capitalize()} {view.sql_path} cannot be read: the "
+                f"{r.get('kind') or 'table'} {quote_path(list(path))} it reads no longer exists."
+            )
+        if owner_id is not None and (
+            decide(access_of(owner_id), current[0], needed) is Decision.ALLOWED
+        ):
+            continue
+        message, details = privileges.denied_message(
+            current[0], needed, definer=owner_name if owner_id is not None else None, via=view
+        )
+        raise PermissionDenied(message, details=details)

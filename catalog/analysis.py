@@ -32,9 +32,13 @@ class Analyzer(Protocol):
         column) when Spark refuses an expression, ``Unavailable`` when no worker answers."""
         ...
 
-    def derive_view_schema(self, catalog: str, database: str, query: str) -> Schema:
+    def derive_view_schema(self, catalog: str, database: str, query: str, *, user: Any) -> Schema:
         """The schema Spark's analyzer derives for a view's query, read in the view's
-        catalog and database; raises as ``resolve_table_schema``."""
+        catalog and database and planned with ``user``'s rights (the view's creator, or who
+        changes its query: they must be allowed to read what it reads — a view runs with its
+        owner's rights, so nobody makes a view over what they may not read themselves);
+        raises as ``resolve_table_schema``, and ``PermissionDenied``/``NotFound`` as a
+        statement would."""
         ...
 
 

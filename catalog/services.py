@@ -762,11 +762,14 @@ def _check_query(query: str) -> str:
     return query
 
 
-def _derive_view_schema(database: Database, query: str) -> Schema:
+def _derive_view_schema(database: Database, query: str, user: User) -> Schema:
     """Spark's analyzer on a worker derives the query's schema (``catalog.analysis``); the
-    query is read in the view's catalog and database, as it is whenever the view is read."""
+    query is read in the view's catalog and database, as it is whenever the view is read,
+    and planned with ``user``'s rights (what they may not read, no view of theirs reads)."""
     try:
-        return analysis.analyzer().derive_view_schema(database.catalog.name, database.name, query)
+        return analysis.analyzer().derive_view_schema(
+            database.catalog.name, database.name, query, user=user
+        )
     except CoreError as exc:
         if exc.code == "VALIDATION_ERROR" and "field" not in exc.details:
             exc.details = {**exc.details, "field": "query"}
@@ -806,7 +809,7 @@ def view_create(
         _check_declared_view_schema(schema)
     _ensure_name_free(database, name)
     if derived is None:
-        derived = _derive_view_schema(database, query)
+        derived = _derive_view_schema(database, query, user)
     final = view_schema(schema, derived)
     view = Table(
         database=database,
@@ -850,7 +853,9 @@ def view_update(
         _check_declared_view_schema(schema)
     final: Schema | None = None
     if query is not None or schema is not None:
-        derived = _derive_view_schema(view.database, query if query is not None else view.query)
+        derived = _derive_view_schema(
+            view.database, query if query is not None else view.query, user
+        )
         final = view_schema(schema, derived)
     with transaction.atomic():
         if comment is not None:

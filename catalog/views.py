@@ -14,9 +14,11 @@ from rest_framework.views import APIView
 
 from catalog import render, selectors, services, versions
 from catalog import serializers as s
+from catalog.access import access_for
 from catalog.models import Table
 from core.errors import CoreError
 from core.identifiers import quote_path
+from core.privileges import Access
 from core.schema import Schema
 from webapp.api import PAGE_PARAMS, valid_body
 from webapp.pagination import page_body, page_request
@@ -63,6 +65,11 @@ def _ctx(request: Request) -> dict[str, Any]:
     return {"user": request.user}
 
 
+def _access(request: Request) -> Access:
+    """What the requesting user holds (loaded once per request)."""
+    return access_for(request.user)
+
+
 def _by_name(row: Any) -> str:
     return str(row.name_key)
 
@@ -71,7 +78,9 @@ class CatalogListView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.CatalogOut))
     def get(self, request: Request) -> Response:
         page = page_request(request)
-        rows = selectors.list_catalogs(after=page.after, limit=page.size + 1)
+        rows = selectors.list_catalogs(
+            access=_access(request), after=page.after, limit=page.size + 1
+        )
         return Response(
             page_body(rows, page, _by_name, serialize_page=_many(s.CatalogOut, request))
         )
@@ -85,11 +94,15 @@ class CatalogListView(APIView):
 class CatalogDetailView(APIView):
     @extend_schema(responses=s.CatalogOut)
     def get(self, request: Request, catalog: str) -> Response:
-        return Response(s.CatalogOut(selectors.get_catalog(catalog), context=_ctx(request)).data)
+        return Response(
+            s.CatalogOut(
+                selectors.get_catalog(catalog, access=_access(request)), context=_ctx(request)
+            ).data
+        )
 
     @extend_schema(request=s.CatalogPatch, responses=s.CatalogOut)
     def patch(self, request: Request, catalog: str) -> Response:
-        found = selectors.get_catalog(catalog)
+        found = selectors.get_catalog(catalog, access=_access(request))
         updated = services.catalog_update(
             user=request.user, catalog=found, **valid_body(s.CatalogPatch, request)
         )
@@ -98,7 +111,9 @@ class CatalogDetailView(APIView):
     @extend_schema(parameters=CASCADE_PARAM, responses={204: None})
     def delete(self, request: Request, catalog: str) -> Response:
         services.catalog_delete(
-            user=request.user, catalog=selectors.get_catalog(catalog), cascade=_cascade(request)
+            user=request.user,
+            catalog=selectors.get_catalog(catalog, access=_access(request)),
+            cascade=_cascade(request),
         )
         return Response(status=204)
 
@@ -107,8 +122,10 @@ class DatabaseListView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.DatabaseOut))
     def get(self, request: Request, catalog: str) -> Response:
         page = page_request(request)
-        found = selectors.get_catalog(catalog)
-        rows = selectors.list_databases(found, after=page.after, limit=page.size + 1)
+        found = selectors.get_catalog(catalog, access=_access(request))
+        rows = selectors.list_databases(
+            found, access=_access(request), after=page.after, limit=page.size + 1
+        )
         return Response(
             page_body(rows, page, _by_name, serialize_page=_many(s.DatabaseOut, request))
         )
@@ -117,7 +134,7 @@ class DatabaseListView(APIView):
     def post(self, request: Request, catalog: str) -> Response:
         database = services.database_create(
             user=request.user,
-            catalog=selectors.get_catalog(catalog),
+            catalog=selectors.get_catalog(catalog, access=_access(request)),
             **valid_body(s.DatabaseIn, request),
         )
         return Response(s.DatabaseOut(database, context=_ctx(request)).data, status=201)
@@ -127,14 +144,17 @@ class DatabaseDetailView(APIView):
     @extend_schema(responses=s.DatabaseOut)
     def get(self, request: Request, catalog: str, database: str) -> Response:
         return Response(
-            s.DatabaseOut(selectors.get_database(catalog, database), context=_ctx(request)).data
+            s.DatabaseOut(
+                selectors.get_database(catalog, database, access=_access(request)),
+                context=_ctx(request),
+            ).data
         )
 
     @extend_schema(request=s.DatabasePatch, responses=s.DatabaseOut)
     def patch(self, request: Request, catalog: str, database: str) -> Response:
         updated = services.database_update(
             user=request.user,
-            database=selectors.get_database(catalog, database),
+            database=selectors.get_database(catalog, database, access=_access(request)),
             **valid_body(s.DatabasePatch, request),
         )
         return Response(s.DatabaseOut(updated, context=_ctx(request)).data)
@@ -143,7 +163,7 @@ class DatabaseDetailView(APIView):
     def delete(self, request: Request, catalog: str, database: str) -> Response:
         services.database_delete(
             user=request.user,
-            database=selectors.get_database(catalog, database),
+            database=selectors.get_database(catalog, database, access=_access(request)),
             cascade=_cascade(request),
         )
         return Response(status=204)
@@ -153,14 +173,16 @@ class TableListView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.TableOut))
     def get(self, request: Request, catalog: str, database: str) -> HttpResponseBase:
         page = page_request(request)
-        found = selectors.get_database(catalog, database)
-        rows = selectors.list_tables(found, Table.KIND_TABLE, after=page.after, limit=page.size + 1)
+        found = selectors.get_database(catalog, database, access=_access(request))
+        rows = selectors.list_tables(
+            found, Table.KIND_TABLE, access=_access(request), after=page.after, limit=page.size + 1
+        )
         return render.page_response(rows, page, render.table_json(found, request.user))
 
     @extend_schema(request=s.TableIn, responses={201: s.TableOut})
     def post(self, request: Request, catalog: str, database: str) -> Response:
         data = valid_body(s.TableIn, request)
-        found = selectors.get_database(catalog, database)
+        found = selectors.get_database(catalog, database, access=_access(request))
         if "properties" in data:
             table = services.table_create_from_properties(
                 user=request.user,
@@ -185,7 +207,11 @@ class TableListView(APIView):
 class TableDetailView(APIView):
     @extend_schema(responses=s.TableOut)
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        return Response(s.table_out(selectors.get_table(catalog, database, name), request.user))
+        return Response(
+            s.table_out(
+                selectors.get_table(catalog, database, name, access=_access(request)), request.user
+            )
+        )
 
     @extend_schema(request=s.TablePatch, responses=s.TableOut)
     def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
@@ -193,13 +219,18 @@ class TableDetailView(APIView):
         if "schema" in data:
             data["schema"] = _schema(data["schema"])
         table = services.table_update(
-            user=request.user, table=selectors.get_table(catalog, database, name), **data
+            user=request.user,
+            table=selectors.get_table(catalog, database, name, access=_access(request)),
+            **data,
         )
         return Response(s.table_out(table, request.user))
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        services.table_delete(user=request.user, table=selectors.get_table(catalog, database, name))
+        services.table_delete(
+            user=request.user,
+            table=selectors.get_table(catalog, database, name, access=_access(request)),
+        )
         return Response(status=204)
 
 
@@ -209,7 +240,7 @@ class TableVersionListView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.TableVersionOut))
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
         page = page_request(request)
-        table = selectors.get_table(catalog, database, name)
+        table = selectors.get_table(catalog, database, name, access=_access(request))
         if not table.managed:
             raise CoreError(
                 f"Table {quote_path([catalog, database, name])} is an external table: only "
@@ -243,7 +274,7 @@ class TablePropertiesView(APIView):
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
         from core.properties import encode_table
 
-        table = selectors.get_table(catalog, database, name)
+        table = selectors.get_table(catalog, database, name, access=_access(request))
         properties = encode_table(Schema.from_dict(table.schema), table.options, table.partition_by)
         return Response({"properties": properties})
 
@@ -252,8 +283,10 @@ class ViewListView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.ViewOut))
     def get(self, request: Request, catalog: str, database: str) -> HttpResponseBase:
         page = page_request(request)
-        found = selectors.get_database(catalog, database)
-        rows = selectors.list_tables(found, Table.KIND_VIEW, after=page.after, limit=page.size + 1)
+        found = selectors.get_database(catalog, database, access=_access(request))
+        rows = selectors.list_tables(
+            found, Table.KIND_VIEW, access=_access(request), after=page.after, limit=page.size + 1
+        )
         return render.page_response(rows, page, render.view_json(found, request.user))
 
     @extend_schema(request=s.ViewIn, responses={201: s.ViewOut})
@@ -261,7 +294,7 @@ class ViewListView(APIView):
         data = valid_body(s.ViewIn, request)
         view = services.view_create(
             user=request.user,
-            database=selectors.get_database(catalog, database),
+            database=selectors.get_database(catalog, database, access=_access(request)),
             name=data["name"],
             query=data["query"],
             comment=data["comment"],
@@ -274,7 +307,10 @@ class ViewDetailView(APIView):
     @extend_schema(responses=s.ViewOut)
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
         return Response(
-            s.table_out(selectors.get_table(catalog, database, name, "view"), request.user)
+            s.table_out(
+                selectors.get_table(catalog, database, name, "view", access=_access(request)),
+                request.user,
+            )
         )
 
     @extend_schema(request=s.ViewPatch, responses=s.ViewOut)
@@ -283,13 +319,15 @@ class ViewDetailView(APIView):
         if data.get("schema") is not None:
             data["schema"] = _schema(data["schema"])
         view = services.view_update(
-            user=request.user, view=selectors.get_table(catalog, database, name, "view"), **data
+            user=request.user,
+            view=selectors.get_table(catalog, database, name, "view", access=_access(request)),
+            **data,
         )
         return Response(s.table_out(view, request.user))
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        view = selectors.get_table(catalog, database, name, "view")
+        view = selectors.get_table(catalog, database, name, "view", access=_access(request))
         services.table_delete(user=request.user, table=view)
         return Response(status=204)
 
@@ -298,8 +336,10 @@ class FunctionListView(APIView):
     @extend_schema(parameters=PAGE_PARAMS, responses=_page_of(s.FunctionOut))
     def get(self, request: Request, catalog: str, database: str) -> Response:
         page = page_request(request)
-        found = selectors.get_database(catalog, database)
-        rows = selectors.list_functions(found, after=page.after, limit=page.size + 1)
+        found = selectors.get_database(catalog, database, access=_access(request))
+        rows = selectors.list_functions(
+            found, access=_access(request), after=page.after, limit=page.size + 1
+        )
         return Response(
             page_body(rows, page, _by_name, serialize_page=_many(s.FunctionOut, request))
         )
@@ -308,7 +348,7 @@ class FunctionListView(APIView):
     def post(self, request: Request, catalog: str, database: str) -> Response:
         function = services.function_create(
             user=request.user,
-            database=selectors.get_database(catalog, database),
+            database=selectors.get_database(catalog, database, access=_access(request)),
             **valid_body(s.FunctionIn, request),
         )
         return Response(s.FunctionOut(function, context=_ctx(request)).data, status=201)
@@ -319,7 +359,8 @@ class FunctionDetailView(APIView):
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
         return Response(
             s.FunctionOut(
-                selectors.get_function(catalog, database, name), context=_ctx(request)
+                selectors.get_function(catalog, database, name, access=_access(request)),
+                context=_ctx(request),
             ).data
         )
 
@@ -327,7 +368,7 @@ class FunctionDetailView(APIView):
     def patch(self, request: Request, catalog: str, database: str, name: str) -> Response:
         function = services.function_update(
             user=request.user,
-            function=selectors.get_function(catalog, database, name),
+            function=selectors.get_function(catalog, database, name, access=_access(request)),
             **valid_body(s.FunctionPatch, request),
         )
         return Response(s.FunctionOut(function, context=_ctx(request)).data)
@@ -335,7 +376,8 @@ class FunctionDetailView(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, catalog: str, database: str, name: str) -> Response:
         services.function_delete(
-            user=request.user, function=selectors.get_function(catalog, database, name)
+            user=request.user,
+            function=selectors.get_function(catalog, database, name, access=_access(request)),
         )
         return Response(status=204)
 
@@ -362,6 +404,7 @@ class SearchView(APIView):
         page = page_request(request)
         hits = selectors.search(
             q.strip(),
+            access=_access(request),
             kinds=(kind,) if kind else selectors.SEARCH_KINDS,
             after=page.after,
             limit=page.size + 1,

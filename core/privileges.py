@@ -439,17 +439,18 @@ def denied_message(
     else:
         details["identifier"] = list(s.path)
     if via is not None:
-        details["via"] = {"kind": via.kind.value, "identifier": list(via.path)}
-        owner = f"its owner {definer}" if definer else "it has no owner and"
-        tail = (
-            ""
-            if definer
-            else f"; an admin must give it one (ALTER {via.kind.value.upper()} "
-            f"{via.sql_path} OWNER TO USER name)"
-        )
+        details["via"] = {"kind": via.kind.value, "identifier": list(via.path), "owner": definer}
+        used = "called" if via.kind is Kind.FUNCTION else "read"
+        if definer:
+            return (
+                f"{via.kind.value.capitalize()} {via.sql_path} cannot be {used}: its owner "
+                f"{definer} needs {needed.value} on {what} {s.sql_path}.",
+                details,
+            )
         return (
-            f"{via.kind.value.capitalize()} {via.sql_path} cannot be read: {owner} needs "
-            f"{needed.value} on {what} {s.sql_path}{tail}.",
+            f"{via.kind.value.capitalize()} {via.sql_path} cannot be {used}: it has no owner, "
+            f"so it may not {verb} {what} {s.sql_path}; an admin must give it one (ALTER "
+            f"{via.kind.value.upper()} {via.sql_path} OWNER TO USER name).",
             details,
         )
     held = sorted_privileges(have)

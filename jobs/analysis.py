@@ -108,8 +108,12 @@ class WorkerAnalyzer:
         answer = ask(SchemaCheck.KIND_TABLE, {"schema": schema.to_dict()})
         return ResolvedSchema.from_dict(answer.get("resolved"))
 
-    def derive_view_schema(self, catalog: str, database: str, query: str) -> Schema:
-        plan = plan_statement(query, DjangoCatalogReader(), _view_context(catalog, database))
+    def derive_view_schema(self, catalog: str, database: str, query: str, *, user: Any) -> Schema:
+        """The view's query planned as a statement of ``user`` (their rights decide what it
+        may read: ``PermissionDenied``, or ``NotFound`` for what they may not see), then
+        typed by a worker's Spark."""
+        reader = DjangoCatalogReader(user=user)
+        plan = plan_statement(query, reader, _view_context(catalog, database))
         if plan.action != Action.QUERY:
             raise CoreError(
                 "A view's query must be a query (SELECT, WITH, VALUES or TABLE).",
@@ -121,7 +125,7 @@ class WorkerAnalyzer:
 
 def _view_context(catalog: str, database: str) -> PlanContext:
     """A view's query is read in its own catalog and database, with no session: it may
-    read permanent objects only (``DjangoCatalogReader()`` has no temporary ones)."""
+    read permanent objects only (a reader without a session has no temporary ones)."""
     registry = planning.session_properties()
     return PlanContext(
         current_catalog=catalog,

@@ -7,18 +7,27 @@ temporary object with that identifier when there is one, else the permanent one;
 are the planner's own list). Names match case-insensitively; objects carry their names as
 stored. A reader serves one statement: it reads the session's temporary objects once (one
 query) and keeps them.
+
+The reader carries the statement's user (issue 18, ADR 0011 §3.3): the planner decides
+privileges with ``core.privileges`` on what ``access()`` answers (the user's, or a view
+owner's for definer rights, each loaded once per statement) and on the securables that
+permanent objects carry (``Relation.securable``/``owner``). It answers every row it has,
+hidden or not: hiding is the planner's decision, so that a hidden object is refused exactly
+as a missing one. Temporary objects are the session's own and carry no securable.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from catalog import services, storage, versions
+from catalog import access as catalog_access
+from catalog import storage, versions
 from catalog.models import Catalog, Database, Function, Table
 from core import locations
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.planner import FunctionDef, Relation, TableVersionRef, TimeTravel
+from core.privileges import Access, Securable
 from core.schema import ResolvedSchema
 from jobs.models import Session, TemporaryObject
 
@@ -46,9 +55,19 @@ def temporary_key(namespace: str, catalog: str, database: str, name: str) -> Tem
 class DjangoCatalogReader:
     """Implements ``core.planner.CatalogReader`` for one session's statement."""
 
-    def __init__(self, session: Session | None = None) -> None:
+    def __init__(self, session: Session | None = None, *, user: Any = None) -> None:
+        """``user``: whose rights the statement is planned with; by default the session's
+        user. Neither: nobody's (nothing is visible)."""
         self.session = session
+        self._user = user
         self._temporary: dict[TemporaryKey, TemporaryObject] | None = None
+        self._access: dict[int | None, Access] = {}
+
+    @property
+    def user(self) -> Any:
+        if self._user is None and self.session is not None:
+            self._user = self.session.user
+        return self._user
 
     # -- the planner's protocol -----------------------------------------------------------
 
@@ -79,15 +98,42 @@ class DjangoCatalogReader:
         found = self.temporary_system_function(name)
         return temporary_function_of(found) if found is not None else None
 
-    def may_write(self, relation: Relation) -> bool:
-        """The session's user may write a permanent table they may change (its creator, its
-        catalog's owner, an admin: ``catalog.services.may_write_table``). The planner never
-        asks about a temporary table (INSERT into one is refused before, as unsupported):
-        should it ever, the answer is no. No session, no user: no writes."""
-        if self.session is None or relation.temporary:
-            return False
-        row = self.permanent_relation(relation.identifier)
-        return row is not None and services.may_write_table(self.session.user, row)
+    def access(self, principal: int | None = None) -> Access:
+        """What the statement's user holds (``principal`` None: ``catalog.access.access_for``,
+        cached on the user object), or the user ``principal`` (a view's or SQL function's
+        owner: ``load_access``). Once per principal per statement (this reader)."""
+        user = self.user
+        own_id = getattr(user, "pk", None)
+        key = None if principal is None or principal == own_id else int(principal)
+        found = self._access.get(key)
+        if found is None:
+            if key is None:
+                found = catalog_access.access_for(user) if user is not None else Access(None)
+            else:
+                found = catalog_access.load_access(key)
+            self._access[key] = found
+        return found
+
+    def catalog_securable(self, catalog: str) -> Securable | None:
+        if not _no_nul(catalog):
+            return None
+        row = Catalog.objects.filter(name_key=catalog.lower()).first()
+        return catalog_access.catalog_securable(row) if row is not None else None
+
+    def database_securable(self, catalog: str, database: str) -> Securable | None:
+        if not _no_nul(catalog, database):
+            return None
+        row = (
+            Database.objects.select_related("catalog")
+            .filter(catalog__name_key=catalog.lower(), name_key=database.lower())
+            .first()
+        )
+        return catalog_access.database_securable(row) if row is not None else None
+
+    def owns_inside(self, securable: Securable) -> bool:
+        """Whether the statement's user owns a table, view or function inside the catalog or
+        database ``securable`` (one ``EXISTS``)."""
+        return catalog_access.owns_inside(getattr(self.user, "pk", None), securable)
 
     def table_version(self, relation: Relation, travel: TimeTravel) -> TableVersionRef:
         """The readable version of the managed table that ``travel`` names
@@ -142,7 +188,7 @@ class DjangoCatalogReader:
         if not _no_nul(*ident.parts):
             return None
         return (
-            Table.objects.select_related("database__catalog", "created_by")
+            Table.objects.select_related("database__catalog", "created_by", "owner")
             .filter(
                 database__catalog__name_key=ident.catalog.lower(),
                 database__name_key=ident.database.lower(),
@@ -155,7 +201,7 @@ class DjangoCatalogReader:
         if not _no_nul(*ident.parts):
             return None
         return (
-            Function.objects.select_related("database__catalog", "created_by")
+            Function.objects.select_related("database__catalog", "created_by", "owner")
             .filter(
                 database__catalog__name_key=ident.catalog.lower(),
                 database__name_key=ident.database.lower(),
@@ -186,8 +232,13 @@ def _resolved(value: Any) -> ResolvedSchema | None:
     return ResolvedSchema.from_dict(value) if value else None
 
 
+def _owner_name(row: Table | Function) -> str | None:
+    return row.owner.get_username() if row.owner_id is not None and row.owner else None
+
+
 def relation_of(row: Table) -> Relation:
-    """A table or view row as the planner's Relation.
+    """A table or view row as the planner's Relation, with its securable (the row's
+    ``select_related("database__catalog")`` has the three owners' ids) and its owner's name.
 
     A view's ``query`` is its expanded text (fully qualified names, as the planner wrote it on
     CREATE VIEW) when there is one, so that it reads the same objects whatever the current
@@ -202,6 +253,8 @@ def relation_of(row: Table) -> Relation:
         resolved_schema=_resolved(row.resolved_schema),
         query=(row.expanded_query or row.query) if row.kind == Table.KIND_VIEW else "",
         staged_by_job=str(row.staged_by_job) if row.staged_by_job is not None else None,
+        securable=catalog_access.relation_securable(row),
+        owner=_owner_name(row),
     )
 
 
@@ -237,6 +290,8 @@ def function_of(row: Function) -> FunctionDef:
         implementation=row.implementation,
         parameters=_parameters(row.parameters),
         return_type=row.return_type,
+        securable=catalog_access.function_securable(row),
+        owner=_owner_name(row),
     )
 
 

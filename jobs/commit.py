@@ -38,13 +38,14 @@ from typing import Any
 
 from django.db import connection
 
-from catalog import services as catalog_services
+from catalog import access as catalog_access
 from catalog import versions
 from catalog.models import Table, TableVersion
-from core import jobstate, locations
-from core.errors import Conflict, CoreError, PermissionDenied
+from core import jobstate, locations, privileges
+from core.errors import Conflict, CoreError, NotFound, PermissionDenied
 from core.identifiers import quote_path
-from jobs import external_commit
+from core.privileges import Decision, Privilege
+from jobs import access_log, external_commit
 from jobs.commit_files import (
     is_strictly_under,
     link_tree,
@@ -90,6 +91,7 @@ def commit(job: JobRef) -> list[dict[str, Any]]:
         if not item["managed"]
     ]  # every check before the first file moves
     external_commit.commit_external(external, job_id)
+    access_log.record_writes(writer, tables, [str(item.get("mode") or "") for item in entries])
     committed = []
     for item, table in zip(entries, tables, strict=True):
         detail: dict[str, Any] = {
@@ -104,18 +106,39 @@ def commit(job: JobRef) -> list[dict[str, Any]]:
 def _check_rights(
     job_id: str, entries: Sequence[Mapping[str, Any]], tables: Sequence[Table]
 ) -> Job:
-    """The job's user must still be allowed to write every table it inserts into or
-    overwrites (the planner checked it too, but a plan need not come from the planner, and
-    rights can change while a job runs). One refusal refuses the whole job: nothing is
-    committed. A CTAS writes only the table it created itself (``_check_own``). Returns the
-    job (with its user)."""
+    """The job's user must still hold MODIFY on every table it inserts into, overwrites or
+    upserts into (the planner checked it too, but a plan need not come from the planner, and
+    rights can change while a job runs: loaded afresh here). One refusal refuses the whole
+    job: nothing is committed. A CTAS writes only the table it created itself
+    (``_check_own``). Returns the job (with its user)."""
     job = Job.objects.select_related("user").get(pk=job_id)
     for item, table in zip(entries, tables, strict=True):
         if item["mode"] == "ctas":
             _check_own(job, item, table)
         else:
-            catalog_services.ensure_can_write_table(job.user, table)
+            require_modify(job.user, table)
     return job
+
+
+def require_modify(user: Any, table: Table) -> None:
+    """``user`` holds MODIFY on ``table`` now (what they hold is loaded afresh, so a revoke
+    counts from the next commit or stream batch). Refused: ``PermissionDenied`` naming the
+    table and the privilege; a table the user may no longer see at all answers as a missing
+    one (``NotFound``, as ``write_staging.table_row`` words it)."""
+    access = catalog_access.load_access(user)
+    s = catalog_access.relation_securable(table)
+    decision = catalog_access.decide(access, s, Privilege.MODIFY)
+    if decision is Decision.ALLOWED:
+        return
+    if decision is Decision.HIDDEN:
+        raise NotFound(
+            f"Table {quote_path(list(s.path))} no longer exists; nothing was written to it.",
+            details={"identifier": list(s.path)},
+        )
+    message, details = privileges.denied_message(
+        s, Privilege.MODIFY, privileges.effective(access, s)
+    )
+    raise PermissionDenied(message + " Nothing was committed.", details=details)
 
 
 def _check_upsert_bases(entries: Sequence[Mapping[str, Any]], tables: Sequence[Table]) -> None:

@@ -16,18 +16,23 @@ empty, and it may start with a backtick). What completes it, in this order:
 - two parts ``X.Y``: temporary objects in ``X.Y``, then the tables, views and functions of
   ``X.Y``.
 
-Each kind by name. Every authenticated user may read the whole catalog, so nothing is
-hidden. Reads both apps (catalog objects and the session's ``jobs.TemporaryObject`` rows).
+Each kind by name. Only what the user may see completes (issue 18): each group's query is
+filtered in SQL by ``catalog.access`` (``relations_q``, ``functions_q``, ``databases_q``,
+``catalogs_q``), so a hidden catalog's or database's path completes to nothing, exactly as a
+missing one's. The session's temporary objects are its own and always complete. Reads both
+apps (catalog objects and the session's ``jobs.TemporaryObject`` rows).
 
-Cost: at most one query per kind (session, temporary objects, relations, functions,
-databases, catalogs), each with the remaining ``limit`` as its SQL LIMIT, whatever the size
-of the catalog. On PostgreSQL the prefix test and the order use ``name_key COLLATE "C"``,
+Cost: what the user holds (one query, ``catalog.access.access_for``), then at most one query
+per kind (session, temporary objects, relations, functions, databases, catalogs), each with
+the remaining ``limit`` as its SQL LIMIT, whatever the size of the catalog or the number of
+grants. On PostgreSQL the prefix test and the order use ``name_key COLLATE "C"``,
 which the ``*_prefix_idx`` indexes of migration 0006 serve (a LIKE prefix on a column of a
 non-C collation could not use a plain b-tree index); SQLite, the embedded default, scans.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +40,13 @@ from django.db import connection
 from django.db.models import F, Q, QuerySet, Subquery
 from django.db.models.functions import Collate
 
+from catalog import access as catalog_access
 from catalog.models import Catalog, Database, Function, Table
-from core.errors import CoreError, NotFound
+from core import privileges
+from core.errors import CoreError, NotFound, PermissionDenied
 from core.identifiers import parse_path, quote_part
 from core.planner.functions import is_builtin
+from core.privileges import Access, Privilege
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.models import Session, TemporaryObject
 from jobs.temporary_objects import session_path
@@ -226,15 +234,21 @@ def _catalog(row: dict[str, Any]) -> Completion:
     return Completion(row["name"], sql_name(row["name"]), "catalog", "", (row["name"],))
 
 
+def _visible(qs: QuerySet[Any], q: Q | None) -> QuerySet[Any]:
+    return qs if q is None else qs.filter(q)
+
+
 def complete(
     *,
     path: str,
     current_catalog: str | None,
     current_database: str | None,
+    access: Access,
     session_id: Any = None,
     limit: int = DEFAULT_LIMIT,
 ) -> list[Completion]:
-    """What may come next in ``path`` (see the module docstring), at most ``limit`` items."""
+    """What may come next in ``path`` (see the module docstring), at most ``limit`` items,
+    of what ``access`` may see."""
     parts, prefix = split_path(path)
     prefix = prefix.lower()
     found = _Collector(limit)
@@ -276,19 +290,37 @@ def complete(
                 "id"
             )[:1]
         )
-        for model, kind in ((Table, None), (Function, "function")):
-            rows = model.objects.filter(database_id=database_id)
+        groups: tuple[tuple[Any, str | None, Q | None], ...] = (
+            (Table, None, _relations_q(access)),
+            (Function, "function", catalog_access.functions_q(access)),
+        )
+        for model, kind, visible in groups:
+            rows = _visible(model.objects.filter(database_id=database_id), visible)
             fields = ["name", "database__name", "database__catalog__name"]
             if model is Table:
                 fields += ["kind", "status"]
             found.add(_by_prefix(rows, prefix).values(*fields), _object(kind))
     if databases_of is not None:
         catalog_id = Subquery(Catalog.objects.filter(name_key=databases_of).values("id")[:1])
-        databases = Database.objects.filter(catalog_id=catalog_id)
+        databases = _visible(
+            Database.objects.filter(catalog_id=catalog_id), catalog_access.databases_q(access)
+        )
         found.add(_by_prefix(databases, prefix).values("name", "catalog__name"), _database)
     if len(keys) == 0:
-        found.add(_by_prefix(Catalog.objects.all(), prefix).values("name"), _catalog)
+        catalogs = _visible(Catalog.objects.all(), catalog_access.catalogs_q(access))
+        found.add(_by_prefix(catalogs, prefix).values("name"), _catalog)
     return found.items
+
+
+def _relations_q(access: Access) -> Q | None:
+    """Tables and views (one query, one namespace) the user may see."""
+    tables = catalog_access.relations_q(access, Table.KIND_TABLE)
+    views = catalog_access.relations_q(access, Table.KIND_VIEW)
+    if tables is None or views is None:
+        return None
+    if tables == views:
+        return tables
+    return (Q(kind=Table.KIND_TABLE) & tables) | (Q(kind=Table.KIND_VIEW) & views)
 
 
 def limit_of(raw: str | None) -> int:
@@ -319,9 +351,30 @@ class Resolved:
     builtin: str | None = None
 
 
+def _seen(access: Access, row: Table | Function, missing: Callable[[], NotFound]) -> None:
+    """Nothing when the user may see ``row``; else ``missing()`` (what a name nothing has
+    answers) unless they may see its database, when it is refused (``PERMISSION_DENIED``
+    naming it, as a statement would be)."""
+    s = (
+        catalog_access.function_securable(row)
+        if isinstance(row, Function)
+        else catalog_access.relation_securable(row)
+    )
+    if privileges.visible(access, s):
+        return
+    if catalog_access.is_visible(access, catalog_access.database_securable(row.database)):
+        message, details = privileges.denied_message(
+            s, Privilege.USE, privileges.effective(access, s)
+        )
+        raise PermissionDenied(message, details=details)
+    raise missing()
+
+
 def resolve(*, session: Session, path: Any, kind: Any = "table") -> Resolved:
     """What a SQL path names in the session, as a statement would resolve it; NOT_FOUND when
-    nothing has that name.
+    nothing has that name, or when it names a catalog object the session's user may not see
+    in a database they may not see either (the same answer); PERMISSION_DENIED for one in a
+    database they may see.
 
     Tables and views: the temporary one, then the permanent one. Functions named by one
     part: temporary system function → Spark built-in → temporary catalog function in the
@@ -331,14 +384,21 @@ def resolve(*, session: Session, path: Any, kind: Any = "table") -> Resolved:
     if kind not in ("table", "function"):
         raise CoreError("'kind' must be table or function.", details={"field": "kind"})
     reader = DjangoCatalogReader(session)
+    access = catalog_access.access_for(session.user)
     if kind == "table":
         ident = session_path(session, path, "path")
-        relation = reader.find_relation(ident)
-        if relation is None:
-            raise NotFound(
+
+        def no_relation() -> NotFound:
+            return NotFound(
                 f"Table or view {ident.quoted()} not found.",
                 details={"identifier": list(ident.parts)},
             )
+
+        relation = reader.find_relation(ident)
+        if relation is None:
+            raise no_relation()
+        if not isinstance(relation, TemporaryObject):
+            _seen(access, relation, no_relation)
         return Resolved(found=relation)
     parts = parse_path(path) if isinstance(path, str) and path.strip() else ()
     if len(parts) == 1:
@@ -348,9 +408,15 @@ def resolve(*, session: Session, path: Any, kind: Any = "table") -> Resolved:
         if is_builtin(parts[0]):
             return Resolved(builtin=parts[0])
     ident = session_path(session, path, "path")
-    function = reader.find_function(ident)
-    if function is None:
-        raise NotFound(
+
+    def no_function() -> NotFound:
+        return NotFound(
             f"Function {ident.quoted()} not found.", details={"identifier": list(ident.parts)}
         )
+
+    function = reader.find_function(ident)
+    if function is None:
+        raise no_function()
+    if not isinstance(function, TemporaryObject):
+        _seen(access, function, no_function)
     return Resolved(found=function)

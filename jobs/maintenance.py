@@ -1,4 +1,4 @@
-"""Housekeeping of jobs, sessions and table versions: reaping, sweeping, expiry.
+"""Housekeeping of jobs, sessions, table versions and the audit log: reaping, sweeping, expiry.
 
 Every live worker runs these from its heartbeat loop (``jobs.worker``), so any worker
 reaps the jobs of a dead one; the web may call ``reap_lost_jobs(job_id)`` lazily (e.g. on
@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
+from audit import services as audit
 from catalog import versions
 from core import jobstate
 from jobs import lifecycle, results, scheduling, stream_commit, uploads
@@ -297,6 +298,13 @@ def expire_table_versions(now: datetime | None = None) -> list[str]:
     ``TESSERA_VERSION_RETENTION`` ago (``catalog.versions.expire``); returns their
     directories."""
     return versions.expire(now)
+
+
+def expire_audit_events(now: datetime | None = None) -> int:
+    """Delete the audit log's ``read``/``write``/``denied`` events older than
+    ``TESSERA_AUDIT_ACCESS_RETENTION`` (``audit.services.expire``; grants, revokes, ownership
+    and team changes and drops stay); returns how many."""
+    return audit.expire(now)
 
 
 def _job_dirs(root: Path) -> Iterator[str]:

@@ -116,6 +116,10 @@ class Job(models.Model):
     cancel_requested = models.BooleanField(default=False)
     # Writes (CTAS, INSERT, statement sets): where this job staged its data, per target.
     staging = models.JSONField(default=dict, blank=True)
+    # What the planner checked for the statement (issue 18): ``AccessPlan.to_dict()`` per
+    # privilege — the reads and writes of the audit log and of the re-checks of commits and
+    # stream batches (``catalog.access.recheck_reads``). Not part of the plan JSON.
+    access = models.JSONField(default=list, blank=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     enqueue_count = models.PositiveIntegerField(default=0)
     # Jobs of one script run in order: the next one starts when this one finishes.

@@ -15,7 +15,10 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from catalog import selectors as catalog_selectors
-from core.errors import CoreError, NotFound
+from catalog.access import access_for
+from catalog.models import Catalog
+from core.errors import CoreError, NotFound, PermissionDenied
+from core.privileges import Access
 from jobs import planning, workspace
 from jobs.models import Session
 from jobs.selectors import User, keyset, parse_uuid, user_id
@@ -41,15 +44,18 @@ def _where(
     catalog_given: bool,
     database_given: bool,
     current: tuple[str | None, str | None],
+    access: Access,
 ) -> tuple[str | None, str | None]:
-    """The (catalog, database) a session moves to; names as stored (their case)."""
+    """The (catalog, database) a session moves to; names as stored (their case). A catalog
+    or database the user may not see answers as a missing one (``catalog.selectors``); a
+    catalog's default database the user may not see is not entered."""
     new_catalog, new_database = current
     if catalog_given:
         if catalog is None:
             new_catalog, new_database = None, None
         else:
-            found = catalog_selectors.get_catalog(catalog)
-            new_catalog, new_database = found.name, found.default_database
+            found = catalog_selectors.get_catalog(catalog, access=access)
+            new_catalog, new_database = found.name, _visible_default(found, access)
     if database_given:
         if database is None:
             new_database = None
@@ -59,9 +65,21 @@ def _where(
                     "A current database needs a current catalog; set current_catalog too.",
                     details={"field": "current_database"},
                 )
-            found_db = catalog_selectors.get_database(new_catalog, database)
+            found_db = catalog_selectors.get_database(new_catalog, database, access=access)
             new_catalog, new_database = found_db.catalog.name, found_db.name
     return new_catalog, new_database
+
+
+def _visible_default(catalog: Catalog, access: Access) -> str | None:
+    """The catalog's default database, when there is one the user may see."""
+    if not catalog.default_database:
+        return None
+    try:
+        return catalog_selectors.get_database(
+            catalog.name, catalog.default_database, access=access
+        ).name
+    except (NotFound, PermissionDenied):
+        return None
 
 
 def _properties(properties: Any) -> dict[str, str]:
@@ -84,6 +102,7 @@ def session_create(
         catalog_given=current_catalog is not None,
         database_given=current_database is not None,
         current=(None, None),
+        access=access_for(user),
     )
     session = Session(
         user_id=user_id(user),
@@ -162,6 +181,7 @@ def session_update(*, session: Session, changes: dict[str, Any]) -> Session:
             catalog_given="current_catalog" in changes,
             database_given="current_database" in changes,
             current=(session.current_catalog, session.current_database),
+            access=access_for(session.user),
         )
         workspace.remember(session.user_id, session.current_catalog, session.current_database)
     if "properties" in changes:

@@ -5,6 +5,7 @@ cannot take them (dropped meanwhile, no longer the user's to change) fails the j
 
 from __future__ import annotations
 
+from catalog import access as catalog_access
 from catalog import selectors
 from catalog import services as catalog_services
 from core.errors import CoreError
@@ -28,7 +29,7 @@ class StatisticsHook(NoOpHook):
         if not isinstance(staged, dict):
             raise CoreError("The job finished without the statistics it computed.")
         parts = [str(part) for part in job.plan.args["identifier"]]
-        table = selectors.get_table(*parts)
+        table = selectors.get_table(*parts, access=catalog_access.access_for(row.user))
         catalog_services.table_store_statistics(
             user=row.user, table=table, mode=str(staged["mode"]), figures=staged["figures"]
         )

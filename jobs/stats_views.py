@@ -13,6 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog import selectors as catalog_selectors
+from catalog.access import access_for, relation_securable, require
+from core.errors import NotFound
+from core.identifiers import quote_path
+from core.privileges import Privilege
 from jobs.table_stats import table_statistics
 
 
@@ -68,10 +72,21 @@ class TableStatisticsView(APIView):
         responses=TableStatisticsOut,
         description=(
             "Files, size, row count (Parquet footers) and last commit of a table, and the "
-            "statistics the last ANALYZE TABLE stored."
+            "statistics the last ANALYZE TABLE stored. Needs SELECT on the table."
         ),
     )
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
-        table = catalog_selectors.get_table(catalog, database, name)
+        table = catalog_selectors.get_table(
+            catalog, database, name, access=access_for(request.user)
+        )
+        # Figures, minimums and maximums are data: reading them needs SELECT, as rows do.
+        require(
+            request.user,
+            relation_securable(table),
+            Privilege.SELECT,
+            missing=lambda: NotFound(
+                f"Table {quote_path([catalog, database, name])} does not exist."
+            ),
+        )
         stats = table_statistics(table, request.user)
         return Response(TableStatisticsOut(stats).data)

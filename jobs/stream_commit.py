@@ -10,7 +10,8 @@ row and the table's row locked:
 
 - if a version of the table already records this (job, batch) — a batch Spark replays after
   a restart, because its checkpoint had not recorded the batch as done — nothing happens;
-- else the job's user must still be allowed to write the table, and the table gets a new
+- else the job's user must still hold MODIFY on the table and every read of its plan
+  (``catalog.access.recheck_reads``), and the table gets a new
   version as an INSERT's commit makes one (``jobs.commit``): a new warehouse directory with
   hard links of the current version's files and the batch's files (an upsert's batch holds
   the whole merged table instead), ``Table.location`` swapped to it, the version recorded
@@ -40,6 +41,7 @@ from django.db.models import BigIntegerField, Max
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from catalog import access as catalog_access
 from catalog import services as catalog_services
 from catalog import storage, versions
 from catalog.models import Table, TableVersion
@@ -48,7 +50,7 @@ from core.errors import Conflict, CoreError, PermissionDenied
 from core.identifiers import quote_path
 from core.planner import Plan
 from core.schema import ResolvedSchema
-from jobs import lifecycle, notify, write_staging
+from jobs import access_log, commit, lifecycle, notify, write_staging
 from jobs.commit_files import is_strictly_under, link_tree, remove, require_under, warehouse
 from jobs.identity import current_identity
 from jobs.manifest import link_files
@@ -113,7 +115,11 @@ def _own(job: Job, table: Table) -> bool:
 
 
 def check_rights(job: Job, table: Table, ctas: bool) -> None:
-    """A CTAS writes only its own table; an INSERT needs the right to write the table."""
+    """Every batch, with what the user (and each view's owner) holds loaded afresh: a CTAS
+    writes only its own table, an INSERT needs MODIFY on the table; and every read the plan
+    recorded (``Job.access``) is decided again (``catalog.access.recheck_reads``), so that a
+    revoke of SELECT on a source — or on a table a view reads for its owner — stops the
+    stream at its next batch: no version is made after the revoke."""
     if ctas:
         if not _own(job, table):
             raise PermissionDenied(
@@ -121,8 +127,9 @@ def check_rights(job: Job, table: Table, ctas: bool) -> None:
                 "… AS SELECT writes only the table it creates. Nothing was committed.",
                 details={"identifier": [table.database.catalog.name, table.database.name]},
             )
-        return
-    catalog_services.ensure_can_write_table(job.user, table)
+    else:
+        commit.require_modify(job.user, table)
+    catalog_access.recheck_reads(job.user, job.access or [])
 
 
 def _locked_job(job_id: Any) -> Job:
@@ -262,6 +269,9 @@ def commit_batch(
                 log.info("job %s: batch %s was committed before; skipped", job_id, batch_id)
                 return Committed(False, found.version)
             check_rights(job, table, ctas)
+            first = not TableVersion.objects.filter(
+                table=table, job_id=job.pk, metrics__batch_id__isnull=False
+            ).exists()
             old = table.location
             if base is not None and old != base:
                 raise Conflict(
@@ -294,6 +304,8 @@ def commit_batch(
             detail = {"rows": rows, **dict(event or {})}  # an upsert's: the rows it changed
             detail.update(batch_id=int(batch_id), table=_name(table), version=version.version)
             lifecycle.record_event(job.pk, "batch_committed", detail)
+            if first:  # the audit's write of a stream: its first committed batch only
+                access_log.record_writes(job, [table], ["stream"])
             if stream is not None:
                 progress = {**dict(job.progress or {}), "stream": dict(stream)}
                 Job.objects.filter(pk=job.pk).update(progress=progress)

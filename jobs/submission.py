@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from django.conf import settings
 from django.db import transaction
 
+from catalog import services as catalog_services
 from core import jobstate
 from core.errors import AlreadyExists, CoreError, TooManyStreams
 from core.jobstate import IllegalTransition
@@ -40,7 +41,7 @@ from core.planner import parameters as query_parameters
 from core.planner import streaming as planner_streaming
 from core.planner.pipelines import check_args, pipeline_sql, plan_pipeline
 from core.session_properties import check_wait
-from jobs import commands, dispatch, lifecycle, notify, planning, scheduling, uploads
+from jobs import access_log, commands, dispatch, lifecycle, notify, planning, scheduling, uploads
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.errors import INTERNAL_ERROR, error_json
 from jobs.models import Job, Session
@@ -72,6 +73,7 @@ def plan_context(session: Session) -> PlanContext:
     registry = planning.session_properties()
     inline = INLINE.get()
     return PlanContext(
+        may_create_catalogs=catalog_services.may_create_catalogs(session.user),
         pipeline_job=(
             str(inline.parent_id)
             if inline is not None and str(inline.session_id) == str(session.pk)
@@ -154,6 +156,7 @@ def _plan_fields(plan: Plan, session: Session | None) -> dict[str, Any]:
         "plan": plan.to_dict(),
         "kind": str(plan.kind)[:16],
         "target": list(plan.target) if plan.target else None,
+        "access": [item.to_dict() for item in plan.access],
     }
     if session is not None:
         fields["timeout_seconds"] = job_timeout(session)
@@ -187,6 +190,7 @@ def _skip_plan(plan: Plan, exc: CoreError) -> Plan | None:
         functions=plan.functions,
         target=plan.target,
         args={**args, "skip": True},
+        access=plan.access,
     )
 
 
@@ -213,6 +217,7 @@ def start_job(job: Job, plan: Plan) -> Job:
                 raise planner_streaming.in_pipeline()  # (the planner refuses them first)
             _store(job, _plan_fields(plan, session))
             lifecycle.created(job)
+            access_log.record_reads(job, plan.access)  # the audit's reads, with the job
             if plan.needs_spark and inline is not None and child:
                 transaction.on_commit(partial(inline.run, job.id))
             elif plan.needs_spark:
@@ -239,10 +244,12 @@ def runs_here(job: Job) -> bool:
 
 def fail_job(job: Job, error: dict[str, Any], fields: Mapping[str, Any] | None = None) -> Job:
     """Record a statement that cannot run (the planner refused it, a hook refused its plan,
-    its session is gone): the job goes CREATED → FAILED with ``error``."""
+    its session is gone): the job goes CREATED → FAILED with ``error``. A refusal for want of
+    a privilege (``PERMISSION_DENIED``) is an audit ``denied`` event of the failed job."""
     with transaction.atomic():
         _store(job, fields or {})
         lifecycle.created(job)
+        access_log.record_denied(job, error)
     return lifecycle.transition(job.id, jobstate.CREATED, jobstate.FAILED, error=error)
 
 
@@ -307,6 +314,7 @@ def with_parameters(plan: Plan, values: Mapping[str, Any], session: Session) -> 
         functions=plan.functions,
         target=plan.target,
         args={**plan.args, "parameters": {**values, **own}},
+        access=plan.access,
     )
 
 

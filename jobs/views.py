@@ -20,6 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from catalog.access import access_for
 from core import jobstate
 from core.errors import CoreError, NotFound
 from core.session_properties import check_wait
@@ -489,6 +490,7 @@ class CompletionView(APIView):
             path=path,
             current_catalog=current[0],
             current_database=current[1],
+            access=access_for(request.user),
             session_id=session_id,
             limit=limit,
         )

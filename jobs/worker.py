@@ -236,6 +236,7 @@ def run_maintenance(beat_number: int, identity: str | None = None) -> None:
             maintenance.expire_sessions,
             maintenance.expire_results,
             maintenance.expire_table_versions,
+            maintenance.expire_audit_events,
             maintenance.sweep_ended_streams,
             forget_old_workers,
         ]

@@ -14,7 +14,9 @@ from typing import Any, Literal
 from django.conf import settings
 
 from catalog import selectors as catalog_selectors
-from core.errors import CoreError, NotFound
+from catalog.access import access_for
+from core.errors import CoreError, NotFound, PermissionDenied
+from core.privileges import Access
 from jobs.models import Workspace
 from jobs.selectors import User, user_id
 
@@ -36,34 +38,40 @@ def remember(user: User | int, catalog: str | None, database: str | None) -> Non
     )
 
 
-def _existing(catalog: str | None, database: str | None) -> tuple[str, str | None] | None:
-    """The place as the catalog spells it, when it still exists (a missing database falls
-    back to the catalog's default database)."""
+def _existing(
+    catalog: str | None, database: str | None, access: Access
+) -> tuple[str, str | None] | None:
+    """The place as the catalog spells it, when it still exists and the user may see it (a
+    missing or invisible database falls back to the catalog's default database, when the
+    user may see that one, else to none)."""
     if not catalog:
         return None
     try:
-        found = catalog_selectors.get_catalog(catalog)
+        found = catalog_selectors.get_catalog(catalog, access=access)
     except NotFound:
         return None
-    if database:
+    for name in (database, found.default_database):
+        if not name:
+            continue
         try:
-            return found.name, catalog_selectors.get_database(found.name, database).name
-        except NotFound:
-            pass
-    return found.name, found.default_database
+            return found.name, catalog_selectors.get_database(found.name, name, access=access).name
+        except (NotFound, PermissionDenied):
+            continue
+    return found.name, None
 
 
 def starting_point(user: User) -> tuple[str | None, str | None, Start]:
     """Where a new session of ``user`` starts when none was asked for, and why."""
     place = Workspace.objects.filter(user_id=user_id(user)).first()
+    access = access_for(user)
     if place is not None:
-        last = _existing(place.last_catalog, place.last_database)
+        last = _existing(place.last_catalog, place.last_database, access)
         if last is not None:
             return last[0], last[1], "last_used"
-        chosen = _existing(place.default_catalog, place.default_database)
+        chosen = _existing(place.default_catalog, place.default_database, access)
         if chosen is not None:
             return chosen[0], chosen[1], "user_default"
-    server = _existing(settings.TESSERA_DEFAULT_CATALOG or None, None)
+    server = _existing(settings.TESSERA_DEFAULT_CATALOG or None, None, access)
     if server is not None:
         return server[0], server[1], "server_default"
     return None, None, "none"
@@ -84,10 +92,11 @@ def workspace_update(*, user: User, changes: dict[str, Any]) -> Workspace:
             )
         place.default_catalog = place.default_database = None
     else:
-        found = catalog_selectors.get_catalog(catalog)
+        access = access_for(user)
+        found = catalog_selectors.get_catalog(catalog, access=access)
         place.default_catalog = found.name
         place.default_database = (
-            catalog_selectors.get_database(found.name, database).name
+            catalog_selectors.get_database(found.name, database, access=access).name
             if database
             else found.default_database
         )

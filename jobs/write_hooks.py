@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from catalog import access as catalog_access
 from catalog import selectors, storage
 from catalog import services as catalog_services
 from catalog.models import Table
@@ -98,7 +99,7 @@ def _create_table(
     c, d, n = entry["identifier"]
     return catalog_services.ctas_table_create(
         user=row.user,
-        database=selectors.get_database(c, d),
+        database=selectors.get_database(c, d, access=catalog_access.access_for(row.user)),
         name=n,
         options=write_staging.ctas_options(args),
         partition_by=list(args.get("partition_by") or []),

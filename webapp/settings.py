@@ -241,6 +241,12 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["webapp.openapi.contract_paths"],
+    # One name for the principal types wherever a field holds them (teams, audit, grants);
+    # the charts' type keeps the name it had before another field called "type" came.
+    "ENUM_NAME_OVERRIDES": {
+        "PrincipalTypeEnum": ("user", "team"),
+        "TypeEnum": ("bar", "line", "area", "scatter", "pie"),
+    },
 }
 
 LOGGING = {

@@ -7,6 +7,13 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
+from accounts.team_views import (
+    PrincipalListView,
+    TeamDetailView,
+    TeamListView,
+    TeamMemberListView,
+    TeamMemberView,
+)
 from accounts.views import (
     CsrfView,
     LoginView,
@@ -30,6 +37,20 @@ api_v1: list[URLPattern | URLResolver] = [
     re_path(r"^auth/session/?$", SessionView.as_view(), name="auth-session"),
     re_path(r"^users/?$", UsersView.as_view(), name="users"),
     re_path(r"^users/me/?$", MeView.as_view(), name="users-me"),
+    re_path(r"^teams/?$", TeamListView.as_view(), name="team-list"),
+    re_path(r"^teams/(?P<team>[^/]+)/?$", TeamDetailView.as_view(), name="team-detail"),
+    re_path(
+        r"^teams/(?P<team>[^/]+)/members/?$",
+        TeamMemberListView.as_view(),
+        name="team-member-list",
+    ),
+    re_path(
+        r"^teams/(?P<team>[^/]+)/members/(?P<username>[^/]+)/?$",
+        TeamMemberView.as_view(),
+        name="team-member",
+    ),
+    re_path(r"^principals/?$", PrincipalListView.as_view(), name="principal-list"),
+    path("", include("audit.urls")),
     re_path(r"^schema/?$", SpectacularAPIView.as_view(), name="schema"),
     re_path(r"^docs/?$", DocsView.as_view(url_name="schema"), name="docs"),
     path("", include("catalog.urls")),

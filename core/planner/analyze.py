@@ -2,8 +2,8 @@
 
 Spark's own ANALYZE TABLE needs a table of its session catalog; Tessera's tables are
 registered as temporary views, so the statement is Tessera's: the planner resolves the
-permanent table and its columns, checks that the user may change the table's metadata
-(the rule of DDL: its creator, its catalog's owner or an admin) and hands a worker a plan
+permanent table and its columns, checks that the user holds ``MODIFY`` on the table
+(issue 18: statistics are its metadata) and hands a worker a plan
 (action ``analyze_table``) that reads the table through its usual relation and computes
 the figures with DataFrame aggregations in one pass (``jobs/executor/analyze.py``).
 
@@ -20,14 +20,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from core.datatypes import DataType
-from core.errors import CoreError, PermissionDenied
+from core.errors import CoreError
 from core.identifiers import name_key, quote_part
 from core.planner import guard
 from core.planner.errors import UnsupportedStatement
 from core.planner.plan import Action, Plan
 from core.planner.resolve import staged_error, table_plan
-from core.planner.statement import Statement
+from core.planner.statement import Statement, missing_relation
 from core.planner.tokens import Token
+from core.privileges import Privilege
 
 ANALYZE_ALIAS = "__tessera_r1"
 StatsKind = Literal["full", "length", "nulls"]
@@ -78,7 +79,7 @@ def plan_analyze(statement: Statement) -> Plan:
                     break
     cursor.expect_end()
     ident = statement.object_identifier(parts)
-    relation = statement.require_relation(ident)
+    relation = statement.find_relation(ident)
     shown = relation.identifier.quoted()
     details: dict[str, Any] = {"identifier": list(relation.identifier.parts)}
     if relation.temporary:
@@ -91,12 +92,10 @@ def plan_analyze(statement: Statement) -> Plan:
         raise CoreError(f"ANALYZE TABLE works on tables only: {shown} is a view.", details=details)
     if relation.status == "staged":
         raise staged_error(relation)
-    if not statement.reader.may_write(relation):
-        raise PermissionDenied(
-            f"You may not analyze table {shown}: only its owner, the owner of its catalog or "
-            "an admin may change its metadata.",
-            details=details,
-        )
+    # Statistics are the table's metadata, and their figures (min, max) its data: MODIFY.
+    statement.authorizer.require(
+        relation, Privilege.MODIFY, missing=lambda: missing_relation(ident)
+    )
     schema = relation.resolved_schema
     by_key = {name_key(c.name): c for c in (schema.columns if schema is not None else ())}
     if mode != "columns":

@@ -8,15 +8,18 @@ for what is recognised but not run, ``ParseError`` for text that is not SQL at a
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import cast
 
 from core import limits
-from core.errors import CoreError
+from core.errors import CoreError, PermissionDenied
 from core.limits import CheckedStatement, StatementTooDeep
 from core.planner import guard, streaming
 from core.planner.analyze import plan_analyze
+from core.planner.authorize import Authorizer
 from core.planner.ddl import is_ctas, plan_create_table
 from core.planner.errors import ForbiddenSql
+from core.planner.grants import not_in_reference, plan_alter, plan_grant, plan_revoke
 from core.planner.model import CatalogReader, PlanContext
 from core.planner.objects import (
     plan_create_catalog,
@@ -61,7 +64,6 @@ _FORBIDDEN: dict[str, str] = {
 # Other first words of Spark SQL statements: SQL, but not in Tessera's SQL reference.
 _OTHER_STATEMENTS = frozenset(
     {
-        "ALTER",
         "BEGIN",
         "CALL",
         "COMMENT",
@@ -73,7 +75,6 @@ _OTHER_STATEMENTS = frozenset(
         "EXECUTE",
         "EXPORT",
         "FOR",
-        "GRANT",
         "IF",
         "IMPORT",
         "ITERATE",
@@ -85,7 +86,6 @@ _OTHER_STATEMENTS = frozenset(
         "REPEAT",
         "REPLACE",
         "RESTORE",
-        "REVOKE",
         "ROLLBACK",
         "SIGNAL",
         "START",
@@ -195,14 +195,16 @@ def plan_explain(statement: Statement) -> Plan:
                 statement.context,
                 inner[0].start,
                 statement.end,
+                statement.authorizer,
             )
         )
         raise ForbiddenSql("EXPLAIN can only explain queries (SELECT, WITH, VALUES, TABLE).")
     context = statement.context
-    resolver = Resolver(statement.reader, context)
+    resolver = Resolver(statement.reader, context, statement.authorizer)
     rewritten = resolver.rewrite_query(
         statement.text, inner, context.current_catalog, context.current_database, statement.end
     )
+    _check_explainable(statement)
     prefix = statement.text[statement.start : inner[0].start]
     return Plan.of(
         Action.EXPLAIN,
@@ -211,6 +213,24 @@ def plan_explain(statement: Statement) -> Plan:
         relations=tuple(resolver.relations),
         functions=tuple(resolver.functions),
         args={"mode": mode},
+    )
+
+
+def _check_explainable(statement: Statement) -> None:
+    """EXPLAIN prints the paths and columns of everything a query reads, views expanded: a
+    query reading through another owner's view what the invoker may not read is refused,
+    naming only the view the invoker's own text reads (definer rights stop at results)."""
+    hidden = statement.authorizer.reads_beyond_invoker()
+    if not hidden:
+        return
+    _, definer = hidden[0]
+    view = definer.outermost
+    what = view.kind.value
+    raise PermissionDenied(
+        f"EXPLAIN cannot show {what} {view.sql_path}: it reads, with its owner's rights, "
+        f"objects you may not read yourself, and the plan would show their paths and columns. "
+        f"Query the {what} instead.",
+        details={"kind": what, "identifier": list(view.path), "privilege": "SELECT"},
     )
 
 
@@ -227,6 +247,9 @@ _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "INSERT": plan_insert,
     "EXECUTE": _plan_execute,
     "ANALYZE": plan_analyze,
+    "GRANT": plan_grant,
+    "REVOKE": plan_revoke,
+    "ALTER": plan_alter,
 }
 
 
@@ -243,10 +266,7 @@ def plan_tokens(statement: Statement) -> Plan:
     if reason is not None:
         raise ForbiddenSql(reason.format(_leading_words(statement, 2)))
     if word in _OTHER_STATEMENTS:
-        raise ForbiddenSql(
-            f"{_leading_words(statement, 2)} … is not supported: Tessera runs the statements of "
-            "its SQL reference only, so that it sees every object a statement touches."
-        )
+        raise not_in_reference(statement)
     shown = statement.text[first.start : first.end]
     raise parse_error(statement.text, first.start, f"Expected a SQL statement but found '{shown}'")
 
@@ -290,10 +310,12 @@ def _plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Pl
             'Expected one statement but found more: send a script with "script": true',
         )
     begin, end = strip_region(sql, groups[0][0], groups[0][1])
-    statement = Statement(sql, tuple(groups[0][2]), reader, context, begin, end)
+    authorizer = Authorizer(reader)
+    statement = Statement(sql, tuple(groups[0][2]), reader, context, begin, end, authorizer)
     guard.check_statement_tokens(statement.tokens)
     limits.check_budget()
-    return streaming.finish(plan_tokens(statement), context)
+    planned = streaming.finish(plan_tokens(statement), context)
+    return replace(planned, access=authorizer.records)
 
 
 # --- the kind of a statement without a plan ---------------------------------------------------
@@ -309,6 +331,8 @@ _KIND_BY_FIRST_WORD: dict[str, PlanKind] = {
     "CREATE": "ddl",
     "DROP": "ddl",
     "ALTER": "ddl",
+    "GRANT": "ddl",
+    "REVOKE": "ddl",
     "INSERT": "insert",
     "EXECUTE": "statement_set",
     "ANALYZE": "ddl",

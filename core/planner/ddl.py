@@ -43,6 +43,7 @@ from core.planner.statement import (
     type_span,
 )
 from core.planner.tokens import Token, TokenCursor
+from core.privileges import Privilege
 from core.schema import (
     ComputedColumn,
     MetadataColumn,
@@ -347,7 +348,10 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
     SchemaResolver().resolve(schema)
     partition_by = _partition_columns(schema, trailing.partition_by)
     if not temporary:
-        statement.require_database(ident.catalog, ident.database)
+        statement.require_database(ident.catalog, ident.database, Privilege.CREATE)
+    if "path" in options and rate is None and dataframe is None and upload is None:
+        # A table over files reads whatever lies under its path: READ FILES on its root.
+        statement.authorizer.require_files(options["path"], statement.context.storage_roots)
     has_expressions = bool(schema.watermarks) or any(
         isinstance(c, ComputedColumn) for c in schema.columns
     )

@@ -93,6 +93,13 @@ class CatalogReader(Protocol):
     session's temporary object with that identifier if there is one (``temporary=True``),
     else the permanent one; ``get_system_function`` returns the session's temporary system
     function of that (one-part, case-insensitive) name. The planner keeps nothing itself.
+
+    Privileges (issue 18): the reader carries the statement's user. The planner asks
+    ``access()`` what they hold (and ``access(owner_id)`` what a view's owner holds), decides
+    with ``core.privileges`` on the securables of ``catalog_securable``,
+    ``database_securable`` and of the relations and functions it returns (filled for every
+    permanent object), and refuses before any plan exists (``core.planner.authorize``).
+    Objects are returned whether or not the user may see them: hiding is the planner's.
     """
 
     def catalog_exists(self, catalog: str) -> bool: ...
@@ -122,14 +129,8 @@ class CatalogReader(Protocol):
 
     def owns_inside(self, securable: Securable) -> bool:
         """Whether the statement's user owns an object inside the catalog or database
-        ``securable`` (which makes its name visible to them)."""
-        ...
-
-    def may_write(self, relation: Relation) -> bool:
-        """Whether the statement's user may write rows into the permanent table
-        ``relation`` (INSERT INTO, INSERT OVERWRITE, statement sets): its creator, its
-        catalog's owner or an admin (the rule of DDL, until team grants exist). The planner
-        refuses temporary targets before asking (INSERT into them is not supported)."""
+        ``securable`` (which makes its name visible to them). Asked only when the loaded
+        ``Access`` cannot tell, at most once per securable and statement."""
         ...
 
     def table_version(self, relation: Relation, travel: TimeTravel) -> TableVersionRef:
@@ -169,3 +170,6 @@ class PlanContext:
     # micro-batch trigger (``execution.checkpointing.interval``, in milliseconds).
     runtime_mode: str = "batch"
     checkpoint_interval_ms: int = 1000
+    # Whether the statement's user may create catalogs (``TESSERA_CATALOG_CREATORS``):
+    # CREATE CATALOG is refused with PERMISSION_DENIED when not.
+    may_create_catalogs: bool = True

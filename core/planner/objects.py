@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import CoreError
+from core.errors import CoreError, PermissionDenied
 from core.identifiers import ObjectIdentifier, quote_path, validate_name
 from core.planner import guard
+from core.planner.authorize import securable_of
 from core.planner.errors import ForbiddenSql, TemporaryObjectExists
+from core.planner.model import FunctionDef, Relation
 from core.planner.plan import Action, Plan
 from core.planner.queries import starts_query
 from core.planner.resolve import Resolver, system_identifier
@@ -18,9 +20,11 @@ from core.planner.statement import (
     accept_if_not_exists,
     data_type,
     key_value_list,
+    missing_relation,
     type_span,
 )
 from core.planner.tokens import TokenCursor
+from core.privileges import Decision, Privilege, Securable
 
 
 def _comment_and_properties(cursor: TokenCursor) -> tuple[str | None, dict[str, str]]:
@@ -48,6 +52,13 @@ def plan_create_catalog(statement: Statement, cursor: TokenCursor) -> Plan:
     (name,), _, _ = cursor.path("a catalog name", max_parts=1)
     guard.check_reserved_parts([name])
     comment, properties = _comment_and_properties(cursor)
+    if not statement.context.may_create_catalogs:
+        raise PermissionDenied(
+            "You may not create catalogs: on this server only admins create them "
+            "(TESSERA_CATALOG_CREATORS). Ask an admin for a catalog, or for CREATE on one "
+            "to make databases in it.",
+            details={"kind": "catalog", "identifier": [name], "privilege": "CREATE"},
+        )
     return Plan.of(
         Action.CREATE_CATALOG,
         target=(name,),
@@ -65,7 +76,7 @@ def plan_create_database(statement: Statement, cursor: TokenCursor) -> Plan:
     parts, _, _ = cursor.path("a database name", max_parts=2)
     database = statement.database_identifier(parts)
     comment, properties = _comment_and_properties(cursor)
-    statement.require_catalog(database.catalog)
+    statement.require_catalog(database.catalog, Privilege.CREATE)
     return Plan.of(
         Action.CREATE_DATABASE,
         target=database.parts,
@@ -99,7 +110,7 @@ def plan_create_view(
     if or_replace and if_not_exists:
         shown = "TEMPORARY VIEW" if temporary else "VIEW"
         raise CoreError(f"CREATE OR REPLACE {shown} cannot be combined with IF NOT EXISTS.")
-    resolver = Resolver(statement.reader, statement.context)
+    resolver = Resolver(statement.reader, statement.context, statement.authorizer)
     rewritten = resolver.rewrite_query(
         statement.text,
         query_tokens,
@@ -118,7 +129,9 @@ def plan_create_view(
                 f"The view {ident.quoted()} cannot read temporary objects ({', '.join(read)}): "
                 "a permanent view must only read permanent ones."
             )
-        statement.require_database(ident.catalog, ident.database)
+        statement.require_database(ident.catalog, ident.database, Privilege.CREATE)
+        if or_replace:
+            _check_replaced_view(statement, ident)
     args: dict[str, Any] = {
         "identifier": list(ident.parts),
         "if_not_exists": if_not_exists,
@@ -137,6 +150,17 @@ def plan_create_view(
         functions=tuple(resolver.functions),
         target=ident.parts,
         args=args,
+    )
+
+
+def _check_replaced_view(statement: Statement, ident: ObjectIdentifier) -> None:
+    """CREATE OR REPLACE VIEW over an existing permanent view drops it: MANAGE on it. (The
+    user may create in its database, so it is never hidden: refused, not missing.)"""
+    existing = statement.reader.get_relation(ident)
+    if existing is None or existing.temporary or existing.kind != "view":
+        return
+    statement.authorizer.require(
+        existing, Privilege.MANAGE, missing=lambda: missing_relation(ident)
     )
 
 
@@ -225,7 +249,7 @@ def plan_create_function(
         existing = statement.reader.get_function(ident)
         if existing is not None and existing.temporary:
             raise TemporaryObjectExists(ident, "function", "creating", "function")
-        statement.require_database(ident.catalog, ident.database)
+        statement.require_database(ident.catalog, ident.database, Privilege.CREATE)
 
     following = cursor.peek()
     if following is not None and following.is_punct("("):
@@ -234,7 +258,7 @@ def plan_create_function(
         if not body_tokens:
             raise cursor.error("the function body")
         body = statement.span(body_tokens[0], body_tokens[-1])
-        resolver = Resolver(statement.reader, statement.context)
+        resolver = Resolver(statement.reader, statement.context, statement.authorizer)
         rewritten = resolver.function_body(body, ident, statement.text, body_tokens[0].start)
         read = resolver.temporary_objects()
         if read and not temporary:
@@ -327,11 +351,37 @@ def plan_drop(statement: Statement, cursor: TokenCursor) -> Plan:
     cursor.expect_end()
     if kind in ("table", "view", "function"):
         _check_no_temporary(statement, ObjectIdentifier.of(identifier), kind)
+    _check_drop(statement, kind, identifier)
     return Plan.of(
         f"drop_{kind}",
         target=identifier,
         args={"identifier": list(identifier), "if_exists": if_exists, "cascade": cascade},
     )
+
+
+def _check_drop(statement: Statement, kind: str, identifier: tuple[str, ...]) -> None:
+    """DROP needs MANAGE on what it drops. A missing object, and one the user may not see,
+    are left to the command, which answers both alike (not found, or nothing to do with IF
+    EXISTS): the plan is the same for both."""
+    authorizer = statement.authorizer
+    target: Securable | Relation | FunctionDef | None
+    if kind == "catalog":
+        target = statement.reader.catalog_securable(identifier[0])
+    elif kind == "database":
+        target = statement.reader.database_securable(identifier[0], identifier[1])
+    elif kind == "function":
+        target = statement.reader.get_function(ObjectIdentifier.of(identifier))
+    else:
+        target = statement.reader.get_relation(ObjectIdentifier.of(identifier))
+    if target is None:
+        return
+    s = target if isinstance(target, Securable) else securable_of(target)
+    if s is None:  # temporary: refused before (TemporaryObjectExists)
+        return
+    decided = authorizer.decision(s, Privilege.MANAGE)
+    if decided is Decision.HIDDEN:
+        return
+    authorizer.require(s, Privilege.MANAGE, missing=lambda: AssertionError("seen"))
 
 
 def _check_no_temporary(statement: Statement, ident: ObjectIdentifier, kind: str) -> None:

@@ -20,7 +20,7 @@ def starts_query(tokens: Sequence[Token]) -> bool:
 
 def plan_query(statement: Statement) -> Plan:
     context = statement.context
-    resolver = Resolver(statement.reader, context)
+    resolver = Resolver(statement.reader, context, statement.authorizer)
     rewritten = resolver.rewrite_query(
         statement.text,
         statement.tokens,

@@ -17,6 +17,7 @@ from core.datatypes import read_schema_type
 from core.errors import CoreError, NotFound
 from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_path
 from core.planner import guard, time_travel
+from core.planner.authorize import Authorizer, Definer
 from core.planner.errors import ForbiddenSql, ParseError
 from core.planner.functions import is_builtin
 from core.planner.model import (
@@ -34,9 +35,18 @@ from core.planner.references import (
     analyze_expression,
     analyze_query,
 )
-from core.planner.sources import stored_source
+from core.planner.sources import (
+    DATAFRAME_CONNECTOR,
+    RATE_CONNECTOR,
+    UPLOAD_CONNECTOR,
+    stored_source,
+)
 from core.planner.streaming import declared_watermark
 from core.planner.tokens import Token, statement_groups, strip_region, tokenize
+from core.privileges import Privilege
+
+# Temporary tables of these connectors read no files under a storage root.
+_READS_NO_FILES = frozenset({UPLOAD_CONNECTOR, DATAFRAME_CONNECTOR, RATE_CONNECTOR})
 
 RELATION_ALIAS = "__tessera_r{}"
 FUNCTION_ALIAS = "__tessera_f{}"
@@ -170,16 +180,25 @@ def table_plan(
 class Resolver:
     """Resolves and registers the objects one statement reads."""
 
-    def __init__(self, reader: CatalogReader, context: PlanContext) -> None:
+    def __init__(
+        self, reader: CatalogReader, context: PlanContext, authorizer: Authorizer | None = None
+    ) -> None:
         self.reader = reader
         self.context = context
+        # The statement's checks (a resolver of its own when planning outside a statement).
+        self.authorizer = authorizer if authorizer is not None else Authorizer(reader)
         self.relations: list[RelationPlan] = []
         self.functions: list[FunctionPlan] = []
         self.objects: list[Relation | FunctionDef] = []
         self._relation_aliases: dict[tuple[str, ...], tuple[str, ObjectIdentifier]] = {}
         self._function_aliases: dict[tuple[str, str, str], tuple[str, ObjectIdentifier]] = {}
+        # What each alias stands for, for the checks of later references to it.
+        self._registered: dict[tuple[str, ...], Relation | FunctionDef] = {}
         self._not_system: set[tuple[str, str, str]] = set()
         self._expanding: list[tuple[str, ObjectIdentifier]] = []
+        # Whose rights the references being resolved are checked with: the innermost
+        # permanent view or SQL function being expanded (definer rights); empty: the invoker.
+        self._definers: list[Definer | None] = []
 
     # -- queries ------------------------------------------------------------------------
 
@@ -257,14 +276,18 @@ class Resolver:
             return self._version(ident, travel)
         known = self._relation_aliases.get(ident.key)
         if known is not None:
+            # Checked per reference: read directly and through a view, both rights count.
+            self._require(self._registered[ident.key], Privilege.SELECT, ident)
             return known
         self._check_cycle("view", ident)
         relation = self.reader.get_relation(ident)
         if relation is None:
             raise self._not_found(f"Table or view {ident.quoted()} not found", ident)
+        self._require(relation, Privilege.SELECT, ident)
+        self._require_files_of(relation)
         ident = relation.identifier
         if relation.kind == "view":
-            with self._expanding_object("view", ident):
+            with self._expanding_object("view", ident), self._inside(relation):
                 sql = self._view_sql(relation)
         elif relation.status == "staged":
             raise staged_error(relation)
@@ -276,6 +299,7 @@ class Resolver:
         self.relations.append(plan)
         self.objects.append(relation)
         self._relation_aliases[ident.key] = (alias, ident)
+        self._registered[ident.key] = relation
         return alias, ident
 
     def _version(self, ident: ObjectIdentifier, travel: TimeTravel) -> tuple[str, ObjectIdentifier]:
@@ -284,6 +308,7 @@ class Resolver:
         relation = self.reader.get_relation(ident)
         if relation is None:
             raise self._not_found(f"Table or view {ident.quoted()} not found", ident)
+        self._require(relation, Privilege.SELECT, ident)
         ident = relation.identifier
         what = time_travel.unversioned(relation)
         if what:
@@ -304,6 +329,47 @@ class Resolver:
         self.objects.append(relation)
         self._relation_aliases[key] = (alias, ident)
         return alias, ident
+
+    # -- privileges -----------------------------------------------------------------------
+
+    def definer(self) -> Definer | None:
+        """Whose rights count now: the owner of the innermost permanent view or SQL function
+        being expanded; None at the statement's own level (the invoker)."""
+        return self._definers[-1] if self._definers else None
+
+    @contextmanager
+    def _inside(self, obj: Relation | FunctionDef) -> Iterator[None]:
+        """While the references inside ``obj`` are resolved, with its owner's rights."""
+        self._definers.append(self.authorizer.definer_inside(obj, self.definer()))
+        try:
+            yield
+        finally:
+            self._definers.pop()
+
+    def _require_files_of(self, relation: Relation) -> None:
+        """A session's temporary table over files reads them with its user's rights now: READ
+        FILES on their root is decided again at each statement (a revoke counts from the
+        next one), not only when the table was declared. Uploads, DataFrames and the rate
+        connector read no one's files; permanent tables are read with SELECT on them."""
+        if not relation.temporary or relation.kind != "table" or "path" not in relation.options:
+            return
+        named = {str(relation.options.get(k, "")).strip().lower() for k in ("connector", "format")}
+        if named & _READS_NO_FILES:
+            return
+        self.authorizer.require_files(relation.options["path"], self.context.storage_roots)
+
+    def _require(
+        self, obj: Relation | FunctionDef, needed: Privilege, ident: ObjectIdentifier
+    ) -> None:
+        """``needed`` on a referenced object, for whoever's rights count; hidden answers as
+        the missing name (naming the view that reads it, if any)."""
+        what = "Function" if isinstance(obj, FunctionDef) else "Table or view"
+        self.authorizer.require(
+            obj,
+            needed,
+            missing=lambda: self._not_found(f"{what} {ident.quoted()} not found", ident),
+            definer=self.definer(),
+        )
 
     @contextmanager
     def _expanding_object(self, kind: str, ident: ObjectIdentifier) -> Iterator[None]:
@@ -371,11 +437,13 @@ class Resolver:
         ident = expand_path(parts, catalog, database)
         known = self._function_aliases.get(ident.key)
         if known is not None:
+            self._require(self._registered[("function", *ident.key)], Privilege.EXECUTE, ident)
             return known
         self._check_cycle("function", ident)
         function = self.reader.get_function(ident)
         if function is None:
             raise self._not_found(f"Function {ident.quoted()} not found", ident)
+        self._require(function, Privilege.EXECUTE, ident)
         return self._register_function(function, function.identifier, system=False)
 
     def system_function(self, name: str) -> tuple[str, ObjectIdentifier] | None:
@@ -406,7 +474,10 @@ class Resolver:
             body = ""
         else:
             implementation = ""
-            body = self.function_body(function.implementation, ident, function.implementation, 0)
+            with self._inside(function):
+                body = self.function_body(
+                    function.implementation, ident, function.implementation, 0
+                )
         alias = FUNCTION_ALIAS.format(len(self.functions) + 1)
         self.functions.append(
             FunctionPlan(
@@ -423,6 +494,7 @@ class Resolver:
         )
         self.objects.append(function)
         self._function_aliases[ident.key] = (alias, ident)
+        self._registered[("function", *ident.key)] = function
         return alias, ident
 
     def function_body(self, body: str, ident: ObjectIdentifier, origin: str, offset: int) -> str:

@@ -8,6 +8,7 @@ from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.planner import guard, time_travel
 from core.planner.errors import ForbiddenSql
+from core.planner.grants import plan_show_grants
 from core.planner.plan import Action, Plan
 from core.planner.statement import Statement
 from core.planner.tokens import TokenCursor
@@ -41,11 +42,13 @@ def plan_show(statement: Statement) -> Plan:
         return _show_in_database(statement, cursor, "show_functions")
     if cursor.accept_words("CREATE", "TABLE"):
         return _show_create_table(statement, cursor)
+    if cursor.accept_words("GRANTS"):
+        return plan_show_grants(statement, cursor)
     token = cursor.peek()
     shown = "SHOW" if token is None else f"SHOW {statement.text[token.start : token.end]}"
     raise ForbiddenSql(
         f"{shown} is not supported: Tessera answers SHOW CATALOGS, DATABASES, TABLES, VIEWS, "
-        "FUNCTIONS and CREATE TABLE from its own catalog."
+        "FUNCTIONS, CREATE TABLE and GRANTS from its own catalog."
     )
 
 

@@ -9,8 +9,10 @@ from core.datatypes import DataType, parse_data_type
 from core.errors import CoreError, DataTypeError, IdentifierError, NotFound
 from core.identifiers import DatabaseIdentifier, ObjectIdentifier, expand_path, quote_path
 from core.planner import guard
+from core.planner.authorize import Authorizer
 from core.planner.model import CatalogReader, PlanContext, Relation
 from core.planner.tokens import Token, TokenCursor, parse_error
+from core.privileges import Privilege, Securable
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,9 @@ class Statement:
     context: PlanContext
     start: int  # the statement's text, comments included: text[start:end]
     end: int
+    # The statement's privilege checks (one per statement; EXPLAIN's inner statement shares
+    # it), whose records become the plan's ``access``.
+    authorizer: Authorizer
 
     def cursor(self, position: int = 0) -> TokenCursor:
         return TokenCursor(self.text, self.tokens, position)
@@ -57,25 +62,61 @@ class Statement:
             raise CoreError("No current database is set: name one, or USE one first.")
         return DatabaseIdentifier(catalog, database)
 
-    # -- existence -----------------------------------------------------------------------
+    # -- existence and privileges -------------------------------------------------------
+    # What the user may not see raises exactly what a missing name raises here.
 
-    def require_catalog(self, catalog: str) -> None:
-        if not self.reader.catalog_exists(catalog):
-            raise NotFound(f"A catalog with name [{catalog}] does not exist.")
+    def require_catalog(
+        self, catalog: str, needed: Privilege | None = None, *, record: bool = True
+    ) -> Securable:
+        """The catalog, seen by the user and (``needed``) allowed that privilege on it."""
+        return self.authorizer.require_catalog(
+            catalog, needed, missing=lambda: missing_catalog(catalog), record=record
+        )
 
-    def require_database(self, catalog: str, database: str) -> None:
-        self.require_catalog(catalog)
-        if not self.reader.database_exists(catalog, database):
-            raise NotFound(f"Database {quote_path([catalog, database])} does not exist.")
+    def require_database(
+        self, catalog: str, database: str, needed: Privilege | None = None, *, record: bool = True
+    ) -> Securable:
+        """The database, seen by the user and (``needed``) allowed that privilege on it."""
+        return self.authorizer.require_database(
+            catalog,
+            database,
+            needed,
+            missing_catalog=lambda: missing_catalog(catalog),
+            missing=lambda: missing_database(catalog, database),
+            record=record,
+        )
 
-    def require_relation(self, ident: ObjectIdentifier) -> Relation:
+    def find_relation(self, ident: ObjectIdentifier) -> Relation:
+        """The table or view, unless it is missing or hidden from the user (NOT_FOUND);
+        checks nothing more and records nothing."""
+        relation = self.reader.get_relation(ident)
+        if relation is None or self.authorizer.see(relation) is None:
+            raise missing_relation(ident)
+        return relation
+
+    def require_relation(
+        self, ident: ObjectIdentifier, needed: Privilege | None = None
+    ) -> Relation:
+        """The table or view, seen by the user and (``needed``) allowed that privilege."""
         relation = self.reader.get_relation(ident)
         if relation is None:
-            raise NotFound(
-                f"Table or view {ident.quoted()} not found",
-                details={"identifier": list(ident.parts)},
-            )
+            raise missing_relation(ident)
+        self.authorizer.require(relation, needed, missing=lambda: missing_relation(ident))
         return relation
+
+
+def missing_catalog(catalog: str) -> NotFound:
+    return NotFound(f"A catalog with name [{catalog}] does not exist.")
+
+
+def missing_database(catalog: str, database: str) -> NotFound:
+    return NotFound(f"Database {quote_path([catalog, database])} does not exist.")
+
+
+def missing_relation(ident: ObjectIdentifier) -> NotFound:
+    return NotFound(
+        f"Table or view {ident.quoted()} not found", details={"identifier": list(ident.parts)}
+    )
 
 
 # -- shared clause parsers ----------------------------------------------------------------

@@ -8,7 +8,7 @@
 The query of each is planned exactly like a query (guarded, resolved, spliced); the worker
 analyses it, writes into a staging location and the web side commits (docs/statements.md,
 "Writes"). The planner checks what the text and the catalog can tell before anything
-runs: the target (a permanent table the user may write, whose path overlaps no other
+runs: the target (a permanent table the user may MODIFY, whose path overlaps no other
 table's), the options, the column list and, when the select list is plain, the column
 count.
 
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.errors import AlreadyExists, CoreError, NotFound, PermissionDenied
+from core.errors import AlreadyExists, CoreError, NotFound
 from core.identifiers import ObjectIdentifier, name_key, quote_part
 from core.options import WRITE_MODE
 from core.planner import guard
@@ -39,6 +39,7 @@ from core.planner.sources import declared_source, stored_source
 from core.planner.statement import Statement, accept_if_not_exists
 from core.planner.tokens import Token, TokenCursor, parse_error
 from core.planner.upserts import plan_upsert, read_hint
+from core.privileges import Privilege
 from core.session_properties import RUNTIME_MODE, runtime_mode_value
 
 ATOMIC_OPTION = "table.ctas.atomic"
@@ -132,7 +133,9 @@ def plan_ctas(statement: Statement, position: int) -> Plan:
         )
     partition_by = _partition_names(trailing.partition_by)
     refs = analyze_query(statement.text, query_tokens)  # the guard, before anything else
-    statement.require_database(ident.catalog, ident.database)
+    statement.require_database(ident.catalog, ident.database, Privilege.CREATE)
+    if "path" in options:  # an external table: what lies under its path becomes readable
+        statement.authorizer.require_files(options["path"], statement.context.storage_roots)
     args: dict[str, Any] = {
         "identifier": list(ident.parts),
         "if_not_exists": if_not_exists,
@@ -153,7 +156,7 @@ def plan_ctas(statement: Statement, position: int) -> Plan:
         args["skip"] = True
         return Plan.of(Action.CTAS, target=ident.parts, args=args)
     context = statement.context
-    resolver = Resolver(statement.reader, context)
+    resolver = Resolver(statement.reader, context, statement.authorizer)
     rewritten = resolver.rewrite_query(
         statement.text,
         query_tokens,
@@ -220,13 +223,16 @@ def _column_list_follows(cursor: TokenCursor) -> bool:
     return following is not None and not starts_query([following])
 
 
+def _missing_target(ident: ObjectIdentifier) -> NotFound:
+    return NotFound(f"Table {ident.quoted()} not found", details={"identifier": list(ident.parts)})
+
+
 def _target_table(statement: Statement, ident: ObjectIdentifier) -> Relation:
-    """The table an INSERT writes: permanent, active, a table."""
+    """The table an INSERT writes: permanent, active, a table the user may MODIFY (one they
+    may not see answers as a missing one, before anything else is said about it)."""
     relation = statement.reader.get_relation(ident)
-    if relation is None:
-        raise NotFound(
-            f"Table {ident.quoted()} not found", details={"identifier": list(ident.parts)}
-        )
+    if relation is None or statement.authorizer.see(relation) is None:
+        raise _missing_target(ident)
     shown = relation.identifier.quoted()
     details: dict[str, Any] = {"identifier": list(relation.identifier.parts)}
     if relation.kind == "view":
@@ -243,12 +249,7 @@ def _target_table(statement: Statement, ident: ObjectIdentifier) -> Relation:
         raise CoreError(
             f"Table {shown} is {relation.status} and cannot be written.", details=details
         )
-    if not statement.reader.may_write(relation):
-        raise PermissionDenied(
-            f"You may not write into table {shown}: only its owner, the owner of its catalog "
-            "or an admin may insert into it or overwrite it.",
-            details=details,
-        )
+    statement.authorizer.require(relation, Privilege.MODIFY, missing=lambda: _missing_target(ident))
     conflict = statement.reader.write_conflict(relation)
     if conflict is not None:
         # The table is the user's, but its files are (also) another table's: writing it
@@ -402,7 +403,7 @@ def _resolve_insert(
 def plan_insert(statement: Statement) -> Plan:
     """``INSERT INTO|OVERWRITE [TABLE] p [(c1, …)] query`` → action ``insert``."""
     parsed = _parse_insert(statement, statement.tokens, statement.end)
-    resolver = Resolver(statement.reader, statement.context)
+    resolver = Resolver(statement.reader, statement.context, statement.authorizer)
     insert = _resolve_insert(statement, parsed, resolver, TARGET_ALIAS.format(1))
     return Plan.of(
         Action.INSERT,
@@ -469,7 +470,7 @@ def plan_statement_set(statement: Statement) -> Plan:
             )
     # Every insert is read and guarded before anything is resolved.
     parsed = [_parse_insert(statement, member, member[-1].end) for member in members]
-    resolver = Resolver(statement.reader, statement.context)
+    resolver = Resolver(statement.reader, statement.context, statement.authorizer)
     inserts: list[_Insert] = []
     seen: set[tuple[str, str, str]] = set()
     for number, one in enumerate(parsed, 1):

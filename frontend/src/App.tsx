@@ -9,6 +9,9 @@ import { CatalogPage } from "./pages/catalog/CatalogPage";
 import { JobsPage } from "./pages/jobs/JobsPage";
 import { JobPage } from "./pages/jobs/JobPage";
 import { SavedQueriesPage } from "./pages/jobs/SavedQueriesPage";
+import { AuditPage } from "./pages/admin/AuditPage";
+import { TeamPage } from "./pages/admin/TeamPage";
+import { TeamsPage } from "./pages/admin/TeamsPage";
 import { ShortcutHelp } from "./pages/editor/ShortcutHelp";
 
 /** Typing into a field: single-key shortcuts stay out of the way. */
@@ -19,12 +22,12 @@ function typing(target: EventTarget | null): boolean {
 
 const SECTION_KEYS: Record<string, string> = { KeyE: "/editor", KeyC: "/catalog", KeyJ: "/jobs", KeyS: "/saved" };
 
-type Section = "editor" | "catalog" | "jobs" | "saved" | "missing";
+type Section = "editor" | "catalog" | "jobs" | "saved" | "teams" | "audit" | "missing";
 
 function sectionOf(pathname: string): Section {
   const first = pathname.split("/").filter(Boolean)[0] ?? "editor";
   if (first === "editor" || first === "login") return "editor";
-  if (first === "catalog" || first === "jobs" || first === "saved") return first;
+  if (first === "catalog" || first === "jobs" || first === "saved" || first === "teams" || first === "audit") return first;
   return "missing";
 }
 
@@ -73,6 +76,10 @@ export function App() {
     );
 
   const section = sectionOf(pathname);
+  const segments = pathname
+    .split("/")
+    .filter(Boolean)
+    .map((segment) => decodeURIComponent(segment));
   const logout = async () => {
     await post("/auth/logout").catch(() => undefined);
     setUser(null);
@@ -98,6 +105,14 @@ export function App() {
           <Link to="/saved" aria-current={section === "saved" ? "page" : undefined}>
             Saved queries
           </Link>
+          <Link to="/teams" aria-current={section === "teams" ? "page" : undefined}>
+            Teams
+          </Link>
+          {user.is_admin ? (
+            <Link to="/audit" aria-current={section === "audit" ? "page" : undefined}>
+              Audit
+            </Link>
+          ) : null}
         </nav>
         <div className="userbox">
           <button type="button" className="link" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => setHelp(true)}>
@@ -115,9 +130,12 @@ export function App() {
         <div className="page" hidden={section !== "editor"}>
           <EditorPage user={user} active={section === "editor"} />
         </div>
-        {section === "catalog" && <CatalogPage user={user} />}
+        {section === "catalog" && <CatalogPage />}
         {section === "jobs" && (pathname.split("/").filter(Boolean).length > 1 ? <JobPage /> : <JobsPage />)}
         {section === "saved" && <SavedQueriesPage user={user} />}
+        {section === "teams" &&
+          (segments.length > 1 ? <TeamPage key={segments[1]} name={segments[1]} user={user} /> : <TeamsPage user={user} />)}
+        {section === "audit" && <AuditPage user={user} />}
         {section === "missing" && (
           <div className="page narrow">
             <h1>Page not found</h1>

@@ -101,8 +101,10 @@ interface Answer<T> {
   data: T;
 }
 
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
 async function request<T>(
-  method: "GET" | "POST" | "PATCH" | "DELETE",
+  method: Method,
   path: string,
   body?: unknown,
   init: { signal?: AbortSignal; ifNoneMatch?: string } = {},
@@ -153,7 +155,7 @@ async function request<T>(
 }
 
 export async function api<T>(
-  method: "GET" | "POST" | "PATCH" | "DELETE",
+  method: Method,
   path: string,
   body?: unknown,
   init: { signal?: AbortSignal } = {},
@@ -177,6 +179,7 @@ export const get = <T>(path: string, init?: { signal?: AbortSignal }) =>
 export const post = <T>(path: string, body?: unknown, init?: { signal?: AbortSignal }) =>
   api<T>("POST", path, body ?? {}, init);
 export const patch = <T>(path: string, body: unknown) => api<T>("PATCH", path, body);
+export const put = <T = void>(path: string, body?: unknown) => api<T>("PUT", path, body);
 export const del = <T = void>(path: string) => api<T>("DELETE", path);
 
 // --- Shapes (API.md §2) -----------------------------------------------------------------
@@ -287,3 +290,61 @@ export function quoteIdent(part: string): string {
 }
 
 export const sqlPath = (parts: string[]): string => parts.map(quoteIdent).join(".");
+
+// --- Grants, teams, audit (issue 18, ADR 0011 §4–5) ---------------------------------------
+// Generated, refined where the document is loose (privileges and kinds are free strings there).
+
+/** A privilege (core/privileges.py `Privilege`). */
+export type Privilege = "USE" | "SELECT" | "MODIFY" | "CREATE" | "EXECUTE" | "MANAGE" | "READ FILES";
+
+/** What privileges are granted on (storage roots are the admins' and not in this UI). */
+export type SecurableKind = "catalog" | "database" | "table" | "view" | "function";
+
+export type PrincipalType = Schemas["PrincipalTypeEnum"];
+
+/** A user or a team, as grants name them (GET /principals items). */
+export type PrincipalRef = Schemas["PrincipalOut"];
+
+/** An object named by kind and path (`["c", "d", "t"]`): where a grant is inherited from. */
+export type ObjectRef = Omit<Schemas["PermissionSource"], "kind"> & { kind: SecurableKind };
+
+/** `can` of a catalog object (docs/api.md): what the signed-in user may do with it. */
+export type Can = Schemas["Can"];
+
+/** One principal's privileges on the object, granted on it (`inherited_from` null) or on its
+ * database or catalog. */
+export type PrivilegeAssignment = Omit<Schemas["PrivilegeAssignmentOut"], "privileges" | "inherited_from"> & {
+  privileges: Privilege[];
+  inherited_from: ObjectRef | null;
+};
+
+/** GET …/{object}/permissions (and the PATCH answer). */
+export type Permissions = Omit<Schemas["PermissionsOut"], "privilege_assignments" | "effective" | "can"> & {
+  privilege_assignments: PrivilegeAssignment[];
+  effective: Privilege[];
+  can: Partial<Can>;
+};
+
+/** One entry of PATCH …/{object}/permissions `changes`. */
+export type PermissionChange = Omit<Schemas["PermissionChangeInRequest"], "add" | "remove"> & {
+  add: Privilege[];
+  remove: Privilege[];
+};
+
+/** /users/me (and /auth/session): the user with `can.create_catalog`. */
+export type Me = User;
+
+/** A team (a Django group); `everyone` is implicit (every user, no member rows). */
+export type Team = Schemas["TeamOut"];
+
+/** One member of a team (GET /teams/{t}/members). */
+export type TeamMember = Schemas["MemberOut"];
+
+export type AuditAction = Schemas["ActionEnum"];
+
+/** One event of the audit log (GET /audit) or of an object's recent access (…/{object}/access;
+ * its `action` and principal type are free strings in the document). */
+export type AuditEvent = Omit<Schemas["AuditEventOut"], "action" | "principal"> & {
+  action: AuditAction | (string & {});
+  principal: PrincipalRef | null;
+};

@@ -1,10 +1,12 @@
 """Run the plan actions that are not queries: USE, SET/RESET, SHOW …, DESCRIBE,
-SHOW CREATE TABLE, and CREATE/DROP of catalogs, databases, tables, views and functions,
-permanent or temporary (``args.temporary``: the session's ``TemporaryObject`` rows).
+SHOW CREATE TABLE, CREATE/DROP of catalogs, databases, tables, views and functions,
+permanent or temporary (``args.temporary``: the session's ``TemporaryObject`` rows), and
+GRANT, REVOKE, SHOW GRANTS, ALTER … OWNER TO.
 
 ``run_command(job)`` is the one entry point; the dispatch table below maps each plan action
 to its handler in ``session`` (USE, SET, RESET), ``show`` (SHOW, DESCRIBE, SHOW CREATE
-TABLE), ``ddl`` (CREATE/DROP in the catalog) or ``temporary`` (FLIP-64 temporary objects).
+TABLE), ``ddl`` (CREATE/DROP in the catalog), ``grants`` (privileges and owners, through
+``catalog.grants``) or ``temporary`` (FLIP-64 temporary objects).
 The web process calls it for plans that need no Spark; a worker calls it for DDL plans that
 do (``needs_spark``), passing what only Spark can give: an expression ``typer`` for computed
 columns and watermarks, and ``derive_view_schema`` for views. Either way the job moves
@@ -27,7 +29,7 @@ from core.jobstate import IllegalTransition
 from core.planner import Action, Plan
 from core.schema import ExpressionTyper
 from jobs import lifecycle, results
-from jobs.commands import ddl, session, show, temporary
+from jobs.commands import ddl, grants, session, show, temporary
 from jobs.commands.common import Columns, DeriveViewSchema, Rows
 from jobs.errors import INTERNAL_ERROR, error_json
 from jobs.models import Job, TemporaryObject
@@ -148,6 +150,10 @@ _HANDLERS: dict[Action, Handler] = {
     Action.DROP_TABLE: ddl.drop_relation(Table.KIND_TABLE),
     Action.DROP_VIEW: ddl.drop_relation(Table.KIND_VIEW),
     Action.DROP_FUNCTION: ddl.drop_function,
+    Action.GRANT: grants.grant,
+    Action.REVOKE: grants.revoke,
+    Action.SHOW_GRANTS: grants.show_grants,
+    Action.ALTER_OWNER: grants.alter_owner,
 }
 
 _TEMPORARY_HANDLERS: dict[Action, Handler] = {

@@ -10,11 +10,13 @@ from typing import Any, Literal
 
 from django.db.models import QuerySet
 
+from catalog import access as catalog_access
 from catalog import selectors
 from catalog.models import Catalog, Database, Table
 from core.errors import CoreError, NotFound
 from core.identifiers import ObjectIdentifier
 from core.planner import TemporaryObjectExists
+from core.privileges import Access
 from core.schema import (
     Schema,
 )
@@ -66,7 +68,14 @@ def like_matcher(pattern: str | None) -> Callable[[str], bool]:
     return lambda name: regex.fullmatch(name) is not None
 
 
+def access_of(job: Job) -> Access:
+    """What the job's user holds (loaded once for the command: cached on the user object)."""
+    return catalog_access.access_for(job.user)
+
+
 def database_of(args: Mapping[str, Any], job: Job) -> Database:
+    """The database the plan names (or the session's), as the job's user may see it: one
+    they may not see answers as a missing one."""
     catalog = args.get("catalog")
     database = args.get("database")
     if catalog is None or database is None:
@@ -77,7 +86,7 @@ def database_of(args: Mapping[str, Any], job: Job) -> Database:
         raise CoreError("No current catalog is set; run USE CATALOG first or name one.")
     if not database:
         raise CoreError("No current database is set; run USE first or name one.")
-    return selectors.get_database(str(catalog), str(database))
+    return selectors.get_database(str(catalog), str(database), access=access_of(job))
 
 
 def catalog_of(args: Mapping[str, Any], job: Job) -> Catalog:
@@ -87,7 +96,7 @@ def catalog_of(args: Mapping[str, Any], job: Job) -> Catalog:
         catalog = session.current_catalog if session else None
     if not catalog:
         raise CoreError("No current catalog is set; run USE CATALOG first or name one.")
-    return selectors.get_catalog(str(catalog))
+    return selectors.get_catalog(str(catalog), access=access_of(job))
 
 
 def sql_string(text: str) -> str:

@@ -22,6 +22,7 @@ from jobs.commands.common import (
     Columns,
     DeriveViewSchema,
     Rows,
+    access_of,
     existing_relation,
     identifier_parts,
     message,
@@ -51,7 +52,7 @@ def create_catalog(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
 
 def create_database(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     c, d = identifier_parts(args, 2)
-    catalog = selectors.get_catalog(c)
+    catalog = selectors.get_catalog(c, access=access_of(job))
     existing = catalog.databases.filter(name_key=d.lower()).first()
     if existing is not None and args.get("if_not_exists"):
         path = quote_path([catalog.name, existing.name])
@@ -70,7 +71,7 @@ def create_table(
     job: Job, args: Mapping[str, Any], typer: ExpressionTyper | None
 ) -> tuple[Columns, Rows]:
     c, d, n = identifier_parts(args, 3)
-    database = selectors.get_database(c, d)
+    database = selectors.get_database(c, d, access=access_of(job))
     existing = existing_relation(database, n)
     if existing is not None and args.get("if_not_exists"):
         path = quote_path([c, d, existing.name])
@@ -107,7 +108,7 @@ def create_view(
     derive_view_schema: DeriveViewSchema | None,
 ) -> tuple[Columns, Rows]:
     c, d, n = identifier_parts(args, 3)
-    database = selectors.get_database(c, d)
+    database = selectors.get_database(c, d, access=access_of(job))
     existing = existing_relation(database, n)
     replaced = False
     if existing is not None:
@@ -157,7 +158,7 @@ def function_parameters(value: Any) -> list[dict[str, Any]]:
 def create_function(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     c, d, n = identifier_parts(args, 3)
     refuse_if_temporary(job, "function", (c, d, n), "creating", "function")
-    database = selectors.get_database(c, d)
+    database = selectors.get_database(c, d, access=access_of(job))
     existing = database.functions.filter(name_key=n.lower()).first()
     if existing is not None and args.get("if_not_exists"):
         path = quote_path([c, d, existing.name])
@@ -185,7 +186,7 @@ def absent(what: str, error: NotFound, args: Mapping[str, Any]) -> tuple[Columns
 def drop_catalog(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     (name,) = identifier_parts(args, 1)
     try:
-        catalog = selectors.get_catalog(name)
+        catalog = selectors.get_catalog(name, access=access_of(job))
     except NotFound as exc:
         return absent(f"Catalog [{name}]", exc, args)
     services.catalog_delete(user=job.user, catalog=catalog, cascade=bool(args.get("cascade")))
@@ -195,7 +196,7 @@ def drop_catalog(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
 def drop_database(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     c, d = identifier_parts(args, 2)
     try:
-        database = selectors.get_database(c, d)
+        database = selectors.get_database(c, d, access=access_of(job))
     except NotFound as exc:
         return absent(f"Database {quote_path([c, d])}", exc, args)
     services.database_delete(user=job.user, database=database, cascade=bool(args.get("cascade")))
@@ -210,7 +211,7 @@ def drop_relation(kind: str) -> Callable[[Job, Mapping[str, Any]], Any]:
         path = quote_path([c, d, n])
         refuse_if_temporary(job, "relation", (c, d, n), "removing", kind)
         try:
-            database = selectors.get_database(c, d)
+            database = selectors.get_database(c, d, access=access_of(job))
         except NotFound as exc:
             return absent(f"{kind.capitalize()} {path}", exc, args)
         found = existing_relation(database, n)
@@ -234,7 +235,7 @@ def drop_function(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     path = quote_path([c, d, n])
     refuse_if_temporary(job, "function", (c, d, n), "removing", "function")
     try:
-        function = selectors.get_function(c, d, n)
+        function = selectors.get_function(c, d, n, access=access_of(job))
     except NotFound as exc:
         return absent(f"Function {path}", exc, args)
     database = function.database

@@ -15,6 +15,7 @@ from jobs import planning, workspace
 from jobs.commands.common import (
     Columns,
     Rows,
+    access_of,
     locked_session,
     message,
     string_columns,
@@ -28,14 +29,16 @@ def use(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     session = locked_session(job)
     catalog_name, database_name = args.get("catalog"), args.get("database")
     if catalog_name:
-        catalog = selectors.get_catalog(str(catalog_name))
+        catalog = selectors.get_catalog(str(catalog_name), access=access_of(job))
         session.current_catalog = catalog.name
         if not database_name:
             session.current_database = catalog.default_database
     if database_name:
         if not session.current_catalog:
             raise CoreError("No current catalog is set; run USE CATALOG first or use c.d.")
-        database = selectors.get_database(session.current_catalog, str(database_name))
+        database = selectors.get_database(
+            session.current_catalog, str(database_name), access=access_of(job)
+        )
         session.current_catalog = database.catalog.name
         session.current_database = database.name
     session.save(update_fields=["current_catalog", "current_database"])

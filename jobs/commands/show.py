@@ -1,5 +1,8 @@
 """SHOW CATALOGS/DATABASES/TABLES/VIEWS/FUNCTIONS, DESCRIBE and SHOW CREATE TABLE of the
 catalog's objects (and of the session's temporary ones, which shadow them).
+
+What the job's user may not see is not listed (``catalog.access.*_q``, the filters of the
+REST lists) and answers as missing when named (the selectors' lookups).
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog import access as catalog_access
 from catalog import selectors, versions
-from catalog.models import Catalog, Function, Table
+from catalog.models import Catalog, Database, Function, Table
 from core.errors import NotFound
 from core.identifiers import quote_path
 from core.schema import (
@@ -23,6 +27,7 @@ from core.schema import (
 from jobs.commands.common import (
     Columns,
     Rows,
+    access_of,
     catalog_of,
     database_of,
     existing_relation,
@@ -39,14 +44,20 @@ log = logging.getLogger(__name__)
 
 def show_catalogs(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     match = like_matcher(args.get("like"))
-    names = Catalog.objects.order_by("name_key").values_list("name", flat=True)
+    visible = catalog_access.catalogs_q(access_of(job))
+    catalogs = Catalog.objects.all() if visible is None else Catalog.objects.filter(visible)
+    names = catalogs.order_by("name_key").values_list("name", flat=True)
     return string_columns("catalog"), [[name] for name in names if match(name)]
 
 
 def show_databases(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     catalog = catalog_of(args, job)
     match = like_matcher(args.get("like"))
-    names = catalog.databases.order_by("name_key").values_list("name", flat=True)
+    databases = Database.objects.filter(catalog=catalog)
+    visible = catalog_access.databases_q(access_of(job))
+    if visible is not None:
+        databases = databases.filter(visible)
+    names = databases.order_by("name_key").values_list("name", flat=True)
     return string_columns("database"), [[name] for name in names if match(name)]
 
 
@@ -54,11 +65,11 @@ def show_relations(kind: str, column: str) -> Callable[[Job, Mapping[str, Any]],
     def show(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
         database = database_of(args, job)
         match = like_matcher(args.get("like"))
-        names = (
-            Table.objects.filter(database=database, kind=kind)
-            .order_by("name_key")
-            .values_list("name", flat=True)
-        )
+        tables = Table.objects.filter(database=database, kind=kind)
+        visible = catalog_access.relations_q(access_of(job), kind)
+        if visible is not None:
+            tables = tables.filter(visible)
+        names = tables.order_by("name_key").values_list("name", flat=True)
         columns = [
             {"name": "database", "data_type": "STRING"},
             {"name": column, "data_type": "STRING"},
@@ -72,7 +83,11 @@ def show_relations(kind: str, column: str) -> Callable[[Job, Mapping[str, Any]],
 def show_functions(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     database = database_of(args, job)
     match = like_matcher(args.get("like"))
-    names = database.functions.order_by("name_key").values_list("name", flat=True)
+    functions = Function.objects.filter(database=database)
+    visible = catalog_access.functions_q(access_of(job))
+    if visible is not None:
+        functions = functions.filter(visible)
+    names = functions.order_by("name_key").values_list("name", flat=True)
     return string_columns("function"), [[name] for name in names if match(name)]
 
 
@@ -136,15 +151,17 @@ def relation_text(job: Job, args: Mapping[str, Any]) -> RelationText:
     temporary = temporary_row(job.session_id, "relation", c, d, n)
     if temporary is not None:
         return RelationText.of_temporary(temporary)
-    found = existing_relation(selectors.get_database(c, d), n)
+    access = access_of(job)
+    found = existing_relation(selectors.get_database(c, d, access=access), n)
     if found is None:
         raise NotFound(f"Table or view {quote_path([c, d, n])} not found.")
-    return RelationText.of_table(found)
+    # Seen, or refused as the lookup of an object the user may not see refuses it.
+    return RelationText.of_table(selectors.get_table(c, d, n, found.kind, access=access))
 
 
 def describe(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     if args.get("object_kind") == "function":
-        return _describe_function(args)
+        return _describe_function(job, args)
     relation = relation_text(job, args)
     rows: Rows = []
     resolved = (
@@ -198,9 +215,9 @@ def function_signature(function: Function) -> str:
     return ", ".join(f"{quote_path([p['name']])} {p['data_type']}" for p in function.parameters)
 
 
-def _describe_function(args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+def _describe_function(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     c, d, n = identifier_parts(args, 3)
-    function = selectors.get_function(c, d, n)
+    function = selectors.get_function(c, d, n, access=access_of(job))
     lines = [
         f"Function: {quote_path([c, d, function.name])}",
         f"Language: {function.language}",
@@ -305,9 +322,11 @@ def describe_history(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     """``DESCRIBE HISTORY p``: one row per version, newest first; ``readable`` is false once
     the maintenance removed a version's data (docs/statements.md)."""
     c, d, n = identifier_parts(args, 3)
-    found = existing_relation(selectors.get_database(c, d), n)
+    access = access_of(job)
+    found = existing_relation(selectors.get_database(c, d, access=access), n)
     if found is None or found.kind != Table.KIND_TABLE:
         raise NotFound(f"Table {quote_path([c, d, n])} not found.")
+    found = selectors.get_table(c, d, n, access=access)  # seen, or refused
     rows: Rows = [
         [
             row.version,

@@ -20,10 +20,10 @@ from typing import Any
 from django.utils import timezone
 
 from catalog import selectors as catalog_selectors
-from catalog import services as catalog_services
-from core.errors import PermissionDenied
-from core.identifiers import quote_part, quote_path
+from catalog.access import SYSTEM
+from core.identifiers import quote_part
 from core.planner import Plan
+from jobs import commit
 from jobs.models import Job
 from jobs.results import write_result
 from jobs.statistics_hooks import STAGING_KEY
@@ -136,13 +136,10 @@ def execute(spark: Any, plan: Plan, job_id: Any) -> dict[str, Any]:
     """Compute what the plan asks, stage it on the job and store the job's result."""
     mode = str(plan.args["mode"])
     catalog, database, name = (str(part) for part in plan.args["identifier"])
-    table = catalog_selectors.get_table(catalog, database, name)
+    # Found for the product (SYSTEM); the user's right is decided next, afresh.
+    table = catalog_selectors.get_table(catalog, database, name, access=SYSTEM)
     user = Job.objects.select_related("user").get(pk=job_id).user
-    if not catalog_services.may_write_table(user, table):  # checked again when stored
-        raise PermissionDenied(
-            f"You may not analyze table {quote_path([catalog, database, name])}: only its "
-            "owner, the owner of its catalog or an admin may change its metadata."
-        )
+    commit.require_modify(user, table)  # MODIFY, loaded afresh; checked again when stored
     figures: dict[str, Any] = compute(spark, plan) if mode != "noscan" else {}
     # The files as they are once the scan is done (a write committed meanwhile is counted).
     files, size = data_size(table)

@@ -15,7 +15,7 @@ import re
 import site
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
@@ -297,15 +297,30 @@ def known_locations(locations: Mapping[str, str]) -> Iterator[None]:
         _locations.reset(token)
 
 
-def plan_locations(plan: Plan | None, staging: Mapping[str, Any] | None = None) -> dict[str, str]:
+def plan_locations(
+    plan: Plan | None,
+    staging: Mapping[str, Any] | None = None,
+    access: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, str]:
     """Path → table name for the tables a job reads (plan relations) and writes (its
-    ``Job.staging`` entries: staging and final locations)."""
+    ``Job.staging`` entries: staging and final locations).
+
+    ``access`` (``Job.access``, the privileges the planner checked): a table the job's user
+    reads only through a view — never with SELECT of their own — is not named, since the
+    user may not see it; its location becomes ``<location of a table read by view
+    c.d.v>``. Without records (a job planned before grants existed) every table is named."""
     found: dict[str, str] = {}
+    unnamed = _read_through_views(access or ())
     for relation in plan.relations if plan is not None else ():
         path = str(relation.path or relation.options.get("path") or "")
         identifier = relation.identifier
         if path and identifier:
-            found[path] = ".".join(str(part) for part in identifier if part)
+            lowered = tuple(str(part).lower() for part in identifier)
+            if lowered in unnamed:
+                view = ".".join(str(part) for part in unnamed[lowered])
+                found[path] = f"<location of a table read by view {view}>"
+            else:
+                found[path] = ".".join(str(part) for part in identifier if part)
     for entry in (staging or {}).values():
         if not isinstance(entry, Mapping):
             continue
@@ -314,6 +329,34 @@ def plan_locations(plan: Plan | None, staging: Mapping[str, Any] | None = None) 
             if entry.get(key) and name:
                 found[str(entry[key])] = name
     return found
+
+
+def _read_through_views(
+    access: Sequence[Mapping[str, Any]],
+) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Tables (lower-cased identifiers) the records show read through a view only, with the
+    outermost such view the user reads themselves (the one they may name)."""
+    direct: set[tuple[str, ...]] = set()
+    parent: dict[tuple[str, ...], tuple[str, ...]] = {}  # what it was (first) read through
+    for record in access:
+        if not isinstance(record, Mapping) or not record.get("identifier"):
+            continue
+        ident = tuple(str(part) for part in record["identifier"])
+        key = tuple(part.lower() for part in ident)
+        via = record.get("via")
+        if via:
+            parent.setdefault(key, tuple(str(part) for part in via))
+        elif record.get("privilege") in ("SELECT", "MODIFY"):
+            direct.add(key)
+    outer: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for key, view in parent.items():
+        if key in direct:
+            continue
+        seen = 0
+        while (up := tuple(p.lower() for p in view)) in parent and up not in direct and seen < 64:
+            view, seen = parent[up], seen + 1
+        outer[key] = view
+    return outer
 
 
 def _forms(path: str) -> set[str]:
@@ -371,12 +414,15 @@ def _replace_directory(message: str, directory: str, label: str) -> str:
 
 def scrub_paths(message: str, locations: Mapping[str, str] | None = None) -> str:
     """``message`` without server paths: a table's location becomes ``<location of table
-    c.d.t>``, a server directory its placeholder, any other absolute path ``<path>``."""
+    c.d.t>`` (a table the user reads only through a view: ``<location of a table read by
+    view c.d.v>``, see ``plan_locations``), a server directory its placeholder, any other
+    absolute path ``<path>``. ``locations`` values are table names, or whole labels
+    (starting with ``<``)."""
     if "/" not in message and "(" not in message:
         return message
     known = {**(_locations.get() or {}), **(locations or {})}
     pairs = [
-        (form, f"<location of table {name}>")
+        (form, name if name.startswith("<") else f"<location of table {name}>")
         for path, name in known.items()
         for form in _forms(path)
     ]

@@ -195,7 +195,9 @@ def _run_job(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> st
     job_id, action = job.id, plan.action
     # Spark's messages name the job's tables, not their paths on this server (the staging
     # of a write was decided when the job was created, before this row was read).
-    with errors.known_locations(errors.plan_locations(plan, dict(job.staging or {}))):
+    with errors.known_locations(
+        errors.plan_locations(plan, dict(job.staging or {}), list(job.access or []))
+    ):
         try:
             if stream_commit.is_streaming(plan):
                 limit = max_rows(job_properties(job), plan)
@@ -305,7 +307,9 @@ def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> 
         monitor.stop()
         control.leave()
     # The staging locations the write added name their table in messages too.
-    with errors.known_locations(errors.plan_locations(plan, _staging_of(job.id))):
+    with errors.known_locations(
+        errors.plan_locations(plan, _staging_of(job.id), list(job.access or []))
+    ):
         status = write_runner.end_write(
             job,
             prepared,

@@ -8,7 +8,8 @@
   skipped there); merged again (at most ``upsert.RETRIES`` times) if another commit moved
   the table. Appends go through Spark's file sink instead (``jobs.executor.stream_files``).
 - ``PreviewSink``: a streaming SELECT keeps the latest rows (at most
-  ``min(result.max_rows, 1000)``, newest last) as the job's result, replaced after each batch.
+  ``min(result.max_rows, 1000)``, newest last) as the job's result, replaced after each batch
+  once its reads are decided again (a revoke fails the stream before the batch is shown).
 
 ``StreamState`` is what the runner, the sinks, the committer and the job's monitor share:
 Spark's last progress report, the batches and rows committed, the target's rows, an error
@@ -30,6 +31,7 @@ from typing import Any
 
 from django.db import connection
 
+from catalog import access as catalog_access
 from catalog import storage
 from core import jobstate
 from core import options as table_options
@@ -288,6 +290,13 @@ class UpsertSink:
                 log.info("job %s: batch %s merged again (the table moved)", self.job_id, batch_id)
 
 
+def recheck_reads(job_id: Any) -> None:
+    """The reads of a streaming SELECT, decided again before its batch becomes the result
+    (``catalog.access.recheck_reads``: what its user and each view's owner hold, afresh)."""
+    job = Job.objects.select_related("user").get(pk=job_id)
+    catalog_access.recheck_reads(job.user, job.access or [])
+
+
 class PreviewSink:
     """``foreachBatch`` of a streaming SELECT: the latest rows as the job's result."""
 
@@ -332,6 +341,7 @@ class PreviewSink:
             start = 0 if self.complete else combined.num_rows - limit
             combined = combined.slice(start, limit)
         self.tail = combined
+        recheck_reads(self.job_id)  # a revoke counts from the next batch: nothing stored
         result = write_result(self.job_id, combined, columns=self.columns, truncated=truncated)
         self.state.committed(batch_id, table.num_rows, combined.num_rows)
         if Job.objects.filter(pk=self.job_id, status=jobstate.RUNNING).update(

@@ -40,7 +40,12 @@ def test_token_is_issued_for_the_right_password_and_identifies_the_user(anon_api
     anon_api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     me = anon_api.get(f"{API}/users/me")
     assert me.status_code == 200
-    assert me.json() == {"username": "alice", "is_admin": False, "teams": []}
+    assert me.json() == {
+        "username": "alice",
+        "is_admin": False,
+        "teams": [],
+        "can": {"create_catalog": True},
+    }
 
 
 def test_wrong_password_or_unknown_user_is_401(anon_api, alice):
@@ -72,7 +77,12 @@ def test_admin_creates_a_user_with_teams_who_can_then_log_in(admin_api):
         {"username": "carol", "password": "another-long-passphrase", "teams": ["data", "ml"]},
     )
     assert response.status_code == 201, response.content
-    assert response.json() == {"username": "carol", "is_admin": False, "teams": ["data", "ml"]}
+    assert response.json() == {
+        "username": "carol",
+        "is_admin": False,
+        "teams": ["data", "ml"],
+        "can": {"create_catalog": True},
+    }
     carol = User.objects.get(username="carol")
     assert sorted(carol.groups.values_list("name", flat=True)) == ["data", "ml"]
     assert not carol.is_staff and not carol.is_superuser
@@ -80,7 +90,12 @@ def test_admin_creates_a_user_with_teams_who_can_then_log_in(admin_api):
     client = json_client()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token_for('carol', 'another-long-passphrase')}")
     me = client.get(f"{API}/users/me").json()
-    assert me == {"username": "carol", "is_admin": False, "teams": ["data", "ml"]}
+    assert me == {
+        "username": "carol",
+        "is_admin": False,
+        "teams": ["data", "ml"],
+        "can": {"create_catalog": True},
+    }
 
 
 def test_admin_can_create_an_admin(admin_api):

@@ -49,7 +49,12 @@ def test_csrf_endpoint_sets_the_cookie_for_anyone(browser):
 def test_login_starts_a_session_and_answers_like_users_me(browser, alice):
     response = login(browser)
     assert response.status_code == 200, response.content
-    assert response.json() == {"username": "alice", "is_admin": False, "teams": []}
+    assert response.json() == {
+        "username": "alice",
+        "is_admin": False,
+        "teams": [],
+        "can": {"create_catalog": True},
+    }
     assert settings.SESSION_COOKIE_NAME in response.cookies
     me = browser.get(f"{API}/users/me")
     assert me.status_code == 200
@@ -64,6 +69,7 @@ def test_login_reports_teams_and_admin_like_users_me(browser, admin, alice):
         "username": "carol",
         "is_admin": False,
         "teams": ["eng", "sales"],
+        "can": {"create_catalog": True},
     }
     assert login(json_client(enforce_csrf_checks=True), "admin").json()["is_admin"] is True
 

@@ -1,5 +1,6 @@
-"""Catalog controls follow what the user may do (``can``), pages and search refresh after
-writes, and views and functions are created from forms through the SQL DDL path."""
+"""Catalog controls follow what the user may do (``can``: the privileges of issue 18), pages
+and search refresh after writes, and views and functions are created from forms through the
+SQL DDL path."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
+from catalog.models import Database, Table
 from tests.browser.conftest import UI
-from tests.conftest import API, PASSWORD, client_for, simple_schema
+from tests.conftest import API, PASSWORD, CatalogFactory, client_for, simple_schema
+from tests.grants_support import share
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -20,36 +23,63 @@ SALES = f"{API}/catalogs/demo/databases/sales"
 
 @pytest.fixture
 def bob(demo: User) -> User:
-    """A user who owns nothing in the demo catalog (and is no admin)."""
+    """A user who owns nothing in the demo catalog (and is no admin): the demo is readable by
+    all (USE, SELECT, EXECUTE to team everyone), nothing more."""
     return User.objects.create_user("bob", password=PASSWORD)
 
 
-def test_a_non_owner_sees_no_drop_or_edit_and_an_owner_does(
+def _sales() -> Database:
+    return Database.objects.get(catalog__name_key="demo", name_key="sales")
+
+
+def test_a_reader_sees_no_drop_edit_or_create_and_grants_bring_them(
     ui: UI, page: Any, demo: User, bob: User
 ) -> None:
     bobs = client_for(bob)
-    made = bobs.post(f"{SALES}/tables", {"name": "bobs_notes", "schema": simple_schema()})
-    assert made.status_code == 201, made.content
-
     ui.login(page, "bob")
     page.goto(ui.url + "/catalog/demo/sales/table/orders")
     expect(page.get_by_test_id("object-name")).to_contain_text("demo.sales.orders")
-    expect(page.get_by_test_id("read-only")).to_be_visible()
+    expect(page.get_by_test_id("read-only")).to_contain_text(
+        "You hold SELECT on this table; its owner is alice."
+    )
     expect(page.get_by_role("button", name="Drop table")).to_have_count(0)
     expect(page.get_by_role("button", name="Edit comment")).to_have_count(0)
-    expect(page.get_by_role("button", name="Query")).to_be_visible()  # reading is for all
+    expect(page.get_by_role("button", name="Edit schema")).to_have_count(0)
+    # Reading is his: Query, Sample data and Statistics are there; computing statistics is not.
+    expect(page.get_by_role("button", name="Query")).to_be_visible()
+    expect(page.get_by_role("tab", name="Sample data")).to_be_visible()
+    page.get_by_role("tab", name="Statistics").click()
+    expect(page.get_by_test_id("statistics")).to_be_visible()
+    expect(page.get_by_role("button", name="Compute column statistics")).to_have_count(0)
+    page.get_by_role("tab", name="Permissions").click()
+    expect(page.get_by_test_id("your-access")).to_contain_text("SELECT")
+    expect(page.get_by_role("form", name="Grant privileges")).to_have_count(0)
     ui.screenshot(page, "catalog-read-only")
 
-    # The catalog and database pages: bob may create inside, not drop or edit.
+    # The database and catalog pages: nothing to create, drop or edit.
+    page.goto(ui.url + "/catalog/demo/sales")
+    expect(page.get_by_test_id("read-only")).to_contain_text("You may see this database")
+    for button in ("New table", "New view", "New function", "Drop database", "Edit comment"):
+        expect(page.get_by_role("button", name=button)).to_have_count(0)
+    page.goto(ui.url + "/catalog/demo")
+    for button in ("New database", "Drop catalog", "Edit comment"):
+        expect(page.get_by_role("button", name=button)).to_have_count(0)
+    # What bob was not offered, he may indeed not do.
+    assert bobs.delete(f"{SALES}/tables/orders").status_code == 403
+    made = bobs.post(f"{SALES}/tables", {"name": "bobs_notes", "schema": simple_schema()})
+    assert made.status_code == 403, made.content
+
+    # CREATE on the database: the New buttons; what he makes is his (Edit and Drop work).
+    share(_sales(), ["CREATE"], user=bob)
     page.goto(ui.url + "/catalog/demo/sales")
     expect(page.get_by_role("button", name="New table")).to_be_visible()
+    expect(page.get_by_role("button", name="New view")).to_be_visible()
+    expect(page.get_by_test_id("read-only")).to_contain_text("You hold CREATE on this database")
     expect(page.get_by_role("button", name="Drop database")).to_have_count(0)
-    page.goto(ui.url + "/catalog/demo")
-    expect(page.get_by_role("button", name="New database")).to_be_visible()
-    expect(page.get_by_role("button", name="Drop catalog")).to_have_count(0)
-
-    # His own table: Drop and Edit are there, and they work.
+    made = bobs.post(f"{SALES}/tables", {"name": "bobs_notes", "schema": simple_schema()})
+    assert made.status_code == 201, made.content
     page.goto(ui.url + "/catalog/demo/sales/table/bobs_notes")
+    expect(page.get_by_test_id("owner")).to_have_text("bob")
     expect(page.get_by_test_id("read-only")).to_have_count(0)
     page.get_by_role("button", name="Edit comment").click()
     page.get_by_label("Comment", exact=True).fill("bob's own")
@@ -59,8 +89,68 @@ def test_a_non_owner_sees_no_drop_or_edit_and_an_owner_does(
     page.get_by_role("dialog").get_by_role("button", name="Drop", exact=True).click()
     expect(page).to_have_url(re.compile(r"/catalog/demo/sales$"))
     assert bobs.get(f"{SALES}/tables/bobs_notes").status_code == 404
-    # What bob was not offered, he may indeed not do.
-    assert bobs.delete(f"{SALES}/tables/orders").status_code == 403
+
+    # MANAGE on alice's table: he may now change and drop it, and grant on it.
+    share(Table.objects.get(database=_sales(), name_key="orders"), ["MANAGE"], user=bob)
+    page.goto(ui.url + "/catalog/demo/sales/table/orders")
+    expect(page.get_by_role("button", name="Drop table")).to_be_visible()
+    expect(page.get_by_role("button", name="Edit comment")).to_be_visible()
+    expect(page.get_by_test_id("read-only")).to_have_count(0)
+    page.get_by_role("tab", name="Permissions").click()
+    expect(page.get_by_role("form", name="Grant privileges")).to_be_visible()
+    # Only an owner (of it or what contains it) or an admin hands ownership on.
+    expect(page.get_by_role("button", name="Transfer ownership")).to_have_count(0)
+
+
+def test_without_select_a_table_shows_its_schema_not_its_rows(
+    ui: UI, page: Any, demo: User, bob: User
+) -> None:
+    make = CatalogFactory(client_for(demo))
+    make.catalog("vault", shared=False)
+    make.database("vault", "books")
+    make.table("vault", "books", "ledger", simple_schema("id BIGINT", "amount DOUBLE"))
+    share(
+        Table.objects.get(database__catalog__name_key="vault", name_key="ledger"), ["USE"], user=bob
+    )
+
+    ui.login(page, "bob")
+    page.goto(ui.url + "/catalog/vault/books/table/ledger")
+    expect(page.get_by_test_id("no-select")).to_have_text(
+        "You may see this table but not read its rows: "
+        "that needs SELECT on it, its database or its catalog."
+    )
+    expect(page.get_by_test_id("read-only")).to_contain_text("You may see this table")
+    expect(page.get_by_test_id("column-amount")).to_be_visible()
+    for tab in ("Schema", "Details", "DDL", "Permissions"):
+        expect(page.get_by_role("tab", name=tab)).to_be_visible()
+    for tab in ("Sample data", "Statistics"):
+        expect(page.get_by_role("tab", name=tab)).to_have_count(0)
+    expect(page.get_by_role("button", name="Query")).to_have_count(0)
+    stats = client_for(bob).get(f"{API}/catalogs/vault/databases/books/tables/ledger/statistics")
+    assert stats.status_code == 403, stats.content
+
+
+def test_new_catalog_is_offered_to_those_who_may_create_one(
+    ui: UI, page: Any, demo: User, bob: User, settings: Any
+) -> None:
+    ui.login(page, "bob")
+    page.goto(ui.url + "/catalog")
+    expect(page.get_by_role("button", name="New catalog")).to_be_visible()
+    expect(page.get_by_role("link", name="+ New catalog")).to_be_visible()
+
+    settings.TESSERA_CATALOG_CREATORS = "admins"
+    page.reload()
+    expect(page.get_by_role("heading", name="Catalogs")).to_be_visible()
+    expect(page.get_by_role("link", name="demo").first).to_be_visible()
+    expect(page.get_by_role("button", name="New catalog")).to_have_count(0)
+    expect(page.get_by_role("link", name="+ New catalog")).to_have_count(0)
+    refused = client_for(bob).post(f"{API}/catalogs", {"name": "bobs"})
+    assert refused.status_code == 403, refused.content
+    # An admin still may.
+    page.get_by_role("button", name="Log out").click()
+    ui.login(page, "alice")
+    page.goto(ui.url + "/catalog")
+    expect(page.get_by_role("button", name="New catalog")).to_be_visible()
 
 
 def test_search_results_refresh_after_a_drop(ui: UI, page: Any, demo: User) -> None:

@@ -116,7 +116,6 @@ HOSTILE: list[tuple[str, str]] = [
     ("UPDATE orders SET id = 1", "UPDATE orders"),
     ("MERGE INTO orders USING customers ON true WHEN MATCHED THEN DELETE", "MERGE INTO"),
     ("TRUNCATE TABLE orders", "TRUNCATE TABLE"),
-    ("GRANT SELECT ON orders TO bob", "GRANT SELECT"),
     ("CREATE EXTERNAL TABLE t (a INT) LOCATION '/etc'", "CREATE EXTERNAL"),
     ("CREATE OR REPLACE TABLE t (a INT)", "CREATE OR REPLACE TABLE"),
     ("SHOW PARTITIONS orders", "SHOW PARTITIONS"),

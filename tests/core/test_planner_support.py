@@ -7,8 +7,8 @@ planner: the planner under test is always the real one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal, TypeVar
 
 from core.datatypes import parse_data_type
 from core.errors import CoreError
@@ -22,6 +22,7 @@ from core.planner import (
     TimeTravel,
     plan_statement,
 )
+from core.privileges import Access, GrantRow, Kind, Privilege, Securable
 from core.schema import (
     ComputedColumn,
     MetadataColumn,
@@ -33,6 +34,13 @@ from core.schema import (
 )
 
 STORAGE_ROOT = "/srv/tessera/external"
+
+# The statement's user, by default an admin who owns what the catalog holds (ADMIN); another
+# user (OTHER) owns the tables ``read_only`` names.
+USER_ID = 1
+OTHER_ID = 2
+ADMIN = Access(USER_ID, admin=True)
+Obj = TypeVar("Obj", Relation, FunctionDef)
 
 
 @dataclass
@@ -47,7 +55,21 @@ class MemoryCatalog:
     temporary_functions: dict[tuple[str, str, str], FunctionDef] = field(default_factory=dict)
     system_functions: dict[str, FunctionDef] = field(default_factory=dict)
     lookups: list[str] = field(default_factory=list)
-    read_only: set[tuple[str, str, str]] = field(default_factory=set)  # the user may not write
+    # Tables the user may read but not write: owned by OTHER, the user holds SELECT on them
+    # (and is then no admin, but holds USE and CREATE on every catalog and database and owns
+    # every other object).
+    read_only: set[tuple[str, str, str]] = field(default_factory=set)
+    # Privileges (core.privileges): the statement's user (None: ADMIN, or the read_only
+    # world), what other principals (view owners) hold, user names, and owners of catalogs
+    # and databases (objects: ``owners``, by key; default the user).
+    user: Access | None = None
+    principals: dict[int, Access] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=lambda: {USER_ID: "alice", OTHER_ID: "bob"})
+    owners: dict[tuple[str, ...], int | None] = field(default_factory=dict)
+    # Ids of catalogs, databases, relations and functions, by key, as a database gives them.
+    ids: dict[tuple[str, ...], int] = field(default_factory=dict)
+    display: dict[tuple[str, ...], str] = field(default_factory=dict)  # names as stored
+    questions: list[str] = field(default_factory=list)  # owns_inside and access calls
     # tables whose path overlaps another's: why they cannot be written
     conflicts: dict[tuple[str, str, str], str] = field(default_factory=dict)
     # managed tables' versions: number → directory (the Django reader: catalog.versions)
@@ -63,18 +85,74 @@ class MemoryCatalog:
 
     def get_relation(self, ident: ObjectIdentifier) -> Relation | None:
         self.lookups.append(f"relation {ident}")
-        return self.temporary_relations.get(ident.key) or self.relations.get(ident.key)
+        temporary = self.temporary_relations.get(ident.key)
+        if temporary is not None:
+            return temporary
+        found = self.relations.get(ident.key)
+        return None if found is None else self._with_securable(found)
 
     def get_function(self, ident: ObjectIdentifier) -> FunctionDef | None:
         self.lookups.append(f"function {ident}")
-        return self.temporary_functions.get(ident.key) or self.functions.get(ident.key)
+        temporary = self.temporary_functions.get(ident.key)
+        if temporary is not None:
+            return temporary
+        found = self.functions.get(ident.key)
+        return None if found is None else self._with_securable(found)
 
     def get_system_function(self, name: str) -> FunctionDef | None:
         self.lookups.append(f"system function `{name}`")
         return self.system_functions.get(name_key(name))
 
-    def may_write(self, relation: Relation) -> bool:
-        return not relation.temporary and relation.identifier.key not in self.read_only
+    def access(self, principal: int | None = None) -> Access:
+        self.questions.append(f"access {principal}")
+        invoker = self._invoker()
+        if principal is None or principal == invoker.user_id:
+            return invoker
+        return self.principals.get(principal, Access(principal))
+
+    def catalog_securable(self, catalog: str) -> Securable | None:
+        key = (name_key(catalog),)
+        if key[0] not in self.databases:
+            return None
+        return Securable(
+            Kind.CATALOG,
+            catalog_id=self._id("catalog", *key),
+            owner_ids=(self.owners.get(("catalog", *key)), None, None),
+            path=(self.display.get(("catalog", *key), catalog),),
+        )
+
+    def database_securable(self, catalog: str, database: str) -> Securable | None:
+        if not self.database_exists(catalog, database):
+            return None
+        c, d = name_key(catalog), name_key(database)
+        return Securable(
+            Kind.DATABASE,
+            catalog_id=self._id("catalog", c),
+            database_id=self._id("database", c, d),
+            owner_ids=(self.owners.get(("catalog", c)), self.owners.get(("database", c, d)), None),
+            path=(
+                self.display.get(("catalog", c), catalog),
+                self.display.get(("database", c, d), database),
+            ),
+        )
+
+    def owns_inside(self, securable: Securable) -> bool:
+        self.questions.append(f"owns_inside {securable.key}")
+        user = self._invoker().user_id
+        found: list[Securable | None] = [
+            self._with_securable(r).securable for r in self.relations.values()
+        ]
+        found += [self._with_securable(f).securable for f in self.functions.values()]
+        for s in found:
+            assert s is not None
+            inside = (
+                s.database_id == securable.database_id
+                if securable.kind is Kind.DATABASE
+                else s.catalog_id == securable.catalog_id
+            )
+            if inside and s.owner_ids[2] == user:
+                return True
+        return False
 
     def write_conflict(self, relation: Relation) -> str | None:
         return self.conflicts.get(relation.identifier.key)
@@ -87,10 +165,68 @@ class MemoryCatalog:
             raise CoreError(f"Table {relation.identifier.quoted()} has no such version.")
         return TableVersionRef(travel.version, known[travel.version])
 
+    # -- privileges -----------------------------------------------------------------------
+
+    def _id(self, *key: str) -> int:
+        return self.ids.setdefault(key, len(self.ids) + 1)
+
+    def _invoker(self) -> Access:
+        if self.user is not None:
+            return self.user
+        if not self.read_only:
+            return ADMIN
+        grants = [
+            GrantRow(privilege, level, self._id("catalog", c), database_id)
+            for c, databases in self.databases.items()
+            for level, database_id in [(Kind.CATALOG, None)]
+            + [(Kind.DATABASE, self._id("database", c, d)) for d in databases]
+            for privilege in (Privilege.USE, Privilege.CREATE)
+        ]
+        for key in self.read_only:
+            s = self._with_securable(self.relations[key]).securable
+            assert s is not None
+            grants.append(
+                GrantRow(Privilege.SELECT, Kind.TABLE, s.catalog_id, s.database_id, s.object_id)
+            )
+        return Access(USER_ID, grants=tuple(grants))
+
+    def owner_of(self, key: tuple[str, str, str], namespace: str = "relation") -> int | None:
+        if (namespace, *key) in self.owners:
+            return self.owners[(namespace, *key)]
+        return OTHER_ID if namespace == "relation" and key in self.read_only else USER_ID
+
+    def _with_securable(self, obj: Obj) -> Obj:
+        """A stored permanent object as the reader returns it: with its securable and owner."""
+        namespace = "function" if isinstance(obj, FunctionDef) else "relation"
+        owner = self.owner_of(obj.identifier.key, namespace)
+        name = None if owner is None else self.names.get(owner, f"user{owner}")
+        return replace(obj, securable=self.securable(obj.identifier, namespace), owner=name)
+
+    def securable(self, ident: ObjectIdentifier, namespace: str = "relation") -> Securable:
+        """The securable of the permanent object ``ident`` (as the Django reader fills it)."""
+        c, d, n = ident.key
+        owner = self.owner_of(ident.key, namespace)
+        kind = Kind.FUNCTION if namespace == "function" else Kind.TABLE
+        if namespace == "relation" and self.relations[ident.key].kind == "view":
+            kind = Kind.VIEW
+        stored = (self.relations if namespace == "relation" else self.functions)[ident.key]
+        return Securable(
+            kind,
+            catalog_id=self._id("catalog", c),
+            database_id=self._id("database", c, d),
+            object_id=self._id(namespace, c, d, n),
+            owner_ids=(self.owners.get(("catalog", c)), self.owners.get(("database", c, d)), owner),
+            path=stored.identifier.parts,
+        )
+
     # -- building -------------------------------------------------------------------------
 
     def add_database(self, catalog: str, database: str) -> None:
         self.databases.setdefault(name_key(catalog), set()).add(name_key(database))
+        self.display.setdefault(("catalog", name_key(catalog)), catalog)
+        self.display.setdefault(("database", name_key(catalog), name_key(database)), database)
+        self._id("catalog", name_key(catalog))
+        self._id("database", name_key(catalog), name_key(database))
 
     def add_table(
         self,
@@ -195,6 +331,7 @@ class MemoryCatalog:
         else:
             self.add_database(ident.catalog, ident.database)
             self.relations[ident.key] = relation
+            self._id("relation", *ident.key)
 
     def _store_function(self, function: FunctionDef) -> None:
         ident = function.identifier
@@ -203,6 +340,7 @@ class MemoryCatalog:
         else:
             self.add_database(ident.catalog, ident.database)
             self.functions[ident.key] = function
+            self._id("function", *ident.key)
 
 
 def context(catalog: str | None = "c", database: str | None = "d") -> PlanContext:

@@ -2,7 +2,7 @@
 team, an outsider and an admin (issue 18, point 6).
 
 Each test builds Alice's catalog ``mx`` (database ``d`` with a table, a view and a function,
-and a second database ``e``), gives one grant — a privilege on the object itself, on its
+and its default database ``e``), gives one grant — a privilege on the object itself, on its
 database or on its catalog — to Bob (``grantee``) or to team ``analysts`` (Carl is a
 ``member``), and asks every route as one principal. The expected outcome comes from the
 oracle below, written out literally from Unity Catalog's model as docs/security.md states it
@@ -21,6 +21,7 @@ one stays CREATED, a refused one is FAILED before any Spark.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -28,8 +29,9 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from catalog import services
+from core.datatypes import AtomicType
 from core.schema import PhysicalColumn, Schema
-from tests.conftest import API, client_for
+from tests.conftest import API, PASSWORD, client_for
 from tests.grants_support import share
 
 pytestmark = pytest.mark.django_db
@@ -150,23 +152,24 @@ def _no_worker(monkeypatch: Any, settings: Any, tmp_path: Any) -> None:
 
     settings.RESULTS_DIR = tmp_path / "results"
     monkeypatch.setattr(app, "send_task", lambda *args, **kwargs: None)
+    Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # WhiteNoise warns without
 
 
 @pytest.fixture
 def world(db: None) -> dict[str, User]:
     users = {
-        "owner": User.objects.create_user("alice", password="pw-alice-long"),
-        "grantee": User.objects.create_user("bob", password="pw-bob-long"),
-        "member": User.objects.create_user("carl", password="pw-carl-long"),
-        "outsider": User.objects.create_user("olga", password="pw-olga-long"),
-        "admin": User.objects.create_user("adam", password="pw-adam-long", is_staff=True),
+        "owner": User.objects.create_user("alice", password=PASSWORD),
+        "grantee": User.objects.create_user("bob", password=PASSWORD),
+        "member": User.objects.create_user("carl", password=PASSWORD),
+        "outsider": User.objects.create_user("olga", password=PASSWORD),
+        "admin": User.objects.create_user("adam", password=PASSWORD, is_staff=True),
     }
     users["member"].groups.add(Group.objects.create(name="analysts"))
     alice = users["owner"]
-    catalog = services.catalog_create(user=alice, name="mx", default_database="d")
-    d = catalog.databases.get()
-    services.database_create(user=alice, catalog=catalog, name="e")
-    schema = Schema(columns=(PhysicalColumn("id", "BIGINT"),))
+    # ``e`` is the default database (which cannot be dropped); the objects are in ``d``.
+    catalog = services.catalog_create(user=alice, name="mx", default_database="e")
+    d = services.database_create(user=alice, catalog=catalog, name="d")
+    schema = Schema(columns=(PhysicalColumn("id", AtomicType("BIGINT")),))
     services.table_create(user=alice, database=d, name=NAMES["table"], schema=schema)
     services.view_create(
         user=alice,

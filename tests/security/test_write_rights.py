@@ -1,6 +1,8 @@
-"""Writes need the right: INSERT INTO|OVERWRITE and statement sets follow the owner rule of
-DDL (the table's creator, its catalog's owner, an admin) — at planning, and again on the
-worker right before the commit, inside the FINISHED transition.
+"""Writes need the right: INSERT INTO|OVERWRITE and statement sets need ``MODIFY`` on every
+target (issue 18: the table's owner, its database's or catalog's owner, an admin, or a grant
+of MODIFY on the table, its database or its catalog, to the user or a team of theirs) — at
+planning, and again on the worker right before the commit, inside the FINISHED transition,
+with what the user holds loaded afresh.
 
 Reproduced attack: an ordinary user inserted into and overwrote tables they neither owned
 nor could change (DROP and PATCH were refused). Every refusal here is checked to leave the
@@ -16,10 +18,12 @@ from typing import Any
 
 import pytest
 
+from audit.models import AuditEvent
 from catalog import services as catalog_services
-from catalog.models import Table
+from catalog.models import Catalog, Database, Grant, Table
 from jobs import submission as job_services
 from jobs.models import Job, Session
+from tests.grants_support import share
 from tests.security.boundary import Actor, error_of, files_under, refused, storage_root, uid
 from tests.waiting import wait_until
 from tests.worker.helpers import events, submit_plan, wait_for_status
@@ -32,11 +36,15 @@ pytestmark = [
 
 class Tables:
     """alice's catalog with a managed table ``m`` and an external table ``e`` (2 rows each),
-    and bob's own managed table ``mine`` in it (bob may create tables in any catalog)."""
+    and bob's own managed table ``mine`` in it: alice gave him CREATE on the database (so he
+    sees it, and the names in it)."""
 
     def __init__(self, alice: Actor, bob: Actor) -> None:
         self.catalog = f"w{uid()}"
-        catalog_services.catalog_create(user=alice.user, name=self.catalog, default_database="d")
+        catalog = catalog_services.catalog_create(
+            user=alice.user, name=self.catalog, default_database="d"
+        )
+        share(catalog.databases.get(), ["CREATE"], user=bob.user)
         self.external = storage_root() / f"e-{uid()}"
         c = self.catalog
         alice.ok(f"CREATE TABLE {c}.d.m USING parquet AS SELECT * FROM VALUES (1), (2) AS v(id)")
@@ -123,7 +131,8 @@ def test_writes_into_other_users_tables_are_refused_at_planning(alice, bob, tabl
     for what, (sql, table) in _forbidden_statements(tables).items():
         job = bob.run(sql)
         error = refused(bob, job, "PERMISSION_DENIED", tables.shown(table))
-        assert "You may not write into table" in error["message"], (what, error)
+        assert f"You need MODIFY on table {tables.shown(table)}" in error["message"], (what, error)
+        assert error["details"]["privilege"] == "MODIFY", error
         assert Job.objects.get(pk=job["id"]).staging in ({}, None), what
     assert tables.state() == before
     assert tables.warehouse_dirs() == dirs  # no staging directory was ever made
@@ -139,23 +148,52 @@ def test_use_then_insert_is_refused_too(bob, tables) -> None:
     assert tables.state() == before
 
 
-def test_owner_catalog_owner_and_admin_may_write(alice, bob, tables) -> None:
+def test_owners_admins_and_modify_grantees_may_write(alice, bob, tables) -> None:
     alice.ok(f"INSERT INTO {tables.name('m')} SELECT 3")
     assert _ids(alice, tables, "m") == [1, 2, 3]
-    # carol owns another catalog in which alice made a table: carol may write it.
-    carol = Actor("carol")
+    # carol owns another catalog in which alice made a table: carol may write it, and so
+    # may the owner of its database.
+    carol, dora = Actor("carol"), Actor("dora")
     theirs = f"w{uid()}"
-    catalog_services.catalog_create(user=carol.user, name=theirs, default_database="d")
+    catalog = catalog_services.catalog_create(user=carol.user, name=theirs, default_database="d")
+    share(catalog, ["CREATE"], user=alice.user)
     alice.ok(f"CREATE TABLE {theirs}.d.t USING parquet AS SELECT 1 AS id")
     carol.ok(f"INSERT OVERWRITE {theirs}.d.t SELECT 5")
     assert carol.rows(f"SELECT id FROM {theirs}.d.t") == [[5]]
-    refused(bob, bob.run(f"INSERT INTO {theirs}.d.t SELECT 6"), "PERMISSION_DENIED")
+    Database.objects.filter(catalog=catalog, name="d").update(owner=dora.user)
+    dora.ok(f"INSERT INTO {theirs}.d.t SELECT 6")
+    assert sorted(r[0] for r in carol.rows(f"SELECT id FROM {theirs}.d.t")) == [5, 6]
+    assert error_of_run(bob, f"INSERT INTO {theirs}.d.t SELECT 6")["code"] == "NOT_FOUND"
     admin = Actor("root", admin=True)
     admin.ok(f"INSERT INTO {tables.name('e')} SELECT 4")
     assert _ids(alice, tables, "e") == [1, 2, 4]
-    # CTAS keeps the create rule: bob creates a table in alice's catalog and may write it.
+    # A table bob created is his: he may write it.
     bob.ok(f"INSERT INTO {tables.name('mine')} SELECT 8")
     assert _ids(bob, tables, "mine") == [7, 8]
+
+
+def test_modify_granted_to_a_team_or_inherited_lets_a_user_write(alice, bob, tables) -> None:
+    from django.contrib.auth.models import Group
+
+    writers = Group.objects.create(name=f"writers{uid()}")
+    bob.user.groups.add(writers)
+    m = tables.row("m")
+    share(m, ["SELECT"], team=writers.name)  # reading is not writing
+    refused(bob, bob.run(f"INSERT INTO {tables.name('m')} SELECT 9"), "PERMISSION_DENIED")
+    share(m, ["MODIFY"], team=writers.name)
+    bob.ok(f"INSERT INTO {tables.name('m')} SELECT 9")
+    assert _ids(alice, tables, "m") == [1, 2, 9]
+    # MODIFY on the database passes down to every table in it.
+    refused(bob, bob.run(f"INSERT INTO {tables.name('e')} SELECT 9"), "PERMISSION_DENIED")
+    share(m.database, ["MODIFY"], user=bob.user)
+    bob.ok(f"INSERT INTO {tables.name('e')} SELECT 9")
+    assert _ids(alice, tables, "e") == [1, 2, 9]
+
+
+def error_of_run(actor: Actor, sql: str) -> dict[str, Any]:
+    job = actor.run(sql)
+    assert job["status"] == "FAILED", job
+    return dict(job["error"])
 
 
 # --- on the worker, at the commit ---------------------------------------------------------------
@@ -224,7 +262,6 @@ def test_hand_made_statement_set_with_one_forbidden_target_commits_nothing(
 
 def test_rights_lost_while_the_job_ran_are_checked_at_commit(alice, bob, tables) -> None:
     """bob owned the catalog when he submitted; by the commit he no longer does."""
-    from catalog.models import Catalog
 
     Catalog.objects.filter(name=tables.catalog).update(owner=bob.user)
     session = Session.objects.get(pk=bob.session_id)
@@ -238,3 +275,32 @@ def test_rights_lost_while_the_job_ran_are_checked_at_commit(alice, bob, tables)
     assert job.status == "FAILED" and error_of(job)["code"] == "PERMISSION_DENIED", job.error
     _staging_gone(job)
     assert tables.state() == before
+
+
+def test_a_revoke_of_modify_while_the_job_ran_is_checked_at_commit(alice, bob, tables) -> None:
+    """bob held MODIFY (a grant) when he submitted; alice revoked it before the commit."""
+    m = tables.row("m")
+    share(m, ["MODIFY"], user=bob.user)
+    session = Session.objects.get(pk=bob.session_id)
+    sql = f"INSERT INTO {tables.name('m')} SELECT 9"
+    plan = job_services.plan_sql(session, sql)  # allowed now: bob holds MODIFY
+    Grant.objects.filter(securable_key=f"relation:{m.pk}", privilege="MODIFY").delete()
+    before = tables.state()
+    job = wait_for_status(
+        submit_plan(bob.user, plan, session, sql).id, {"FINISHED", "FAILED", "CANCELED"}, 120
+    )
+    assert job.status == "FAILED", job.error
+    assert error_of(job)["code"] == "PERMISSION_DENIED", job.error
+    assert f"You need MODIFY on table {tables.shown('m')}" in error_of(job)["message"]
+    assert "data_committed" not in events(job.pk)
+    _staging_gone(job)
+    assert tables.state() == before
+    assert not AuditEvent.objects.filter(action="write", job_id=job.pk).exists()
+
+
+def test_a_commit_records_who_wrote_which_table(alice, tables) -> None:
+    job = alice.ok(f"INSERT INTO {tables.name('m')} SELECT 3")
+    written = AuditEvent.objects.get(action="write", job_id=job["id"])
+    assert written.object == [tables.catalog, "d", "m"] and written.actor_id == alice.user.pk
+    assert written.securable_key == f"relation:{tables.row('m').pk}"
+    assert written.detail == {"mode": "insert"}

@@ -13,6 +13,7 @@ import pytest
 from catalog import services as catalog_services
 from catalog.models import Table
 from tests.conftest import API
+from tests.grants_support import share
 from tests.worker.helpers import (
     api_for,
     create_user,
@@ -214,6 +215,7 @@ def test_refusals_store_nothing(alice: User_, table: str) -> None:
     assert "`nope`" in unknown["error"]["message"]
 
     bob = User_("bob")
+    share(catalog)  # bob may read the table, not analyze it (that needs MODIFY)
     refused = bob.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
     assert refused["status"] == "FAILED"
     assert refused["error"]["code"] == "PERMISSION_DENIED"
@@ -248,6 +250,7 @@ def test_a_plan_run_by_another_user_stores_nothing(alice: User_, table: str) -> 
     """Alice's plan stored as bob's job (never what the planner makes for bob): the worker
     checks the permission again before it scans (and the store at FINISHED once more)."""
     plan = planned(session_for(alice.user), f"ANALYZE TABLE {table} COMPUTE STATISTICS")
+    share(table.split(".")[0])  # bob may read it: the refusal is of MODIFY, not a hidden table
     bob = create_user(f"bob{uuid.uuid4().hex[:6]}")
     job = submit_plan(bob, plan, sql=f"ANALYZE TABLE {table} COMPUTE STATISTICS")
     ended = wait_for_status(job.id, {"FAILED"}, timeout=120)

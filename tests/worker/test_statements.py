@@ -24,6 +24,7 @@ from core.schema import Schema
 from jobs import lifecycle
 from jobs.models import Job
 from tests.conftest import API
+from tests.grants_support import share
 from tests.waiting import wait_until
 from tests.worker import helpers
 from tests.worker.helpers import (
@@ -79,6 +80,7 @@ def sales(alice: Pipeline, plain_spark: Any) -> dict[str, Any]:
     ).selectExpr("id", "name", "CAST(price AS DECIMAL(10, 2)) AS price", "qty")
     frame.repartition(3).write.parquet(str(path))
     catalog = catalog_services.catalog_create(user=alice.user, name="c", default_database="d")
+    share(catalog)  # everyone reads it (bob's test reads it too)
     database = Database.objects.get(catalog=catalog, name="d")
     catalog_services.table_create(
         user=alice.user,

@@ -20,7 +20,7 @@ import pytest
 from django.conf import settings
 
 import jobs.identity
-from catalog.models import Catalog, Table, TableVersion
+from catalog.models import Catalog, Database, Table, TableVersion
 from jobs import stream_commit
 from jobs.models import Job
 from tests.conftest import API
@@ -332,12 +332,13 @@ def test_rights_are_checked_again_at_every_batch(
         alice, streams, f"INSERT INTO {catalog}.d.m SELECT id, name FROM {catalog}.d.src"
     )
     wait_until(lambda: count_of(catalog, "m") == 10, 60, 0.1, lambda: state_of(job_id))
-    # The table and its catalog change hands while the stream runs: alice may no longer
-    # write it, and the next batch is not committed.
+    # The table, its database and its catalog change hands while the stream runs: alice
+    # may no longer write it, and the next batch is not committed.
     bob = Pipeline("bob")
     table = table_of(catalog, "m")
     assert table is not None
-    Table.objects.filter(pk=table.pk).update(created_by=bob.user)
+    Table.objects.filter(pk=table.pk).update(created_by=bob.user, owner=bob.user)
+    Database.objects.filter(pk=table.database_id).update(owner=bob.user)
     Catalog.objects.filter(pk=table.database.catalog_id).update(owner=bob.user)
     rows_file(source_dir, "f1", range(10, 20))
     job = wait_job(alice.api, job_id, {"FAILED"}, timeout=60)

@@ -15,6 +15,7 @@ from django.conf import settings
 
 from catalog.models import Table, TableVersion
 from jobs.models import Job, JobEvent
+from tests.grants_support import share
 from tests.waiting import wait_until
 from tests.worker.helpers import Pipeline, events, result_rows, wait_job
 
@@ -236,6 +237,7 @@ def test_refusals_at_planning(alice: Pipeline, catalog: str, keyed: str) -> None
         "temporary",
     )
     bob = Pipeline("bob")
+    share(keyed.split(".")[0])  # bob may read the table; writing it needs MODIFY
     _refused(
         bob,
         f"INSERT INTO {keyed} /*+ OPTIONS('write.mode' = 'upsert') */ SELECT 1, 'b', 1",

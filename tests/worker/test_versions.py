@@ -22,6 +22,7 @@ from catalog.models import Table, TableVersion
 from jobs import maintenance
 from jobs.models import Job
 from tests.conftest import API
+from tests.grants_support import share
 from tests.waiting import wait_until
 from tests.worker.helpers import (
     Pipeline,
@@ -133,7 +134,8 @@ def test_describe_history_and_the_rest_list(
         (1, alice.user.username, "INSERT", 50, "{}", True),
         (0, alice.user.username, "CREATE TABLE AS SELECT", 100, "{}", True),
     ]
-    # The REST list, paged, for another user too (everyone may read the catalog).
+    # The REST list, paged, for another user too (alice shares the catalog with everyone).
+    share(catalog)
     bob = api_for(create_user(f"bob{uuid.uuid4().hex[:6]}"))
     url = f"{API}/catalogs/{catalog}/databases/d/tables/m/versions"
     first = bob.get(f"{url}?page_size=2")

@@ -334,6 +334,7 @@ class Command(BaseCommand):
             "schema": shape.schema,
             "resolved_schema": shape.resolved,
             "created_by": owner,
+            "owner": owner,  # as the services set it: the creator owns what they create
         }
         if view:
             source = rng.choice(shape.columns)[0]

@@ -3,10 +3,13 @@ import { QueryClient } from "@tanstack/react-query";
 import { invalidate, keyOf, staleAfter } from "./queries";
 
 describe("staleAfter", () => {
-  it("adds search to a catalog write, and nothing to the others", () => {
-    expect(staleAfter(["catalogs"])).toEqual(["catalogs", "search"]);
+  it("adds search and the audit log to a catalog write, and nothing to jobs", () => {
+    expect(staleAfter(["catalogs"])).toEqual(["catalogs", "search", "audit"]);
     expect(staleAfter(["jobs"])).toEqual(["jobs"]);
-    expect(staleAfter(["catalogs", "search"])).toEqual(["catalogs", "search"]);
+    expect(staleAfter(["catalogs", "search"])).toEqual(["catalogs", "search", "audit"]);
+  });
+  it("makes what the teams decide stale after a team write", () => {
+    expect(staleAfter(["teams"])).toEqual(["teams", "principals", "users", "catalogs", "search", "audit"]);
   });
 });
 

@@ -5,14 +5,37 @@ import {
   queryOptions,
   useInfiniteQuery,
   useMutation,
+  useQuery,
   useQueryClient,
   type QueryClient,
   type QueryKey,
 } from "@tanstack/react-query";
-import { get, qs, type Page } from "../api";
+import {
+  get,
+  patch,
+  qs,
+  type AuditEvent,
+  type Me,
+  type Page,
+  type PermissionChange,
+  type Permissions,
+  type PrincipalRef,
+  type PrincipalType,
+  type Team,
+} from "../api";
 import { LIST_POLL_MS } from "./client";
 
-export type Collection = "catalogs" | "jobs" | "sessions" | "saved-queries" | "search" | "auth";
+export type Collection =
+  | "catalogs"
+  | "jobs"
+  | "sessions"
+  | "saved-queries"
+  | "search"
+  | "auth"
+  | "teams"
+  | "principals"
+  | "users"
+  | "audit";
 
 /** The collection a path belongs to: its first segment ("/catalogs/demo" → "catalogs"). */
 export function collectionOf(path: string): string {
@@ -30,8 +53,13 @@ export function apiQuery<T>(path: string) {
 }
 
 /** What else goes stale when a collection changes: search hits are read from the catalog, so
- * a catalog write (a drop, a rename of a comment, a create) makes every search answer stale. */
-const DEPENDENT: Partial<Record<Collection, Collection[]>> = { catalogs: ["search"] };
+ * a catalog write (a drop, a rename of a comment, a create, a grant) makes every search answer
+ * stale, and writes the audit log. A team change moves who sees what (a deleted team's grants
+ * go) and who is in which team. */
+const DEPENDENT: Partial<Record<Collection, Collection[]>> = {
+  catalogs: ["search", "audit"],
+  teams: ["principals", "users", "catalogs", "search", "audit"],
+};
 
 /** The collections a write to `collections` makes stale (themselves and their dependents). */
 export function staleAfter(collections: Collection[]): Collection[] {
@@ -108,4 +136,49 @@ export function useClock(ms: number | null): number {
     return () => clearInterval(timer);
   }, [ms]);
   return now;
+}
+
+// --- grants, teams, audit (issue 18) ---------------------------------------------------------
+
+/** Who may do what on one object: GET `${base}/permissions` (`base` is the object's API path). */
+export function usePermissions(base: string, enabled = true) {
+  return useQuery({ ...apiQuery<Permissions>(`${base}/permissions`), enabled });
+}
+
+/** PATCH `${base}/permissions`: the answer (the new GET body) replaces the cached one, and the
+ * object, its parent's lists and search load again (`can`, visibility). */
+export function usePatchPermissions(base: string) {
+  const client = useQueryClient();
+  const path = `${base}/permissions`;
+  return useMutation({
+    mutationFn: (changes: PermissionChange[]) => patch<Permissions>(path, { changes }),
+    onSuccess: (answer) => {
+      client.setQueryData(keyOf(path), answer);
+      void invalidate(client, "catalogs");
+    },
+  });
+}
+
+/** The teams the user may see (admins: all; others: their own and `everyone`). */
+export function useTeams() {
+  return usePagedQuery<Team>("/teams", { pageSize: 200 });
+}
+
+/** Audit events for GET /audit's parameters (`params` from `auditApiParams`), newest first. */
+export function useAudit(params: Record<string, string | undefined>, pageSize = 50) {
+  return usePagedQuery<AuditEvent>(`/audit${qs(params)}`, { pageSize });
+}
+
+/** The signed-in user with `can.create_catalog` (GET /users/me). */
+export function useMe() {
+  return useQuery({ ...apiQuery<Me>("/users/me"), staleTime: 60_000 });
+}
+
+/** Users and teams whose names start with `q`, for a picker (GET /principals, ≤ 20 names). */
+export function usePrincipals(q: string, kind: PrincipalType | undefined, enabled: boolean) {
+  return useQuery({
+    ...apiQuery<Page<PrincipalRef>>(`/principals${qs({ q, kind })}`),
+    enabled,
+    staleTime: 10_000,
+  });
 }

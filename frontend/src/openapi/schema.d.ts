@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Audit events, newest first (admins; others 403). A bad filter value is 400 VALIDATION_ERROR naming the parameter (details.field). */
+        get: operations["audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/csrf": {
         parameters: {
             query?: never;
@@ -120,6 +137,23 @@ export interface paths {
         patch: operations["catalogs_partial_update"];
         trace?: never;
     };
+    "/api/v1/catalogs/{catalog}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["catalog_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/catalogs/{catalog}/databases": {
         parameters: {
             query?: never;
@@ -150,6 +184,23 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["catalogs_databases_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["database_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/catalogs/{catalog}/databases/{database}/functions": {
@@ -184,6 +235,55 @@ export interface paths {
         patch: operations["catalogs_databases_functions_partial_update"];
         trace?: never;
     };
+    "/api/v1/catalogs/{catalog}/databases/{database}/functions/{name}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["function_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/functions/{name}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["function_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["function_permissions_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["database_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["database_permissions_update"];
+        trace?: never;
+    };
     "/api/v1/catalogs/{catalog}/databases/{database}/tables": {
         parameters: {
             query?: never;
@@ -214,6 +314,39 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["catalogs_databases_tables_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["table_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["table_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["table_permissions_update"];
         trace?: never;
     };
     "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/properties": {
@@ -296,6 +429,55 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["catalogs_databases_views_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/views/{name}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["view_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/views/{name}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["view_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["view_permissions_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["catalog_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["catalog_permissions_update"];
         trace?: never;
     };
     "/api/v1/complete": {
@@ -437,6 +619,23 @@ export interface paths {
         };
         /** @description A chart's points over the whole result: rows grouped by X (numeric and time X cut into equal bins when they have more values than points) and Y aggregated. */
         get: operations["jobs_result_chart_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/principals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Up to 20 users and teams whose names start with q, by name: the choices of a grant's principal. next_page_token is always null. */
+        get: operations["principals_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -644,6 +843,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/storage-roots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Admins: every storage root with its grants; others: the roots they may read files under. */
+        get: operations["storage_roots_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/storage-roots/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["storage_roots_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["storage_roots_permissions_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Teams by name. Admins: every team; others: the teams they are in and everyone (implicit: true). */
+        get: operations["teams_list"];
+        put?: never;
+        /** @description Create an empty team (admins; others 403). Names are unique case-insensitively (409 ALREADY_EXISTS). */
+        post: operations["teams_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A team you are in (admins: any team); 404 for any other. */
+        get: operations["teams_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Delete a team and every grant to it (admins). Team everyone: 400. */
+        delete: operations["teams_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The team's members by username (admins, or members of the team). */
+        get: operations["teams_members_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/teams/{team}/members/{username}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** @description Put the user in the team (admins; idempotent). Team everyone: 400. */
+        put: operations["teams_members_update"];
+        post?: never;
+        /** @description Take the user out of the team (admins; idempotent). Team everyone: 400. */
+        delete: operations["teams_members_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -696,6 +999,36 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessEventOut: {
+            id: number;
+            /** Format: date-time */
+            at: string;
+            actor: string | null;
+            action: string;
+            object_kind: string;
+            object: string[];
+            principal: components["schemas"]["AuditPrincipal"] | null;
+            privileges: string[];
+            job: string | null;
+            detail: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description * `grant` - grant
+         *     * `revoke` - revoke
+         *     * `owner` - owner
+         *     * `drop` - drop
+         *     * `team_create` - team_create
+         *     * `team_delete` - team_delete
+         *     * `member_add` - member_add
+         *     * `member_remove` - member_remove
+         *     * `read` - read
+         *     * `write` - write
+         *     * `denied` - denied
+         * @enum {string}
+         */
+        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "read" | "write" | "denied";
         /**
          * @description * `none` - none
          *     * `sum` - sum
@@ -706,11 +1039,59 @@ export interface components {
          * @enum {string}
          */
         AggregationEnum: "none" | "sum" | "avg" | "count" | "min" | "max";
+        AuditEventOut: {
+            id: number;
+            /** Format: date-time */
+            at: string;
+            /** @description The username of who acted, as it was then; null: the system. */
+            readonly actor: string | null;
+            action: components["schemas"]["ActionEnum"];
+            /** @description catalog, database, table, view, function, storage or team; '' for none. */
+            object_kind: string;
+            /** @description The object's path as it was named then. */
+            object: string[];
+            /** @description Who was granted, revoked, made owner, added or removed; null for none. */
+            readonly principal: components["schemas"]["AuditPrincipalOut"] | null;
+            privileges: string[];
+            /** @description The job that read or wrote, or null. */
+            readonly job: string | null;
+            detail: {
+                [key: string]: unknown;
+            };
+        };
+        AuditPage: {
+            items: components["schemas"]["AuditEventOut"][];
+            next_page_token: string | null;
+        };
+        AuditPrincipal: {
+            type: string;
+            name: string;
+        };
+        AuditPrincipalOut: {
+            type: components["schemas"]["PrincipalTypeEnum"];
+            name: string;
+        };
         Can: {
+            /** @description change it (MANAGE) */
             modify: boolean;
+            /** @description drop it (MANAGE) */
             drop: boolean;
-            /** @description objects may be created inside it */
+            /** @description create objects inside it (CREATE) */
             create: boolean;
+            /** @description grant and revoke on it (MANAGE) */
+            manage: boolean;
+            /** @description read its rows (SELECT) */
+            select: boolean;
+            /** @description write rows into it (MODIFY) */
+            write: boolean;
+            /** @description call it (EXECUTE) */
+            execute: boolean;
+            /** @description give it another owner (its owner, a parent's owner, an admin) */
+            transfer_owner: boolean;
+        };
+        CatalogAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
         };
         CatalogInRequest: {
             name: string;
@@ -833,6 +1214,10 @@ export interface components {
         CsrfToken: {
             csrf_token: string;
         };
+        DatabaseAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
+        };
         DatabaseInRequest: {
             name: string;
             /** @default  */
@@ -866,6 +1251,10 @@ export interface components {
             type: string;
             detail: unknown;
         };
+        FunctionAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
+        };
         FunctionInRequest: {
             name: string;
             language: string;
@@ -884,6 +1273,8 @@ export interface components {
             readonly kind: string;
             comment: string;
             readonly created_by: string | null;
+            /** @description who holds every privilege on it (its creator until ownership moves) */
+            readonly owner: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -960,24 +1351,38 @@ export interface components {
              */
             job: string | null;
         };
+        MemberOut: {
+            username: string;
+            is_admin: boolean;
+        };
         PatchedCatalogPatchRequest: {
             comment?: string;
             properties?: {
                 [key: string]: unknown;
             };
             default_database?: string;
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
         };
         PatchedDatabasePatchRequest: {
             comment?: string;
             properties?: {
                 [key: string]: unknown;
             };
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
         };
         PatchedFunctionPatchRequest: {
             implementation?: string;
             parameters?: unknown[];
             return_type?: string;
             comment?: string;
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
+        };
+        PatchedPermissionsPatchInRequest: {
+            /** @description at most 100 */
+            changes?: components["schemas"]["PermissionChangeInRequest"][];
         };
         PatchedSavedQueryPatchRequest: {
             name?: string;
@@ -1002,15 +1407,57 @@ export interface components {
                 [key: string]: unknown;
             };
             partition_by?: string[];
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
         };
         PatchedViewPatchRequest: {
             query?: string;
             schema?: unknown;
             comment?: string;
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
         };
         PatchedWorkspaceInRequest: {
             default_catalog?: string | null;
             default_database?: string | null;
+        };
+        PermissionChangeInRequest: {
+            /** @description a username or a team name */
+            principal: string;
+            /** @default user */
+            principal_type: components["schemas"]["PrincipalTypeEnum"];
+            add?: string[];
+            remove?: string[];
+        };
+        PermissionObject: {
+            /** @description catalog | database | table | view | function | storage */
+            kind: string;
+            /** @description its path (not storage) */
+            identifier?: string[];
+            /** @description storage roots: the root */
+            path?: string;
+        };
+        PermissionSource: {
+            kind: string;
+            identifier: string[];
+        };
+        PermissionsCan: {
+            modify: boolean;
+            drop: boolean;
+            create: boolean;
+            manage: boolean;
+            select: boolean;
+            write: boolean;
+            execute: boolean;
+            transfer_owner: boolean;
+        };
+        PermissionsOut: {
+            object: components["schemas"]["PermissionObject"];
+            owner: string | null;
+            privilege_assignments: components["schemas"]["PrivilegeAssignmentOut"][];
+            /** @description what the caller holds on it */
+            effective: string[];
+            can: components["schemas"]["PermissionsCan"];
         };
         PipelineInRequest: {
             /** @description 'package.module:function' of a package in TESSERA_PIPELINE_PACKAGES. */
@@ -1022,6 +1469,27 @@ export interface components {
              * @description Hold the answer until the job ended or this many seconds passed.
              */
             wait?: number | null;
+        };
+        PrincipalOut: {
+            type: components["schemas"]["PrincipalTypeEnum"];
+            name: string;
+        };
+        PrincipalPage: {
+            items: components["schemas"]["PrincipalOut"][];
+            next_page_token: string | null;
+        };
+        /**
+         * @description * `user` - user
+         *     * `team` - team
+         * @enum {string}
+         */
+        PrincipalTypeEnum: "user" | "team";
+        PrivilegeAssignmentOut: {
+            principal: string;
+            principal_type: components["schemas"]["PrincipalTypeEnum"];
+            privileges: string[];
+            /** @description null: granted on the object itself; else the catalog or database it comes from */
+            inherited_from: components["schemas"]["PermissionSource"] | null;
         };
         ProgressOut: {
             stages_total: number;
@@ -1260,6 +1728,17 @@ export interface components {
             /** @description With wait: when the job has FINISHED, the answer carries the first page of its result (result_page), as GET /jobs/{id}/result?page_size= would give it. */
             page_size?: number;
         };
+        StorageRootOut: {
+            path: string;
+            /** @description whether the caller may read files under it */
+            read_files: boolean;
+            /** @description admins only */
+            privilege_assignments?: components["schemas"]["PrivilegeAssignmentOut"][];
+        };
+        StorageRootPage: {
+            items: components["schemas"]["StorageRootOut"][];
+            next_page_token: string | null;
+        };
         StreamProgressOut: {
             /** @description The latest micro-batch's number. */
             batch_id: number;
@@ -1279,6 +1758,10 @@ export interface components {
             /** @description Rows in the target table after the latest commit. */
             target_rows: number | null;
             updated_at: string;
+        };
+        TableAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
         };
         TableInRequest: {
             name: string;
@@ -1303,6 +1786,8 @@ export interface components {
             kind: string;
             comment: string;
             readonly created_by: string | null;
+            /** @description who holds every privilege on it (its creator until ownership moves) */
+            readonly owner: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1368,6 +1853,24 @@ export interface components {
             items: components["schemas"]["TableVersionOut"][];
             next_page_token: string | null;
         };
+        TeamInRequest: {
+            name: string;
+        };
+        TeamMemberPage: {
+            items: components["schemas"]["MemberOut"][];
+            next_page_token: string | null;
+        };
+        TeamOut: {
+            name: string;
+            /** @description True for team everyone: every signed-in user is in it, without being added. */
+            implicit: boolean;
+            /** @description How many users are in the team. */
+            members: number;
+        };
+        TeamPage: {
+            items: components["schemas"]["TeamOut"][];
+            next_page_token: string | null;
+        };
         /**
          * @description For the OpenAPI schema: fields beyond these follow the object's kind (table, view,
          *     function) as in the catalog API.
@@ -1419,6 +1922,10 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        UserCan: {
+            /** @description May create catalogs (TESSERA_CATALOG_CREATORS: everyone, or admins only). */
+            create_catalog: boolean;
+        };
         UserInRequest: {
             username: string;
             password: string;
@@ -1429,7 +1936,13 @@ export interface components {
         UserOut: {
             username: string;
             is_admin: boolean;
+            /** @description The teams the user was added to; team everyone is implied (GET /teams). */
             readonly teams: string[];
+            readonly can: components["schemas"]["UserCan"];
+        };
+        ViewAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
         };
         ViewInRequest: {
             name: string;
@@ -1446,6 +1959,8 @@ export interface components {
             kind: string;
             comment: string;
             readonly created_by: string | null;
+            /** @description who holds every privilege on it (its creator until ownership moves) */
+            readonly owner: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1476,6 +1991,46 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    audit_list: {
+        parameters: {
+            query?: {
+                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, read, write, denied */
+                action?: string;
+                /** @description the username of who acted */
+                actor?: string;
+                /** @description a job id */
+                job?: string;
+                /** @description a SQL path of 1 to 3 parts: it and what is below it */
+                object?: string;
+                /** @description comma list of catalog, database, table, view, function, storage, team */
+                object_kind?: string;
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+                /** @description user:<username> or team:<team name> */
+                principal?: string;
+                /** @description ISO-8601, UTC if naive; at or after */
+                since?: string;
+                /** @description ISO-8601, UTC if naive; before */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+        };
+    };
     auth_csrf_retrieve: {
         parameters: {
             query?: never;
@@ -1694,6 +2249,32 @@ export interface operations {
             };
         };
     };
+    catalog_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogAccessPage"];
+                };
+            };
+        };
+    };
     catalogs_databases_list: {
         parameters: {
             query?: {
@@ -1813,6 +2394,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatabaseOut"];
+                };
+            };
+        };
+    };
+    database_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseAccessPage"];
                 };
             };
         };
@@ -1942,6 +2550,142 @@ export interface operations {
             };
         };
     };
+    function_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FunctionAccessPage"];
+                };
+            };
+        };
+    };
+    function_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    function_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    database_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    database_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
     catalogs_databases_tables_list: {
         parameters: {
             query?: {
@@ -2063,6 +2807,89 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TableOut"];
+                };
+            };
+        };
+    };
+    table_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableAccessPage"];
+                };
+            };
+        };
+    };
+    table_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    table_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
                 };
             };
         };
@@ -2262,6 +3089,140 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ViewOut"];
+                };
+            };
+        };
+    };
+    view_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewAccessPage"];
+                };
+            };
+        };
+    };
+    view_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    view_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    catalog_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    catalog_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
                 };
             };
         };
@@ -2510,6 +3471,29 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ResultChartOut"];
+                };
+            };
+        };
+    };
+    principals_list: {
+        parameters: {
+            query?: {
+                kind?: "team" | "user";
+                /** @description the start of the name (case-insensitive) */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrincipalPage"];
                 };
             };
         };
@@ -2978,6 +3962,233 @@ export interface operations {
             path: {
                 session: string;
                 upload: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    storage_roots_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageRootPage"];
+                };
+            };
+        };
+    };
+    storage_roots_permissions_retrieve: {
+        parameters: {
+            query: {
+                /** @description a configured root */
+                path: string;
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    storage_roots_permissions_partial_update: {
+        parameters: {
+            query: {
+                /** @description a configured root */
+                path: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    teams_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamPage"];
+                };
+            };
+        };
+    };
+    teams_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamOut"];
+                };
+            };
+        };
+    };
+    teams_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamOut"];
+                };
+            };
+        };
+    };
+    teams_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_members_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                team: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamMemberPage"];
+                };
+            };
+        };
+    };
+    teams_members_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+                username: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    teams_members_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team: string;
+                username: string;
             };
             cookie?: never;
         };

@@ -4,7 +4,6 @@
 // /catalog?new=catalog, /catalog/<c>?new=database, /catalog/<c>/<d>?new=table|view|function: the create
 // forms live in the query string, so that no name (a catalog called "new-catalog") is taken.
 import type { ReactNode } from "react";
-import type { User } from "../../api";
 import { Link, useLocation, useSegments } from "../../router";
 import { CatalogTree, type ObjectKind, type Selection } from "./Tree";
 import { NewCatalogForm } from "./forms/NewCatalogForm";
@@ -22,7 +21,7 @@ import "./catalog.css";
 
 const KINDS: ObjectKind[] = ["table", "view", "function"];
 
-export function CatalogPage({ user }: { user: User }) {
+export function CatalogPage() {
   const segments = useSegments().slice(1);
   const [c, d, kind, name] = segments;
   const creating = useLocation().search.get("new");
@@ -38,7 +37,7 @@ export function CatalogPage({ user }: { user: User }) {
     main = <NewDatabaseForm catalog={c} />;
   } else if (segments.length === 1) {
     selection.catalog = c;
-    main = <CatalogView key={c} catalog={c} user={user} />;
+    main = <CatalogView key={c} catalog={c} />;
   } else if (segments.length === 2 && creating === "table") {
     Object.assign(selection, { catalog: c, database: d });
     main = <NewTableForm catalog={c} database={d} />;

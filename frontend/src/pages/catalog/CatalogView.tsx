@@ -1,6 +1,7 @@
-// /catalog/<c>: one catalog — comment, owner, default database, databases, properties, drop.
+// /catalog/<c>: one catalog — comment, owner, default database, databases, properties,
+// permissions, drop. New database needs CREATE on it; Edit and Drop need MANAGE (`can`).
 import { useState } from "react";
-import { enc, type Catalog, type Database, type Page, type User } from "../../api";
+import { enc, type Catalog, type Database, type Page } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
 import { Link, navigate, pathOf, useTitle } from "../../router";
 import {
@@ -16,8 +17,9 @@ import {
   usePatch,
 } from "./common";
 import { databaseChildren } from "./databaseChildren";
+import { PermissionsPanel } from "./object/PermissionsPanel";
 
-export function CatalogView({ catalog, user }: { catalog: string; user: User }) {
+export function CatalogView({ catalog }: { catalog: string }) {
   useTitle(catalog);
   const info = useCatalogQuery<Catalog>(`/catalogs/${enc(catalog)}`);
   const dbs = useCatalogQuery<Page<Database>>(`/catalogs/${enc(catalog)}/databases?page_size=200`);
@@ -89,7 +91,7 @@ export function CatalogView({ catalog, user }: { catalog: string; user: User }) 
           </button>
         ) : null}
       </div>
-      <ReadOnlyNote can={can} what="catalog" />
+      <ReadOnlyNote can={can} what="catalog" owner={cat.owner} />
       <EditableComment
         editable={can.modify}
         value={cat.comment}
@@ -164,6 +166,8 @@ export function CatalogView({ catalog, user }: { catalog: string; user: User }) 
       {dbs.data?.next_page_token ? <p className="muted">More databases are listed in the tree.</p> : null}
       <h2>Properties</h2>
       <KeyValues values={cat.properties} empty="No properties." />
+      <h2>Permissions</h2>
+      <PermissionsPanel base={`/catalogs/${enc(catalog)}`} kind="catalog" />
       {dropping ? (
         <DropDialog
           what={`catalog ${cat.name}`}
@@ -186,9 +190,6 @@ export function CatalogView({ catalog, user }: { catalog: string; user: User }) 
                 <li key={line}>{line}</li>
               ))}
             </ul>
-          ) : null}
-          {user.username !== cat.owner && !user.is_admin ? (
-            <p className="muted">Only its owner, or an admin, may drop it.</p>
           ) : null}
         </DropDialog>
       ) : null}

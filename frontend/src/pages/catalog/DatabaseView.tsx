@@ -1,5 +1,6 @@
 // /catalog/<c>/<d>: one database — comment, facts, its tables/views/functions (polled while a
-// table is staged), properties, drop.
+// table is staged), properties, permissions, drop. New table/view/function need CREATE on it;
+// Edit and Drop need MANAGE (`can`).
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { LIST_POLL_MS } from "../../data/client";
@@ -20,6 +21,8 @@ import {
   usePatch,
 } from "./common";
 import { databaseChildren } from "./databaseChildren";
+import { PermissionsPanel } from "./object/PermissionsPanel";
+import { ownerOf } from "./object/parts";
 
 export function DatabaseView({ catalog, database }: { catalog: string; database: string }) {
   useTitle(`${catalog}.${database}`);
@@ -80,7 +83,7 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
           </button>
         ) : null}
       </div>
-      <ReadOnlyNote can={can} what="database" />
+      <ReadOnlyNote can={can} what="database" owner={(db as Database & { owner?: string | null }).owner} />
       <EditableComment
         editable={can.modify}
         value={db.comment}
@@ -112,7 +115,7 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
                   <th scope="col">Name</th>
                   <th scope="col">Status</th>
                   <th scope="col">Storage</th>
-                  <th scope="col">Created by</th>
+                  <th scope="col">Owner</th>
                   <th scope="col">Comment</th>
                 </tr>
               </thead>
@@ -126,7 +129,7 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
                       <StatusBadge table={table} />
                     </td>
                     <td>{table.managed ? "managed" : "external"}</td>
-                    <td>{table.created_by ?? ""}</td>
+                    <td>{ownerOf(table) ?? ""}</td>
                     <td className="cat-cell-comment">{table.comment}</td>
                   </tr>
                 ))}
@@ -164,6 +167,8 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
       ) : null}
       <h2>Properties</h2>
       <KeyValues values={db.properties} empty="No properties." />
+      <h2>Permissions</h2>
+      <PermissionsPanel base={base} kind="database" />
       {dropping && kids ? (
         <DropDialog
           what={`database ${db.catalog}.${db.name}`}

@@ -1,19 +1,22 @@
-// The page of one function: language, owner, return type, parameters and implementation.
+// The page of one function: language, owner, return type; tabs Definition (parameters and
+// implementation) and Permissions.
 import { useState } from "react";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
 import { DropDialog, EditableComment, ReadOnlyNote, canOf } from "./common";
-import { Header, NotLoaded, useObject, type FunctionInfo, type ObjectProps } from "./object/parts";
+import { PermissionsPanel } from "./object/PermissionsPanel";
+import { Header, NotLoaded, Tabs, ownerOf, useObject, type FunctionInfo, type ObjectProps } from "./object/parts";
 
 export function FunctionPage({ catalog, database, name }: ObjectProps) {
   const parts = [catalog, database, name];
   useTitle(parts.join("."));
-  const { info, save, drop } = useObject<FunctionInfo>({ catalog, database, name }, "functions");
+  const { base, info, save, drop } = useObject<FunctionInfo>({ catalog, database, name }, "functions");
   const [dropping, setDropping] = useState(false);
 
   if (!info.data) return <NotLoaded parts={parts} error={info.error} what="function" />;
   const fn = info.data;
   const can = canOf(fn);
+  const owner = ownerOf(fn);
   return (
     <div className="cat-main-inner">
       <Header
@@ -29,41 +32,54 @@ export function FunctionPage({ catalog, database, name }: ObjectProps) {
       >
         <span className="badge">{fn.language}</span>
       </Header>
-      <ReadOnlyNote can={can} what="function" />
+      <ReadOnlyNote can={can} what="function" owner={owner} />
       <EditableComment value={fn.comment} editable={can.modify} onSave={(comment) => save({ comment })} />
       <dl className="cat-facts">
         <dt>Language</dt>
         <dd>{fn.language}</dd>
         <dt>Owner</dt>
-        <dd>{fn.created_by ?? "—"}</dd>
+        <dd data-testid="owner">{owner ?? "—"}</dd>
         <dt>Return type</dt>
         <dd className="mono">{fn.return_type || "—"}</dd>
         <dt>Created</dt>
         <dd>{formatTimestamp(fn.created_at)}</dd>
       </dl>
-      <h2>Parameters</h2>
-      {fn.parameters && fn.parameters.length > 0 ? (
-        <table className="grid">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-            </tr>
-          </thead>
-          <tbody>
-            {fn.parameters.map((p) => (
-              <tr key={p.name}>
-                <td className="mono">{p.name}</td>
-                <td className="mono">{p.data_type}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : (
-        <p className="muted">No declared parameters.</p>
-      )}
-      <h2>Implementation</h2>
-      <pre data-testid="function-implementation">{fn.implementation}</pre>
+      <Tabs
+        tabs={[
+          {
+            id: "definition",
+            label: "Definition",
+            render: () => (
+              <>
+                <h3>Parameters</h3>
+                {fn.parameters && fn.parameters.length > 0 ? (
+                  <table className="grid">
+                    <thead>
+                      <tr>
+                        <th scope="col">Name</th>
+                        <th scope="col">Type</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {fn.parameters.map((p) => (
+                        <tr key={p.name}>
+                          <td className="mono">{p.name}</td>
+                          <td className="mono">{p.data_type}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                ) : (
+                  <p className="muted">No declared parameters.</p>
+                )}
+                <h3>Implementation</h3>
+                <pre data-testid="function-implementation">{fn.implementation}</pre>
+              </>
+            ),
+          },
+          { id: "permissions", label: "Permissions", render: () => <PermissionsPanel base={base} kind="function" /> },
+        ]}
+      />
       {dropping ? (
         <DropDialog
           what={`function ${parts.join(".")}`}

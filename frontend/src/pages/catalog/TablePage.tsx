@@ -1,6 +1,7 @@
 // The page of one table: header (status, managed/external), comment, schema, details,
-// properties, statistics, history (managed tables), DDL and sample data; polled while the
-// table is staged.
+// properties, statistics, history (managed tables), DDL, sample data and permissions; polled
+// while the table is staged. Sample data, statistics and Query need SELECT; Analyze needs
+// MODIFY; Edit and Drop need MANAGE (`can`).
 import { useEffect, useRef, useState } from "react";
 import { sqlPath, type Schema } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
@@ -10,7 +11,19 @@ import { HistoryPanel } from "./object/HistoryPanel";
 import { DdlPanel, PropertiesPanel, SamplePanel } from "./object/panels";
 import { SchemaEditor } from "./object/SchemaEditor";
 import { StatisticsPanel } from "./object/StatisticsPanel";
-import { Header, NotLoaded, Tabs, queryInEditor, useObject, type ObjectProps, type TabSpec, type TableInfo } from "./object/parts";
+import { PermissionsPanel } from "./object/PermissionsPanel";
+import {
+  Header,
+  NoSelectNote,
+  NotLoaded,
+  Tabs,
+  ownerOf,
+  queryInEditor,
+  useObject,
+  type ObjectProps,
+  type TabSpec,
+  type TableInfo,
+} from "./object/parts";
 import { Details, SchemaTable } from "./object/SchemaTable";
 
 const isStaged = (table: TableInfo) => table.status === "staged";
@@ -76,17 +89,23 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
     { id: "properties", label: "Properties", render: () => <PropertiesPanel base={base} /> },
   ];
   if (!staged) {
-    tabs.push({
-      id: "statistics",
-      label: "Statistics",
-      render: () => <StatisticsPanel base={base} sqlPath={path} canAnalyze={can.modify} />,
-    });
+    if (can.select) {
+      tabs.push({
+        id: "statistics",
+        label: "Statistics",
+        render: () => <StatisticsPanel base={base} sqlPath={path} canAnalyze={can.write} />,
+      });
+    }
     if (table.managed) {
       tabs.push({ id: "history", label: "History", render: () => <HistoryPanel base={base} path={path} /> });
     }
     tabs.push({ id: "ddl", label: "DDL", render: () => <DdlPanel path={path} /> });
-    tabs.push({ id: "sample", label: "Sample data", render: () => <SamplePanel path={path} title={name} /> });
+    if (can.select) {
+      tabs.push({ id: "sample", label: "Sample data", render: () => <SamplePanel path={path} title={name} /> });
+    }
   }
+  tabs.push({ id: "permissions", label: "Permissions", render: () => <PermissionsPanel base={base} kind="table" /> });
+  const owner = ownerOf(table);
 
   return (
     <div className="cat-main-inner">
@@ -95,9 +114,11 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
         kind="table"
         actions={
           <>
-            <button type="button" onClick={() => queryInEditor(path, name)} disabled={staged}>
-              Query
-            </button>
+            {can.select ? (
+              <button type="button" onClick={() => queryInEditor(path, name)} disabled={staged}>
+                Query
+              </button>
+            ) : null}
             {can.drop ? (
               <button type="button" className="danger" onClick={() => setDropping(true)}>
                 Drop table
@@ -112,11 +133,12 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
         <span className="badge">{table.managed ? "managed" : "external"}</span>
       </Header>
       {info.error ? <ErrorAlert error={info.error} /> : null}
-      <ReadOnlyNote can={can} what="table" />
+      <ReadOnlyNote can={can} what="table" owner={owner} />
+      {!can.select && !staged ? <NoSelectNote what="table" /> : null}
       <EditableComment value={table.comment} editable={can.modify} onSave={(comment) => save({ comment })} />
       <dl className="cat-facts">
         <dt>Owner</dt>
-        <dd>{table.created_by ?? "—"}</dd>
+        <dd data-testid="owner">{owner ?? "—"}</dd>
         <dt>Created</dt>
         <dd>{formatTimestamp(table.created_at)}</dd>
         <dt>Updated</dt>

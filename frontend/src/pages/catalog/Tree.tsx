@@ -1,12 +1,12 @@
 // The left pane: catalogs → databases → Tables / Views / Functions → objects, each level
 // loaded when first expanded (page_size 200, "Load more"), expanded along the URL's object,
-// plus a debounced search over /search.
+// plus a debounced search over /search. The server lists only what the user may see.
 import { useState, type KeyboardEvent } from "react";
 import { qs, type Catalog, type Database } from "../../api";
 import type { components } from "../../openapi/schema";
 import { useDebounced, usePagedQuery } from "../../data/queries";
 import { Link, pathOf } from "../../router";
-import { errorMessage, useRefreshCatalog } from "./common";
+import { errorMessage, useMayCreateCatalog, useRefreshCatalog } from "./common";
 
 const PAGE_SIZE = 200;
 
@@ -318,6 +318,7 @@ export function CatalogTree({ selection }: { selection: Selection }) {
   const [q, setQ] = useState("");
   const [kind, setKind] = useState("all");
   const searching = q.trim().length > 0;
+  const mayCreate = useMayCreateCatalog();
 
   return (
     <aside className="cat-tree" aria-label="Catalog browser">
@@ -359,9 +360,11 @@ export function CatalogTree({ selection }: { selection: Selection }) {
             ))}
             <ListStatus state={list} empty="No catalogs yet." depth={0} />
           </ul>
-          <div className="tree-footer">
-            <Link to="/catalog?new=catalog">+ New catalog</Link>
-          </div>
+          {mayCreate ? (
+            <div className="tree-footer">
+              <Link to="/catalog?new=catalog">+ New catalog</Link>
+            </div>
+          ) : null}
         </nav>
       )}
     </aside>

@@ -1,18 +1,31 @@
-// The page of one view: its query (as written and expanded), schema, details and sample data.
+// The page of one view: its query (as written and expanded), schema, details, sample data
+// (with SELECT) and permissions. A view reads its tables with its owner's rights.
 import { useState } from "react";
 import { sqlPath } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
 import { DropDialog, EditableComment, ReadOnlyNote, canOf } from "./common";
 import { SamplePanel } from "./object/panels";
-import { Header, NotLoaded, Tabs, queryInEditor, useObject, type ObjectProps, type TabSpec, type TableInfo } from "./object/parts";
+import { PermissionsPanel } from "./object/PermissionsPanel";
+import {
+  Header,
+  NoSelectNote,
+  NotLoaded,
+  Tabs,
+  ownerOf,
+  queryInEditor,
+  useObject,
+  type ObjectProps,
+  type TabSpec,
+  type TableInfo,
+} from "./object/parts";
 import { SchemaTable } from "./object/SchemaTable";
 
 export function ViewPage({ catalog, database, name }: ObjectProps) {
   const parts = [catalog, database, name];
   const path = sqlPath(parts);
   useTitle(parts.join("."));
-  const { info, save, drop } = useObject<TableInfo>({ catalog, database, name }, "views");
+  const { base, info, save, drop } = useObject<TableInfo>({ catalog, database, name }, "views");
   const [dropping, setDropping] = useState(false);
 
   if (!info.data) return <NotLoaded parts={parts} error={info.error} what="view" />;
@@ -42,8 +55,10 @@ export function ViewPage({ catalog, database, name }: ObjectProps) {
           <p className="muted">The schema is derived when a worker analyses the view.</p>
         ),
     },
-    { id: "sample", label: "Sample data", render: () => <SamplePanel path={path} title={name} /> },
   ];
+  if (can.select) tabs.push({ id: "sample", label: "Sample data", render: () => <SamplePanel path={path} title={name} /> });
+  tabs.push({ id: "permissions", label: "Permissions", render: () => <PermissionsPanel base={base} kind="view" /> });
+  const owner = ownerOf(view);
   return (
     <div className="cat-main-inner">
       <Header
@@ -51,9 +66,11 @@ export function ViewPage({ catalog, database, name }: ObjectProps) {
         kind="view"
         actions={
           <>
-            <button type="button" onClick={() => queryInEditor(path, name)}>
-              Query
-            </button>
+            {can.select ? (
+              <button type="button" onClick={() => queryInEditor(path, name)}>
+                Query
+              </button>
+            ) : null}
             {can.drop ? (
               <button type="button" className="danger" onClick={() => setDropping(true)}>
                 Drop view
@@ -62,11 +79,12 @@ export function ViewPage({ catalog, database, name }: ObjectProps) {
           </>
         }
       />
-      <ReadOnlyNote can={can} what="view" />
+      <ReadOnlyNote can={can} what="view" owner={owner} />
+      {!can.select ? <NoSelectNote what="view" /> : null}
       <EditableComment value={view.comment} editable={can.modify} onSave={(comment) => save({ comment })} />
       <dl className="cat-facts">
         <dt>Owner</dt>
-        <dd>{view.created_by ?? "—"}</dd>
+        <dd data-testid="owner">{owner ?? "—"}</dd>
         <dt>Created</dt>
         <dd>{formatTimestamp(view.created_at)}</dd>
         <dt>Updated</dt>

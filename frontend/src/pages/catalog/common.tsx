@@ -2,10 +2,11 @@
 // alert, inline comment editor, drop confirmation dialog, key/value table.
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { ApiError, del, patch, type Table } from "../../api";
+import { ApiError, del, patch, type Can, type SecurableKind, type Table } from "../../api";
 import { LIST_POLL_MS } from "../../data/client";
-import { apiQuery, invalidate, keyOf, useWrite } from "../../data/queries";
+import { apiQuery, invalidate, keyOf, useMe, useWrite } from "../../data/queries";
 import { Link, pathOf } from "../../router";
+import { fullCan, readOnlyText } from "./privileges";
 import "./catalog.css";
 
 // --- reading and writing -------------------------------------------------------------------
@@ -245,26 +246,26 @@ export function KeyValues({ values, empty }: { values: Record<string, string>; e
 
 // --- what the user may do ----------------------------------------------------------------------
 
-/** `can` of a catalog object (docs/api.md): what the signed-in user may do with it. An answer
- * without it (an older server) allows nothing, so no control fails after its confirm. */
-export interface Can {
-  modify: boolean;
-  drop: boolean;
-  create: boolean;
+/** `can` of a catalog object (docs/api.md): what the signed-in user may do with it. A key the
+ * answer lacks (an older server) allows nothing, so no control fails after its confirm. */
+export function canOf(object: { can?: Partial<Can> } | null | undefined): Can {
+  return fullCan(object?.can);
 }
 
-const NOTHING: Can = { modify: false, drop: false, create: false };
-
-export function canOf(object: { can?: Can } | null | undefined): Can {
-  return object?.can ?? NOTHING;
+/** Whether the signed-in user may create catalogs (GET /users/me `can.create_catalog`;
+ * `TESSERA_CATALOG_CREATORS`). Unknown (loading, an older server) is no. */
+export function useMayCreateCatalog(): boolean {
+  return useMe().data?.can?.create_catalog === true;
 }
 
-/** Why a control is missing, said once near the header. */
-export function ReadOnlyNote({ can, what }: { can: Can; what: string }) {
-  if (can.modify || can.drop) return null;
+/** Why a control is missing, said once near the header: what the user holds on the object,
+ * who owns it, and who may change it. */
+export function ReadOnlyNote({ can, what, owner }: { can: Can; what: SecurableKind; owner?: string | null }) {
+  const text = readOnlyText(what, can, owner);
+  if (!text) return null;
   return (
     <p className="muted cat-readonly" data-testid="read-only">
-      Only its owner, the catalog's owner or an admin may change or drop this {what}.
+      {text}
     </p>
   );
 }

@@ -188,7 +188,8 @@ export function StatisticsPanel({
   base: string;
   /** The table's quoted SQL path, for ANALYZE TABLE. */
   sqlPath?: string;
-  /** Whether the user may change the table (`can.modify`): only then the button shows. */
+  /** Whether the user may write into the table (`can.write`, MODIFY): only then the button
+   * shows. */
   canAnalyze?: boolean;
 }) {
   const path = `${base}/statistics`;
@@ -207,7 +208,7 @@ export function StatisticsPanel({
         <ColumnStatisticsTable stats={s.column_statistics} lastCommitAt={s.last_commit?.at} />
       ) : (
         <p className="muted" data-testid="column-stats-none">
-          Not computed yet{canAnalyze ? "." : ": the table's owner can compute them."}
+          Not computed yet{canAnalyze ? "." : ": the table's owner can compute them, or anyone granted MODIFY on it."}
         </p>
       )}
       {canAnalyze && sqlPath ? <ComputeButton sqlPath={sqlPath} statsKey={keyOf(path)} /> : null}

@@ -26,6 +26,20 @@ export type FunctionInfo = FunctionObject & {
   updated_at?: string;
 };
 
+/** Who owns a table, view or function: `owner` (issue 18), else its creator (older servers). */
+export function ownerOf(object: { owner?: string | null; created_by?: string | null }): string | null {
+  return object.owner ?? object.created_by ?? null;
+}
+
+/** Said where the rows would be (sample data, statistics) to a user without SELECT. */
+export function NoSelectNote({ what }: { what: "table" | "view" }) {
+  return (
+    <p className="muted cat-readonly" data-testid="no-select">
+      You may see this {what} but not read its rows: that needs SELECT on it, its database or its catalog.
+    </p>
+  );
+}
+
 export function queryInEditor(path: string, title: string) {
   openInEditor({ sql: `SELECT * FROM ${path} LIMIT 100`, title, run: true });
   navigate("/editor");

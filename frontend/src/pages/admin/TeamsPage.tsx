@@ -1,0 +1,184 @@
+// /teams: admins list, create and delete teams; everyone else sees their own teams (and the
+// implicit team everyone) read-only. A team is what grants are given to (ADR 0011 §4.4).
+import { useEffect, useRef, useState, type ReactNode } from "react";
+import { del, enc, post, type Team, type User } from "../../api";
+import { useTeams, useWrite } from "../../data/queries";
+import { Link, pathOf, useTitle } from "../../router";
+import { ErrorAlert } from "../catalog/common";
+import "./admin.css";
+
+/** A modal question with one dangerous answer (delete a team, remove a member). */
+export function ConfirmDialog({
+  title,
+  action,
+  children,
+  onConfirm,
+  onClose,
+}: {
+  title: string;
+  /** The button's label, e.g. "Delete team". */
+  action: string;
+  children?: ReactNode;
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog && !dialog.open) dialog.showModal();
+  }, []);
+  const confirm = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+    } catch (failure) {
+      setError(failure);
+      setBusy(false);
+    }
+  };
+  return (
+    <dialog
+      ref={ref}
+      className="cat-dialog"
+      aria-labelledby="admin-confirm-title"
+      onCancel={(event) => {
+        event.preventDefault();
+        if (!busy) onClose();
+      }}
+    >
+      <h2 id="admin-confirm-title">{title}</h2>
+      {children}
+      <ErrorAlert error={error} />
+      <div className="toolbar cat-dialog-actions">
+        <button type="button" className="danger" onClick={() => void confirm()} disabled={busy}>
+          {busy ? "Working…" : action}
+        </button>
+        <button type="button" onClick={onClose} disabled={busy} autoFocus>
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+function membersText(team: Team): string {
+  if (team.implicit) return "every user";
+  return team.members === 1 ? "1 member" : `${team.members} members`;
+}
+
+export function TeamsPage({ user }: { user: User }) {
+  useTitle("Teams");
+  const teams = useTeams();
+  const admin = user.is_admin;
+  const [name, setName] = useState("");
+  const [createError, setCreateError] = useState<unknown>(null);
+  const [deleting, setDeleting] = useState<Team | null>(null);
+  const create = useWrite((team: string) => post<Team>("/teams", { name: team }), ["teams"]);
+  const remove = useWrite((team: string) => del(`/teams/${enc(team)}`), ["teams"]).mutateAsync;
+
+  const submit = async (event: React.FormEvent) => {
+    event.preventDefault();
+    if (!name.trim()) return;
+    setCreateError(null);
+    try {
+      await create.mutateAsync(name.trim());
+      setName("");
+    } catch (failure) {
+      setCreateError(failure);
+    }
+  };
+
+  return (
+    <div className="page admin-page">
+      <div className="admin-head">
+        <h1>{admin ? "Teams" : "Your teams"}</h1>
+        {!admin ? <span className="muted">Only admins create teams and change who is in them.</span> : null}
+      </div>
+      {admin ? (
+        <form className="admin-form card" onSubmit={(event) => void submit(event)} aria-label="New team">
+          <label>
+            Team name
+            <input value={name} onChange={(event) => setName(event.target.value)} autoComplete="off" spellCheck={false} />
+          </label>
+          <button type="submit" className="primary" disabled={create.isPending || !name.trim()}>
+            {create.isPending ? "Creating…" : "Create team"}
+          </button>
+        </form>
+      ) : null}
+      <ErrorAlert error={createError} />
+      <ErrorAlert error={teams.error} />
+      {!teams.loaded && !teams.error ? <p className="muted">Loading teams…</p> : null}
+      {teams.loaded && teams.items.length === 0 ? (
+        <p className="muted">{admin ? "No teams yet." : "You are in no team."}</p>
+      ) : null}
+      {teams.items.length > 0 ? (
+        <table className="grid admin-table" data-testid="teams">
+          <thead>
+            <tr>
+              <th scope="col">Team</th>
+              <th scope="col">Members</th>
+              {admin ? (
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              ) : null}
+            </tr>
+          </thead>
+          <tbody>
+            {teams.items.map((team) => (
+              <tr key={team.name} data-testid={`team-${team.name}`}>
+                <td>
+                  <Link to={pathOf("teams", team.name)} className="mono">
+                    {team.name}
+                  </Link>
+                  {team.implicit ? <span className="badge"> implicit</span> : null}
+                </td>
+                <td>{membersText(team)}</td>
+                {admin ? (
+                  <td className="admin-actions">
+                    {!team.implicit ? (
+                      <button
+                        type="button"
+                        className="small danger"
+                        aria-label={`Delete team ${team.name}`}
+                        onClick={() => setDeleting(team)}
+                      >
+                        Delete
+                      </button>
+                    ) : null}
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {teams.next ? (
+        <div className="load-more">
+          <button type="button" onClick={teams.loadMore} disabled={teams.loading}>
+            Load more
+          </button>
+        </div>
+      ) : null}
+      {deleting ? (
+        <ConfirmDialog
+          title={`Delete team ${deleting.name}?`}
+          action="Delete team"
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            await remove(deleting.name);
+            setDeleting(null);
+          }}
+        >
+          <p>
+            Its {membersText(deleting)} lose what grants to the team gave them, and the grants go with it. This cannot be
+            undone.
+          </p>
+        </ConfirmDialog>
+      ) : null}
+    </div>
+  );
+}

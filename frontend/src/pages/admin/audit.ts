@@ -1,0 +1,207 @@
+// The audit page's filters as they live in the URL query string and as GET /audit takes them,
+// and an event told as a sentence. Pure (unit-tested in audit.test.ts).
+import type { AuditAction, AuditEvent } from "../../api";
+
+/** Every action an event may record (audit/models.py ACTIONS), in that order. */
+export const AUDIT_ACTIONS: readonly AuditAction[] = [
+  "grant",
+  "revoke",
+  "owner",
+  "drop",
+  "team_create",
+  "team_delete",
+  "member_add",
+  "member_remove",
+  "read",
+  "write",
+  "denied",
+];
+
+export const ACTION_LABELS: Record<AuditAction, string> = {
+  grant: "grant",
+  revoke: "revoke",
+  owner: "ownership",
+  drop: "drop",
+  team_create: "team created",
+  team_delete: "team deleted",
+  member_add: "member added",
+  member_remove: "member removed",
+  read: "read",
+  write: "write",
+  denied: "denied",
+};
+
+export const OBJECT_KINDS = ["catalog", "database", "table", "view", "function", "storage", "team"];
+
+export interface AuditFilters {
+  action: AuditAction[];
+  actor: string;
+  /** `user:alice` or `team:analysts`. */
+  principal: string;
+  /** An SQL path of one to three parts: the object and what is inside it. */
+  object: string;
+  objectKind: string;
+  job: string;
+  /** datetime-local values ("2024-05-01T13:30"), in the viewer's time zone. */
+  since: string;
+  until: string;
+}
+
+export const NO_AUDIT_FILTERS: AuditFilters = {
+  action: [],
+  actor: "",
+  principal: "",
+  object: "",
+  objectKind: "",
+  job: "",
+  since: "",
+  until: "",
+};
+
+const TEXT_KEYS: [keyof AuditFilters, string][] = [
+  ["actor", "actor"],
+  ["principal", "principal"],
+  ["object", "object"],
+  ["objectKind", "object_kind"],
+  ["job", "job"],
+  ["since", "since"],
+  ["until", "until"],
+];
+
+function actionsOf(text: string): AuditAction[] {
+  const wanted = new Set(
+    text
+      .split(",")
+      .map((part) => part.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  return AUDIT_ACTIONS.filter((action) => wanted.has(action));
+}
+
+export function auditFiltersFromSearch(search: URLSearchParams): AuditFilters {
+  const filters: AuditFilters = { ...NO_AUDIT_FILTERS, action: actionsOf(search.get("action") ?? "") };
+  for (const [field, key] of TEXT_KEYS) (filters[field] as string) = search.get(key) ?? "";
+  return filters;
+}
+
+/** The query string of the page's URL ("" or "?action=…"), keys in a stable order. */
+export function searchOfAuditFilters(filters: AuditFilters): string {
+  const search = new URLSearchParams();
+  if (filters.action.length) search.set("action", AUDIT_ACTIONS.filter((a) => filters.action.includes(a)).join(","));
+  for (const [field, key] of TEXT_KEYS) {
+    const value = (filters[field] as string).trim();
+    if (value) search.set(key, value);
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+/** A datetime-local value as an ISO-8601 instant for the API (undefined when unset/invalid). */
+export function localToIso(value: string): string | undefined {
+  if (!value) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+/** GET /audit's query parameters for these filters. */
+export function auditApiParams(filters: AuditFilters): Record<string, string | undefined> {
+  const text = (value: string) => value.trim() || undefined;
+  return {
+    action: filters.action.length ? AUDIT_ACTIONS.filter((a) => filters.action.includes(a)).join(",") : undefined,
+    actor: text(filters.actor),
+    principal: text(filters.principal),
+    object: text(filters.object),
+    object_kind: text(filters.objectKind),
+    job: text(filters.job),
+    since: localToIso(filters.since),
+    until: localToIso(filters.until),
+  };
+}
+
+export function hasAuditFilters(filters: AuditFilters): boolean {
+  return searchOfAuditFilters(filters) !== "";
+}
+
+/** Turn one action on or off. */
+export function toggleAction(filters: AuditFilters, action: AuditAction, on: boolean): AuditFilters {
+  const chosen = new Set(filters.action);
+  if (on) chosen.add(action);
+  else chosen.delete(action);
+  return { ...filters, action: AUDIT_ACTIONS.filter((a) => chosen.has(a)) };
+}
+
+// --- an event in words ------------------------------------------------------------------------
+
+const str = (value: unknown): string | undefined => (typeof value === "string" && value ? value : undefined);
+
+/** A path from the ways the detail may hold one: `["c","d","v"]`, `{"identifier": [...]}`, "c.d.v". */
+function pathText(value: unknown): string | undefined {
+  if (Array.isArray(value)) return value.map(String).join(".") || undefined;
+  if (value && typeof value === "object") {
+    const identifier = (value as { identifier?: unknown }).identifier;
+    const kind = str((value as { kind?: unknown }).kind);
+    const path = pathText(identifier);
+    return path ? (kind ? `${kind} ${path}` : path) : undefined;
+  }
+  return str(value);
+}
+
+/** "table c.d.t", "catalog c", "storage root /data/x"; "" when the event names no object. */
+export function objectText(event: Pick<AuditEvent, "object_kind" | "object">): string {
+  const path = event.object.join(".");
+  if (!path) return event.object_kind;
+  if (event.object_kind === "storage") return `storage root ${path}`;
+  return event.object_kind ? `${event.object_kind} ${path}` : path;
+}
+
+const principalText = (event: AuditEvent): string =>
+  event.principal ? `${event.principal.type} ${event.principal.name}` : "someone";
+
+/** What happened, after the actor's name: "granted SELECT on table c.d.t to team analysts". */
+export function describeEvent(event: AuditEvent): string {
+  const what = objectText(event);
+  const privileges = event.privileges.length ? event.privileges.join(", ") : "privileges";
+  const via = pathText(event.detail["via"]);
+  const through = via ? ` through ${via.includes(" ") ? via : `view ${via}`}` : "";
+  // Team events: the team is the object (kind "team") or the principal.
+  const team =
+    (event.object_kind === "team" ? event.object[0] : undefined) ??
+    (event.principal?.type === "team" ? event.principal.name : undefined) ??
+    str(event.detail["team"]) ??
+    "";
+  const member =
+    (event.principal?.type === "user" ? event.principal.name : undefined) ??
+    str(event.detail["member"]) ??
+    str(event.detail["username"]) ??
+    "someone";
+  switch (event.action) {
+    case "grant":
+      return `granted ${privileges} on ${what} to ${principalText(event)}`;
+    case "revoke":
+      return `revoked ${privileges} on ${what} from ${principalText(event)}`;
+    case "owner": {
+      const previous = str(event.detail["previous"]) ?? str(event.detail["from"]);
+      return `made ${principalText(event)} the owner of ${what}${previous ? ` (was ${previous})` : ""}`;
+    }
+    case "drop":
+      return `dropped ${what}`;
+    case "team_create":
+      return `created team ${team}`;
+    case "team_delete":
+      return `deleted team ${team}`;
+    case "member_add":
+      return `added ${member} to team ${team}`;
+    case "member_remove":
+      return `removed ${member} from team ${team}`;
+    case "read":
+      return `read ${what}${through}`;
+    case "write":
+      return `wrote into ${what}`;
+    case "denied": {
+      const privilege = str(event.detail["privilege"]) ?? event.privileges[0];
+      return `was refused ${privilege ? `${privilege} on ` : ""}${what}${through}`;
+    }
+    default:
+      return `${event.action} ${what}`.trim();
+  }
+}
