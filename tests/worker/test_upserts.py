@@ -225,6 +225,7 @@ def test_refusals_at_planning(alice: Pipeline, catalog: str, keyed: str) -> None
         "VALIDATION_ERROR",
         "managed tables only",
     )
+    share(catalog)  # carol and bob may read the catalog; writing into it needs MODIFY
     carol = Pipeline("carol", catalog=catalog)
     carol.ok(
         f"CREATE TEMPORARY TABLE tmp (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH "
@@ -237,7 +238,6 @@ def test_refusals_at_planning(alice: Pipeline, catalog: str, keyed: str) -> None
         "temporary",
     )
     bob = Pipeline("bob")
-    share(keyed.split(".")[0])  # bob may read the table; writing it needs MODIFY
     _refused(
         bob,
         f"INSERT INTO {keyed} /*+ OPTIONS('write.mode' = 'upsert') */ SELECT 1, 'b', 1",
