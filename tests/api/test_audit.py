@@ -365,6 +365,37 @@ def test_expiry_follows_the_retention_setting(settings, alice):
     assert two_hours.pk != half_hour.pk
 
 
+def test_the_workers_housekeeping_runs_the_expiry(settings, alice):
+    from jobs import worker
+
+    gone = event("read", at=timezone.now() - timedelta(days=400), actor=alice)
+    kept = event("grant", at=timezone.now() - timedelta(days=400), actor=alice)
+    worker.run_maintenance(worker.EXPIRY_EVERY_BEATS + 1)  # not an expiry beat
+    assert AuditEvent.objects.filter(pk=gone.pk).exists()
+    worker.run_maintenance(worker.EXPIRY_EVERY_BEATS)
+    assert list(AuditEvent.objects.values_list("pk", flat=True)) == [kept.pk]
+
+
+# --- an object's recent events ------------------------------------------------------------------
+
+
+def test_an_objects_recent_events_page_by_securable(alice, trail):
+    from audit import selectors
+    from audit.views import serialize_page
+
+    event("write", at=T0 + timedelta(hours=1), actor=alice, securable_key="relation:7")
+    event("read", at=T0 + timedelta(hours=2), actor=alice, securable_key="relation:77")
+    rows = selectors.events_of("relation:7", limit=10)
+    assert [e.action for e in rows] == ["write", "read"]
+    assert [e.action for e in selectors.events_of("relation:7", actions=["read"], limit=10)] == [
+        "read"
+    ]
+    first = selectors.events_of("relation:7", limit=1)
+    rest = selectors.events_of("relation:7", after=selectors.page_key(first[0]), limit=10)
+    assert [e.pk for e in first + rest] == [e.pk for e in rows]
+    assert serialize_page(rows)[1]["object"] == ["shop", "sales", "orders"]
+
+
 # --- the Django admin -----------------------------------------------------------------------
 
 

@@ -192,6 +192,7 @@ def test_an_admin_creates_a_team_and_adds_a_member(
     form.get_by_role("button", name="Add member").click()
     expect(page.get_by_role("status")).to_have_text("Added bob to data-team.")
     expect(page.get_by_test_id("member-bob")).to_be_visible()
+    expect(page.get_by_text("1 member", exact=True)).to_be_visible()
     assert list(bob.groups.values_list("name", flat=True)) == ["data-team"]
     ui.screenshot(page, "team-members")
 

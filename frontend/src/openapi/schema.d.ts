@@ -137,6 +137,23 @@ export interface paths {
         patch: operations["catalogs_partial_update"];
         trace?: never;
     };
+    "/api/v1/catalogs/{catalog}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["catalog_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/catalogs/{catalog}/databases": {
         parameters: {
             query?: never;
@@ -167,6 +184,23 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["catalogs_databases_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["database_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/catalogs/{catalog}/databases/{database}/functions": {
@@ -201,6 +235,55 @@ export interface paths {
         patch: operations["catalogs_databases_functions_partial_update"];
         trace?: never;
     };
+    "/api/v1/catalogs/{catalog}/databases/{database}/functions/{name}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["function_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/functions/{name}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["function_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["function_permissions_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["database_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["database_permissions_update"];
+        trace?: never;
+    };
     "/api/v1/catalogs/{catalog}/databases/{database}/tables": {
         parameters: {
             query?: never;
@@ -231,6 +314,39 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["catalogs_databases_tables_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["table_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["table_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["table_permissions_update"];
         trace?: never;
     };
     "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/properties": {
@@ -313,6 +429,55 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["catalogs_databases_views_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/views/{name}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The object's audit events, newest first (MANAGE on it). */
+        get: operations["view_access_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/databases/{database}/views/{name}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["view_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["view_permissions_update"];
+        trace?: never;
+    };
+    "/api/v1/catalogs/{catalog}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["catalog_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["catalog_permissions_update"];
         trace?: never;
     };
     "/api/v1/complete": {
@@ -678,6 +843,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/storage-roots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Admins: every storage root with its grants; others: the roots they may read files under. */
+        get: operations["storage_roots_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/storage-roots/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["storage_roots_permissions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch: operations["storage_roots_permissions_partial_update"];
+        trace?: never;
+    };
     "/api/v1/teams": {
         parameters: {
             query?: never;
@@ -801,6 +999,21 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessEventOut: {
+            id: number;
+            /** Format: date-time */
+            at: string;
+            actor: string | null;
+            action: string;
+            object_kind: string;
+            object: string[];
+            principal: components["schemas"]["AuditPrincipal"] | null;
+            privileges: string[];
+            job: string | null;
+            detail: {
+                [key: string]: unknown;
+            };
+        };
         /**
          * @description * `grant` - grant
          *     * `revoke` - revoke
@@ -850,15 +1063,35 @@ export interface components {
             items: components["schemas"]["AuditEventOut"][];
             next_page_token: string | null;
         };
+        AuditPrincipal: {
+            type: string;
+            name: string;
+        };
         AuditPrincipalOut: {
             type: components["schemas"]["PrincipalTypeEnum"];
             name: string;
         };
         Can: {
+            /** @description change it (MANAGE) */
             modify: boolean;
+            /** @description drop it (MANAGE) */
             drop: boolean;
-            /** @description objects may be created inside it */
+            /** @description create objects inside it (CREATE) */
             create: boolean;
+            /** @description grant and revoke on it (MANAGE) */
+            manage: boolean;
+            /** @description read its rows (SELECT) */
+            select: boolean;
+            /** @description write rows into it (MODIFY) */
+            write: boolean;
+            /** @description call it (EXECUTE) */
+            execute: boolean;
+            /** @description give it another owner (its owner, a parent's owner, an admin) */
+            transfer_owner: boolean;
+        };
+        CatalogAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
         };
         CatalogInRequest: {
             name: string;
@@ -981,6 +1214,10 @@ export interface components {
         CsrfToken: {
             csrf_token: string;
         };
+        DatabaseAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
+        };
         DatabaseInRequest: {
             name: string;
             /** @default  */
@@ -1014,6 +1251,10 @@ export interface components {
             type: string;
             detail: unknown;
         };
+        FunctionAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
+        };
         FunctionInRequest: {
             name: string;
             language: string;
@@ -1032,6 +1273,8 @@ export interface components {
             readonly kind: string;
             comment: string;
             readonly created_by: string | null;
+            /** @description who holds every privilege on it (its creator until ownership moves) */
+            readonly owner: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1118,18 +1361,28 @@ export interface components {
                 [key: string]: unknown;
             };
             default_database?: string;
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
         };
         PatchedDatabasePatchRequest: {
             comment?: string;
             properties?: {
                 [key: string]: unknown;
             };
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
         };
         PatchedFunctionPatchRequest: {
             implementation?: string;
             parameters?: unknown[];
             return_type?: string;
             comment?: string;
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
+        };
+        PatchedPermissionsPatchInRequest: {
+            /** @description at most 100 */
+            changes?: components["schemas"]["PermissionChangeInRequest"][];
         };
         PatchedSavedQueryPatchRequest: {
             name?: string;
@@ -1154,15 +1407,57 @@ export interface components {
                 [key: string]: unknown;
             };
             partition_by?: string[];
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
         };
         PatchedViewPatchRequest: {
             query?: string;
             schema?: unknown;
             comment?: string;
+            /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
+            owner?: string;
         };
         PatchedWorkspaceInRequest: {
             default_catalog?: string | null;
             default_database?: string | null;
+        };
+        PermissionChangeInRequest: {
+            /** @description a username or a team name */
+            principal: string;
+            /** @default user */
+            principal_type: components["schemas"]["PrincipalTypeEnum"];
+            add?: string[];
+            remove?: string[];
+        };
+        PermissionObject: {
+            /** @description catalog | database | table | view | function | storage */
+            kind: string;
+            /** @description its path (not storage) */
+            identifier?: string[];
+            /** @description storage roots: the root */
+            path?: string;
+        };
+        PermissionSource: {
+            kind: string;
+            identifier: string[];
+        };
+        PermissionsCan: {
+            modify: boolean;
+            drop: boolean;
+            create: boolean;
+            manage: boolean;
+            select: boolean;
+            write: boolean;
+            execute: boolean;
+            transfer_owner: boolean;
+        };
+        PermissionsOut: {
+            object: components["schemas"]["PermissionObject"];
+            owner: string | null;
+            privilege_assignments: components["schemas"]["PrivilegeAssignmentOut"][];
+            /** @description what the caller holds on it */
+            effective: string[];
+            can: components["schemas"]["PermissionsCan"];
         };
         PipelineInRequest: {
             /** @description 'package.module:function' of a package in TESSERA_PIPELINE_PACKAGES. */
@@ -1189,6 +1484,13 @@ export interface components {
          * @enum {string}
          */
         PrincipalTypeEnum: "user" | "team";
+        PrivilegeAssignmentOut: {
+            principal: string;
+            principal_type: components["schemas"]["PrincipalTypeEnum"];
+            privileges: string[];
+            /** @description null: granted on the object itself; else the catalog or database it comes from */
+            inherited_from: components["schemas"]["PermissionSource"] | null;
+        };
         ProgressOut: {
             stages_total: number;
             stages_done: number;
@@ -1426,6 +1728,17 @@ export interface components {
             /** @description With wait: when the job has FINISHED, the answer carries the first page of its result (result_page), as GET /jobs/{id}/result?page_size= would give it. */
             page_size?: number;
         };
+        StorageRootOut: {
+            path: string;
+            /** @description whether the caller may read files under it */
+            read_files: boolean;
+            /** @description admins only */
+            privilege_assignments?: components["schemas"]["PrivilegeAssignmentOut"][];
+        };
+        StorageRootPage: {
+            items: components["schemas"]["StorageRootOut"][];
+            next_page_token: string | null;
+        };
         StreamProgressOut: {
             /** @description The latest micro-batch's number. */
             batch_id: number;
@@ -1445,6 +1758,10 @@ export interface components {
             /** @description Rows in the target table after the latest commit. */
             target_rows: number | null;
             updated_at: string;
+        };
+        TableAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
         };
         TableInRequest: {
             name: string;
@@ -1469,6 +1786,8 @@ export interface components {
             kind: string;
             comment: string;
             readonly created_by: string | null;
+            /** @description who holds every privilege on it (its creator until ownership moves) */
+            readonly owner: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1621,6 +1940,10 @@ export interface components {
             readonly teams: string[];
             readonly can: components["schemas"]["UserCan"];
         };
+        ViewAccessPage: {
+            items: components["schemas"]["AccessEventOut"][];
+            next_page_token: string | null;
+        };
         ViewInRequest: {
             name: string;
             query: string;
@@ -1636,6 +1959,8 @@ export interface components {
             kind: string;
             comment: string;
             readonly created_by: string | null;
+            /** @description who holds every privilege on it (its creator until ownership moves) */
+            readonly owner: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1924,6 +2249,32 @@ export interface operations {
             };
         };
     };
+    catalog_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogAccessPage"];
+                };
+            };
+        };
+    };
     catalogs_databases_list: {
         parameters: {
             query?: {
@@ -2043,6 +2394,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatabaseOut"];
+                };
+            };
+        };
+    };
+    database_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseAccessPage"];
                 };
             };
         };
@@ -2172,6 +2550,142 @@ export interface operations {
             };
         };
     };
+    function_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FunctionAccessPage"];
+                };
+            };
+        };
+    };
+    function_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    function_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    database_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    database_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
     catalogs_databases_tables_list: {
         parameters: {
             query?: {
@@ -2293,6 +2807,89 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TableOut"];
+                };
+            };
+        };
+    };
+    table_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TableAccessPage"];
+                };
+            };
+        };
+    };
+    table_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    table_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
                 };
             };
         };
@@ -2492,6 +3089,140 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ViewOut"];
+                };
+            };
+        };
+    };
+    view_access_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ViewAccessPage"];
+                };
+            };
+        };
+    };
+    view_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    view_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    catalog_permissions_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path: {
+                catalog: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    catalog_permissions_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                catalog: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
                 };
             };
         };
@@ -3242,6 +3973,77 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    storage_roots_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageRootPage"];
+                };
+            };
+        };
+    };
+    storage_roots_permissions_retrieve: {
+        parameters: {
+            query: {
+                /** @description a configured root */
+                path: string;
+                /** @description only this principal's rows */
+                principal?: string;
+                /** @description default user */
+                principal_type?: "team" | "user";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
+            };
+        };
+    };
+    storage_roots_permissions_partial_update: {
+        parameters: {
+            query: {
+                /** @description a configured root */
+                path: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPermissionsPatchInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionsOut"];
+                };
             };
         };
     };
