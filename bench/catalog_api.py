@@ -8,6 +8,14 @@ tables (first and deep pages), fetching one table, search (table- and column-nam
 fragments, with and without a kind filter) and listing databases. It reports p50/p95/p99/max
 and the SQL queries per request, as text and as a Markdown table, and PASS/MISS against the
 targets. It reports; it does not assert.
+
+``--grants`` (issue 18) sets up, idempotently, a team ``bench_analysts`` with the user
+``bench_reader``: ``USE, SELECT`` on 10 of the 100 databases, ``SELECT`` on 500 tables spread
+over 30 others (``--grants heavy``: 2,000 more over the same 30), and 100 tables of 10 other
+databases owned by ``bench_reader``. ``--as owner`` (the default: ``bench``, who owns the
+catalog) or ``--as reader`` (``bench_reader``, implies ``--grants``) chooses who asks; three
+request types are added: a list of a partly visible database, a hidden table (404), and a
+completion in a partly visible database.
 """
 
 from __future__ import annotations
@@ -34,6 +42,15 @@ sys.path.insert(0, str(ROOT))
 CATALOG = "bench"
 PAGE_SIZE = 50
 BENCH_USER = "bench"
+READER = "bench_reader"
+TEAM = "bench_analysts"
+FULL_DATABASES = 10  # USE, SELECT to the team: every table visible
+PARTIAL_DATABASES = 30  # SELECT on some tables: partly visible
+GRANTED_TABLES = 500
+HEAVY_TABLES = 2000
+OWNED_DATABASES = 10
+OWNED_TABLES = 100
+PRIVATE = "bench_private"  # a catalog of bench's the reader may not see at all
 
 
 @dataclass(frozen=True)
@@ -89,6 +106,21 @@ def parse_args() -> argparse.Namespace:
         "forking its workers: full collections then skip them",
     )
     parser.add_argument(
+        "--grants",
+        nargs="?",
+        const="on",
+        choices=["on", "heavy"],
+        help="set up the grants of issue 18 (team bench_analysts, user bench_reader); "
+        "heavy: 2,000 more table grants",
+    )
+    parser.add_argument(
+        "--as",
+        dest="who",
+        choices=["owner", "reader"],
+        default="owner",
+        help="owner: bench, who owns the catalog; reader: bench_reader (implies --grants)",
+    )
+    parser.add_argument(
         "--explain",
         action="store_true",
         help="EXPLAIN ANALYZE the SQL of the slowest request of each type",
@@ -140,6 +172,109 @@ class GcPauses:
         )
 
 
+@dataclass
+class GrantWorld:
+    """What ``--grants`` set up: the databases by how much of them the reader sees."""
+
+    full: list[str]  # every table visible (USE, SELECT on the database)
+    partial: list[str]  # some tables granted one by one
+    owned: list[str]  # databases holding tables the reader owns
+    hidden: list[str]  # nothing visible (in a catalog the reader sees: refused, 403)
+    grants: int  # the reader's grant rows (team's), objects and databases
+    private: list[tuple[str, str]]  # (database, table) of PRIVATE: hidden (404)
+
+
+def set_up_grants(catalog: Any, heavy: bool, seed: int) -> GrantWorld:
+    """Idempotent: the team, the reader, their grants and the reader's tables, chosen by
+    ``seed`` from the databases in name order (the same choice on every run)."""
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+
+    from catalog.models import Catalog, Database, Grant, Table
+
+    if not Catalog.objects.filter(name_key=PRIVATE).exists():
+        call_command(
+            "fill_catalog",
+            catalog=PRIVATE,
+            databases=1,
+            tables_per_database=1000,
+            columns=20,
+            shapes=100,
+            seed=seed,
+            owner=BENCH_USER,
+        )
+
+    reader = User.objects.filter(username=READER).first()
+    if reader is None:
+        reader = User.objects.create_user(READER, password=os.urandom(16).hex())
+    team, _ = Group.objects.get_or_create(name=TEAM)
+    reader.groups.add(team)
+    principal = {"team": team, "principal_key": f"team:{team.pk}"}
+    rng = random.Random(seed + 18)
+    databases = list(Database.objects.filter(catalog=catalog).order_by("name_key"))
+    rng.shuffle(databases)
+    full = databases[:FULL_DATABASES]
+    partial = databases[FULL_DATABASES : FULL_DATABASES + PARTIAL_DATABASES]
+    owned = databases[
+        FULL_DATABASES + PARTIAL_DATABASES : FULL_DATABASES + PARTIAL_DATABASES + OWNED_DATABASES
+    ]
+    hidden = databases[FULL_DATABASES + PARTIAL_DATABASES + OWNED_DATABASES :]
+    rows = [
+        Grant(
+            privilege=privilege,
+            securable_kind="database",
+            catalog_id=catalog.pk,
+            database_id=d.pk,
+            securable_key=f"database:{d.pk}",
+            **principal,
+        )
+        for d in full
+        for privilege in ("USE", "SELECT")
+    ]
+    candidates = list(
+        Table.objects.filter(database__in=partial, kind=Table.KIND_TABLE)
+        .order_by("pk")
+        .values_list("pk", "database_id")
+    )
+    chosen = rng.sample(candidates, min(len(candidates), GRANTED_TABLES + HEAVY_TABLES))
+    wanted = chosen[: GRANTED_TABLES + (HEAVY_TABLES if heavy else 0)]
+    rows += [
+        Grant(
+            privilege="SELECT",
+            securable_kind="table",
+            catalog_id=catalog.pk,
+            database_id=database_id,
+            table_id=table_id,
+            securable_key=f"relation:{table_id}",
+            **principal,
+        )
+        for table_id, database_id in wanted
+    ]
+    Grant.objects.bulk_create(rows, ignore_conflicts=True, batch_size=1000)
+    if not heavy:  # a heavy run before: back to the plain 500
+        extra = [table_id for table_id, _ in chosen[GRANTED_TABLES:]]
+        Grant.objects.filter(principal_key=principal["principal_key"], table_id__in=extra).delete()
+    mine = list(
+        Table.objects.filter(database__in=owned, kind=Table.KIND_TABLE)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    Table.objects.filter(pk__in=rng.sample(mine, min(len(mine), OWNED_TABLES))).update(owner=reader)
+    count = Grant.objects.filter(principal_key=principal["principal_key"]).count()
+    return GrantWorld(
+        full=[d.name for d in full],
+        partial=[d.name for d in partial],
+        owned=[d.name for d in owned],
+        hidden=[d.name for d in hidden],
+        grants=count,
+        private=list(
+            Table.objects.filter(database__catalog__name_key=PRIVATE, kind=Table.KIND_TABLE)
+            .order_by("pk")
+            .values_list("database__name", "name")
+        ),
+    )
+
+
 def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -165,7 +300,6 @@ def main() -> None:
     user = User.objects.filter(username=BENCH_USER).first()
     if user is None:
         user = User.objects.create_user(BENCH_USER, password=os.urandom(16).hex())
-    token, _ = Token.objects.get_or_create(user=user)
 
     fill_seconds: float | None = None
     if args.rebuild or not Catalog.objects.filter(name_key=CATALOG).exists():
@@ -183,6 +317,11 @@ def main() -> None:
         fill_seconds = time.perf_counter() - started
 
     catalog = Catalog.objects.get(name_key=CATALOG)
+    world: GrantWorld | None = None
+    if args.grants or args.who == "reader":
+        world = set_up_grants(catalog, args.grants == "heavy", args.seed)
+    asker = User.objects.get(username=READER if args.who == "reader" else BENCH_USER)
+    token, _ = Token.objects.get_or_create(user=asker)
     in_catalog = Table.objects.filter(database__catalog=catalog)
     counts = {
         "databases": Database.objects.filter(catalog=catalog).count(),
@@ -208,27 +347,42 @@ def main() -> None:
     db_names = list(
         Database.objects.filter(catalog=catalog).order_by("name_key").values_list("name", flat=True)
     )
+    # The reader's lists and lookups go to the databases they see whole; the owner's anywhere.
+    seen_dbs = world.full if world is not None and args.who == "reader" else db_names
     sample = list(
         Table.objects.filter(database__catalog=catalog)
         .order_by("?")
         .values_list("id", "database__name", "name", "kind")[:2000]
     )
-    table_sample = [(db, name) for _, db, name, kind in sample if kind == Table.KIND_TABLE]
     column_names = list(
         Column.objects.filter(table_id__in=[row[0] for row in sample[:500]]).values_list(
             "name", flat=True
         )
     )
     table_names = [name for _, _, name, _ in sample]
+    seen_tables = list(
+        Table.objects.filter(database__catalog=catalog, database__name__in=seen_dbs, kind="table")
+        .order_by("?")
+        .values_list("database__name", "name")[:2000]
+    )
     # Deep pages: the token the server would issue after the name at a random offset.
     keys_by_db: dict[str, list[str]] = {}
-    for db in rng.sample(db_names, min(20, len(db_names))):
+    for db in rng.sample(seen_dbs, min(20, len(seen_dbs))):
         keys_by_db[db] = list(
             Table.objects.filter(database__catalog=catalog, database__name=db, kind="table")
             .order_by("name_key")
             .values_list("name_key", flat=True)
         )
     db_keys = [key.lower() for key in db_names]
+    hidden_tables: list[tuple[str, str]] = []
+    if world is not None:
+        hidden_tables = list(
+            Table.objects.filter(
+                database__catalog=catalog, database__name__in=world.hidden, kind="table"
+            )
+            .order_by("?")
+            .values_list("database__name", "name")[:2000]
+        )
 
     client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
     base = f"/api/v1/catalogs/{quote(CATALOG, safe='')}"
@@ -246,9 +400,12 @@ def main() -> None:
             params["kind"] = kind
         return f"/api/v1/search?{urlencode(params)}"
 
-    def list_first() -> str:
-        db = quote(rng.choice(db_names), safe="")
-        return f"{base}/databases/{db}/tables?page_size={PAGE_SIZE}"
+    def list_in(databases: list[str]) -> Callable[[], str]:
+        def make() -> str:
+            db = quote(rng.choice(databases), safe="")
+            return f"{base}/databases/{db}/tables?page_size={PAGE_SIZE}"
+
+        return make
 
     def list_deep() -> str:
         db = rng.choice(list(keys_by_db))
@@ -259,9 +416,16 @@ def main() -> None:
             f"{base}/databases/{quote(db, safe='')}/tables?page_size={PAGE_SIZE}&page_token={token}"
         )
 
-    def get_table() -> str:
-        db, name = rng.choice(table_sample)
-        return f"{base}/databases/{quote(db, safe='')}/tables/{quote(name, safe='')}"
+    def get_in(
+        tables: list[tuple[str, str]], missing: bool = False, base: str = base
+    ) -> Callable[[], str]:
+        def make() -> str:
+            db, name = rng.choice(tables)
+            if missing:
+                name = f"{name}_missing"
+            return f"{base}/databases/{quote(db, safe='')}/tables/{quote(name, safe='')}"
+
+        return make
 
     def list_databases() -> str:
         params: dict[str, Any] = {"page_size": PAGE_SIZE}
@@ -269,23 +433,43 @@ def main() -> None:
             params["page_token"] = encode_page_token(rng.choice(db_keys[:-1]))
         return f"{base}/databases?{urlencode(params)}"
 
-    def complete() -> str:
+    def complete_in(databases: list[str]) -> Callable[[], str]:
         # What the editor asks while a user types a path: `bench.<db>.<1-3 letters>`.
-        db, name = rng.choice(table_sample)
-        typed = f"{CATALOG}.{db}.{name[: rng.randint(1, 3)]}"
-        return f"/api/v1/complete?{urlencode({'path': typed, 'limit': 50})}"
+        def make() -> str:
+            db = rng.choice(databases)
+            name = rng.choice(table_names)
+            typed = f"{CATALOG}.{db}.{name[: rng.randint(1, 3)]}"
+            return f"/api/v1/complete?{urlencode({'path': typed, 'limit': 50})}"
+
+        return make
 
     list_target, search_target = Target(20.0), Target(50.0)
-    kinds: list[tuple[str, Callable[[], str], Target | None]] = [
-        ("List tables, first page (50)", list_first, list_target),
-        ("List tables, deep page (50)", list_deep, list_target),
-        ("Get table", get_table, list_target),
-        ("Search, all kinds", lambda: search_url(None), search_target),
-        ("Search, kind=table", lambda: search_url("table"), search_target),
-        ("Search, kind=column", lambda: search_url("column"), search_target),
-        ("List databases (50)", list_databases, None),
-        ("Complete a path (50)", complete, None),
+    kinds: list[tuple[str, Callable[[], str], Target | None, int]] = [
+        ("List tables, first page (50)", list_in(seen_dbs), list_target, 200),
+        ("List tables, deep page (50)", list_deep, list_target, 200),
+        ("Get table", get_in(seen_tables), list_target, 200),
+        ("Search, all kinds", lambda: search_url(None), search_target, 200),
+        ("Search, kind=table", lambda: search_url("table"), search_target, 200),
+        ("Search, kind=column", lambda: search_url("column"), search_target, 200),
+        ("List databases (50)", list_databases, None, 200),
+        ("Complete a path (50)", complete_in(seen_dbs), list_target, 200),
     ]
+    if world is not None:
+        private = f"/api/v1/catalogs/{PRIVATE}"
+        if args.who == "reader":
+            refused = ("Get table, invisible database (403)", get_in(hidden_tables), 403)
+            hidden = ("Get hidden table (404)", get_in(world.private, base=private), 404)
+        else:
+            refused = ("Get table, reader-invisible database", get_in(hidden_tables), 200)
+            hidden = ("Get missing table (404)", get_in(world.private, True, private), 404)
+        kinds[3:3] = [
+            ("List tables, partly visible database", list_in(world.partial), list_target, 200),
+            (refused[0], refused[1], list_target, refused[2]),
+            (hidden[0], hidden[1], list_target, hidden[2]),
+        ]
+        kinds.append(
+            ("Complete in a partly visible database", complete_in(world.partial), list_target, 200)
+        )
 
     wanted = [word.strip().lower() for word in args.only.split(",") if word.strip()]
     if wanted:
@@ -298,10 +482,10 @@ def main() -> None:
     gc.callbacks.append(pauses)
     results: list[Result] = []
     slowest: dict[str, tuple[float, str]] = {}
-    for name, make_url, target in kinds:
+    for name, make_url, target, status in kinds:
         for _ in range(args.warmup):
             response = client.get(make_url())
-            assert response.status_code == 200, (response.status_code, response.content[:300])
+            assert response.status_code == status, (response.status_code, response.content[:300])
         times: list[float] = []
         sizes = 0
         for _ in range(args.requests):
@@ -309,7 +493,7 @@ def main() -> None:
             started = time.perf_counter()
             response = client.get(request_url)
             elapsed = (time.perf_counter() - started) * 1000
-            assert response.status_code == 200, (response.status_code, response.content[:300])
+            assert response.status_code == status, (response.status_code, response.content[:300])
             times.append(elapsed)
             sizes += len(response.content)
             if elapsed > slowest.get(name, (-1.0, ""))[0]:
@@ -336,17 +520,23 @@ def main() -> None:
     )
     if fill_seconds is not None:
         print(f"Fill time: {fill_seconds:.1f} s")
+    if world is not None:
+        print(
+            f"Grants (team {TEAM}, {world.grants:,} rows): USE, SELECT on {len(world.full)} "
+            f"databases, SELECT on tables of {len(world.partial)} others, {OWNED_TABLES} tables "
+            f"of {len(world.owned)} more owned by {READER}; asking as {asker.username}"
+        )
     gc.callbacks.remove(pauses)
     print(f"Load average before/after measuring: {load_before} / {_load()}")
     frozen = " (start-up objects frozen)" if args.gc_freeze else ""
     print(f"Garbage collection while measuring{frozen}: {pauses.summary() or 'none'}")
     print(f"{args.requests} requests per type after {args.warmup} warm-up requests; ms:\n")
-    header = f"{'request':32} {'p50':>7} {'p95':>7} {'p99':>7} {'max':>7} {'SQL':>5} {'KB':>6}"
+    header = f"{'request':40} {'p50':>7} {'p95':>7} {'p99':>7} {'max':>7} {'SQL':>5} {'KB':>6}"
     print(header + "  target")
     for r in results:
         goal = f"p95<={r.target.p95_ms:.0f} {r.verdict}" if r.target else ""
         print(
-            f"{r.name:32} {r.pct(50):7.1f} {r.pct(95):7.1f} {r.pct(99):7.1f} "
+            f"{r.name:40} {r.pct(50):7.1f} {r.pct(95):7.1f} {r.pct(99):7.1f} "
             f"{max(r.times_ms):7.1f} {r.sql:>5} {r.avg_bytes / 1024:6.1f}  {goal}"
         )
 

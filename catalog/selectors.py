@@ -183,18 +183,16 @@ def _in_database_q(access: Access, kind: Kind, database: Database) -> Q | None:
     if access.user_id is None:
         return Q(pk__in=[])
     held = privileges.HOLDS[kind]
-    ids = sorted(
-        {
-            g.object_id
-            for g in access.grants
-            if g.level is kind
-            and g.database_id == database.pk
-            and g.object_id is not None
-            and g.privilege in held
-        }
-    )
+    ids = {
+        g.object_id
+        for g in access.grants
+        if g.level is kind
+        and g.database_id == database.pk
+        and g.object_id is not None
+        and g.privilege in held
+    }
     q = Q(owner_id=access.user_id)
-    return q | Q(pk__in=ids) if ids else q
+    return q | Q(catalog_access.AnyOf("pk", ids)) if ids else q
 
 
 def list_tables(
@@ -339,6 +337,36 @@ def _visible_tables_sql(access: Access) -> tuple[str, list[Any]]:
     return f"AND ({' OR '.join(terms)})", params
 
 
+# The page of a restricted user's column search (PostgreSQL): for each of the page's names,
+# its columns in id order whose table the user may see, at most a page of them — a name that
+# stands in thousands of tables stops after a page of visible ones, instead of testing every
+# one of its columns' tables before sorting — then the page in (name, id) order.
+_VISIBLE_COLUMN_PAGE_SQL = """
+    SELECT x.id FROM ({names}) n
+    CROSS JOIN LATERAL (
+        SELECT c.id, c.name_key FROM catalog_column c JOIN catalog_table t ON t.id = c.table_id
+        WHERE c.name_key = n.name_key {resume} {visible}
+        ORDER BY c.id LIMIT %s
+    ) x
+    ORDER BY x.name_key, x.id LIMIT %s
+"""
+
+
+def _visible_column_page(
+    names: RawSQL, resume: tuple[str | None, int | None] | None, limit: int, access: Access
+) -> RawSQL:
+    """The ids of the first ``limit`` columns (after ``resume``, a (name, id) key) of
+    ``names`` whose tables the user may see, in (name, id) order."""
+    visible, visible_params = _visible_tables_sql(access)
+    sql = _VISIBLE_COLUMN_PAGE_SQL.format(
+        names=names.sql,
+        resume="AND (c.name_key, c.id) > (%s, %s)" if resume is not None else "",
+        visible=visible,
+    )
+    params = [*names.params, *(resume or ()), *visible_params, limit, limit]
+    return RawSQL(sql, params)
+
+
 def _column_names(needle: str, after: str | None, limit: int, access: Access) -> Any:
     """A subquery of the first ``limit`` column names containing ``needle`` (from ``after``
     on), each used by at least one column of a table or view the user may see, in name
@@ -393,22 +421,27 @@ def search(
             continue
         qs, parents, fields = _kind_query(kind, needle, access)
         resuming = kind_index == start[0] and start[1] is not None
+        room = limit - len(hits)
+        page: Any = None
         if kind == "column":
             # Match distinct names first (one row per name, trigram-indexed), then take their
             # columns: a common name stands in thousands of tables. Names with no column
             # left are skipped, and one extra name covers a resumed name already consumed.
-            wanted = _column_names(
-                needle, start[1] if resuming else None, limit - len(hits) + 1, access
-            )
-            qs = _filtered(
-                Column.objects.filter(name_key__in=wanted), catalog_access.columns_q(access)
-            )
-        if resuming:
-            qs = qs.filter(Q(name_key__gt=start[1]) | Q(name_key=start[1], pk__gt=start[2]))
-        # Still one query: the page's keys in a subquery that reads only the (name_key, id)
-        # index (or the trigram index when few names match), then those rows and their
-        # parents. Joining first would fetch a wide row for every name the scan skips.
-        page = qs.order_by("name_key", "pk").values("pk")[: limit - len(hits)]
+            wanted = _column_names(needle, start[1] if resuming else None, room + 1, access)
+            visible = catalog_access.columns_q(access)
+            if visible is not None and isinstance(wanted, RawSQL):
+                resume = (start[1], start[2]) if resuming else None
+                page = _visible_column_page(wanted, resume, room, access)
+            else:
+                qs = _filtered(Column.objects.filter(name_key__in=wanted), visible)
+        if page is None:
+            if resuming:
+                qs = qs.filter(Q(name_key__gt=start[1]) | Q(name_key=start[1], pk__gt=start[2]))
+            # Still one query: the page's keys in a subquery that reads only the (name_key,
+            # id) index (or the trigram index when few names match), then those rows and
+            # their parents. Joining first would fetch a wide row for every name the scan
+            # skips.
+            page = qs.order_by("name_key", "pk").values("pk")[:room]
         rows = list(
             qs.model.objects.filter(pk__in=page)
             .select_related(parents)

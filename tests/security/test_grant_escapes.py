@@ -271,10 +271,12 @@ def test_show_lists_only_what_the_user_may_see(world: dict[str, Any]) -> None:
     assert ["gx"] not in olga.rows("SHOW CATALOGS")
     assert [r[1] for r in bob.rows("SHOW VIEWS IN gx.d")] == ["v"]
     assert bob.rows("SHOW TABLES IN gx.d") == []
+    # A plan made for alice, run as olga: the command answers as the planner answers olga
+    # about a catalog that does not exist.
     hidden = hand_job(olga, world["alice"], "SHOW TABLES IN gx.d")
-    missing = hand_job(olga, world["alice"], "SHOW TABLES IN gz.d")
-    assert hidden.error is not None and missing.error is not None
-    assert hidden.error["message"] == missing.error["message"].replace("gz", "gx")
+    missing = olga.refused("SHOW TABLES IN gz.d", "NOT_FOUND")
+    assert hidden.error is not None and hidden.error["code"] == "NOT_FOUND"
+    assert hidden.error["message"] == missing["message"].replace("gz", "gx")
 
 
 def test_errors_name_a_table_read_through_a_view_by_the_view(world: dict[str, Any]) -> None:
