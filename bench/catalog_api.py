@@ -13,7 +13,8 @@ targets. It reports; it does not assert.
 ``bench_reader``: ``USE, SELECT`` on 10 of the 100 databases, ``SELECT`` on 500 tables spread
 over 30 others (``--grants heavy``: 2,000 more over the same 30), and 100 tables of 10 other
 databases owned by ``bench_reader``. ``--as owner`` (the default: ``bench``, who owns the
-catalog) or ``--as reader`` (``bench_reader``, implies ``--grants``) chooses who asks; three
+catalog), ``--as reader`` (``bench_reader``, implies ``--grants``) or ``--as admin``
+(``bench_admin``, staff: no filter, the baseline) chooses who asks. With grants, three
 request types are added: a list of a partly visible database, a hidden table (404), and a
 completion in a partly visible database.
 """
@@ -43,6 +44,7 @@ CATALOG = "bench"
 PAGE_SIZE = 50
 BENCH_USER = "bench"
 READER = "bench_reader"
+ADMIN = "bench_admin"  # --as admin: no filter at all, today's SQL (the baseline)
 TEAM = "bench_analysts"
 FULL_DATABASES = 10  # USE, SELECT to the team: every table visible
 PARTIAL_DATABASES = 30  # SELECT on some tables: partly visible
@@ -116,9 +118,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--as",
         dest="who",
-        choices=["owner", "reader"],
+        choices=["owner", "reader", "admin"],
         default="owner",
-        help="owner: bench, who owns the catalog; reader: bench_reader (implies --grants)",
+        help="owner: bench, who owns the catalog; reader: bench_reader (implies --grants); "
+        "admin: bench_admin, a staff user (no filter: the baseline)",
     )
     parser.add_argument(
         "--explain",
@@ -320,7 +323,9 @@ def main() -> None:
     world: GrantWorld | None = None
     if args.grants or args.who == "reader":
         world = set_up_grants(catalog, args.grants == "heavy", args.seed)
-    asker = User.objects.get(username=READER if args.who == "reader" else BENCH_USER)
+    if args.who == "admin" and not User.objects.filter(username=ADMIN).exists():
+        User.objects.create_user(ADMIN, password=os.urandom(16).hex(), is_staff=True)
+    asker = User.objects.get(username={"reader": READER, "admin": ADMIN}.get(args.who, BENCH_USER))
     token, _ = Token.objects.get_or_create(user=asker)
     in_catalog = Table.objects.filter(database__catalog=catalog)
     counts = {

@@ -63,6 +63,12 @@ def read_files_for_all() -> bool:
     return str(getattr(settings, "TESSERA_READ_FILES_FOR", "admins")).lower() == "everyone"
 
 
+# The stored spellings, parsed once (a user may hold thousands of rows: parsing each row's
+# privilege and kind again cost more than the query).
+_PRIVILEGES: dict[str, Privilege] = {p.value: p for p in Privilege}
+_KINDS: dict[str, Kind] = {k.value: k for k in Kind}
+
+
 def load_access(user: Any) -> Access:
     """What ``user`` (a user object or a user id) holds, in one query; anonymous: nothing."""
     user_id = user if isinstance(user, int) else getattr(user, "pk", None)
@@ -82,12 +88,11 @@ def load_access(user: Any) -> Access:
             elif privilege == "OWNER":
                 owned_databases[database_id] = catalog_id
             else:
-                parsed = privileges.parse_privilege(privilege)
-                if parsed is None:
-                    continue  # a privilege this version does not know grants nothing
-                rows.append(
-                    GrantRow(parsed, Kind(level), catalog_id, database_id, object_id, root or "")
-                )
+                parsed = _PRIVILEGES.get(privilege) or privileges.parse_privilege(privilege)
+                kind = _KINDS.get(level)
+                if parsed is None or kind is None:
+                    continue  # what this version does not know grants nothing
+                rows.append(GrantRow(parsed, kind, catalog_id, database_id, object_id, root or ""))
     return Access(
         user_id,
         admin=admin,

@@ -43,6 +43,10 @@ def _refused(access: Access, s: Securable) -> PermissionDenied:
     return PermissionDenied(message, details=details)
 
 
+def _missing_catalog(name: str) -> NotFound:
+    return NotFound(f"A catalog with name [{name}] does not exist.")
+
+
 def get_catalog(name: str, *, access: Access) -> Catalog:
     catalog = (
         Catalog.objects.select_related("owner").filter(name_key=name.lower()).first()
@@ -52,8 +56,20 @@ def get_catalog(name: str, *, access: Access) -> Catalog:
     if catalog is None or not catalog_access.is_visible(
         access, catalog_access.catalog_securable(catalog)
     ):
-        raise NotFound(f"A catalog with name [{name}] does not exist.")
+        raise _missing_catalog(name)
     return catalog
+
+
+def _database_answer(access: Access, found: Database, catalog: str) -> None:
+    """Nothing when the user may see the database ``found`` (its catalog loaded with it);
+    else what ``get_database`` answers for it, without reading it again: its catalog missing
+    (``catalog`` as the caller typed it) when that is not visible either, else a refusal."""
+    s = catalog_access.database_securable(found)
+    if catalog_access.is_visible(access, s):
+        return
+    if not catalog_access.is_visible(access, catalog_access.catalog_securable(found.catalog)):
+        raise _missing_catalog(catalog)
+    raise _refused(access, s)
 
 
 def get_database(catalog: str, database: str, *, access: Access) -> Database:
@@ -64,15 +80,11 @@ def get_database(catalog: str, database: str, *, access: Access) -> Database:
         if _can_exist(catalog, database)
         else None
     )
-    if found is not None:
-        s = catalog_access.database_securable(found)
-        if catalog_access.is_visible(access, s):
-            return found
-    # Missing or not visible: the same answer as far as the catalog decides it.
-    get_catalog(catalog, access=access)  # names the catalog when that is what is missing
     if found is None:
+        get_catalog(catalog, access=access)  # names the catalog when that is what is missing
         raise NotFound(f"Database {quote_path([catalog, database])} does not exist.")
-    raise _refused(access, s)
+    _database_answer(access, found, catalog)
+    return found
 
 
 def _object_lookup(
@@ -85,13 +97,15 @@ def _object_lookup(
 ) -> Any:
     """``found`` when the user may see it; otherwise exactly what a missing object in that
     database answers (the database's own NOT_FOUND or refusal when it is not visible), or,
-    in a database the user may see, a refusal naming the object."""
-    s = securable(found) if found is not None else None
-    if s is not None and privileges.visible(access, s):
-        return found
-    get_database(catalog, database, access=access)
-    if s is None:
+    in a database the user may see, a refusal naming the object. ``found`` comes with its
+    database and catalog (``select_related``): they are not read again."""
+    if found is None:
+        get_database(catalog, database, access=access)
         missing()
+    s = securable(found)
+    if privileges.visible(access, s):
+        return found
+    _database_answer(access, found.database, catalog)
     raise _refused(access, s)
 
 

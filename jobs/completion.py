@@ -384,7 +384,7 @@ def resolve(*, session: Session, path: Any, kind: Any = "table") -> Resolved:
     if kind not in ("table", "function"):
         raise CoreError("'kind' must be table or function.", details={"field": "kind"})
     reader = DjangoCatalogReader(session)
-    access = catalog_access.access_for(session.user)
+    access = reader.access()  # the session's user's
     if kind == "table":
         ident = session_path(session, path, "path")
 

@@ -265,6 +265,29 @@ def test_commands_check_again_what_the_planner_checked(world: dict[str, Any], sq
     assert not Grant.objects.filter(user=world["olga"]).exists()
 
 
+def test_a_temporary_table_over_files_needs_read_files_again(
+    world: dict[str, Any], settings: Any
+) -> None:
+    """A plan made for an admin declares a temporary table over a storage root; run as Bob,
+    who holds no READ FILES there, the command refuses it."""
+    settings.TESSERA_READ_FILES_FOR = "admins"
+    root = Path(settings.TESSERA_STORAGE_ROOTS[0])
+    (root / "gx-files").mkdir(parents=True, exist_ok=True)
+    admin = User.objects.create_user("root", password=PASSWORD, is_superuser=True)
+    bob = Asker(world["bob"])
+    sql = (
+        f"CREATE TEMPORARY TABLE gx.d.files (id BIGINT) "
+        f"WITH ('connector' = 'parquet', 'path' = '{root / 'gx-files'}')"
+    )
+    refused = bob.refused(sql, "PERMISSION_DENIED")  # the planner
+    assert "READ FILES" in refused["message"], refused
+    job = hand_job(bob, admin, sql)  # the command, for a plan the planner made for an admin
+    assert job.status == "FAILED" and job.error is not None, job.status
+    assert job.error["code"] == "PERMISSION_DENIED" and "READ FILES" in job.error["message"]
+    settings.TESSERA_READ_FILES_FOR = "everyone"
+    assert hand_job(bob, admin, sql).status == "FINISHED"
+
+
 def test_show_lists_only_what_the_user_may_see(world: dict[str, Any]) -> None:
     bob, olga = Asker(world["bob"]), Asker(world["olga"])
     assert ["gx"] in bob.rows("SHOW CATALOGS")
