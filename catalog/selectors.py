@@ -311,13 +311,13 @@ def _hit(kind: str, kind_index: int, row: Any) -> SearchHit:
 # in order instead, which reads every name when a fragment matches few or none. Shorter
 # fragments cannot use trigrams; they match many names, and the in-order walk stops early.
 _COLUMN_NAMES_SQL = """
-    SELECT m.name_key FROM (
-        SELECT name_key FROM catalog_columnname
+    SELECT m.name_key{ord} FROM (
+        SELECT name_key{ord_as} FROM catalog_columnname
         WHERE name_key LIKE %s ESCAPE '\\' {after}
         ORDER BY {order} OFFSET 0
     ) m
     WHERE EXISTS (SELECT 1 FROM catalog_column c {join} WHERE c.name_key = m.name_key {visible})
-    LIMIT %s
+    {order_by}LIMIT %s
 """
 
 
@@ -352,17 +352,19 @@ def _visible_tables_sql(access: Access) -> tuple[str, list[Any]]:
 
 
 # The page of a restricted user's column search (PostgreSQL): for each of the page's names,
-# its columns in id order whose table the user may see, at most a page of them — a name that
-# stands in thousands of tables stops after a page of visible ones, instead of testing every
-# one of its columns' tables before sorting — then the page in (name, id) order.
+# in order, its columns in id order whose table the user may see, at most a page of them — a
+# name that stands in thousands of tables stops after a page of visible ones, instead of
+# testing every one of its columns' tables before sorting. The names come ordered (``ord``:
+# the names subquery's own order), so the page is an incremental sort that stops reading
+# names, and probing their columns, once it is full.
 _VISIBLE_COLUMN_PAGE_SQL = """
     SELECT x.id FROM ({names}) n
     CROSS JOIN LATERAL (
-        SELECT c.id, c.name_key FROM catalog_column c JOIN catalog_table t ON t.id = c.table_id
+        SELECT c.id FROM catalog_column c JOIN catalog_table t ON t.id = c.table_id
         WHERE c.name_key = n.name_key {resume} {visible}
         ORDER BY c.id LIMIT %s
     ) x
-    ORDER BY x.name_key, x.id LIMIT %s
+    ORDER BY n.ord, x.id LIMIT %s
 """
 
 
@@ -381,18 +383,24 @@ def _visible_column_page(
     return RawSQL(sql, params)
 
 
-def _column_names(needle: str, after: str | None, limit: int, access: Access) -> Any:
+def _column_names(
+    needle: str, after: str | None, limit: int, access: Access, *, ordered: bool = False
+) -> Any:
     """A subquery of the first ``limit`` column names containing ``needle`` (from ``after``
     on), each used by at least one column of a table or view the user may see, in name
-    order."""
+    order. ``ordered`` (PostgreSQL): with their sort key ``ord``, ordered by it."""
     if connection.vendor == "postgresql":
         pattern = "%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%"
         visible, visible_params = _visible_tables_sql(access)
+        order = "lower(name_key)" if len(needle) >= 3 else "name_key"
         sql = _COLUMN_NAMES_SQL.format(
+            ord=", m.ord" if ordered else "",
+            ord_as=f", {order} AS ord" if ordered else "",
             after="AND name_key >= %s" if after is not None else "",
-            order="lower(name_key)" if len(needle) >= 3 else "name_key",
+            order=order,
             join="JOIN catalog_table t ON t.id = c.table_id" if visible else "",
             visible=visible,
+            order_by="ORDER BY m.ord\n    " if ordered else "",
         )
         params = [pattern, *([after] if after is not None else []), *visible_params, limit]
         return RawSQL(sql, params)
@@ -441,9 +449,12 @@ def search(
             # Match distinct names first (one row per name, trigram-indexed), then take their
             # columns: a common name stands in thousands of tables. Names with no column
             # left are skipped, and one extra name covers a resumed name already consumed.
-            wanted = _column_names(needle, start[1] if resuming else None, room + 1, access)
             visible = catalog_access.columns_q(access)
-            if visible is not None and isinstance(wanted, RawSQL):
+            lateral = visible is not None and connection.vendor == "postgresql"
+            wanted = _column_names(
+                needle, start[1] if resuming else None, room + 1, access, ordered=lateral
+            )
+            if lateral:
                 resume = (start[1], start[2]) if resuming else None
                 page = _visible_column_page(wanted, resume, room, access)
             else:
