@@ -324,6 +324,37 @@ def test_a_temporary_table_over_files_needs_read_files_again(
     assert hand_job(bob, admin, sql).status == "FINISHED"
 
 
+def test_a_write_conflict_names_only_a_table_the_writer_may_see(
+    world: dict[str, Any], settings: Any
+) -> None:
+    """A row stored before paths could not overlap: Bob's external table lies inside the
+    path of Alice's, which he may not see. His INSERT is refused without naming hers."""
+    root = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"wc-{uuid.uuid4().hex[:8]}"
+    (root / "inner").mkdir(parents=True)
+    bob = world["bob"]
+    mine = services.catalog_create(user=bob, name="bx", default_database="d")
+    external = {"connector": "parquet", "path": str(root / "inner")}
+    services.table_create(
+        user=bob, database=mine.databases.get(), name="ext", schema=SCHEMA, options=external
+    )
+    hers = Table.objects.get(database__catalog__name="gx", name="u")
+    from core import locations
+
+    Table.objects.filter(pk=hers.pk).update(
+        location="",
+        options={"connector": "parquet", "path": str(root)},
+        data_path=locations.comparable(str(root)),
+        data_real_path=locations.comparable(str(root.resolve())),
+    )
+    error = Asker(bob).refused("INSERT INTO bx.d.ext VALUES (1)", "FORBIDDEN_SQL")
+    assert "another table" in error["message"], error
+    assert "`u`" not in error["message"] and "`gx`" not in error["message"], error
+    assert "table" not in (error.get("details") or {}).get("overlaps", {}), error
+    share(hers, ["SELECT"], user=bob)  # once he may see it, it is named
+    named = Asker(bob).refused("INSERT INTO bx.d.ext VALUES (1)", "FORBIDDEN_SQL")
+    assert "`gx`.`d`.`u`" in named["message"], named
+
+
 def test_show_lists_only_what_the_user_may_see(world: dict[str, Any]) -> None:
     bob, olga = Asker(world["bob"]), Asker(world["olga"])
     assert ["gx"] in bob.rows("SHOW CATALOGS")
