@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import authenticate, login, logout
 from django.contrib.auth.decorators import login_not_required
@@ -28,8 +27,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.services import user_create
-from accounts.teams import is_admin
 from accounts.throttles import SignInThrottle, admit_sign_in
+from catalog import services as catalog_services
 from core.errors import CoreError
 from webapp.errors import error_body
 
@@ -65,13 +64,7 @@ class UserOut(serializers.Serializer[User]):
 
     @extend_schema_field(UserCan)
     def get_can(self, obj: User) -> dict[str, bool]:
-        return {"create_catalog": may_create_catalogs(obj)}
-
-
-def may_create_catalogs(user: Any) -> bool:
-    """``TESSERA_CATALOG_CREATORS``: ``everyone`` (the default) or ``admins``."""
-    creators = str(getattr(settings, "TESSERA_CATALOG_CREATORS", "everyone")).lower()
-    return creators == "everyone" or is_admin(user)
+        return {"create_catalog": catalog_services.may_create_catalogs(obj)}
 
 
 class NotAuthenticatedError(CoreError):

@@ -149,8 +149,22 @@ def planner_alone() -> None:
     from core.identifiers import ObjectIdentifier
     from core.limits import StatementLimits, check_statement
     from core.planner import PlanContext, Relation, plan_statement
+    from core.privileges import Access, Kind, Securable
 
     class Catalog:
+        # Every object exists; the planner's user is an admin (the cost measured is planning).
+        def access(self, principal: int | None = None) -> Access:
+            return Access(1, admin=True)
+
+        def catalog_securable(self, catalog: str) -> Securable:
+            return Securable(Kind.CATALOG, catalog_id=1, path=(catalog,))
+
+        def database_securable(self, catalog: str, database: str) -> Securable:
+            return Securable(Kind.DATABASE, catalog_id=1, database_id=1, path=(catalog, database))
+
+        def owns_inside(self, securable: Securable) -> bool:
+            return False
+
         def catalog_exists(self, catalog: str) -> bool:
             return True
 
@@ -158,7 +172,10 @@ def planner_alone() -> None:
             return True
 
         def get_relation(self, ident: ObjectIdentifier) -> Relation:
-            return Relation(ident, "table", "active", {"format": "parquet"}, "/w/t", None)
+            s = Securable(Kind.TABLE, catalog_id=1, database_id=1, object_id=1, path=ident.parts)
+            return Relation(
+                ident, "table", "active", {"format": "parquet"}, "/w/t", None, securable=s
+            )
 
         def get_function(self, ident: ObjectIdentifier) -> None:
             return None

@@ -10,17 +10,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from django.db.models import Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audit.models import AuditEvent
+from audit import selectors as audit_selectors
+from audit import views as audit_views
+from audit.serializers import AuditEventOut
 from catalog import access, grants, storage
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
@@ -93,23 +93,6 @@ class PermissionChangeIn(serializers.Serializer[Any]):
 
 class PermissionsPatchIn(serializers.Serializer[Any]):
     changes = PermissionChangeIn(many=True, help_text=f"at most {grants.MAX_CHANGES}")
-
-
-class AccessEventOut(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    at = serializers.DateTimeField()
-    actor = serializers.CharField(allow_null=True)
-    action = serializers.CharField()
-    object_kind = serializers.CharField()
-    object = serializers.ListField(child=serializers.CharField())
-    principal = inline_serializer(
-        name="AuditPrincipal",
-        fields={"type": serializers.CharField(), "name": serializers.CharField()},
-        allow_null=True,
-    )
-    privileges = serializers.ListField(child=serializers.CharField())
-    job = serializers.CharField(allow_null=True)
-    detail = serializers.DictField()
 
 
 class StorageRootOut(serializers.Serializer[Any]):
@@ -221,48 +204,11 @@ FunctionPermissionsView = _permissions_view("function")
 # --- recent access --------------------------------------------------------------------------
 
 
-def event_out(event: AuditEvent) -> dict[str, Any]:
-    """An audit event as ``GET /audit`` items are shaped."""
-    principal = (
-        {"type": event.principal_type, "name": event.principal_name}
-        if event.principal_type
-        else None
-    )
-    return {
-        "id": event.pk,
-        "at": serializers.DateTimeField().to_representation(event.at),
-        "actor": event.actor_name or None,
-        "action": event.action,
-        "object_kind": event.object_kind,
-        "object": list(event.object or []),
-        "principal": principal,
-        "privileges": list(event.privileges or []),
-        "job": str(event.job_id) if event.job_id else None,
-        "detail": dict(event.detail or {}),
-    }
-
-
-def _after(after: Any) -> Q | None:
-    if after is None:
-        return None
-    try:
-        at_text, event_id = after
-        at = datetime.fromisoformat(str(at_text))
-        if not isinstance(event_id, int) or isinstance(event_id, bool):
-            raise ValueError
-    except (TypeError, ValueError):
-        raise CoreError(
-            "The page_token is not one this server issued; start again without it.",
-            details={"field": "page_token"},
-        ) from None
-    return Q(at__lt=at) | Q(at=at, pk__lt=event_id)
-
-
 def _access_view(kind: str) -> type[APIView]:
     class View(APIView):
         @extend_schema(
             parameters=PAGE_PARAMS,
-            responses=_page_of(AccessEventOut, f"{kind.capitalize()}AccessPage"),
+            responses=_page_of(AuditEventOut, f"{kind.capitalize()}AccessPage"),
             operation_id=f"{kind}_access_list",
             description="The object's audit events, newest first (MANAGE on it).",
         )
@@ -270,12 +216,15 @@ def _access_view(kind: str) -> type[APIView]:
             s = _securable(request, kind, kwargs)
             grants.require(request.user, s, Privilege.MANAGE)
             page = page_request(request)
-            rows = AuditEvent.objects.filter(securable_key=s.key).order_by("-at", "-id")
-            after = _after(page.after)
-            if after is not None:
-                rows = rows.filter(after)
-            found = list(rows[: page.size + 1])
-            return Response(page_body(found, page, lambda e: [e.at.isoformat(), e.pk], event_out))
+            found = audit_selectors.events_of(s.key, after=page.after, limit=page.size + 1)
+            return Response(
+                page_body(
+                    found,
+                    page,
+                    audit_selectors.page_key,
+                    serialize_page=audit_views.serialize_page,
+                )
+            )
 
     View.__name__ = View.__qualname__ = f"{kind.capitalize()}AccessView"
     return View

@@ -160,7 +160,7 @@ class DjangoCatalogReader:
         if row is None or relation.temporary:
             return None
         try:
-            storage.check_table_apart(row)
+            storage.check_table_apart(row, user=self.user)  # names what the user may see
         except locations.LocationRefused as exc:
             return exc.message
         return None

@@ -70,7 +70,7 @@ def is_atomic(row: Job, args: Mapping[str, Any]) -> bool:
     return str((properties or {}).get(ATOMIC_PROPERTY, "false")).strip().lower() == "true"
 
 
-def _check_external_path(args: Mapping[str, Any]) -> None:
+def _check_external_path(args: Mapping[str, Any], user: Any) -> None:
     """Before anything is staged: a CTAS path must be empty (or new), hold no link leading
     out, and overlap no other table's path — atomic mode creates its table only at the
     commit, so this is the check that keeps its staging out of another table's files."""
@@ -85,7 +85,7 @@ def _check_external_path(args: Mapping[str, Any]) -> None:
             details={"field": "options.path"},
         )
     storage.normalize_external_path(path)  # its tree: empty of data, so cheap
-    storage.check_no_overlap(path, path)
+    storage.check_no_overlap(path, path, user=user)  # names only what the user may see
 
 
 def _create_table(
@@ -132,7 +132,7 @@ class WriteCommitHook(NoOpHook):
         row = Job.objects.select_related("session", "user").get(pk=job.id)
         args = _args(job)
         if _is_ctas(job):
-            _check_external_path(args)
+            _check_external_path(args, row.user)
         write_staging.prepare(row)
         if not _is_ctas(job):
             return

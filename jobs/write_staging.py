@@ -91,16 +91,17 @@ def ctas_options(args: Mapping[str, Any]) -> dict[str, str]:
     return check_options(options, tree=False)
 
 
-def table_options(table: Table) -> dict[str, str]:
+def table_options(table: Table, *, user: Any = None) -> dict[str, str]:
     """A target table's options checked by today's rules (format, allow-list, path strictly
     below a storage root with its own links resolved now: the row may predate them), and
-    its files its own (no other table's path overlaps it). Refusals of the storage boundary
-    are FORBIDDEN_SQL, as on the worker. No directory tree is listed here: this runs when a
-    job is created and inside the commit's transaction."""
+    its files its own (no other table's path overlaps it; the other table is named only to a
+    ``user`` who may see it). Refusals of the storage boundary are FORBIDDEN_SQL, as on the
+    worker. No directory tree is listed here: this runs when a job is created and inside the
+    commit's transaction."""
     name = quote_path([table.database.catalog.name, table.database.name, table.name])
     try:
         checked = check_options(dict(table.options), tree=False)
-        storage.check_table_apart(table)
+        storage.check_table_apart(table, user=user)
     except (locations.LocationRefused, option_rules.OptionRefused) as exc:
         raise ForbiddenSql(
             f"Table {name} cannot be written. {exc.message}", details=exc.details
@@ -135,7 +136,7 @@ def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
     else:
         table = table_row(identifier, lock=False)
         managed = table.managed
-        checked = table_options(table)
+        checked = table_options(table, user=job.user)
         fmt = checked.get("format" if managed else "connector") or "parquet"
         path = "" if managed else checked["path"]
     entry: dict[str, Any] = {

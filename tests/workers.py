@@ -42,6 +42,9 @@ WORKER_ENV = {
     "SPARK_MASTER": "local[2]",
     # The pipelines the tests run (tests/pipelines, tests/conformance) beside the shipped ones.
     "TESSERA_PIPELINE_PACKAGES": "tessera_pipelines:tests.pipelines:tests.conformance",
+    # As the tests' own settings (tests/conftest.py): a stream's batches re-check the READ
+    # FILES of what they read in the worker, which must judge as the web did.
+    "TESSERA_READ_FILES_FOR": "everyone",
 }
 
 

@@ -112,6 +112,7 @@ class Authorizer:
         self._decisions: dict[tuple[str, int | None, str], Decision] = {}
         self._records: dict[tuple[str, str, tuple[str, ...] | None], AccessPlan] = {}
         self._through: list[_Through] = []
+        self._owns_inside: dict[str, _Once] = {}  # per securable: asked at most once
 
     # -- who ------------------------------------------------------------------------------
 
@@ -167,7 +168,9 @@ class Authorizer:
         access = self.access(principal)
         owns_inside: Callable[[], bool] | None = None
         if principal is None and s.kind in (Kind.CATALOG, Kind.DATABASE):
-            owns_inside = _Once(lambda: self.reader.owns_inside(s))
+            owns_inside = self._owns_inside.setdefault(
+                s.key, _Once(lambda: self.reader.owns_inside(s))
+            )
         if needed is None:
             if visible(access, s, owns_inside):
                 return Decision.ALLOWED

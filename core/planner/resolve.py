@@ -35,10 +35,18 @@ from core.planner.references import (
     analyze_expression,
     analyze_query,
 )
-from core.planner.sources import stored_source
+from core.planner.sources import (
+    DATAFRAME_CONNECTOR,
+    RATE_CONNECTOR,
+    UPLOAD_CONNECTOR,
+    stored_source,
+)
 from core.planner.streaming import declared_watermark
 from core.planner.tokens import Token, statement_groups, strip_region, tokenize
 from core.privileges import Privilege
+
+# Temporary tables of these connectors read no files under a storage root.
+_READS_NO_FILES = frozenset({UPLOAD_CONNECTOR, DATAFRAME_CONNECTOR, RATE_CONNECTOR})
 
 RELATION_ALIAS = "__tessera_r{}"
 FUNCTION_ALIAS = "__tessera_f{}"
@@ -276,6 +284,7 @@ class Resolver:
         if relation is None:
             raise self._not_found(f"Table or view {ident.quoted()} not found", ident)
         self._require(relation, Privilege.SELECT, ident)
+        self._require_files_of(relation)
         ident = relation.identifier
         if relation.kind == "view":
             with self._expanding_object("view", ident), self._inside(relation):
@@ -336,6 +345,18 @@ class Resolver:
             yield
         finally:
             self._definers.pop()
+
+    def _require_files_of(self, relation: Relation) -> None:
+        """A session's temporary table over files reads them with its user's rights now: READ
+        FILES on their root is decided again at each statement (a revoke counts from the
+        next one), not only when the table was declared. Uploads, DataFrames and the rate
+        connector read no one's files; permanent tables are read with SELECT on them."""
+        if not relation.temporary or relation.kind != "table" or "path" not in relation.options:
+            return
+        named = {str(relation.options.get(k, "")).strip().lower() for k in ("connector", "format")}
+        if named & _READS_NO_FILES:
+            return
+        self.authorizer.require_files(relation.options["path"], self.context.storage_roots)
 
     def _require(
         self, obj: Relation | FunctionDef, needed: Privilege, ident: ObjectIdentifier

@@ -292,105 +292,59 @@ export function quoteIdent(part: string): string {
 export const sqlPath = (parts: string[]): string => parts.map(quoteIdent).join(".");
 
 // --- Grants, teams, audit (issue 18, ADR 0011 §4–5) ---------------------------------------
-// Hand types from the ADR's shapes, narrow where the document is loose (privileges and kinds
-// are free strings there).
+// Generated, refined where the document is loose (privileges and kinds are free strings there).
 
 /** A privilege (core/privileges.py `Privilege`). */
 export type Privilege = "USE" | "SELECT" | "MODIFY" | "CREATE" | "EXECUTE" | "MANAGE" | "READ FILES";
 
-/** What privileges are granted on. */
+/** What privileges are granted on (storage roots are the admins' and not in this UI). */
 export type SecurableKind = "catalog" | "database" | "table" | "view" | "function";
 
-export type PrincipalType = "user" | "team";
+export type PrincipalType = Schemas["PrincipalTypeEnum"];
 
-/** A user or a team, as grants name them. */
-export interface PrincipalRef {
-  type: PrincipalType;
-  name: string;
-}
+/** A user or a team, as grants name them (GET /principals items). */
+export type PrincipalRef = Schemas["PrincipalOut"];
 
-/** An object named by kind and path (`["c", "d", "t"]`). */
-export interface ObjectRef {
-  kind: SecurableKind;
-  identifier: string[];
-}
+/** An object named by kind and path (`["c", "d", "t"]`): where a grant is inherited from. */
+export type ObjectRef = Omit<Schemas["PermissionSource"], "kind"> & { kind: SecurableKind };
 
 /** `can` of a catalog object (docs/api.md): what the signed-in user may do with it. */
-export interface Can {
-  modify: boolean;
-  drop: boolean;
-  create: boolean;
-  manage: boolean;
-  select: boolean;
-  write: boolean;
-  execute: boolean;
-  transfer_owner: boolean;
-}
+export type Can = Schemas["Can"];
 
 /** One principal's privileges on the object, granted on it (`inherited_from` null) or on its
  * database or catalog. */
-export interface PrivilegeAssignment {
-  principal: string;
-  principal_type: PrincipalType;
+export type PrivilegeAssignment = Omit<Schemas["PrivilegeAssignmentOut"], "privileges" | "inherited_from"> & {
   privileges: Privilege[];
   inherited_from: ObjectRef | null;
-}
+};
 
 /** GET …/{object}/permissions (and the PATCH answer). */
-export interface Permissions {
-  object: ObjectRef;
-  owner: string | null;
+export type Permissions = Omit<Schemas["PermissionsOut"], "privilege_assignments" | "effective" | "can"> & {
   privilege_assignments: PrivilegeAssignment[];
   effective: Privilege[];
   can: Partial<Can>;
-}
+};
 
 /** One entry of PATCH …/{object}/permissions `changes`. */
-export interface PermissionChange {
-  principal: string;
-  principal_type: PrincipalType;
+export type PermissionChange = Omit<Schemas["PermissionChangeInRequest"], "add" | "remove"> & {
   add: Privilege[];
   remove: Privilege[];
-}
+};
 
-/** /users/me: the user, and what they may do outside any object. */
-export type Me = User & { can?: { create_catalog?: boolean } };
+/** /users/me (and /auth/session): the user with `can.create_catalog`. */
+export type Me = User;
 
 /** A team (a Django group); `everyone` is implicit (every user, no member rows). */
-export interface Team {
-  name: string;
-  implicit: boolean;
-  members: number;
-}
+export type Team = Schemas["TeamOut"];
 
 /** One member of a team (GET /teams/{t}/members). */
-export interface TeamMember {
-  username: string;
-}
+export type TeamMember = Schemas["MemberOut"];
 
-export type AuditAction =
-  | "grant"
-  | "revoke"
-  | "owner"
-  | "drop"
-  | "team_create"
-  | "team_delete"
-  | "member_add"
-  | "member_remove"
-  | "read"
-  | "write"
-  | "denied";
+export type AuditAction = Schemas["ActionEnum"];
 
-/** One event of the audit log (GET /audit, …/{object}/access). */
-export interface AuditEvent {
-  id: number | string;
-  at: string;
-  actor: string | null;
-  action: AuditAction | string;
-  object_kind: string;
-  object: string[];
+/** One event of the audit log (GET /audit) or of an object's recent access (…/{object}/access;
+ * its `action` and principal type are free strings in the document). */
+export type AuditEvent = Omit<Schemas["AuditEventOut"], "action" | "principal"> & {
+  action: AuditAction | (string & {});
   principal: PrincipalRef | null;
-  privileges: Privilege[];
-  job: string | null;
-  detail: Record<string, unknown>;
-}
+};

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from catalog import grants as catalog_grants
 from catalog import services
 from catalog.models import Function, Table
 from core import jobstate
@@ -107,7 +108,8 @@ def _temporary_table_options(options: Mapping[str, Any], job: Job) -> dict[str, 
     (``services.check_temporary_path``). A table over an upload names one of its session's
     uploads (checked again here: the plan may be older than the upload's deletion); one
     over a DataFrame must be a statement of the running pipeline it names; one over the
-    ``rate`` connector has its options checked again and no path."""
+    ``rate`` connector has its options checked again and no path. A path needs ``READ
+    FILES`` on its storage root (issue 18), checked again here."""
     session_id = job.session_id
     if names_rate(None, dict(options)):  # Spark's rate source: no path (docs/streaming.md)
         rate = rate_source(None, dict(options), None)
@@ -128,6 +130,8 @@ def _temporary_table_options(options: Mapping[str, Any], job: Job) -> dict[str, 
             "does not own a temporary table's data, so it has no warehouse directory for it.",
             details={"field": "options.path"},
         )
+    # READ FILES on the path's storage root, again (the planner checked it; rights change).
+    catalog_grants.require_read_files(job.user, str(checked["path"]))
     return checked
 
 

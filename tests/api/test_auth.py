@@ -10,6 +10,7 @@ from rest_framework.authtoken.models import Token
 
 from catalog.models import Table
 from tests.conftest import API, PASSWORD, assert_error, json_client, token_for
+from tests.grants_support import share
 
 pytestmark = pytest.mark.django_db
 
@@ -190,7 +191,9 @@ def test_only_owner_or_admin_may_change_a_table(make, alice_api, bob_api, admin_
 
 def test_owner_may_change_own_table_and_catalog_owner_may_change_others(make, alice_api, bob_api):
     make.catalog("demo")
-    # Bob creates a table in alice's catalog: both bob and alice (catalog owner) may change it.
+    # Given CREATE (issue 18: creating in someone's catalog needs it), bob creates a table in
+    # alice's catalog: both bob (its owner) and alice (the catalog's) may change it.
+    share("demo", ["CREATE"], user=User.objects.get(username="bob"))
     bob_table = bob_api.post(
         f"{API}/catalogs/demo/databases/default/tables",
         {"name": "bobs", "schema": {"columns": [{"name": "a", "data_type": "INT"}]}},
@@ -205,7 +208,7 @@ def test_bob_cannot_change_or_drop_alices_catalog_or_database(make, bob_api):
     make.catalog("demo", comment="keep")
     make.database("demo", "sales")
     assert_error(bob_api.patch(f"{API}/catalogs/demo", {"comment": "x"}), 403, "PERMISSION_DENIED")
-    assert_error(bob_api.delete(f"{API}/catalogs/demo"), 403, "PERMISSION_DENIED", "[demo]")
+    assert_error(bob_api.delete(f"{API}/catalogs/demo"), 403, "PERMISSION_DENIED", "`demo`")
     assert_error(bob_api.delete(f"{API}/catalogs/demo/databases/sales"), 403, "PERMISSION_DENIED")
     assert bob_api.get(f"{API}/catalogs/demo").json()["comment"] == "keep"
     assert bob_api.get(f"{API}/catalogs/demo/databases/sales").status_code == 200

@@ -365,3 +365,28 @@ def test_catalog_and_database_lists_compute_can_without_a_query_per_row(
     many_dbs, dbs = _queries(bob_api, f"{API}/catalogs/c0/databases")
     assert many_dbs == few_dbs and not any(item["can"]["drop"] for item in dbs)
     assert all(item["can"]["create"] for item in dbs)  # CREATE on c0 passes to its databases
+
+
+def test_a_view_needs_create_before_any_worker_is_asked(objects: dict[str, Any], bob: User) -> None:
+    """The refusal comes at once: without ``CREATE`` no analyzer is asked (none runs here)."""
+    share(objects["catalog"], ["USE", "SELECT"], user=bob)
+    d = Database.objects.select_related("catalog").get(pk=objects["database"].pk)
+    with pytest.raises(PermissionDenied, match="You need CREATE on database"):
+        services.view_create(user=bob, database=d, name="bv", query="SELECT id FROM c.d.t")
+    outsider = User.objects.create_user("olga")
+    with pytest.raises(NotFound, match=r"A catalog with name \[c\] does not exist"):
+        services.view_create(user=outsider, database=d, name="ov", query="SELECT 1")
+    assert not Table.objects.filter(name__in=["bv", "ov"]).exists()
+
+
+@pytest.mark.parametrize("kind", ["catalog", "database", "view", "function"])
+def test_patch_owner_hands_any_object_over(
+    objects: dict[str, Any], kind: str, alice_api: APIClient, bob: User, bob_api: APIClient
+) -> None:
+    response = alice_api.patch(URLS[kind], {"owner": "bob"})
+    assert response.status_code == 200, response.content
+    assert response.json()["owner"] == "bob"
+    event = AuditEvent.objects.get(action="owner")
+    assert (event.actor_name, event.principal_name, event.object_kind) == ("alice", "bob", kind)
+    assert bob_api.get(URLS[kind]).json()["can"] == OWNS[kind]
+    assert bob_api.patch(URLS[kind], {"comment": "bob's"}).status_code == 200

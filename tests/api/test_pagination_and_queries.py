@@ -209,8 +209,8 @@ def test_list_endpoints_run_a_constant_number_of_queries(alice_api, big, endpoin
     assert len(small["items"]) == 5
     assert len(large["items"]) == 200
     assert small_count == large_count == next_count
-    # One query authenticates the token, one loads what the user holds (issue 18), (one
-    # finds the parent,) one reads the page.
+    # One query authenticates the token, one loads what the user holds (issue 18: `can`
+    # and the visibility filters), (one finds the parent,) one reads the page.
     assert large_count == (3 if endpoint == "catalogs" else 4)
 
 

@@ -136,6 +136,13 @@ def test_alice_shares_one_table_with_analysts_and_takes_it_back(
     run_and_wait(other_page)
     expect(pane(other_page)).to_contain_text("desk")
 
+    # Alice, who manages the table, sees Bob's reads in its recent access.
+    page.reload()
+    page.get_by_role("tab", name="Permissions").click()
+    recent = page.get_by_test_id("recent-access")
+    expect(recent).to_contain_text("read table shop.sales.orders")
+    expect(recent.locator("tr", has_text="bob").first).to_be_visible()
+
     # Alice revokes it from the tab.
     panel.get_by_role("button", name="Revoke SELECT from team analysts").click()
     expect(page.get_by_role("status")).to_have_text("Revoked SELECT from team analysts.")
@@ -151,6 +158,52 @@ def test_alice_shares_one_table_with_analysts_and_takes_it_back(
     expect(other_page.get_by_test_id("search-results")).to_contain_text("No matches.")
     listed = bob_api.get(f"{API}/catalogs/shop/databases/sales/tables").json()["items"]
     assert listed == []
+
+
+def test_an_owner_hands_a_table_on_and_unknown_principals_are_refused(
+    ui: UI, page: Any, other_page: Any, alice: User
+) -> None:
+    user_in("bob")
+    make = CatalogFactory(client_for(alice))
+    make.catalog("studio", shared=False)
+    make.database("studio", "work")
+    make.table("studio", "work", "drafts")
+
+    ui.login(page, "alice")
+    page.goto(ui.url + "/catalog/studio/work/table/drafts")
+    page.get_by_role("tab", name="Permissions").click()
+    panel = page.get_by_test_id("permissions")
+    # A name nobody has: the form waits for a choice; a typed user:name the server refuses.
+    form = page.get_by_role("form", name="Grant privileges")
+    form.get_by_role("combobox", name="Principal").fill("nobody")
+    expect(form).to_contain_text("Choose a user or team from the list")
+    form.get_by_role("checkbox", name="SELECT", exact=True).check()
+    expect(form.get_by_role("button", name="Grant")).to_be_disabled()
+    form.get_by_role("combobox", name="Principal").fill("user:nobody")
+    form.get_by_role("button", name="Grant").click()
+    expect(form.get_by_role("alert")).to_contain_text("nobody")
+    expect(panel.get_by_test_id("no-grants")).to_be_visible()
+
+    panel.get_by_role("button", name="Transfer ownership").click()
+    dialog = page.get_by_role("dialog", name="Transfer ownership")
+    dialog.get_by_role("combobox", name="New owner").fill("bo")
+    dialog.get_by_role("option", name=re.compile(r"^bob\b")).click()
+    dialog.get_by_role("button", name="Transfer").click()
+    expect(dialog).to_have_count(0)
+    expect(panel.get_by_test_id("permissions-owner")).to_have_text("bob")
+    expect(page.get_by_test_id("owner")).to_have_text("bob")
+    body = client_for(alice).get(f"{API}/catalogs/studio/databases/work/tables/drafts").json()
+    assert body["owner"] == "bob"
+    # Alice owns the catalog: she still manages the table and may hand it on again.
+    expect(panel.get_by_role("button", name="Transfer ownership")).to_be_visible()
+
+    # Bob owns it now: he may drop it, and hands ownership on himself.
+    ui.login(other_page, "bob")
+    other_page.goto(ui.url + "/catalog/studio/work/table/drafts")
+    expect(other_page.get_by_role("button", name="Drop table")).to_be_visible()
+    other_page.get_by_role("tab", name="Permissions").click()
+    expect(other_page.get_by_role("button", name="Transfer ownership")).to_be_visible()
+    expect(other_page.get_by_role("form", name="Grant privileges")).to_be_visible()
 
 
 def test_an_outsider_cannot_open_a_hidden_catalog(

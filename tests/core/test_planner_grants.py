@@ -229,10 +229,13 @@ def test_time_travel_needs_select_like_any_read() -> None:
 
 
 def test_a_temporary_object_needs_nothing_but_what_it_reads_does() -> None:
-    catalog = as_user(world(), BOB, ("c.d", P.USE))
+    catalog = as_user(world(), BOB, ("c.d", P.USE), read_files_for_all=True)
     catalog.add_table("c.d.scratch", ["id BIGINT"], temporary=True)
     catalog.add_view("c.d.tv", "SELECT * FROM c.d.orders", temporary=True)
-    assert access(plan("SELECT * FROM scratch", catalog)) == []
+    # The table itself needs nothing; the files it reads, READ FILES (everyone's, here).
+    assert access(plan("SELECT * FROM scratch", catalog)) == [
+        ("storage", (STORAGE_ROOT,), "READ FILES", None)
+    ]
     refused = error_of("SELECT * FROM tv", catalog)  # the temporary view reads as Bob
     assert isinstance(refused, PermissionDenied) and "`c`.`d`.`orders`" in refused.message
     as_user(catalog, BOB, ("c.d.orders", P.SELECT))
@@ -536,6 +539,20 @@ def test_external_tables_and_ctas_with_a_path_need_read_files() -> None:
     # Managed tables read no files of anyone's: CREATE is enough.
     assert plan("CREATE TABLE m1 (id INT)", catalog).action == "create_table"
     assert plan("CREATE TABLE m2 AS SELECT 1 AS id", catalog).action == "ctas"
+
+
+def test_reading_a_temporary_table_over_files_needs_read_files_again() -> None:
+    """Declared while Bob held READ FILES, the table reads the files with his rights of now:
+    a revoke counts from his next statement, as for every other privilege."""
+    catalog = as_user(world(), BOB)
+    catalog.add_table("c.d.scratch", ["id BIGINT"], temporary=True)  # a path under the root
+    refused = error_of("SELECT * FROM scratch", catalog)
+    assert isinstance(refused, PermissionDenied)
+    assert refused.details == {"kind": "storage", "privilege": "READ FILES", "path": STORAGE_ROOT}
+    catalog.user = Access(BOB, grants=(GrantRow(P.READ_FILES, Kind.STORAGE, root=STORAGE_ROOT),))
+    assert access(plan("SELECT * FROM scratch", catalog)) == [
+        ("storage", (STORAGE_ROOT,), "READ FILES", None)
+    ]
 
 
 def test_uploads_dataframes_and_the_rate_connector_need_no_read_files() -> None:
@@ -1033,3 +1050,12 @@ def test_the_planning_budget_covers_the_readers_privilege_questions() -> None:
     ctx = dataclasses.replace(context(), budget_seconds=0.1)
     with pytest.raises(PlanningTimeout):  # the lookup after the slow answer stops it
         plan_statement("SELECT * FROM t JOIN u USING (id)", catalog, ctx)
+
+
+def test_a_catalog_seen_through_an_owned_object_costs_one_question_per_statement() -> None:
+    catalog = as_user(world(), OLGA)
+    catalog.owners[("relation", "c", "other", "orders")] = OLGA  # c is seen through it
+    refused = error_of("CREATE DATABASE c.newdb", catalog)  # seen, then CREATE refused
+    assert isinstance(refused, PermissionDenied)
+    assert plan("SHOW DATABASES IN c", catalog).action == "show_databases"
+    assert catalog.questions.count(f"owns_inside {securable(catalog, 'c').key}") == 2  # 2 plans

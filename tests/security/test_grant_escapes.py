@@ -197,6 +197,42 @@ def test_grant_statements_on_hidden_objects_answer_as_missing(
     assert hidden["message"] == missing["message"].replace(last_twin, last_real)
 
 
+def test_grant_statements_answer_as_commands_do(world: dict[str, Any]) -> None:
+    from django.contrib.auth.models import Group
+
+    Group.objects.create(name="analysts")
+    alice = Asker(world["alice"])
+    granted = alice.rows("GRANT SELECT, MODIFY ON TABLE gx.d.u TO TEAM analysts")
+    assert granted == [["Granted SELECT, MODIFY on table `gx`.`d`.`u` to team analysts."]]
+    again = alice.rows("GRANT MODIFY ON gx.d.u TO TEAM analysts")
+    assert again == [["Team analysts already holds MODIFY on table `gx`.`d`.`u`; nothing changed."]]
+    alice.rows("GRANT SELECT ON DATABASE gx.d TO USER olga")
+    job = alice.sql("SHOW GRANTS ON TABLE gx.d.u")
+    response = alice.api.get(f"{API}/jobs/{job['id']}/result")
+    assert [c["name"] for c in response.json()["columns"]] == [
+        "principal",
+        "principal_type",
+        "privilege",
+        "object_type",
+        "object_name",
+        "inherited_from",
+    ]
+    rows = {tuple(row) for row in response.json()["rows"]}
+    assert ("analysts", "team", "SELECT", "table", "`gx`.`d`.`u`", None) in rows
+    assert ("analysts", "team", "MODIFY", "table", "`gx`.`d`.`u`", None) in rows
+    inherited = [row for row in rows if row[0] == "olga"]
+    assert inherited and inherited[0][2] == "SELECT" and inherited[0][5] == "database `gx`.`d`"
+    assert alice.rows("REVOKE MODIFY ON TABLE gx.d.u FROM TEAM analysts") == [
+        ["Revoked MODIFY on table `gx`.`d`.`u` from team analysts."]
+    ]
+    assert alice.rows("ALTER TABLE gx.d.u OWNER TO USER bob") == [
+        ["Table `gx`.`d`.`u` is now owned by bob."]
+    ]
+    assert Table.objects.get(name="u").owner == world["bob"]
+    actions = list(AuditEvent.objects.order_by("id").values_list("action", flat=True))
+    assert actions == ["grant", "grant", "revoke", "owner"], actions
+
+
 def test_show_grants_without_manage_lists_only_ones_own(world: dict[str, Any]) -> None:
     share(Table.objects.get(name="v"), ["SELECT"], user=world["olga"])
     bob = Asker(world["bob"])
@@ -265,16 +301,72 @@ def test_commands_check_again_what_the_planner_checked(world: dict[str, Any], sq
     assert not Grant.objects.filter(user=world["olga"]).exists()
 
 
+def test_a_temporary_table_over_files_needs_read_files_again(
+    world: dict[str, Any], settings: Any
+) -> None:
+    """A plan made for an admin declares a temporary table over a storage root; run as Bob,
+    who holds no READ FILES there, the command refuses it."""
+    settings.TESSERA_READ_FILES_FOR = "admins"
+    root = Path(settings.TESSERA_STORAGE_ROOTS[0])
+    (root / "gx-files").mkdir(parents=True, exist_ok=True)
+    admin = User.objects.create_user("root", password=PASSWORD, is_superuser=True)
+    bob = Asker(world["bob"])
+    sql = (
+        f"CREATE TEMPORARY TABLE gx.d.files (id BIGINT) "
+        f"WITH ('connector' = 'parquet', 'path' = '{root / 'gx-files'}')"
+    )
+    refused = bob.refused(sql, "PERMISSION_DENIED")  # the planner
+    assert "READ FILES" in refused["message"], refused
+    job = hand_job(bob, admin, sql)  # the command, for a plan the planner made for an admin
+    assert job.status == "FAILED" and job.error is not None, job.status
+    assert job.error["code"] == "PERMISSION_DENIED" and "READ FILES" in job.error["message"]
+    settings.TESSERA_READ_FILES_FOR = "everyone"
+    assert hand_job(bob, admin, sql).status == "FINISHED"
+
+
+def test_a_write_conflict_names_only_a_table_the_writer_may_see(
+    world: dict[str, Any], settings: Any
+) -> None:
+    """A row stored before paths could not overlap: Bob's external table lies inside the
+    path of Alice's, which he may not see. His INSERT is refused without naming hers."""
+    root = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"wc-{uuid.uuid4().hex[:8]}"
+    (root / "inner").mkdir(parents=True)
+    bob = world["bob"]
+    mine = services.catalog_create(user=bob, name="bx", default_database="d")
+    external = {"connector": "parquet", "path": str(root / "inner")}
+    services.table_create(
+        user=bob, database=mine.databases.get(), name="ext", schema=SCHEMA, options=external
+    )
+    hers = Table.objects.get(database__catalog__name="gx", name="u")
+    from core import locations
+
+    Table.objects.filter(pk=hers.pk).update(
+        location="",
+        options={"connector": "parquet", "path": str(root)},
+        data_path=locations.comparable(str(root)),
+        data_real_path=locations.comparable(str(root.resolve())),
+    )
+    error = Asker(bob).refused("INSERT INTO bx.d.ext VALUES (1)", "FORBIDDEN_SQL")
+    assert "another table" in error["message"], error
+    assert "`u`" not in error["message"] and "`gx`" not in error["message"], error
+    assert "table" not in (error.get("details") or {}).get("overlaps", {}), error
+    share(hers, ["SELECT"], user=bob)  # once he may see it, it is named
+    named = Asker(bob).refused("INSERT INTO bx.d.ext VALUES (1)", "FORBIDDEN_SQL")
+    assert "`gx`.`d`.`u`" in named["message"], named
+
+
 def test_show_lists_only_what_the_user_may_see(world: dict[str, Any]) -> None:
     bob, olga = Asker(world["bob"]), Asker(world["olga"])
     assert ["gx"] in bob.rows("SHOW CATALOGS")
     assert ["gx"] not in olga.rows("SHOW CATALOGS")
     assert [r[1] for r in bob.rows("SHOW VIEWS IN gx.d")] == ["v"]
     assert bob.rows("SHOW TABLES IN gx.d") == []
+    # A plan made for alice, run as olga: the command answers as the planner answers olga
+    # about a catalog that does not exist.
     hidden = hand_job(olga, world["alice"], "SHOW TABLES IN gx.d")
-    missing = hand_job(olga, world["alice"], "SHOW TABLES IN gz.d")
-    assert hidden.error is not None and missing.error is not None
-    assert hidden.error["message"] == missing.error["message"].replace("gz", "gx")
+    missing = olga.refused("SHOW TABLES IN gz.d", "NOT_FOUND")
+    assert hidden.error is not None and hidden.error["code"] == "NOT_FOUND"
+    assert hidden.error["message"] == missing["message"].replace("gz", "gx")
 
 
 def test_errors_name_a_table_read_through_a_view_by_the_view(world: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ one stays CREATED, a refused one is FAILED before any Spark.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -151,6 +152,7 @@ def _no_worker(monkeypatch: Any, settings: Any, tmp_path: Any) -> None:
 
     settings.RESULTS_DIR = tmp_path / "results"
     monkeypatch.setattr(app, "send_task", lambda *args, **kwargs: None)
+    Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # WhiteNoise warns without
 
 
 @pytest.fixture

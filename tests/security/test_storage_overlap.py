@@ -120,6 +120,14 @@ class World:
     def shown(self, name: str = "t") -> str:
         return f"`{self.acat}`.`d`.`{name}`"
 
+    def hidden(self, error: dict[str, Any]) -> None:
+        """Bob may not see alice's catalog (issue 18): the refusal says "another table" and
+        names nothing of hers — not in the message, not in ``details.overlaps``."""
+        assert "the path of another table" in error["message"], error
+        assert self.acat not in error["message"], error
+        overlaps = (error.get("details") or {}).get("overlaps")
+        assert overlaps is None or "table" not in overlaps, error
+
     def unchanged(self) -> None:
         """alice's files, the empty directory and the team directory are as they were."""
         assert snapshot(self.team) == self.before
@@ -202,8 +210,9 @@ def test_sql_create_table_over_another_tables_path_is_refused(bob, world, varian
     job = bob.run(
         f"CREATE TABLE {world.bcat}.d.x (id INT, name STRING) USING csv LOCATION {sql_string(path)}"
     )
-    error = refused(bob, job, "VALIDATION_ERROR", world.shown(), "may not equal, contain")
-    assert error["details"]["overlaps"]["table"] == [world.acat, "d", "t"], error
+    error = refused(bob, job, "VALIDATION_ERROR", "may not equal, contain")
+    world.hidden(error)
+    assert error["details"]["overlaps"]["relation"] in ("equals", "contains", "inside"), error
     no_table(world.bcat)
     world.unchanged()
 
@@ -215,7 +224,7 @@ def test_sql_temporary_table_over_another_tables_path_is_refused(bob, world, var
         f"CREATE TEMPORARY TABLE x.y.tmp (id INT, name STRING) USING csv "
         f"OPTIONS ('path' = {sql_string(path)})"
     )
-    refused(bob, job, "VALIDATION_ERROR", world.shown())
+    world.hidden(refused(bob, job, "VALIDATION_ERROR"))
     assert not TemporaryObject.objects.filter(session_id=bob.session_id).exists()
     world.unchanged()
 
@@ -230,11 +239,50 @@ def test_rest_create_over_another_tables_path_is_refused(bob, world, variant) ->
             "options": {"connector": "csv", "path": overlapping(world)[variant]},
         },
     )
-    error = assert_error(response, 400, "VALIDATION_ERROR", world.shown())
+    error = assert_error(response, 400, "VALIDATION_ERROR")
     assert error["details"]["field"] == "options.path", error
+    world.hidden(error)
+    no_table(world.bcat)
+    world.unchanged()
+
+
+def test_the_other_table_is_named_to_whoever_may_see_it(bob, world) -> None:
+    """Issue 18: the refusal names the other table (and ``details.overlaps.table``) only to
+    a user who may see it — here once alice grants bob SELECT on it."""
+    from tests.grants_support import share
+
+    share(
+        Table.objects.get(database__catalog__name=world.acat, name="t"), ["SELECT"], user=bob.user
+    )
+    response = bob.api.post(
+        tables_url(world.bcat),
+        {
+            "name": "x",
+            "schema": simple_schema("id INT"),
+            "options": {"connector": "csv", "path": str(world.alice_dir)},
+        },
+    )
+    error = assert_error(response, 400, "VALIDATION_ERROR", f"is the path of table {world.shown()}")
     assert error["details"]["overlaps"]["table"] == [world.acat, "d", "t"], error
     no_table(world.bcat)
     world.unchanged()
+
+
+def test_check_table_apart_names_only_what_its_user_may_see(alice, bob, world) -> None:
+    own = storage_root() / f"bob-{uid()}"
+    own.mkdir()
+    stored(world.bcat, "mine", bob, str(own))
+    stored(world.bcat, "alias", bob, str(own))  # an old row over the same files
+    mine = Table.objects.select_related("database__catalog").get(
+        database__catalog__name=world.bcat, name="mine"
+    )
+    for user, named in ((bob.user, True), (alice.user, False), (None, False)):
+        with pytest.raises(locations.PathOverlap) as refusal:
+            storage.check_table_apart(mine, user=user)
+        shown = f"`{world.bcat}`.`d`.`alias`"
+        assert (shown in refusal.value.message) is named, (user, refusal.value.message)
+        assert ("the path of another table" in refusal.value.message) is not named
+        assert ("table" in refusal.value.details["overlaps"]) is named
 
 
 @pytest.mark.parametrize("variant", OVERLAPS)
@@ -246,8 +294,9 @@ def test_rest_properties_over_another_tables_path_are_refused(bob, world, varian
         "path": overlapping(world)[variant],
     }
     response = bob.api.post(tables_url(world.bcat), {"name": "x", "properties": properties})
-    error = assert_error(response, 400, "VALIDATION_ERROR", world.shown())
+    error = assert_error(response, 400, "VALIDATION_ERROR")
     assert error["details"]["field"] == "properties.path", error
+    world.hidden(error)
     no_table(world.bcat)
     world.unchanged()
 
@@ -265,7 +314,7 @@ def test_rest_patch_onto_another_tables_path_is_refused(bob, world, variant) -> 
         f"{tables_url(world.bcat)}/x",
         {"options": {"connector": "csv", "path": overlapping(world)[variant]}},
     )
-    assert_error(response, 400, "VALIDATION_ERROR", world.shown())
+    world.hidden(assert_error(response, 400, "VALIDATION_ERROR"))
     row = Table.objects.get(database__catalog__name=world.bcat, name="x")
     assert row.options == options and row.data_path == str(own)
     world.unchanged()
@@ -339,12 +388,11 @@ def test_ctas_over_another_tables_path_is_refused(
     security_worker, bob, world, variant, atomic
 ) -> None:
     path = CTAS_VARIANTS[variant](world)
-    shown = world.shown("e" if "empty" in variant else "t")
     job = bob.run(
         f"CREATE TABLE {world.bcat}.d.x WITH ('connector' = 'csv', 'path' = {sql_string(path)}, "
         f"'table.ctas.atomic' = '{str(atomic).lower()}') AS SELECT 1 AS id"
     )
-    refused(bob, job, "VALIDATION_ERROR", shown, "may not equal, contain")
+    world.hidden(refused(bob, job, "VALIDATION_ERROR", "may not equal, contain"))
     row = Job.objects.get(pk=job["id"])
     assert "data_written" not in events(row.pk) and "data_committed" not in events(row.pk)
     no_table(world.bcat)
@@ -458,23 +506,26 @@ def test_the_reproduced_attack_is_refused_at_planning(alice, bob, world) -> None
     stored(world.bcat, "mine", bob, str(own))
     everything = snapshot(root)
     b = world.bcat
-    attempts = {
-        f"INSERT OVERWRITE {b}.d.alias SELECT 2, 'x'": world.shown(),
-        f"INSERT INTO {b}.d.alias SELECT 2, 'x'": world.shown(),
-        f"INSERT OVERWRITE TABLE {b}.d.parent SELECT 2, 'x'": world.shown(),
+    attempts = [
+        f"INSERT OVERWRITE {b}.d.alias SELECT 2, 'x'",
+        f"INSERT INTO {b}.d.alias SELECT 2, 'x'",
+        f"INSERT OVERWRITE TABLE {b}.d.parent SELECT 2, 'x'",
         (
             f"EXECUTE STATEMENT SET BEGIN INSERT INTO {b}.d.mine SELECT 8, 'y'; "
             f"INSERT OVERWRITE {b}.d.alias SELECT 9, 'z'; END"
-        ): world.shown(),
-    }
-    for sql, fragment in attempts.items():
+        ),
+    ]
+    for sql in attempts:
         job = bob.run(sql)
-        error = refused(bob, job, "FORBIDDEN_SQL", "cannot be written", fragment)
+        error = refused(bob, job, "FORBIDDEN_SQL", "cannot be written")
+        world.hidden(error)  # alice's table, which bob may not see
         assert Job.objects.get(pk=job["id"]).staging in ({}, None), (sql, error)
     # alice's own table is held too while bob's old row overlaps it: nothing may write
-    # files that are two tables' until one of them is dropped or moved.
+    # files that are two tables' until one of them is dropped or moved. Bob's catalog is
+    # private: she is not told which table it is.
     job = alice.run(f"INSERT INTO {world.acat}.d.t SELECT 3, 'gamma'")
-    refused(alice, job, "FORBIDDEN_SQL", f"`{b}`.`d`.`alias`")
+    error = refused(alice, job, "FORBIDDEN_SQL", "the path of another table")
+    assert b not in error["message"], error
     assert snapshot(root) == everything  # nothing written, nothing deleted anywhere
     # The root itself, stored as a table path: refused as a root, and it holds every
     # table below it, so none of them may be written while that row exists.
@@ -484,7 +535,9 @@ def test_the_reproduced_attack_is_refused_at_planning(alice, bob, world) -> None
         f"INSERT INTO {b}.d.rootalias SELECT 2, 'x'",
     ):
         refused(bob, bob.run(sql), "FORBIDDEN_SQL", "cannot be written", "is a storage root")
-    refused(bob, bob.run(f"INSERT INTO {b}.d.mine SELECT 8, 'y'"), "FORBIDDEN_SQL", "rootalias")
+    error = refused(bob, bob.run(f"INSERT INTO {b}.d.mine SELECT 8, 'y'"), "FORBIDDEN_SQL")
+    # Bob's own rootalias: the planner names it to him (he may see it).
+    assert f"`{b}`.`d`.`rootalias`" in error["message"], error
     assert snapshot(root) == everything
 
 
@@ -518,7 +571,7 @@ def test_an_overlap_that_appears_after_planning_is_refused_by_the_worker(
     ended = wait_for_status(job.id, {"FINISHED", "FAILED", "CANCELED"}, 120)
     assert ended.status == "FAILED", ended.error
     assert error_of(ended)["code"] == "FORBIDDEN_SQL", ended.error
-    assert f"`{world.acat}`.`d`.`inner`" in error_of(ended)["message"]
+    world.hidden(error_of(ended))
     assert "data_written" not in events(job.pk)
     assert snapshot(own) == before
 
@@ -610,7 +663,7 @@ def test_the_commit_refuses_an_overlap_that_appeared_after_the_write(
     ended = finish(job)
     assert ended.status == jobstate.FAILED, ended.error
     assert error_of(ended)["code"] == "FORBIDDEN_SQL", ended.error
-    assert f"`{world.acat}`.`d`.`inner`" in error_of(ended)["message"]
+    world.hidden(error_of(ended))
     assert "data_committed" not in events(job.pk)
     assert (own / "part-old.parquet").exists()  # the OVERWRITE deleted nothing
     assert snapshot(own / "inner") == before

@@ -1,6 +1,6 @@
-"""Fixtures of the worker tests: the user ``alice`` and a new catalog of hers, and for the
-streaming tests (tests/worker/test_streaming*.py) a source directory and the streams a
-test started."""
+"""Fixtures of the worker tests: the user ``alice`` and a new catalog of hers (private; shared
+with everyone as ``shared_catalog``), and for the streaming tests
+(tests/worker/test_streaming*.py) a source directory and the streams a test started."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from django.conf import settings
 from catalog import services as catalog_services
 from jobs.models import Job
 from tests.conftest import API
+from tests.grants_support import share
 from tests.waiting import wait_until
 from tests.worker.helpers import TERMINAL, Pipeline, api_for
 
@@ -30,6 +31,16 @@ def catalog(alice: Pipeline) -> str:
     name = f"s{uuid.uuid4().hex[:10]}"
     catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
     return name
+
+
+@pytest.fixture
+def shared_catalog(catalog: str) -> str:
+    """``catalog`` shared with everyone (``USE``, ``SELECT``, ``EXECUTE`` to team
+    ``everyone``: the rule before grants), for tests where other users read alice's objects.
+    Opt-in: ``catalog`` itself stays private (tests/worker/test_grants_acceptance.py relies
+    on it)."""
+    share(catalog)
+    return catalog
 
 
 @pytest.fixture

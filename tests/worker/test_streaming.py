@@ -24,6 +24,7 @@ from catalog.models import Catalog, Database, Table, TableVersion
 from jobs import stream_commit
 from jobs.models import Job
 from tests.conftest import API
+from tests.grants_support import share
 from tests.waiting import wait_until
 from tests.worker.helpers import (
     STREAMING,
@@ -340,9 +341,11 @@ def test_rights_are_checked_again_at_every_batch(
     Table.objects.filter(pk=table.pk).update(created_by=bob.user, owner=bob.user)
     Database.objects.filter(pk=table.database_id).update(owner=bob.user)
     Catalog.objects.filter(pk=table.database.catalog_id).update(owner=bob.user)
+    share(catalog, ["USE"], user=alice.user)  # she still sees the catalog: MODIFY is refused
     rows_file(source_dir, "f1", range(10, 20))
     job = wait_job(alice.api, job_id, {"FAILED"}, timeout=60)
     assert job["error"]["code"] == "PERMISSION_DENIED", job["error"]
+    assert "You need MODIFY on table" in job["error"]["message"], job["error"]
     assert count_of(catalog, "m") == 10
 
 

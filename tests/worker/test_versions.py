@@ -22,7 +22,6 @@ from catalog.models import Table, TableVersion
 from jobs import maintenance
 from jobs.models import Job
 from tests.conftest import API
-from tests.grants_support import share
 from tests.waiting import wait_until
 from tests.worker.helpers import (
     Pipeline,
@@ -114,8 +113,9 @@ def test_each_commit_is_a_version_and_old_ones_stay_readable(
 
 
 def test_describe_history_and_the_rest_list(
-    alice: Pipeline, catalog: str, three_versions: str
+    alice: Pipeline, shared_catalog: str, three_versions: str
 ) -> None:
+    catalog = shared_catalog
     m = three_versions
     job = alice.ok(f"DESCRIBE HISTORY {m}")
     columns, rows = result_rows(alice.api, job["id"])
@@ -135,7 +135,6 @@ def test_describe_history_and_the_rest_list(
         (0, alice.user.username, "CREATE TABLE AS SELECT", 100, "{}", True),
     ]
     # The REST list, paged, for another user too (alice shares the catalog with everyone).
-    share(catalog)
     bob = api_for(create_user(f"bob{uuid.uuid4().hex[:6]}"))
     url = f"{API}/catalogs/{catalog}/databases/d/tables/m/versions"
     first = bob.get(f"{url}?page_size=2")

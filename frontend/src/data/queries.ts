@@ -19,6 +19,7 @@ import {
   type Page,
   type PermissionChange,
   type Permissions,
+  type PrincipalRef,
   type PrincipalType,
   type Team,
 } from "../api";
@@ -175,5 +176,9 @@ export function useMe() {
 
 /** Users and teams whose names start with `q`, for a picker (GET /principals, ≤ 20 names). */
 export function usePrincipals(q: string, kind: PrincipalType | undefined, enabled: boolean) {
-  return useQuery({ ...apiQuery<unknown>(`/principals${qs({ q, kind })}`), enabled, staleTime: 10_000 });
+  return useQuery({
+    ...apiQuery<Page<PrincipalRef>>(`/principals${qs({ q, kind })}`),
+    enabled,
+    staleTime: 10_000,
+  });
 }

@@ -372,7 +372,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Files, size, row count (Parquet footers) and last commit of a table, and the statistics the last ANALYZE TABLE stored. */
+        /** @description Files, size, row count (Parquet footers) and last commit of a table, and the statistics the last ANALYZE TABLE stored. Needs SELECT on the table. */
         get: operations["catalogs_databases_tables_statistics_retrieve"];
         put?: never;
         post?: never;
@@ -999,21 +999,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        AccessEventOut: {
-            id: number;
-            /** Format: date-time */
-            at: string;
-            actor: string | null;
-            action: string;
-            object_kind: string;
-            object: string[];
-            principal: components["schemas"]["AuditPrincipal"] | null;
-            privileges: string[];
-            job: string | null;
-            detail: {
-                [key: string]: unknown;
-            };
-        };
         /**
          * @description * `grant` - grant
          *     * `revoke` - revoke
@@ -1063,10 +1048,6 @@ export interface components {
             items: components["schemas"]["AuditEventOut"][];
             next_page_token: string | null;
         };
-        AuditPrincipal: {
-            type: string;
-            name: string;
-        };
         AuditPrincipalOut: {
             type: components["schemas"]["PrincipalTypeEnum"];
             name: string;
@@ -1090,7 +1071,7 @@ export interface components {
             transfer_owner: boolean;
         };
         CatalogAccessPage: {
-            items: components["schemas"]["AccessEventOut"][];
+            items: components["schemas"]["AuditEventOut"][];
             next_page_token: string | null;
         };
         CatalogInRequest: {
@@ -1215,7 +1196,7 @@ export interface components {
             csrf_token: string;
         };
         DatabaseAccessPage: {
-            items: components["schemas"]["AccessEventOut"][];
+            items: components["schemas"]["AuditEventOut"][];
             next_page_token: string | null;
         };
         DatabaseInRequest: {
@@ -1252,7 +1233,7 @@ export interface components {
             detail: unknown;
         };
         FunctionAccessPage: {
-            items: components["schemas"]["AccessEventOut"][];
+            items: components["schemas"]["AuditEventOut"][];
             next_page_token: string | null;
         };
         FunctionInRequest: {
@@ -1760,7 +1741,7 @@ export interface components {
             updated_at: string;
         };
         TableAccessPage: {
-            items: components["schemas"]["AccessEventOut"][];
+            items: components["schemas"]["AuditEventOut"][];
             next_page_token: string | null;
         };
         TableInRequest: {
@@ -1941,7 +1922,7 @@ export interface components {
             readonly can: components["schemas"]["UserCan"];
         };
         ViewAccessPage: {
-            items: components["schemas"]["AccessEventOut"][];
+            items: components["schemas"]["AuditEventOut"][];
             next_page_token: string | null;
         };
         ViewInRequest: {

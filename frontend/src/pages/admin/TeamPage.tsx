@@ -10,15 +10,12 @@ import { PrincipalPicker, usePrincipalPicker } from "../catalog/object/Principal
 import { ConfirmDialog } from "./TeamsPage";
 import "./admin.css";
 
-/** A member row as the server sends it (`{"username"}`; a bare name is read too). */
-const memberName = (member: TeamMember | string): string => (typeof member === "string" ? member : member.username);
-
 export function TeamPage({ name, user }: { name: string; user: User }) {
   useTitle(`Team ${name}`);
   const base = `/teams/${enc(name)}`;
   const team = useQuery(apiQuery<Team>(base));
   const implicit = team.data?.implicit ?? false;
-  const members = usePagedQuery<TeamMember | string>(`${base}/members`, { pageSize: 200, enabled: !!team.data && !implicit });
+  const members = usePagedQuery<TeamMember>(`${base}/members`, { pageSize: 200, enabled: !!team.data && !implicit });
   const admin = user.is_admin;
   const picker = usePrincipalPicker("user");
   const [status, setStatus] = useState("");
@@ -114,7 +111,7 @@ export function TeamPage({ name, user }: { name: string; user: User }) {
                 </tr>
               </thead>
               <tbody>
-                {members.items.map(memberName).map((member) => (
+                {members.items.map(({ username: member }) => (
                   <tr key={member} data-testid={`member-${member}`}>
                     <td className="mono">{member}</td>
                     {admin ? (

@@ -210,24 +210,9 @@ export function effectiveLines(effective: readonly string[], kind: SecurableKind
 
 // --- principals (the picker) -------------------------------------------------------------------
 
-/** The users and teams of a GET /principals answer: `{"items": [{"type", "name"}]}` (also read:
- * a bare list, `principal_type`/`principal`/`username` keys, `{"users": [...], "teams": [...]}`). */
-export function principalsOf(body: unknown): PrincipalRef[] {
-  if (!body || typeof body !== "object") return [];
-  const record = body as Record<string, unknown>;
-  const byKind = (["user", "team"] as const).flatMap((type) => {
-    const names = record[`${type}s`];
-    return Array.isArray(names) ? names.filter((n): n is string => typeof n === "string").map((name) => ({ type, name })) : [];
-  });
-  const items = Array.isArray(body) ? body : Array.isArray(record.items) ? record.items : [];
-  const listed = items.flatMap((item: unknown): PrincipalRef[] => {
-    if (!item || typeof item !== "object") return [];
-    const o = item as Record<string, unknown>;
-    const type = o.type ?? o.principal_type ?? o.kind;
-    const name = o.name ?? o.principal ?? o.username;
-    return (type === "user" || type === "team") && typeof name === "string" ? [{ type, name }] : [];
-  });
-  return [...listed, ...byKind];
+/** The users and teams of a GET /principals answer (none while it loads). */
+export function principalsOf(body: { items: PrincipalRef[] } | undefined): PrincipalRef[] {
+  return body?.items ?? [];
 }
 
 /** The principal a typed name stands for: "team:analysts" / "user:bob" say so; with one kind

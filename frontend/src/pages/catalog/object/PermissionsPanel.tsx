@@ -91,7 +91,9 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
       ) : null}
       {rows.length === 0 ? (
         <p className="muted" data-testid="no-grants">
-          No grants{can.manage ? "" : " of yours"}: only the owner and admins have access.
+          {can.manage
+            ? `No grants: only the owners of this ${kind} and of what contains it, and admins, have access.`
+            : `Neither you nor your teams hold a grant on this ${kind} or on what contains it.`}
         </p>
       ) : (
         <table className="grid perm-table" data-testid="who-has-access">
