@@ -28,9 +28,10 @@ each, the current catalog coming with the current database), so that what the us
 is decided on them — nothing to filter in a database they see whole, else only its own
 granted ids; then at most one query per kind (session, temporary objects, relations,
 functions, databases, catalogs), each with the remaining ``limit`` as its SQL LIMIT,
-whatever the size of the catalog or the number of grants. On PostgreSQL the prefix test and the order use ``name_key COLLATE "C"``,
-which the ``*_prefix_idx`` indexes of migration 0006 serve (a LIKE prefix on a column of a
-non-C collation could not use a plain b-tree index); SQLite, the embedded default, scans.
+whatever the size of the catalog or the number of grants. On PostgreSQL the prefix test
+and the order use ``name_key COLLATE "C"``, which the ``*_prefix_idx`` indexes of migration
+0006 serve (a LIKE prefix on a column of a non-C collation could not use a plain b-tree
+index); SQLite, the embedded default, scans.
 """
 
 from __future__ import annotations
