@@ -371,25 +371,37 @@ def _forms(path: str) -> set[str]:
     return {text, resolved} - {"", "/"}
 
 
-@lru_cache(maxsize=1)
 def _server_roots() -> tuple[tuple[str, str], ...]:
     """(directory, placeholder) of every server directory that may appear in a message,
-    the longest first (the most specific name wins)."""
-    data = Path(settings.DATA_DIR)
+    the longest first (the most specific name wins). Computed again whenever the settings
+    it is made of change (tests move the warehouse and the storage roots)."""
+    return _server_roots_of(
+        str(settings.WAREHOUSE_DIR),
+        str(settings.DATA_DIR),
+        str(settings.BASE_DIR),
+        tuple(str(root) for root in settings.TESSERA_STORAGE_ROOTS),
+    )
+
+
+@lru_cache(maxsize=4)
+def _server_roots_of(
+    warehouse: str, data_dir: str, base_dir: str, storage_roots: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    data = Path(data_dir)
     named: list[tuple[str, str]] = [
-        (str(settings.WAREHOUSE_DIR), "<warehouse>"),
+        (warehouse, "<warehouse>"),
         (str(data / "spark" / "warehouse"), "<warehouse>"),
         (str(data / "spark" / "tmp"), "<spark-local>"),
         (str(data / "spark"), "<spark>"),
         (str(data), "<data>"),
-        (str(settings.BASE_DIR), "<app>"),
+        (base_dir, "<app>"),
         (tempfile.gettempdir(), "<tmp>"),
         (str(Path.home()), "<home>"),
         (sys.prefix, "<python>"),
         (sys.base_prefix, "<python>"),
         *((path, "<python>") for path in site.getsitepackages()),
     ]
-    named += [(str(root), "<storage>") for root in settings.TESSERA_STORAGE_ROOTS]
+    named += [(root, "<storage>") for root in storage_roots]
     roots = {form: label for path, label in named for form in _forms(path)}
     return tuple(sorted(roots.items(), key=lambda item: -len(item[0])))
 

@@ -25,6 +25,7 @@ from catalog.models import Database, Table
 from core.schema import Schema
 from jobs.models import Job
 from tests.conftest import API
+from tests.grants_support import share
 from tests.runtimes.connect_server import ConnectServer, free_port, start_connect_server
 from tests.waiting import wait_until
 from tests.worker.helpers import (
@@ -229,6 +230,7 @@ def test_catalog_table_with_computed_and_metadata_columns(
 
 
 def test_a_temporary_view_shadows_a_permanent_table(alice: Pipeline, sales: dict[str, Any]) -> None:
+    share(sales["catalog"])  # the other users read alice's table
     sql = Pipeline("shadow", catalog=sales["catalog"])
     query = "SELECT count(*) AS n, max(name) AS top FROM sales"
     assert sql.rows(query) == [[500, "item 99"]]

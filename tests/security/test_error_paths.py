@@ -85,6 +85,18 @@ def test_server_directories_become_placeholders(template: str, expected: str) ->
     assert scrub_paths(text) == expected
 
 
+def test_the_placeholders_follow_the_settings(settings: Any, tmp_path: Path) -> None:
+    """Settings that move a storage root (as tests and a reloaded deployment do) are what
+    the next message is scrubbed with, not the first ones ever seen."""
+    before = f"Path does not exist: file:{settings.TESSERA_STORAGE_ROOTS[0]}/x."
+    assert scrub_paths(before) == "Path does not exist: <storage>/x."
+    moved = tmp_path / "elsewhere"
+    settings.TESSERA_STORAGE_ROOTS = [moved]
+    assert scrub_paths(f"Path does not exist: file:{moved}/x.") == (
+        "Path does not exist: <storage>/x."
+    )
+
+
 @pytest.mark.parametrize(
     "text",
     [

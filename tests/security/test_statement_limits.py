@@ -37,6 +37,7 @@ from core.limits import (
     planning_budget,
 )
 from core.planner import PlanContext, Relation, plan_statement
+from core.privileges import Access, Kind, Securable
 from jobs import planning, scripts, submission
 from jobs.models import Job
 from tests.conftest import API, assert_error
@@ -366,17 +367,31 @@ def test_many_chained_ctes_plan_in_linear_time() -> None:
 
 class SlowReader:
     """A catalog far away: every lookup takes 20 ms; every table exists (a parquet table
-    without columns), nothing else does."""
+    without columns, as the real reader returns it: with its securable), nothing else does.
+    Its user is an admin: privileges are not what these tests are about."""
 
     def __init__(self) -> None:
         self.lookups = 0
+
+    def access(self, principal: int | None = None) -> Access:
+        return Access(1, admin=True)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         def lookup(*args: Any) -> Any:
             self.lookups += 1
             time.sleep(0.02)
             if name == "get_relation":
-                return Relation(args[0], "table", "active", {"format": "parquet"}, "/w/t", None)
+                ident = args[0]
+                securable = Securable(Kind.TABLE, 1, 1, self.lookups, path=ident.parts)
+                return Relation(
+                    ident,
+                    "table",
+                    "active",
+                    {"format": "parquet"},
+                    "/w/t",
+                    None,
+                    securable=securable,
+                )
             return None if name.startswith("get_") else True
 
         return lookup

@@ -24,6 +24,7 @@ from django.conf import settings
 from catalog import services as catalog_services
 from jobs import manifest
 from jobs.executor.registration import DataChanging, load_committed
+from tests.grants_support import share
 from tests.waiting import holds_for, wait_until
 from tests.worker.helpers import (
     Pipeline,
@@ -238,6 +239,7 @@ def test_readers_never_see_a_partial_commit(
 
     seen_tessera: list[int] = []
     failed_reads: list[dict[str, Any]] = []
+    share(catalog)  # another user reads alice's table
     reader = Pipeline("ext")
 
     def tessera_reader() -> None:

@@ -27,6 +27,7 @@ from django.db import connection
 from catalog.models import Table
 from jobs.models import Job
 from tests.conftest import API
+from tests.grants_support import share
 from tests.waiting import holds_for, wait_until
 from tests.worker.helpers import (
     Pipeline,
@@ -309,6 +310,7 @@ def test_ctas_cancel_mid_write_leaves_nothing(alice: Pipeline, catalog: str) -> 
 
 
 def test_ctas_timeout_leaves_nothing(catalog: str, external_dir: Path) -> None:
+    share(catalog, ("USE", "SELECT", "CREATE"))  # other users create tables in alice's catalog
     carol = Pipeline("carol", {"job.timeout_seconds": "4"})
     job = carol.run(
         f"CREATE TABLE {catalog}.d.slow WITH ('connector' = 'parquet', 'path' = '{external_dir}') "
@@ -370,6 +372,7 @@ def _submit_together(pipelines: list[Pipeline], sqls: list[str]) -> list[str]:
 @pytest.mark.parametrize("atomic", [False, True], ids=["staged", "atomic"])
 def test_concurrent_ctas_one_wins(catalog: str, atomic: bool, plain_spark: Any) -> None:
     properties = {"table.ctas.atomic": "true"} if atomic else {}
+    share(catalog, ("USE", "SELECT", "CREATE"))  # other users create tables in alice's catalog
     racers = [Pipeline("racer", properties), Pipeline("racer", properties)]
     sqls = [
         f"CREATE TABLE {catalog}.d.race AS SELECT id, {n} AS who FROM range(0, 200000, 1, 2)"
@@ -398,6 +401,7 @@ def test_concurrent_ctas_one_wins(catalog: str, atomic: bool, plain_spark: Any) 
 
 
 def test_atomic_ctas_has_no_catalog_entry_until_commit(catalog: str, plain_spark: Any) -> None:
+    share(catalog, ("USE", "SELECT", "CREATE"))  # other users create tables in alice's catalog
     dave = Pipeline("dave")
     setting = dave.run("SET table.ctas.atomic = true")
     assert setting["status"] == "FINISHED", setting
