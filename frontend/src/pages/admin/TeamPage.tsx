@@ -5,9 +5,8 @@ import { useQuery } from "@tanstack/react-query";
 import { del, enc, put, qs, type Team, type TeamMember, type User } from "../../api";
 import { apiQuery, usePagedQuery, useWrite } from "../../data/queries";
 import { Link, navigate, useTitle } from "../../router";
-import { ErrorAlert } from "../catalog/common";
+import { ConfirmDialog, ErrorAlert } from "../catalog/common";
 import { PrincipalPicker, usePrincipalPicker } from "../catalog/object/PrincipalPicker";
-import { ConfirmDialog } from "./TeamsPage";
 import "./admin.css";
 
 export function TeamPage({ name, user }: { name: string; user: User }) {

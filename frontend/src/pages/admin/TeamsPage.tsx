@@ -1,68 +1,11 @@
 // /teams: admins list, create and delete teams; everyone else sees their own teams (and the
 // implicit team everyone) read-only. A team is what grants are given to (ADR 0011 §4.4).
-import { useEffect, useRef, useState, type ReactNode } from "react";
+import { useState } from "react";
 import { del, enc, post, type Team, type User } from "../../api";
 import { useTeams, useWrite } from "../../data/queries";
 import { Link, pathOf, useTitle } from "../../router";
-import { ErrorAlert } from "../catalog/common";
+import { ConfirmDialog, ErrorAlert } from "../catalog/common";
 import "./admin.css";
-
-/** A modal question with one dangerous answer (delete a team, remove a member). */
-export function ConfirmDialog({
-  title,
-  action,
-  children,
-  onConfirm,
-  onClose,
-}: {
-  title: string;
-  /** The button's label, e.g. "Delete team". */
-  action: string;
-  children?: ReactNode;
-  onConfirm: () => Promise<void>;
-  onClose: () => void;
-}) {
-  const ref = useRef<HTMLDialogElement>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (dialog && !dialog.open) dialog.showModal();
-  }, []);
-  const confirm = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await onConfirm();
-    } catch (failure) {
-      setError(failure);
-      setBusy(false);
-    }
-  };
-  return (
-    <dialog
-      ref={ref}
-      className="cat-dialog"
-      aria-labelledby="admin-confirm-title"
-      onCancel={(event) => {
-        event.preventDefault();
-        if (!busy) onClose();
-      }}
-    >
-      <h2 id="admin-confirm-title">{title}</h2>
-      {children}
-      <ErrorAlert error={error} />
-      <div className="toolbar cat-dialog-actions">
-        <button type="button" className="danger" onClick={() => void confirm()} disabled={busy}>
-          {busy ? "Working…" : action}
-        </button>
-        <button type="button" onClick={onClose} disabled={busy} autoFocus>
-          Cancel
-        </button>
-      </div>
-    </dialog>
-  );
-}
 
 function membersText(team: Team): string {
   if (team.implicit) return "every user";

@@ -1,6 +1,6 @@
 // Small building blocks of the catalog pages: reading/writing through the data layer, error
 // alert, inline comment editor, drop confirmation dialog, key/value table.
-import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { ApiError, del, patch, type Can, type SecurableKind, type Table } from "../../api";
 import { LIST_POLL_MS } from "../../data/client";
@@ -141,26 +141,31 @@ export function EditableComment({
   );
 }
 
-// --- drop dialog ----------------------------------------------------------------------------
+// --- confirm and drop dialogs -----------------------------------------------------------------
 
-export function DropDialog({
-  what,
-  name,
+/** A modal question with one dangerous answer (drop an object, delete a team, remove a
+ * member). With `typeToConfirm`, the answer waits until that name is typed. */
+export function ConfirmDialog({
+  title,
+  action,
+  busyLabel = "Working…",
   typeToConfirm,
   children,
   onConfirm,
   onClose,
 }: {
-  /** e.g. "table demo.sales.orders" */
-  what: string;
-  /** The name to type when `typeToConfirm`. */
-  name: string;
-  typeToConfirm: boolean;
+  title: string;
+  /** The button's label, e.g. "Delete team". */
+  action: string;
+  busyLabel?: string;
+  /** A name the user must type before the button answers. */
+  typeToConfirm?: string;
   children?: ReactNode;
   onConfirm: () => Promise<void>;
   onClose: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   const [typed, setTyped] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -180,24 +185,23 @@ export function DropDialog({
       setBusy(false);
     }
   };
-  const ready = !typeToConfirm || typed === name;
+  const ready = typeToConfirm === undefined || typed === typeToConfirm;
 
   return (
     <dialog
       ref={ref}
       className="cat-dialog"
-      aria-labelledby="cat-drop-title"
+      aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
         if (!busy) onClose();
       }}
     >
-      <h2 id="cat-drop-title">Drop {what}?</h2>
-      <div className="cat-dialog-body">{children}</div>
-      <p>This cannot be undone.</p>
-      {typeToConfirm ? (
+      <h2 id={titleId}>{title}</h2>
+      {children}
+      {typeToConfirm !== undefined ? (
         <label>
-          Type {name} to confirm
+          Type {typeToConfirm} to confirm
           <input
             value={typed}
             onChange={(event) => setTyped(event.target.value)}
@@ -208,14 +212,46 @@ export function DropDialog({
       ) : null}
       <ErrorAlert error={error} />
       <div className="toolbar cat-dialog-actions">
-        <button type="button" className="danger" onClick={confirm} disabled={!ready || busy}>
-          {busy ? "Dropping…" : "Drop"}
+        <button type="button" className="danger" onClick={() => void confirm()} disabled={!ready || busy}>
+          {busy ? busyLabel : action}
         </button>
-        <button type="button" onClick={onClose} disabled={busy} autoFocus={!typeToConfirm}>
+        <button type="button" onClick={onClose} disabled={busy} autoFocus={typeToConfirm === undefined}>
           Cancel
         </button>
       </div>
     </dialog>
+  );
+}
+
+export function DropDialog({
+  what,
+  name,
+  typeToConfirm,
+  children,
+  onConfirm,
+  onClose,
+}: {
+  /** e.g. "table demo.sales.orders" */
+  what: string;
+  /** The name to type when `typeToConfirm`. */
+  name: string;
+  typeToConfirm: boolean;
+  children?: ReactNode;
+  onConfirm: () => Promise<void>;
+  onClose: () => void;
+}) {
+  return (
+    <ConfirmDialog
+      title={`Drop ${what}?`}
+      action="Drop"
+      busyLabel="Dropping…"
+      typeToConfirm={typeToConfirm ? name : undefined}
+      onConfirm={onConfirm}
+      onClose={onClose}
+    >
+      <div className="cat-dialog-body">{children}</div>
+      <p>This cannot be undone.</p>
+    </ConfirmDialog>
   );
 }
 
