@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import Group, User
@@ -23,6 +23,7 @@ from audit.models import ACTIONS, AuditEvent
 from audit.services import SEPARATOR, object_key
 from core.errors import CoreError, IdentifierError
 from core.identifiers import parse_path
+from core.instants import parse_instant
 
 OBJECT_KINDS = ("catalog", "database", "table", "view", "function", "storage", "team")
 PRINCIPAL_TYPES = ("user", "team")
@@ -58,34 +59,6 @@ def _choices(value: str | None, field: str, allowed: Sequence[str]) -> list[str]
                 field, f"Unknown {field} '{_shown(item)}'. Choose from {', '.join(allowed)}."
             )
     return items or None
-
-
-def parse_instant(value: str | None, field: str) -> datetime | None:
-    """An ISO-8601 date or date-time parameter, as ``GET /jobs`` reads them: naive is UTC."""
-    text = _text(value, field)
-    if text is None:
-        return None
-    # A '+' of an offset that was not percent-encoded arrives as a space.
-    for candidate in (text, text.replace(" ", "+")) if " " in text else (text,):
-        try:
-            parsed = datetime.fromisoformat(candidate)
-        except ValueError:
-            continue
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        try:
-            return parsed.astimezone(UTC)
-        except OverflowError:
-            raise _bad(
-                field,
-                f"{field} is out of range: in UTC it must fall between 0001-01-01 and "
-                f"9999-12-31, got '{_shown(text)}'.",
-            ) from None
-    raise _bad(
-        field,
-        f"{field} must be an ISO-8601 date or date-time such as 2026-01-31T12:00:00Z, "
-        f"got '{_shown(text)}'.",
-    )
 
 
 def _principal(value: str | None) -> tuple[str, str] | None:

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from core import jobstate
 from core.errors import CoreError, NotFound
+from core.instants import parse_instant
 from jobs import maintenance, notify, result_arrow, result_query, results
 from jobs.errors import ResultNotReady
 from jobs.models import Job, JobEvent, Session
@@ -88,37 +89,6 @@ def _choices(value: str | None, field: str, allowed: Sequence[str] | None) -> li
     return items
 
 
-def _instant(value: str | None, field: str) -> datetime | None:
-    """An ISO-8601 date or date-time query parameter; naive ones are UTC."""
-    if value is None or value == "":
-        return None
-    text = value.strip()
-    # A '+' of an offset that was not percent-encoded arrives as a space.
-    candidates = (text, text.replace(" ", "+")) if " " in text else (text,)
-    for candidate in candidates:
-        try:
-            parsed = datetime.fromisoformat(candidate)
-        except ValueError:
-            continue
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        try:
-            # In UTC, as the databases compare it: 0001-01-01T00:00:00+14:00 is before year 1
-            # (SQLite's adapter failed on it with a 500; PostgreSQL took it).
-            return parsed.astimezone(UTC)
-        except OverflowError:
-            raise CoreError(
-                f"{field} is out of range: in UTC it must fall between 0001-01-01 and "
-                f"9999-12-31, got '{value}'.",
-                details={"field": field},
-            ) from None
-    raise CoreError(
-        f"{field} must be an ISO-8601 date or date-time such as 2026-01-31T12:00:00Z, "
-        f"got '{value}'.",
-        details={"field": field},
-    )
-
-
 def job_get(*, user: User, job_id: Any) -> Job:
     """One of the caller's jobs (NOT_FOUND for others'). A RUNNING job whose heartbeat is
     older than the worker timeout makes the reaper run first, so it is not shown stuck."""
@@ -164,10 +134,10 @@ def job_list(
     kinds = _choices(kind, "kind", None)
     if kinds:
         qs = qs.filter(kind__in=[item.lower() for item in kinds])
-    since = _instant(created_after, "created_after")
+    since = parse_instant(created_after, "created_after")
     if since is not None:
         qs = qs.filter(created_at__gte=since)
-    until = _instant(created_before, "created_before")
+    until = parse_instant(created_before, "created_before")
     if until is not None:
         qs = qs.filter(created_at__lt=until)
     if q:
