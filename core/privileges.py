@@ -331,7 +331,9 @@ def decide(
     ``s`` (a privilege on it, something visible inside it) or its parent (Unity Catalog: who
     may use a database learns from an error that a name in it exists), else HIDDEN —
     answered exactly as a missing object. The parent is judged from ``access`` alone (no
-    query): what is unsure stays hidden."""
+    query): what is unsure stays hidden here, and callers that may ask (the planner's
+    ``Authorizer``, the REST pages) look again at a hidden object's parent with
+    ``owns_inside``."""
     have = effective(access, s)
     if needed in have:
         return Decision.ALLOWED

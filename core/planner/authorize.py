@@ -36,6 +36,7 @@ from core.privileges import (
     decide,
     denied_message,
     effective,
+    parent_of,
     root_of,
     visible,
 )
@@ -178,6 +179,13 @@ class Authorizer:
         decided = decide(access, s, needed, owns_inside)
         if s.kind is Kind.STORAGE and decided is Decision.HIDDEN:
             return Decision.DENIED  # a storage root is configured, never a secret
+        if decided is Decision.HIDDEN and principal is None:
+            # ``decide`` judged the parent from the rows alone; the invoker may also see it
+            # through an object they own inside it (one query, asked once per statement), as
+            # the REST pages do: then the object is refused, not hidden (ADR 0011, amendment 2).
+            parent = parent_of(s)
+            if parent is not None and self.decision(parent, None) is Decision.ALLOWED:
+                return Decision.DENIED
         return decided
 
     def see(self, obj: Obj, definer: Definer | None = None) -> Obj | None:

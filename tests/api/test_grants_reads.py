@@ -212,6 +212,42 @@ def test_an_object_page_is_refused_in_a_visible_database_and_missing_elsewhere(
     )
 
 
+def test_a_database_seen_through_an_owned_table_refuses_the_same_in_rest_and_sql(
+    world: dict[str, Any],
+) -> None:
+    """Eve holds no grant; she owns one table of acme.hr (its ownership was moved to her).
+    She sees hr through it: its other tables are refused by name, in REST and in SQL alike
+    (before, SQL answered them missing); names it does not hold, and the databases she sees
+    nothing in, stay missing."""
+    users = world["users"]
+    eve = User.objects.create_user("eve", password=PASSWORD)
+    hr = Database.objects.get(catalog__name="acme", name="hr")
+    notes = services.table_create(
+        user=users["alice"], database=hr, name="notes", schema=schema("n")
+    )
+    Table.objects.filter(pk=notes.pk).update(owner=eve)
+    client = client_for(eve)
+    hr_url = f"{API}/catalogs/acme/databases/hr"
+    assert client.get(hr_url).status_code == 200
+    assert_error(client.get(f"{hr_url}/tables/salaries"), 403, "PERMISSION_DENIED", "salaries")
+    session = client.post(f"{API}/sessions", {}).json()["id"]
+
+    def error(sql: str) -> dict[str, Any]:
+        job = client.post(f"{API}/sessions/{session}/statements", {"sql": sql}).json()
+        assert job["status"] == "FAILED", job
+        return dict(job["error"])
+
+    refused = error("SELECT * FROM acme.hr.salaries")
+    assert refused["code"] == "PERMISSION_DENIED"
+    assert refused["message"] == (
+        "You need SELECT on table `acme`.`hr`.`salaries` to read it; you have none."
+    )
+    assert error("SELECT * FROM acme.hr.nothing")["code"] == "NOT_FOUND"
+    hidden, missing = error("SELECT * FROM acme.sales.orders"), error("SELECT * FROM acme.sales.x")
+    assert hidden["code"] == missing["code"] == "NOT_FOUND"
+    assert hidden["message"].replace("orders", "x") == missing["message"]
+
+
 def test_a_hidden_object_cannot_be_changed_or_dropped_by_its_guessed_name(
     world: dict[str, Any],
 ) -> None:

@@ -497,7 +497,30 @@ def test_entering_a_database_needs_only_to_see_it_and_an_owned_object_shows_it()
     catalog.owners[("relation", "c", "other", "orders")] = BOB
     assert plan("USE c.other", catalog).args == {"catalog": "c", "database": "other"}
     assert any(q.startswith("owns_inside") for q in catalog.questions)
-    assert error_of("USE c.d", catalog).code == "NOT_FOUND"  # nothing of Bob's in it
+    # Nothing of Bob's in c.d, but he sees the catalog through c.other.orders: the database
+    # is refused, not hidden, as its REST page is.
+    refused = error_of("USE c.d", catalog)
+    assert isinstance(refused, PermissionDenied) and "`c`.`d`" in refused.message
+    # A table of c.d answers as a missing one: which names c.d holds is not his to learn
+    # (a missing name in it answers the same).
+    assert error_of("SELECT * FROM c.d.orders", catalog).code == "NOT_FOUND"
+    assert error_of("USE x.y", catalog).code == "NOT_FOUND"  # nothing of Bob's in catalog x
+
+
+def test_an_object_owned_inside_a_database_makes_its_other_objects_refused_not_hidden() -> None:
+    catalog = world()
+    catalog.add_table("c.other.notes", ["id BIGINT"])
+    catalog.owners[("relation", "c", "other", "orders")] = BOB
+    as_user(catalog, BOB)
+    refused = error_of("SELECT * FROM c.other.notes", catalog)
+    assert isinstance(refused, PermissionDenied)
+    assert "`c`.`other`.`notes`" in refused.message
+    assert error_of("SELECT * FROM c.other.nothing", catalog).code == "NOT_FOUND"
+    # Olga owns nothing anywhere: the same names are missing to her.
+    as_user(catalog, OLGA)
+    assert error_of("SELECT * FROM c.other.notes", catalog).code == "NOT_FOUND"
+    assert error_of("SELECT * FROM c.d.orders", catalog).code == "NOT_FOUND"
+    assert error_of("USE c.d", catalog).code == "NOT_FOUND"
 
 
 def test_owns_inside_is_asked_once_per_securable_and_statement() -> None:
