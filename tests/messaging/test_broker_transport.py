@@ -54,9 +54,11 @@ def test_a_waiting_consumer_is_woken_by_a_message_not_by_its_poll(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     waits: list[list[bytes]] = []
+    waiting = threading.Event()
     real_wait = wakeup.Listener.wait
 
     def recorded(self: wakeup.Listener, timeout: float | None) -> list[bytes]:
+        waiting.set()
         got = real_wait(self, timeout)
         waits.append(got)
         return got
@@ -69,8 +71,9 @@ def test_a_waiting_consumer_is_woken_by_a_message_not_by_its_poll(
         _connection(tmp_path) as producer_conn,
         consumer_conn.Consumer(queue, callbacks=[lambda body, msg: received.append(body)]),
     ):
-        # The consumer binds its wake-up socket on its first drain; it starts waiting
-        # before the message exists.
+        # The consumer binds its wake-up socket on its first drain, looks at the folder,
+        # then waits: the message is published once it waits (published between the bind
+        # and the look, it would be found without a wait at all).
         drained = threading.Event()
         failure: list[BaseException] = []
 
@@ -83,11 +86,8 @@ def test_a_waiting_consumer_is_woken_by_a_message_not_by_its_poll(
 
         thread = threading.Thread(target=drain)
         thread.start()
-        wake_dir = tmp_path / "wake"
-        for _ in range(200):  # its socket exists once it is listening
-            if any(p.suffix == ".sock" for p in wake_dir.iterdir()):
-                break
-            drained.wait(0.01)
+        assert waiting.wait(DRAIN_SECONDS), "the consumer never waited"
+        assert any(p.suffix == ".sock" for p in (tmp_path / "wake").iterdir())
         producer_conn.Producer().publish(
             {"job": 1}, exchange=queue.exchange, routing_key=queue.routing_key, declare=[queue]
         )
