@@ -26,6 +26,8 @@ def parse_instant(value: str | None, field: str) -> datetime | None:
             f"{field} is too long ({len(text):,} characters) for a date-time.",
             details={"field": field},
         )
+    if "\x00" in text:
+        raise CoreError(f"{field} must not contain a NUL character.", details={"field": field})
     # A '+' of an offset that was not percent-encoded arrives as a space.
     for candidate in (text, text.replace(" ", "+")) if " " in text else (text,):
         try:

@@ -200,6 +200,8 @@ def test_the_object_filter_takes_like_wildcards_literally(admin_api, trail):
         ("since=yesterday", "since", "ISO-8601"),
         ("until=2026-13-01", "until", "ISO-8601"),
         ("since=0001-01-01T00:00:00%2B14:00", "since", "out of range"),
+        ("since=2026-01-01%00", "since", "NUL"),
+        (f"until={'2' * 5000}", "until", "too long"),
         (f"actor={'a' * 5000}", "actor", "too long"),
         ("actor=%00", "actor", "NUL"),
         ("page_token=e30", "page_token", "page_token"),

@@ -128,6 +128,17 @@ def test_malformed_times_are_400_naming_the_parameter(alice_api, field, value):
     assert error["details"] == {"field": field}
 
 
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [("2026-03-01%00", "NUL character"), ("2" * 100_000, "too long (100,000 characters)")],
+)
+def test_hostile_times_are_refused_briefly(alice_api, value, fragment):
+    response = alice_api.get(f"{API}/jobs?created_after={value}")
+    error = assert_error(response, 400, "VALIDATION_ERROR", "created_after", fragment)
+    assert error["details"] == {"field": "created_after"}
+    assert len(response.content) < 1_000  # what was sent is not echoed back
+
+
 def test_q_is_a_case_insensitive_part_of_the_sql(alice_api, history):
     assert listed(alice_api, "?q=orders") == [
         "select count(*) from orders",

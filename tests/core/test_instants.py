@@ -38,6 +38,7 @@ def test_absent_is_none(text: str | None) -> None:
         ("0001-01-01T00:00:00+14:00", "is out of range"),
         ("2" * 10_000, "is too long (10,000 characters)"),
         ("x" * 90, "got '" + "x" * 59 + "…'"),  # what was sent is shown shortened
+        ("2026-01-31\x00", "must not contain a NUL character"),  # never echoed
     ],
 )
 def test_bad_instants_name_the_field(text: str, words: str) -> None:
