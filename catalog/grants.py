@@ -24,7 +24,7 @@ from django.db import transaction
 from audit import models as audit_models
 from audit.services import record
 from catalog import access as catalog_access
-from catalog import storage
+from catalog import bodies, storage
 from catalog.models import EVERYONE, Catalog, Database, Function, Grant, Table
 from core import locations
 from core import privileges as rule
@@ -903,7 +903,7 @@ def check_transfer(*, user: Any, row: Row, new_owner: Any) -> Any:
         }.get(s.kind, ", the owner of its database or catalog")
         raise PermissionDenied(
             f"Only the owner of {what}{parents} or an admin may transfer its ownership.",
-            details={**_object_json(s), "privilege": "OWNER"},
+            details={**_object_json(s), "privilege": "OWNER", "refused": bodies.OWNER},
         )
     return _new_owner_user(new_owner)
 
@@ -913,12 +913,15 @@ def transfer_owner(*, user: Any, row: Row, new_owner: Any) -> None:
     admin (else ``PermissionDenied``). One transaction with an audit ``owner`` event.
 
     ``new_owner`` may also be given as a username or a user ``Principal``. A view (or SQL
-    function) then runs with the new owner's rights."""
+    function) then runs with the new owner's rights, so its body is planned again with the
+    acting user's rights and with the new owner's: if either cannot reach all it reaches,
+    ``PermissionDenied`` (``catalog.bodies.check_handover``) and nothing changes."""
     target = check_transfer(user=user, row=row, new_owner=new_owner)
     s = securable_of(row)
     previous_id = row.owner_id
     if previous_id == target.pk:
         return
+    bodies.check_handover(user=user, row=row, new_owner=target)
     users = get_user_model().objects
     previous = users.filter(pk=previous_id).first() if previous_id is not None else None
     with transaction.atomic():

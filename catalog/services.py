@@ -16,7 +16,7 @@ from django.db import IntegrityError, models, transaction
 
 from audit import models as audit_models
 from audit.services import record
-from catalog import access, analysis, grants, storage, versions
+from catalog import access, analysis, bodies, grants, storage, versions
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core import locations
 from core import options as table_options
@@ -409,6 +409,7 @@ def catalog_create(
     return catalog
 
 
+@bodies.audits_refusals
 def catalog_update(
     *,
     user: User,
@@ -508,6 +509,7 @@ def database_create(
     return _insert(database, f"Database {path} already exists.")
 
 
+@bodies.audits_refusals
 def database_update(
     *,
     user: User,
@@ -646,6 +648,7 @@ def table_create_from_properties(
         raise
 
 
+@bodies.audits_refusals
 def table_update(
     *,
     user: User,
@@ -762,7 +765,7 @@ def _check_query(query: str) -> str:
     return query
 
 
-def _derive_view_schema(database: Database, query: str, user: User) -> Schema:
+def _derive_view_schema(database: Database, name: str, query: str, user: User) -> Schema:
     """Spark's analyzer on a worker derives the query's schema (``catalog.analysis``); the
     query is read in the view's catalog and database, as it is whenever the view is read,
     and planned with ``user``'s rights (what they may not read, no view of theirs reads)."""
@@ -773,6 +776,7 @@ def _derive_view_schema(database: Database, query: str, user: User) -> Schema:
     except CoreError as exc:
         if exc.code == "VALIDATION_ERROR" and "field" not in exc.details:
             exc.details = {**exc.details, "field": "query"}
+        bodies.tag(exc, bodies.BODY, "view", [database.catalog.name, database.name, name])
         raise
 
 
@@ -785,6 +789,7 @@ def _store_view_schema(view: Table, schema: Schema) -> None:
     view.schema, view.resolved_schema = view_schema_json(schema)
 
 
+@bodies.audits_refusals
 def view_create(
     *,
     user: User,
@@ -809,7 +814,7 @@ def view_create(
         _check_declared_view_schema(schema)
     _ensure_name_free(database, name)
     if derived is None:
-        derived = _derive_view_schema(database, query, user)
+        derived = _derive_view_schema(database, name, query, user)
     final = view_schema(schema, derived)
     view = Table(
         database=database,
@@ -832,6 +837,7 @@ def view_create(
     return view
 
 
+@bodies.audits_refusals
 def view_update(
     *,
     user: User,
@@ -854,7 +860,7 @@ def view_update(
     final: Schema | None = None
     if query is not None or schema is not None:
         derived = _derive_view_schema(
-            view.database, query if query is not None else view.query, user
+            view.database, view.name, query if query is not None else view.query, user
         )
         final = view_schema(schema, derived)
     with transaction.atomic():
@@ -923,6 +929,7 @@ def _check_function(
     return checked, returns
 
 
+@bodies.audits_refusals
 def function_create(
     *,
     user: User,
@@ -941,6 +948,9 @@ def function_create(
     path = _object_path(database, name)
     if database.functions.filter(name_key=name.lower()).exists():
         raise AlreadyExists(f"Function {path} already exists.")
+    if language == Function.LANGUAGE_SQL:
+        # The body will run with its owner's rights: it may call only what its creator may.
+        bodies.check_function_body(user, database, name, implementation)
     function = Function(
         database=database,
         name=name,
@@ -955,6 +965,7 @@ def function_create(
     return _insert(function, f"Function {path} already exists.")
 
 
+@bodies.audits_refusals
 def function_update(
     *,
     user: User,
@@ -976,6 +987,9 @@ def function_update(
         parameters if parameters is not None else function.parameters,
         return_type if return_type is not None else function.return_type,
     )
+    if implementation is not None and function.language == Function.LANGUAGE_SQL:
+        # Whoever changes the body is judged, whoever owns it: it runs with the owner's rights.
+        bodies.check_function_body(user, function.database, function.name, implementation)
     if implementation is not None:
         # As on create: a Python function's dotted name is kept without surrounding space.
         python = function.language == Function.LANGUAGE_PYTHON

@@ -113,7 +113,7 @@ class WorkerAnalyzer:
         may read: ``PermissionDenied``, or ``NotFound`` for what they may not see), then
         typed by a worker's Spark."""
         reader = DjangoCatalogReader(user=user)
-        plan = plan_statement(query, reader, _view_context(catalog, database))
+        plan = plan_statement(query, reader, view_context(catalog, database))
         if plan.action != Action.QUERY:
             raise CoreError(
                 "A view's query must be a query (SELECT, WITH, VALUES or TABLE).",
@@ -123,7 +123,7 @@ class WorkerAnalyzer:
         return Schema.from_dict(answer.get("schema"))
 
 
-def _view_context(catalog: str, database: str) -> PlanContext:
+def view_context(catalog: str, database: str) -> PlanContext:
     """A view's query is read in its own catalog and database, with no session: it may
     read permanent objects only (a reader without a session has no temporary ones)."""
     registry = planning.session_properties()

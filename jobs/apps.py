@@ -10,6 +10,7 @@ class JobsConfig(AppConfig):
     def ready(self) -> None:
         from jobs import (
             analysis,
+            bodies,
             scripts,
             statistics_hooks,
             uploads,
@@ -28,6 +29,9 @@ class JobsConfig(AppConfig):
         # The catalog asks a worker's Spark analyzer before it stores a schema with
         # expressions or a view's (FLIP-164), without knowing jobs.
         analysis.install_analyzer()
+        # The catalog plans a view's query or a SQL function's body with the rights of whoever
+        # stores it, gives it or receives it (ADR 0012), without knowing jobs.
+        bodies.install_reach()
         # An upload's files go when its row (or its session's) is deleted, in any process.
         uploads.install_hooks()
         del worker

@@ -4,7 +4,7 @@ See docs/statements.md for the contract: the reader protocol, the plan JSON, the
 and the errors.
 """
 
-from core.planner.classify import plan_statement, statement_kind
+from core.planner.classify import plan_function_body, plan_statement, statement_kind
 from core.planner.errors import (
     ForbiddenSql,
     ParseError,
@@ -56,6 +56,7 @@ __all__ = [
     "UnsupportedStatement",
     "UploadLookup",
     "UploadRef",
+    "plan_function_body",
     "plan_statement",
     "split_script",
     "split_script_spans",

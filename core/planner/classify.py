@@ -13,6 +13,7 @@ from typing import cast
 
 from core import limits
 from core.errors import CoreError, PermissionDenied
+from core.identifiers import ObjectIdentifier
 from core.limits import CheckedStatement, StatementTooDeep
 from core.planner import guard, streaming
 from core.planner.analyze import plan_analyze
@@ -30,7 +31,7 @@ from core.planner.objects import (
     plan_drop_temporary,
 )
 from core.planner.pipelines import plan_execute_pipeline
-from core.planner.plan import ACTION_KINDS, Action, Plan, PlanKind
+from core.planner.plan import ACTION_KINDS, AccessPlan, Action, Plan, PlanKind
 from core.planner.queries import plan_query, starts_query
 from core.planner.resolve import Resolver
 from core.planner.session import plan_reset, plan_set, plan_use
@@ -295,6 +296,35 @@ def plan_statement(
                 "too deeply); flatten it, e.g. with a WITH clause.",
                 details={"field": "sql", "limit": "depth"},
             ) from None
+
+
+def plan_function_body(
+    body: str, function: ObjectIdentifier, reader: CatalogReader, context: PlanContext
+) -> tuple[AccessPlan, ...]:
+    """Resolve the SQL body of the permanent function ``function`` as ``reader``'s user (not
+    the function's owner): what it calls must be callable by that user, as a view's query
+    must be readable by whoever stores it. Raises what a call would (``PermissionDenied``,
+    ``NotFound`` for what the user may not see); answers the checks it made. Held to the
+    statement limits and the planning budget: the body is planned with every call."""
+    limits.check_statement(body, context.limits, what="function body", field="implementation")
+    with limits.planning_budget(context.budget_seconds):
+        budgeted = cast(CatalogReader, limits.BudgetedReader(reader))
+        authorizer = Authorizer(budgeted)
+        resolver = Resolver(budgeted, context, authorizer)
+        try:
+            resolver.function_body(body, function, body, 0)
+        except RecursionError:
+            raise StatementTooDeep(
+                "The function body is nested too deeply for the planner; flatten it.",
+                details={"field": "implementation", "limit": "depth"},
+            ) from None
+        read = resolver.temporary_objects()
+        if read:
+            raise CoreError(
+                f"The function {function.quoted()} cannot call temporary functions "
+                f"({', '.join(read)}): a permanent function must only call permanent ones."
+            )
+    return authorizer.records
 
 
 def _plan_statement(sql: str, reader: CatalogReader, context: PlanContext) -> Plan:

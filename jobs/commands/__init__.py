@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import transaction
 
+from catalog import bodies
 from catalog.models import Table
 from core import jobstate
 from core.errors import CoreError
@@ -68,6 +69,9 @@ def run_command(
             columns, rows = _execute(job, typer, derive_view_schema)
             result = results.write_rows(job.id, columns, rows)
     except CoreError as exc:
+        with transaction.atomic():
+            # A refused body change or transfer is audited, now that it is rolled back.
+            bodies.record_refusal(job.user, exc, job_id=job.id)
         return _end(job, jobstate.FAILED, error=error_json(exc))
     except Exception:
         log.exception("job %s: command %s failed", job.id, (job.plan or {}).get("action"))

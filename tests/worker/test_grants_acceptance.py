@@ -118,9 +118,17 @@ def test_a_shared_view_gives_its_rows_only(shared: dict[str, Pipeline], catalog:
     join = failed(bob, f"SELECT * FROM {catalog}.d.grant_tv v JOIN {t2} t ON v.id = t.id")
     assert join["code"] == "PERMISSION_DENIED", join
 
-    # The view reads with its owner's rights: given to Bob, who may not read its table, it
-    # fails even for Alice (who owns the catalog), and says whose rights are missing.
-    alice.ok(f"ALTER VIEW {catalog}.d.grant_tv OWNER TO USER {bob.user.username}")
+    # The view reads with its owner's rights, so it is not given to Bob, who may not read
+    # its table (ADR 0012) ...
+    owner = f"ALTER VIEW {catalog}.d.grant_tv OWNER TO USER {bob.user.username}"
+    refused = failed(alice, owner)
+    assert refused["code"] == "PERMISSION_DENIED", refused
+    assert bob.user.username in refused["message"] and "grant_t2" in refused["message"]
+    # ... until he may; once he may no longer, it fails even for Alice (who owns the
+    # catalog), and says whose rights are missing.
+    alice.ok(f"GRANT SELECT ON TABLE {t2} TO USER {bob.user.username}")
+    alice.ok(owner)
+    alice.ok(f"REVOKE SELECT ON TABLE {t2} FROM USER {bob.user.username}")
     through = failed(alice, f"SELECT * FROM {catalog}.d.grant_tv")
     assert through["code"] == "PERMISSION_DENIED", through
     assert bob.user.username in through["message"] and "grant_t2" in through["message"]
