@@ -246,7 +246,8 @@ class Channel(filesystem.Channel):
             # One listing serves until it is used up: listing a folder of n messages for each
             # of them would cost n² under a backlog. Newer messages sort after it anyway.
             queue_find = f"{queue}.msg"
-            found = sorted(n for n in os.listdir(folder) if n.partition(".")[2] == queue_find)
+            found = [n for n in os.listdir(folder) if n.partition(".")[2] == queue_find]
+            found.sort(key=_sent_order)
             names = self._listed[queue] = deque(found)
         while names:
             name = names.popleft()
@@ -262,6 +263,8 @@ class Channel(filesystem.Channel):
                 os.rename(source, claimed)
             except FileNotFoundError:
                 continue  # another consumer took it first
+            except OSError as exc:  # e.g. the claim folder on another file system
+                raise ChannelError(f"Cannot claim {str(source)!r}: {exc}") from exc
             payload = self._read(claimed, source)
             if payload is None:
                 continue
@@ -414,6 +417,13 @@ class Transport(filesystem.Transport):
         if self._listener is not None:
             self._listener.close()
             self._listener = None
+
+
+def _sent_order(name: str) -> tuple[int, str]:
+    """Oldest first: by the milliseconds the name starts with, as a number (as strings,
+    "999_…" would come after "1000_…")."""
+    head = name.partition("_")[0]
+    return (int(head) if head.isdigit() else 0, name)
 
 
 def _fsync_folder(folder: Path) -> None:

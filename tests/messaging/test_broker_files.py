@@ -239,7 +239,8 @@ def test_an_acknowledged_message_is_gone_and_an_unacknowledged_one_returns_on_cl
         assert [p.name for p in next(claimed.iterdir()).iterdir() if p.name != ".owner"]
         first.ack()
         second = channel.basic_get(queue)
-        assert second.decode() == {"n": 2}
+        # Sent within one millisecond, they may come in either order.
+        assert sorted([first.decode()["n"], second.decode()["n"]]) == [1, 2]
         assert len(list(next(claimed.iterdir()).iterdir())) == 2  # its file and the lock
     # Closed without an ack: kombu restores it, its claim goes, the folder goes.
     assert len(_messages(tmp_path)) == 1
@@ -353,3 +354,75 @@ def test_a_stale_socket_file_of_a_dead_process_does_not_stop_a_new_listener(
         assert listener.wait(5) == [b"q"]
     finally:
         listener.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_waiting_worker_takes_over_a_killed_workers_message_within_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As in production: the other worker waits in drain_events (poll 1 s), the first one
+    dies holding a message; the waiting one runs it within a poll and a recovery interval,
+    not the sweeper's 15 to 20 s."""
+    waiting = threading.Event()
+    real_wait = wakeup.Listener.wait
+
+    def recorded(self: wakeup.Listener, timeout: float | None) -> list[bytes]:
+        waiting.set()
+        return real_wait(self, timeout)
+
+    monkeypatch.setattr(wakeup.Listener, "wait", recorded)
+    queue = Queue(_queue_name(), Exchange("", type="direct"))
+    with _connection(tmp_path) as connection:
+        _publish(connection, queue.name, {"job": "orphan"})
+    took_r, took_w = os.pipe()
+    die_r, die_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            message = _connection(tmp_path).default_channel.basic_get(queue.name)
+            os.write(took_w, b"1" if message is not None else b"0")
+            os.read(die_r, 1)
+        finally:
+            os._exit(0)  # as kill -9: nothing restored
+    received: list[Any] = []
+
+    def on_message(body: Any, message: Any) -> None:
+        received.append(body)
+        message.ack()
+
+    options = {**_options(tmp_path), "polling_interval": 1.0}
+    other = Connection(
+        "filesystem://", transport="jobs.broker:Transport", transport_options=options
+    )
+    try:
+        assert os.read(took_r, 1) == b"1"
+        with other, other.Consumer(queue, callbacks=[on_message]):
+            thread = threading.Thread(target=other.drain_events, kwargs={"timeout": WAIT})
+            thread.start()
+            assert waiting.wait(WAIT)  # looked, found nothing (the message is claimed)
+            assert received == []
+            os.write(die_w, b"x")
+            os.waitpid(pid, 0)
+            pid = 0
+            died = time.monotonic()
+            thread.join(WAIT + 5)
+            took = time.monotonic() - died
+    finally:
+        if pid:
+            os.write(die_w, b"x")
+            os.waitpid(pid, 0)
+        for fd in (took_r, took_w, die_r, die_w):
+            os.close(fd)
+    assert received == [{"job": "orphan"}]
+    assert took < 2.0 + 1.0, took  # a poll and a recovery interval, and a margin
+
+
+def test_messages_are_read_oldest_first_by_the_number_their_name_starts_with(
+    tmp_path: Path, conn: Connection
+) -> None:
+    queue = _queue_name()
+    channel = conn.default_channel
+    for ms, n in ((1000, 2), (999, 1)):  # as strings, "1000_" would sort first
+        data = json.dumps(_kombu_payload(channel, {"n": n})).encode()
+        broker.write_message(tmp_path / "queue", f"{ms}_{uuid.uuid4()}.{queue}.msg", data)
+    assert [_body(channel._get(queue), channel)["n"] for _ in range(2)] == [1, 2]
