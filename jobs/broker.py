@@ -30,6 +30,8 @@ these changes:
   than ``EMPTY_GRACE_SECONDS`` is left alone: an older kombu may still be writing it, and a
   file it writes is locked (``flock``) until whole, which the reader waits for.
 
+Messages are read oldest first by the milliseconds their name starts with, as a number;
+``store_processed`` keeps an acknowledged message in ``processed_folder``, as in kombu.
 The message files need no ``fsync``: the job row (in the database) is the truth, and the
 sweeper re-sends a job whose message a machine crash lost or left torn (``fsync_messages``
 turns it on). Selected by ``CELERY_BROKER_TRANSPORT`` in ``webapp.settings`` when the broker
@@ -322,10 +324,17 @@ class Channel(filesystem.Channel):
             if folder is not None:
                 wakeup.send_all(folder, b"q")
 
-    def _forget(self, delivery_tag: Any) -> None:
+    def _forget(self, delivery_tag: Any, processed: bool = False) -> None:
         claimed = self._claimed.pop(str(delivery_tag), None)
-        if claimed is not None:
-            _unlink(claimed)
+        if claimed is None:
+            return
+        if processed and self.store_processed:  # kombu's option: keep what was handled
+            try:
+                shutil.move(claimed, Path(self.processed_folder) / claimed.name)
+                return
+            except OSError as exc:
+                log.warning("could not keep %s in %s: %s", claimed, self.processed_folder, exc)
+        _unlink(claimed)
 
     def basic_consume(self, queue: str, no_ack: bool, *args: Any, **kwargs: Any) -> Any:
         if no_ack:
@@ -340,7 +349,7 @@ class Channel(filesystem.Channel):
 
     def basic_ack(self, delivery_tag: Any, multiple: bool = False) -> None:
         super().basic_ack(delivery_tag, multiple)  # type: ignore[no-untyped-call]
-        self._forget(delivery_tag)
+        self._forget(delivery_tag, processed=True)
 
     def basic_reject(self, delivery_tag: Any, requeue: bool = False) -> None:
         super().basic_reject(delivery_tag, requeue)  # type: ignore[no-untyped-call]

@@ -426,3 +426,17 @@ def test_messages_are_read_oldest_first_by_the_number_their_name_starts_with(
         data = json.dumps(_kombu_payload(channel, {"n": n})).encode()
         broker.write_message(tmp_path / "queue", f"{ms}_{uuid.uuid4()}.{queue}.msg", data)
     assert [_body(channel._get(queue), channel)["n"] for _ in range(2)] == [1, 2]
+
+
+def test_store_processed_keeps_an_acknowledged_message(tmp_path: Path) -> None:
+    (tmp_path / "processed").mkdir()
+    queue = _queue_name()
+    with _connection(tmp_path) as connection:
+        connection.transport_options.update(
+            store_processed=True, processed_folder=str(tmp_path / "processed")
+        )
+        _publish(connection, queue, {"n": 1})
+        message = connection.default_channel.basic_get(queue)
+        message.ack()
+    assert len(list((tmp_path / "processed").iterdir())) == 1
+    assert _messages(tmp_path) == []
