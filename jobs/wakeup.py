@@ -79,9 +79,12 @@ class Listener:
     def __init__(self, folder: Path) -> None:
         self.folder = socket_folder(folder)
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.path = self.folder / f"{os.getpid():x}-{secrets.token_hex(4)}{SUFFIX}"
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self._socket.bind(str(self.path))
+        try:
+            self.path = _bind(self._socket, self.folder)
+        except BaseException:
+            self._socket.close()
+            raise
         self._socket.setblocking(False)
         self.pid = os.getpid()
 
@@ -108,6 +111,34 @@ class Listener:
         self._socket.close()
         if os.getpid() == self.pid:  # a forked child must not remove its parent's socket
             _unlink(self.path)
+
+
+def _bind(sock: socket.socket, folder: Path, attempts: int = 5) -> Path:
+    """Bind ``sock`` to a new name in ``folder``. The name carries our pid, so a file that
+    holds it was left by a dead process whose pid we reuse: it is removed, not a failure."""
+    for attempt in range(attempts):
+        path = folder / f"{os.getpid():x}-{secrets.token_hex(4)}{SUFFIX}"
+        try:
+            sock.bind(str(path))
+            return path
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or attempt == attempts - 1:
+                raise
+            if _is_dead(path):
+                _unlink(path)
+    raise AssertionError("unreachable")
+
+
+def _is_dead(path: Path) -> bool:
+    """Whether nobody receives on the socket file ``path``."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(str(path))
+        except (ConnectionRefusedError, FileNotFoundError):
+            return True
+        except OSError:
+            return False
+    return False
 
 
 def _unlink(path: Path) -> None:

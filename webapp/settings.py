@@ -169,10 +169,14 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # statement reaches an idle worker at once, not on the next poll. The poll stays as
         # the safety net for a wake-up that got lost.
         "wake_folder": str(BROKER_DIR / "wake"),
+        # A consumer's messages until it acknowledges them (given back when it dies), and
+        # the files that were no message (jobs.broker). Same file system as the queue.
+        "claimed_folder": str(BROKER_DIR / "claimed"),
+        "dead_letter_folder": str(BROKER_DIR / "dead-letter"),
         "polling_interval": float(os.environ.get("TESSERA_BROKER_POLL_SECONDS", "1")),
     }
     CELERY_BROKER_TRANSPORT = "jobs.broker:Transport"
-    for _folder in ("queue", "processed", "control", "wake"):
+    for _folder in ("queue", "processed", "control", "wake", "claimed", "dead-letter"):
         (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 # Job state lives in our own tables, never in a Celery result backend.
 CELERY_TASK_IGNORE_RESULT = True
