@@ -12,6 +12,8 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
@@ -69,3 +71,20 @@ class ApiTokenAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Any) -> str:
         return "Token"
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """The OpenAPI security scheme of ApiTokenAuthentication: the name and shape DRF's
+    token scheme had (``tokenAuth``, ``Authorization: Token <key>``)."""
+
+    target_class = "accounts.authentication.ApiTokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
+        definition: dict[str, Any] = build_bearer_security_scheme_object(
+            header_name="Authorization", token_prefix="Token"
+        )
+        definition["description"] = (
+            "Token-based authentication with required prefix “Token” (“Bearer” is accepted too)"
+        )
+        return definition
