@@ -73,7 +73,7 @@ class ApiTokenAuthentication(BaseAuthentication):
         return "Token"
 
 
-class ApiTokenScheme(OpenApiAuthenticationExtension):
+class ApiTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
     """The OpenAPI security scheme of ApiTokenAuthentication: the name and shape DRF's
     token scheme had (``tokenAuth``, ``Authorization: Token <key>``)."""
 
