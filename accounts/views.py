@@ -156,12 +156,13 @@ class TokenView(APIView):
         "when that is set (`expires`).",
     )
     def post(self, request: Request) -> Response:
+        # The whole body first: a bad name costs no password hash.
+        body = SignIn(data=request.data)
+        body.is_valid(raise_exception=True)
         user = _credentials_user(request)
         if user is None:
             raise NotAuthenticatedError("The username or password is not correct.")
-        name = SignIn(data=request.data)
-        name.is_valid(raise_exception=True)
-        token, key = tokens.token_create(user=user, name=name.validated_data["name"])
+        token, key = tokens.token_create(user=user, name=body.validated_data["name"])
         return Response(issued(token, key))
 
     @extend_schema(
