@@ -1,5 +1,6 @@
-"""POST /auth/token, POST /users (admins), GET /users/me; the browser's session login:
-POST /auth/login, POST /auth/logout, GET /auth/csrf, GET /auth/session.
+"""POST|DELETE /auth/token, POST /users (admins), GET /users/me; the browser's session login:
+POST /auth/login, POST /auth/logout, GET /auth/csrf, GET /auth/session. A user's tokens
+(GET|POST /auth/tokens, DELETE /auth/tokens/{id}) are in accounts.token_views.
 
 Sign-in attempts (token and login, and Django admin's login form: ``admin_login``) are
 throttled per client address, in one count (accounts.throttles)."""
@@ -20,12 +21,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
-from rest_framework.authtoken.models import Token
-from rest_framework.permissions import AllowAny, IsAdminUser
+from rest_framework.permissions import AllowAny, IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts import tokens
+from accounts.authentication import ApiTokenAuthentication, token_scheme
+from accounts.models import MAX_TOKEN_NAME_LENGTH, ApiToken
 from accounts.services import user_create
 from accounts.throttles import SignInThrottle, admit_sign_in
 from catalog import services as catalog_services
@@ -84,22 +87,92 @@ def _credentials_user(request: Request) -> User | None:
     return user if isinstance(user, User) and user.is_active else None
 
 
+class SignIn(Credentials):
+    name = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=MAX_TOKEN_NAME_LENGTH,
+        help_text="A name for the new token (GET /auth/tokens shows it).",
+    )
+
+
+class IssuedToken(serializers.Serializer[Any]):
+    token = serializers.CharField(help_text="The key: shown this once, never again.")
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    created = serializers.DateTimeField()
+    expires = serializers.DateTimeField(allow_null=True)
+
+
+def issued(token: ApiToken, key: str) -> dict[str, Any]:
+    """The body that hands a new token's key over (the one time it is known)."""
+    return dict(
+        IssuedToken(
+            {
+                "token": key,
+                "id": token.pk,
+                "name": token.name,
+                "created": token.created,
+                "expires": tokens.expiry_of(token),
+            }
+        ).data
+    )
+
+
+def _calling_token(request: Request) -> ApiToken:
+    """The token that authenticated ``request`` (a session-authenticated request has none)."""
+    if not isinstance(request.auth, ApiToken):
+        raise CoreError(
+            "This request was not authenticated with a token: send Authorization: Token <key>.",
+        )
+    return request.auth
+
+
 class TokenView(APIView):
-    authentication_classes = ()
-    permission_classes = (AllowAny,)
-    throttle_classes = (SignInThrottle,)
+    """POST signs in with a password and issues a new token (throttled as a sign-in attempt);
+    DELETE revokes the token that authenticates it."""
+
+    def _signing_in(self) -> bool:
+        # View.setup sets the request before DRF's is made: the method picks the scheme
+        # (drf-spectacular asks without a request: it is told about DELETE, POST says auth=[]).
+        return getattr(self.request, "method", None) == "POST"
+
+    def get_authenticators(self) -> list[Any]:
+        return [] if self._signing_in() else [ApiTokenAuthentication()]
+
+    def get_permissions(self) -> list[Any]:
+        return [AllowAny()] if self._signing_in() else [IsAuthenticated()]
+
+    def get_throttles(self) -> list[Any]:
+        return [SignInThrottle()] if self._signing_in() else []
 
     @extend_schema(
-        request=Credentials,
-        responses=inline_serializer("Token", {"token": serializers.CharField()}),
+        request=SignIn,
+        responses=IssuedToken,
         auth=[],
+        description="Sign in: a new token each time (never an earlier one). The key is in "
+        "`token`, shown only in this answer. It expires after TESSERA_TOKEN_MAX_AGE_SECONDS "
+        "when that is set (`expires`).",
     )
     def post(self, request: Request) -> Response:
+        # The whole body first: a bad name costs no password hash.
+        body = SignIn(data=request.data)
+        body.is_valid(raise_exception=True)
         user = _credentials_user(request)
         if user is None:
             raise NotAuthenticatedError("The username or password is not correct.")
-        token, _ = Token.objects.get_or_create(user=user)
-        return Response({"token": token.key})
+        token, key = tokens.token_create(user=user, name=body.validated_data["name"])
+        return Response(issued(token, key))
+
+    @extend_schema(
+        request=None,
+        responses={204: None},
+        description="Revoke the token this request is authenticated with.",
+    )
+    def delete(self, request: Request) -> Response:
+        tokens.token_revoke(token=_calling_token(request), actor=request.user)
+        return Response(status=204)
 
 
 class UsersView(APIView):
@@ -149,18 +222,29 @@ class LoginView(APIView):
         return Response(UserOut(user).data)
 
 
-@method_decorator(csrf_protect, name="dispatch")
 class LogoutView(APIView):
-    authentication_classes = ()
+    """With a token: revoke it (no CSRF: a browser never sends our Authorization header by
+    itself). Otherwise end the browser session, which needs the CSRF token like login."""
+
+    authentication_classes = (ApiTokenAuthentication,)
     permission_classes = (AllowAny,)
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if token_scheme(request):
+            return super().dispatch(request, *args, **kwargs)
+        return csrf_protect(super().dispatch)(request, *args, **kwargs)
 
     @extend_schema(
         request=None,
         responses={204: None},
-        description="End the browser session (also when there is none). Needs the CSRF token.",
+        description="With `Authorization: Token <key>`: revoke that token. Without: end the "
+        "browser session (also when there is none); needs the CSRF token.",
     )
     def post(self, request: Request) -> Response:
-        logout(request._request)
+        if isinstance(request.auth, ApiToken):
+            tokens.token_revoke(token=request.auth, actor=request.user, reason=tokens.LOGOUT)
+        else:
+            logout(request._request)
         return Response(status=204)
 
 

@@ -18,6 +18,8 @@ TEAM_CREATE = "team_create"
 TEAM_DELETE = "team_delete"
 MEMBER_ADD = "member_add"
 MEMBER_REMOVE = "member_remove"
+TOKEN_CREATE = "token_create"
+TOKEN_REVOKE = "token_revoke"
 READ = "read"
 WRITE = "write"
 DENIED = "denied"
@@ -30,6 +32,8 @@ ACTIONS = (
     TEAM_DELETE,
     MEMBER_ADD,
     MEMBER_REMOVE,
+    TOKEN_CREATE,
+    TOKEN_REVOKE,
     READ,
     WRITE,
     DENIED,

@@ -323,8 +323,8 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
-    from rest_framework.authtoken.models import Token
 
+    from accounts.tokens import token_create
     from catalog.models import Catalog, Column, Database, Table
     from webapp.pagination import encode_page_token
 
@@ -355,7 +355,7 @@ def main() -> None:
     if args.who == "admin" and not User.objects.filter(username=ADMIN).exists():
         User.objects.create_user(ADMIN, password=os.urandom(16).hex(), is_staff=True)
     asker = User.objects.get(username={"reader": READER, "admin": ADMIN}.get(args.who, BENCH_USER))
-    token, _ = Token.objects.get_or_create(user=asker)
+    _, key = token_create(user=asker, name="bench")
     in_catalog = Table.objects.filter(database__catalog=catalog)
     counts = {
         "databases": Database.objects.filter(catalog=catalog).count(),
@@ -420,7 +420,7 @@ def main() -> None:
             .values_list("database__name", "name")[:2000]
         )
 
-    client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client = Client(HTTP_AUTHORIZATION=f"Token {key}")
     base = f"/api/v1/catalogs/{quote(CATALOG, safe='')}"
 
     def fragment(names: list[str]) -> str:
@@ -621,7 +621,7 @@ def explain_slowest(client: Any, slowest: dict[str, tuple[float, str]]) -> None:
             client.get(url)
         for query in captured.captured_queries:
             sql = query["sql"]
-            if not sql.lstrip().upper().startswith("SELECT") or "authtoken" in sql:
+            if not sql.lstrip().upper().startswith("SELECT") or "accounts_apitoken" in sql:
                 continue
             with connection.cursor() as cursor:
                 cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")

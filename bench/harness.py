@@ -84,17 +84,17 @@ def setup_django(db_name: str, *, broker: str, prefix: str) -> Bench:
     from django.contrib.auth.models import User
     from django.core.management import call_command
     from django.test import Client
-    from rest_framework.authtoken.models import Token
 
+    from accounts.tokens import token_create
     from webapp.celery import app
 
     call_command("migrate", interactive=False, verbosity=0)
     user = User.objects.filter(username="bench").first() or User.objects.create_user(
         "bench", password=os.urandom(16).hex()
     )
-    token, _ = Token.objects.get_or_create(user=user)
+    _, key = token_create(user=user, name="bench")
     app.control.purge()
-    client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client = Client(HTTP_AUTHORIZATION=f"Token {key}")
     return Bench(data_dir=data_dir, external=external, user=user, client=client)
 
 

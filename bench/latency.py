@@ -299,10 +299,10 @@ class Stack:
             "shell",
             "-c",
             "from django.contrib.auth.models import User\n"
-            "from rest_framework.authtoken.models import Token\n"
+            "from accounts.tokens import token_create\n"
             "user = User.objects.filter(username='bench').first() or "
             "User.objects.create_user('bench', password=None)\n"
-            "print('TOKEN=' + Token.objects.get_or_create(user=user)[0].key)\n",
+            "print('TOKEN=' + token_create(user=user, name='bench')[1])\n",
         )
         self.token = next(x[6:] for x in out.splitlines() if x.startswith("TOKEN="))
         # scripts/run.sh, word for word (the port is free one; the access log goes to a file).

@@ -62,11 +62,11 @@ def parse_args() -> argparse.Namespace:
 
 USERS = """
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
+from accounts.tokens import token_create
 from catalog import services
 for name in ("mallory", "victor"):
     user = User.objects.create_user(name, password="x")
-    Token.objects.create(user=user, key=name.ljust(40, "0"))
+    token_create(user=user, key=name.ljust(40, "0"))
 services.catalog_create(user=User.objects.get(username="mallory"), name="demo")
 """
 

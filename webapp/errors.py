@@ -31,6 +31,7 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
     "STATEMENT_TOO_DEEP": 400,
     "PLANNING_TIMEOUT": 400,
     "NOT_AUTHENTICATED": 401,
+    "TOKEN_EXPIRED": 401,
     "PERMISSION_DENIED": 403,
     "FORBIDDEN": 403,
     "NOT_FOUND": 404,
@@ -134,7 +135,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(error_body("VALIDATION_ERROR", message, details), status=400)
 
     if isinstance(exc, drf.APIException):
-        code = next((c for cls, c in _DRF_CODES if isinstance(exc, cls)), "BAD_REQUEST")
+        # An exception may name its own code (accounts' TOKEN_EXPIRED is an AuthenticationFailed).
+        code = getattr(exc, "error_code", None) or next(
+            (c for cls, c in _DRF_CODES if isinstance(exc, cls)), "BAD_REQUEST"
+        )
         status = HTTP_STATUS_BY_CODE.get(code, exc.status_code)
         message = str(exc.detail)
         if isinstance(exc, drf.ParseError):

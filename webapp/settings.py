@@ -70,7 +70,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "accounts",
@@ -215,7 +214,7 @@ TESSERA_SCHEMA_CHECK_QUEUE = os.environ.get("TESSERA_SCHEMA_CHECK_QUEUE", "")
 # --- REST API -----------------------------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -270,6 +269,14 @@ TESSERA_JSON_MAX_DEPTH = int(os.environ.get("TESSERA_JSON_MAX_DEPTH", "32"))
 # Sign-in attempts (POST /auth/token, /auth/login) per client address; further ones answer
 # 429 TOO_MANY_REQUESTS with Retry-After. Empty: no limit.
 TESSERA_AUTH_THROTTLE_RATE = os.environ.get("TESSERA_AUTH_THROTTLE_RATE", "30/min") or None
+# The longest an API token lives (seconds or 90d, 12h…; empty: no limit). New tokens expire
+# after it at the latest, and a token older than it is refused (also one made before it was set).
+_TOKEN_MAX_AGE = os.environ.get("TESSERA_TOKEN_MAX_AGE_SECONDS", "").strip()
+TESSERA_TOKEN_MAX_AGE_SECONDS: int | None = (
+    parse_seconds(_TOKEN_MAX_AGE, "TESSERA_TOKEN_MAX_AGE_SECONDS") or None
+    if _TOKEN_MAX_AGE
+    else None
+)
 # The throttle's counts must be shared by every web process (gunicorn runs several, maybe on
 # several hosts): the database is the one store both the embedded default (SQLite) and the
 # production shape (PostgreSQL) have. Its table is made by a migration (accounts/0001).

@@ -14,6 +14,7 @@ from accounts.team_views import (
     TeamMemberListView,
     TeamMemberView,
 )
+from accounts.token_views import TokenDetailView, TokenListView
 from accounts.views import (
     CsrfView,
     LoginView,
@@ -31,6 +32,12 @@ from webapp.ui import ui_index
 api_v1: list[URLPattern | URLResolver] = [
     re_path(r"^health/?$", HealthView.as_view(), name="health"),
     re_path(r"^auth/token/?$", TokenView.as_view(), name="auth-token"),
+    re_path(r"^auth/tokens/?$", TokenListView.as_view(), name="auth-tokens"),
+    re_path(
+        r"^auth/tokens/(?P<token_id>[0-9]{1,18})/?$",
+        TokenDetailView.as_view(),
+        name="auth-token-detail",
+    ),
     re_path(r"^auth/login/?$", LoginView.as_view(), name="auth-login"),
     re_path(r"^auth/logout/?$", LogoutView.as_view(), name="auth-logout"),
     re_path(r"^auth/csrf/?$", CsrfView.as_view(), name="auth-csrf"),

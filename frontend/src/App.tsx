@@ -12,6 +12,7 @@ import { SavedQueriesPage } from "./pages/jobs/SavedQueriesPage";
 import { AuditPage } from "./pages/admin/AuditPage";
 import { TeamPage } from "./pages/admin/TeamPage";
 import { TeamsPage } from "./pages/admin/TeamsPage";
+import { TokensPage } from "./pages/account/TokensPage";
 import { ShortcutHelp } from "./pages/editor/ShortcutHelp";
 
 /** Typing into a field: single-key shortcuts stay out of the way. */
@@ -22,12 +23,12 @@ function typing(target: EventTarget | null): boolean {
 
 const SECTION_KEYS: Record<string, string> = { KeyE: "/editor", KeyC: "/catalog", KeyJ: "/jobs", KeyS: "/saved" };
 
-type Section = "editor" | "catalog" | "jobs" | "saved" | "teams" | "audit" | "missing";
+type Section = "editor" | "catalog" | "jobs" | "saved" | "teams" | "audit" | "tokens" | "missing";
 
 function sectionOf(pathname: string): Section {
   const first = pathname.split("/").filter(Boolean)[0] ?? "editor";
   if (first === "editor" || first === "login") return "editor";
-  if (first === "catalog" || first === "jobs" || first === "saved" || first === "teams" || first === "audit") return first;
+  if (["catalog", "jobs", "saved", "teams", "audit", "tokens"].includes(first)) return first as Section;
   return "missing";
 }
 
@@ -121,6 +122,9 @@ export function App() {
           <span className="username" data-testid="username">
             {user.username}
           </span>
+          <Link to="/tokens" aria-current={section === "tokens" ? "page" : undefined} title="API tokens for scripts">
+            Tokens
+          </Link>
           <button type="button" className="link" onClick={logout}>
             Log out
           </button>
@@ -136,6 +140,7 @@ export function App() {
         {section === "teams" &&
           (segments.length > 1 ? <TeamPage key={segments[1]} name={segments[1]} user={user} /> : <TeamsPage user={user} />)}
         {section === "audit" && <AuditPage user={user} />}
+        {section === "tokens" && <TokensPage />}
         {section === "missing" && (
           <div className="page narrow">
             <h1>Page not found</h1>

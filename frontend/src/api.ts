@@ -342,6 +342,11 @@ export type TeamMember = Schemas["MemberOut"];
 
 export type AuditAction = Schemas["ActionEnum"];
 
+/** One of a user's API tokens (GET /auth/tokens): never its key. */
+export type ApiToken = Schemas["TokenOut"];
+/** A new token with its key (POST /auth/tokens): the one time the key is shown. */
+export type IssuedToken = Schemas["IssuedToken"];
+
 /** One event of the audit log (GET /audit) or of an object's recent access (…/{object}/access;
  * its `action` and principal type are free strings in the document). */
 export type AuditEvent = Omit<Schemas["AuditEventOut"], "action" | "principal"> & {

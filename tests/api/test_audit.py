@@ -9,13 +9,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from audit import services
 from audit.models import AppendOnly, AuditEvent
 from jobs import maintenance
-from tests.conftest import API, assert_error
+from tests.conftest import API, assert_error, json_client
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +40,22 @@ def event(action: str, *, at: datetime = T0, actor: Any = None, **fields: Any) -
         principal_name=principal[1] if principal else "",
         **fields,
     )
+
+
+@pytest.fixture
+def admin_api(admin: User) -> APIClient:
+    """Signed in without a token: a sign-in is itself an event (token_create), and these
+    tests count the trail exactly."""
+    client = json_client()
+    client.force_authenticate(user=admin)
+    return client
+
+
+@pytest.fixture
+def alice_api(alice: User) -> APIClient:
+    client = json_client()
+    client.force_authenticate(user=alice)
+    return client
 
 
 def ids(response: Any) -> list[int]:

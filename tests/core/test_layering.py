@@ -52,6 +52,7 @@ APP_PUBLIC_MODULES = frozenset(
     {
         "accounts.views",
         "accounts.team_views",
+        "accounts.token_views",
         "audit.urls",
         "catalog.urls",
         "jobs.urls",

@@ -24,9 +24,9 @@ import requests
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import resolve, reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from accounts.models import ApiToken
 from accounts.throttles import SignInThrottle
 from catalog.models import Catalog
 from core import jobstate
@@ -57,7 +57,7 @@ def _counts() -> tuple[int, int, int, int]:
         Session.objects.count(),
         Job.objects.count(),
         Catalog.objects.count(),
-        Token.objects.count(),
+        ApiToken.objects.count(),
     )
 
 
@@ -169,7 +169,7 @@ def test_sign_in_attempts_past_the_rate_are_429_with_retry_after(
     assert _sign_in(client, "token", "wrong").status_code == 401
     assert _sign_in(client, "login", "wrong").status_code == 400  # the same count
     assert _sign_in(client, "token", PASSWORD).status_code == 200
-    tokens = Token.objects.count()
+    tokens = ApiToken.objects.count()
     for where, password in [("token", PASSWORD), ("login", PASSWORD), ("token", "wrong")]:
         response = _sign_in(client, where, password)
         error = assert_error(response, 429, "TOO_MANY_REQUESTS", "Too many attempts")
@@ -178,7 +178,7 @@ def test_sign_in_attempts_past_the_rate_are_429_with_retry_after(
         assert error["details"]["retry_after"] == seconds
         assert "token" not in response.json()
         assert "sessionid" not in response.cookies  # no login happened
-    assert Token.objects.count() == tokens
+    assert ApiToken.objects.count() == tokens
     # Another client address has its own count; a forged X-Forwarded-For is not one.
     assert _sign_in(client, "token", PASSWORD, REMOTE_ADDR="10.1.2.3").status_code == 200
     forged = _sign_in(client, "token", PASSWORD, HTTP_X_FORWARDED_FOR="10.9.9.9")
@@ -489,10 +489,9 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gunicorn]:
         env,
         "shell",
         "-c",
-        "from django.contrib.auth.models import User; from rest_framework.authtoken.models "
-        "import Token\n"
+        "from django.contrib.auth.models import User; from accounts.tokens import token_create\n"
         f"for name in ('alice', 'bob'):\n"
-        f"    Token.objects.create(user=User.objects.create_user(name, password={PASSWORD!r}), "
+        f"    token_create(user=User.objects.create_user(name, password={PASSWORD!r}), "
         f"key=name.ljust(40, '0'))",
     )
     server = Gunicorn(env, data)

@@ -20,8 +20,8 @@ import pytest
 import requests
 from django.conf import settings
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
 
+from accounts.tokens import token_create
 from jobs.models import Job
 from tests.conftest import require_postgresql
 from tests.security.servers import (
@@ -47,7 +47,7 @@ def server(transactional_db: None, tmp_path: Path) -> Iterator[dict[str, Any]]:
     require_postgresql()
     attacker = User.objects.create_user("mallory", password="x")
     victim = User.objects.create_user("victor", password="x")
-    tokens = {u.username: Token.objects.create(user=u).key for u in (attacker, victim)}
+    tokens = {u.username: token_create(user=u)[1] for u in (attacker, victim)}
     env = server_env(
         tmp_path / "data",
         {"DATABASE_URL": _database_url(), "CELERY_BROKER_URL": settings.CELERY_BROKER_URL},

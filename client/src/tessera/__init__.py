@@ -9,6 +9,7 @@ from __future__ import annotations
 from tessera.environment import StatementSet, TableConfig, TableEnvironment, connect
 from tessera.errors import (
     AlreadyExistsError,
+    AuthenticationError,
     CanceledError,
     ConnectionFailedError,
     ForbiddenSqlError,
@@ -19,6 +20,7 @@ from tessera.errors import (
     PermissionDeniedError,
     ResultTooLargeError,
     TesseraError,
+    TokenExpiredError,
     UnsupportedError,
     ValidationError,
 )
@@ -41,6 +43,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExistsError",
+    "AuthenticationError",
     "CanceledError",
     "Column",
     "ConnectionFailedError",
@@ -66,6 +69,7 @@ __all__ = [
     "TableEnvironment",
     "TableResult",
     "TesseraError",
+    "TokenExpiredError",
     "UnsupportedError",
     "ValidationError",
     "Watermark",

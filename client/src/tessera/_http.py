@@ -45,6 +45,9 @@ class Http:
             self.url = self.url[: -len(API_PREFIX)]
         self.timeout = timeout
         self.session = requests.Session()
+        #: True when this connection's token came from signing in with a password (by
+        #: :func:`tessera.connect`): it is then revoked when the environment closes.
+        self.signed_in = False
         if token:
             self.set_token(token)
 
@@ -128,6 +131,24 @@ class Http:
             token = body.get("next_page_token")
             if not token:
                 return
+
+    def sign_in(self, username: str, password: str) -> None:
+        """Ask for a new token (``POST /auth/token``) and authenticate with it."""
+        self.set_token(
+            self.post("/auth/token", {"username": username, "password": password})["token"]
+        )
+        self.signed_in = True
+
+    def revoke_token(self) -> None:
+        """Revoke the token in use (``DELETE /auth/token``); one already refused (revoked or
+        expired) is left as it is. Later requests go without a token."""
+        if "Authorization" not in self.session.headers:
+            return
+        try:
+            self.request("DELETE", "/auth/token", ok=(401,))
+        finally:
+            del self.session.headers["Authorization"]
+            self.signed_in = False
 
     def close(self) -> None:
         """Close the connection pool."""

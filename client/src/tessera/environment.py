@@ -73,14 +73,15 @@ def connect(
             raise ValidationError(
                 "VALIDATION_ERROR", "Give both username and password (or a token)."
             )
-        token = http.post("/auth/token", {"username": username, "password": password})["token"]
-    token = token or os.environ.get("TESSERA_TOKEN")
-    if not token:
-        raise ValidationError(
-            "VALIDATION_ERROR",
-            "No credentials: pass token= (or set TESSERA_TOKEN), or username= and password=.",
-        )
-    http.set_token(token)
+        http.sign_in(username, password)
+    else:
+        token = token or os.environ.get("TESSERA_TOKEN")
+        if not token:
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                "No credentials: pass token= (or set TESSERA_TOKEN), or username= and password=.",
+            )
+        http.set_token(token)
     body: dict[str, Any] = {}
     if catalog is not None:
         body["current_catalog"] = catalog
@@ -89,7 +90,11 @@ def connect(
     try:
         session = http.post("/sessions", body)
     except TesseraError:
-        http.close()
+        try:
+            if http.signed_in:
+                http.revoke_token()
+        finally:
+            http.close()
         raise
     return TableEnvironment(http, session)
 
@@ -192,14 +197,28 @@ class TableEnvironment:
     # --- life ------------------------------------------------------------------------
 
     def close(self) -> None:
-        """End the server session (its temporary objects go with it)."""
+        """End the server session (its temporary objects go with it). A token that
+        :func:`connect` got by signing in with ``username``/``password`` is revoked too; a
+        token you passed stays valid (:meth:`logout` revokes it)."""
+        self._end(revoke=self._http.signed_in)
+
+    def logout(self) -> None:
+        """End the server session and revoke the token this environment uses, however it
+        came: every later request with it is refused (``AuthenticationError``)."""
+        self._end(revoke=True)
+
+    def _end(self, *, revoke: bool) -> None:
         if self._closed:
             return
         self._closed = True
         try:
             self._http.delete(self._path, ok=(404,))
         finally:
-            self._http.close()
+            try:
+                if revoke:
+                    self._http.revoke_token()
+            finally:
+                self._http.close()
 
     def __enter__(self) -> TableEnvironment:
         return self

@@ -35,6 +35,15 @@ class PermissionDeniedError(TesseraError):
     """``PERMISSION_DENIED`` or ``NOT_AUTHENTICATED``."""
 
 
+class AuthenticationError(PermissionDeniedError):
+    """``NOT_AUTHENTICATED`` (HTTP 401): no credentials, or a token that was revoked or
+    never existed. Sign in again (``POST /auth/token``) or use another token."""
+
+
+class TokenExpiredError(AuthenticationError):
+    """``TOKEN_EXPIRED`` (HTTP 401): the token is past its expiry; sign in again."""
+
+
 class ForbiddenSqlError(PermissionDeniedError):
     """``FORBIDDEN_SQL``: the statement would reach past the catalog."""
 
@@ -77,7 +86,8 @@ _BY_CODE: dict[str, type[TesseraError]] = {
     "ALREADY_EXISTS": AlreadyExistsError,
     "TEMPORARY_OBJECT_EXISTS": AlreadyExistsError,
     "PERMISSION_DENIED": PermissionDeniedError,
-    "NOT_AUTHENTICATED": PermissionDeniedError,
+    "NOT_AUTHENTICATED": AuthenticationError,
+    "TOKEN_EXPIRED": TokenExpiredError,
     "FORBIDDEN_SQL": ForbiddenSqlError,
     "VALIDATION_ERROR": ValidationError,
     "RESULT_TOO_LARGE": ResultTooLargeError,

@@ -14,6 +14,7 @@ import {
   get,
   patch,
   qs,
+  type ApiToken,
   type AuditEvent,
   type Me,
   type Page,
@@ -167,6 +168,11 @@ export function useTeams() {
 /** Audit events for GET /audit's parameters (`params` from `auditApiParams`), newest first. */
 export function useAudit(params: Record<string, string | undefined>, pageSize = 50) {
   return usePagedQuery<AuditEvent>(`/audit${qs(params)}`, { pageSize });
+}
+
+/** The signed-in user's API tokens, newest first (GET /auth/tokens). */
+export function useTokens() {
+  return usePagedQuery<ApiToken>("/auth/tokens", { pageSize: 100 });
 }
 
 /** The signed-in user with `can.create_catalog` (GET /users/me). */

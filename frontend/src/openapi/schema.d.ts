@@ -64,7 +64,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description End the browser session (also when there is none). Needs the CSRF token. */
+        /** @description With `Authorization: Token <key>`: revoke that token. Without: end the browser session (also when there is none); needs the CSRF token. */
         post: operations["auth_logout_create"];
         delete?: never;
         options?: never;
@@ -98,8 +98,45 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description Sign in: a new token each time (never an earlier one). The key is in `token`, shown only in this answer. It expires after TESSERA_TOKEN_MAX_AGE_SECONDS when that is set (`expires`). */
         post: operations["auth_token_create"];
+        /** @description Revoke the token this request is authenticated with. */
+        delete: operations["auth_token_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Your tokens, newest first (never their keys). Admins may name a user. */
+        get: operations["auth_tokens_list"];
+        put?: never;
+        /** @description Make a named token for scripts while signed in in the browser. The key is in `token`, shown only in this answer. Refused (403) to a token-authenticated request: a stolen token cannot mint itself a successor. */
+        post: operations["auth_tokens_create"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Revoke one of your tokens (admins: anyone's). Another user's token is 404, as one that does not exist. */
+        delete: operations["auth_tokens_destroy"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1008,12 +1045,14 @@ export interface components {
          *     * `team_delete` - team_delete
          *     * `member_add` - member_add
          *     * `member_remove` - member_remove
+         *     * `token_create` - token_create
+         *     * `token_revoke` - token_revoke
          *     * `read` - read
          *     * `write` - write
          *     * `denied` - denied
          * @enum {string}
          */
-        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "read" | "write" | "denied";
+        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "token_create" | "token_revoke" | "read" | "write" | "denied";
         /**
          * @description * `none` - none
          *     * `sum` - sum
@@ -1031,7 +1070,7 @@ export interface components {
             /** @description The username of who acted, as it was then; null: the system. */
             readonly actor: string | null;
             action: components["schemas"]["ActionEnum"];
-            /** @description catalog, database, table, view, function, storage or team; '' for none. */
+            /** @description catalog, database, table, view, function, storage, team or token; '' for none. */
             object_kind: string;
             /** @description The object's path as it was named then. */
             object: string[];
@@ -1277,6 +1316,16 @@ export interface components {
             database: string;
             broker: string;
             workers: number;
+        };
+        IssuedToken: {
+            /** @description The key: shown this once, never again. */
+            token: string;
+            id: number;
+            name: string;
+            /** Format: date-time */
+            created: string;
+            /** Format: date-time */
+            expires: string | null;
         };
         JobEventPage: {
             items: components["schemas"]["EventOut"][];
@@ -1639,6 +1688,15 @@ export interface components {
             authenticated: boolean;
             user: components["schemas"]["UserOut"] | null;
         };
+        SignInRequest: {
+            username: string;
+            password: string;
+            /**
+             * @description A name for the new token (GET /auth/tokens shows it).
+             * @default
+             */
+            name: string;
+        };
         /** @description One attempt of a Spark stage of the job (``jobs.executor.stage_metrics``). */
         StageOut: {
             stage_id: number;
@@ -1873,8 +1931,34 @@ export interface components {
             items: components["schemas"]["TemporaryObjectOut"][];
             next_page_token: string | null;
         };
-        Token: {
-            token: string;
+        TokenInRequest: {
+            name: string;
+            /** @description Lifetime; at most TESSERA_TOKEN_MAX_AGE_SECONDS when that is set (omitted: that maximum, or no expiry). */
+            expires_in_seconds?: number | null;
+        };
+        TokenOut: {
+            id: number;
+            name: string;
+            /** @description The token's owner. */
+            user: string;
+            /** Format: date-time */
+            created: string;
+            /**
+             * Format: date-time
+             * @description Noted at most once a minute; null: never used.
+             */
+            last_used: string | null;
+            /**
+             * Format: date-time
+             * @description When it stops working (TESSERA_TOKEN_MAX_AGE_SECONDS included); null: never.
+             */
+            readonly expires: string | null;
+            /** @description True for the token this request is authenticated with. */
+            readonly current: boolean;
+        };
+        TokenPage: {
+            items: components["schemas"]["TokenOut"][];
+            next_page_token: string | null;
         };
         /**
          * @description * `bar` - bar
@@ -1975,7 +2059,7 @@ export interface operations {
     audit_list: {
         parameters: {
             query?: {
-                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, read, write, denied */
+                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, token_create, token_revoke, read, write, denied */
                 action?: string;
                 /** @description the username of who acted */
                 actor?: string;
@@ -1983,7 +2067,7 @@ export interface operations {
                 job?: string;
                 /** @description a SQL path of 1 to 3 parts: it and what is below it */
                 object?: string;
-                /** @description comma list of catalog, database, table, view, function, storage, team */
+                /** @description comma list of catalog, database, table, view, function, storage, team, token */
                 object_kind?: string;
                 /** @description 1..1000, default 50 */
                 page_size?: number;
@@ -2100,7 +2184,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CredentialsRequest"];
+                "application/json": components["schemas"]["SignInRequest"];
             };
         };
         responses: {
@@ -2109,8 +2193,95 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Token"];
+                    "application/json": components["schemas"]["IssuedToken"];
                 };
+            };
+        };
+    };
+    auth_token_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    auth_tokens_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+                /** @description admins: whose tokens (default: yours) */
+                user?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenPage"];
+                };
+            };
+        };
+    };
+    auth_tokens_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedToken"];
+                };
+            };
+        };
+    };
+    auth_tokens_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

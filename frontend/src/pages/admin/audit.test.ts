@@ -116,6 +116,15 @@ describe("an event in words", () => {
     ).toBe("removed bob from team analysts");
     expect(describeEvent({ ...EVENT, action: "team_delete", object: [], object_kind: "" })).toBe("deleted team analysts");
   });
+  it("names a token by its name and id and its owner, never its key", () => {
+    const token = { ...EVENT, object_kind: "token", object: [], privileges: [], principal: { type: "user" as const, name: "bob" } };
+    expect(describeEvent({ ...token, action: "token_create", detail: { token: 7, name: "ci" } })).toBe(
+      'created token "ci" #7 of bob',
+    );
+    expect(describeEvent({ ...token, action: "token_revoke", detail: { token: 7, name: "", reason: "logout" } })).toBe(
+      "revoked token #7 of bob (signed out)",
+    );
+  });
   it("says what an unknown action did as well as it can", () => {
     expect(describeEvent({ ...EVENT, action: "teleport" })).toBe("teleport table c.d.t");
   });

@@ -12,6 +12,8 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = [
   "team_delete",
   "member_add",
   "member_remove",
+  "token_create",
+  "token_revoke",
   "read",
   "write",
   "denied",
@@ -26,12 +28,14 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   team_delete: "team deleted",
   member_add: "member added",
   member_remove: "member removed",
+  token_create: "token created",
+  token_revoke: "token revoked",
   read: "read",
   write: "write",
   denied: "denied",
 };
 
-export const OBJECT_KINDS = ["catalog", "database", "table", "view", "function", "storage", "team"];
+export const OBJECT_KINDS = ["catalog", "database", "table", "view", "function", "storage", "team", "token"];
 
 export interface AuditFilters {
   action: AuditAction[];
@@ -193,6 +197,17 @@ export function describeEvent(event: AuditEvent): string {
       return `added ${member} to team ${team}`;
     case "member_remove":
       return `removed ${member} from team ${team}`;
+    case "token_create":
+    case "token_revoke": {
+      // The owner is the principal; the detail names the token (never its key).
+      const name = str(event.detail["name"]);
+      const token = `token${name ? ` "${name}"` : ""}${typeof event.detail["token"] === "number" ? ` #${event.detail["token"]}` : ""}`;
+      const whose = event.principal ? ` of ${event.principal.name}` : "";
+      if (event.action === "token_create") return `created ${token}${whose}`;
+      const reason = str(event.detail["reason"]);
+      const why = reason === "logout" ? " (signed out)" : reason === "user_deactivated" ? " (user deactivated)" : "";
+      return `revoked ${token}${whose}${why}`;
+    }
     case "read":
       return `read ${what}${through}`;
     case "write":
