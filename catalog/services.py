@@ -18,7 +18,7 @@ from audit import models as audit_models
 from audit.services import record
 from catalog import access, analysis, grants, storage, versions
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
-from core import locations
+from core import locations, storable
 from core import options as table_options
 from core.datatypes import DataType, parse_data_type
 from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
@@ -1152,7 +1152,8 @@ def table_store_statistics(
         stored = {
             "computed_at": str(figures["computed_at"]),
             "row_count": int(figures["row_count"]),
-            "columns": [dict(column) for column in figures.get("columns") or []],
+            # A string column's min and max are its data: a NUL in them cannot be stored.
+            "columns": storable.scrubbed([dict(c) for c in figures.get("columns") or []]),
             **size,
         }
     else:

@@ -6,7 +6,8 @@ but UTF-8 cannot encode (SQLite's driver fails on it too). Such text used to rea
 and come back as a 500 with half a change behind it. It is refused where it enters: every
 REST JSON body (``webapp.parsers.JSONParser`` walks it with ``check_json``) and every
 statement (``core.limits.check_statement``, which also reads string literals' escapes),
-as ``VALIDATION_ERROR`` naming the field and the position.
+as ``VALIDATION_ERROR`` naming the field and the position. What Tessera stores that no user
+typed — errors that echo data, statistics of data — is ``scrubbed`` instead.
 
 Pure: standard library only.
 """
@@ -97,3 +98,16 @@ def unstorable(what: str, field: str, text: str, offset: int) -> UnstorableText:
             "column": column,
         },
     )
+
+
+def scrubbed(value: Any) -> Any:
+    """``value`` (decoded JSON) with every code point the database cannot store replaced by
+    U+FFFD. Only for text Tessera reports rather than takes from a user — an error of Spark
+    echoing a value, a column's minimum in statistics — which must be stored all the same."""
+    if isinstance(value, str):
+        return UNSTORABLE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {scrubbed(key): scrubbed(child) for key, child in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrubbed(child) for child in value]
+    return value

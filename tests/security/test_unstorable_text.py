@@ -241,6 +241,70 @@ def test_an_escaped_backslash_is_text(alice_api, owned) -> None:
     assert response.json()["comment"] == "x\\u0000y"
 
 
+@pytest.mark.parametrize("where", ["name", "nested name"])
+def test_an_uploads_column_name(alice_api, settings, tmp_path, where) -> None:
+    """An Arrow stream's column names are stored with the upload (``Upload.columns``)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    from jobs.models import Upload
+    from tests.api.test_uploads import files, ipc
+    from tests.api.test_uploads import post as upload
+
+    settings.UPLOADS_DIR = tmp_path / "uploads"
+    if where == "name":
+        table = pa.Table.from_arrays([pa.array([1])], names=[f"a{NUL}b"])
+        field = "columns[0].name"
+    else:
+        nested = pa.array([{f"x{NUL}": 1}])
+        table = pa.Table.from_arrays([nested], names=["s"])
+        field = "columns[0].data_type"
+    session_id = open_session(alice_api)
+    unstorable(upload(alice_api, session_id, ipc(table)), field)
+    assert not Upload.objects.filter(session_id=session_id).exists()
+    assert files(tmp_path / "uploads") == []
+
+
+# --- what Tessera reports rather than takes: stored with U+FFFD in place ------------------
+
+
+def test_an_error_echoing_a_nul_is_stored_scrubbed(alice, alice_api) -> None:
+    """Spark's messages may echo data (``CAST_INVALID_INPUT`` of ``'a' || char(0)``,
+    ``raise_error``): the job's error and its event are stored with U+FFFD instead of
+    failing the transition that ends the job."""
+    from jobs import submission
+    from jobs.models import JobEvent
+
+    session = Session.objects.get(pk=open_session(alice_api))
+    error = {"code": "SPARK_ERROR", "message": f"The value 'a{NUL}' cannot be cast", "details": {}}
+    job = submission.fail_job(submission.new_job(session, "SELECT 1"), error)
+    shown = alice_api.get(f"{API}/jobs/{job.pk}").json()
+    assert shown["status"] == "FAILED", shown
+    assert shown["error"]["message"] == "The value 'a\ufffd' cannot be cast", shown
+    failed = JobEvent.objects.get(job_id=job.pk, type="failed")
+    assert failed.detail["error"]["message"] == shown["error"]["message"]
+
+
+def test_statistics_of_data_holding_a_nul_are_stored_scrubbed(alice, owned) -> None:
+    database = Database.objects.get(catalog__name=owned, name="d")
+    from core.schema import Schema
+
+    table = catalog_services.table_create(
+        user=alice, database=database, name="t", schema=Schema.from_dict(simple_schema("a STRING"))
+    )
+    column = {"name": "a", "data_type": "STRING", "null_count": 0, "min": f"{NUL}", "max": "z"}
+    figures = {
+        "files": 1,
+        "size_bytes": 10,
+        "size_computed_at": "2026-01-01T00:00:00+00:00",
+        "computed_at": "2026-01-01T00:00:00+00:00",
+        "row_count": 2,
+        "columns": [column],
+    }
+    catalog_services.table_store_statistics(user=alice, table=table, mode="table", figures=figures)
+    table.refresh_from_db()
+    assert table.column_statistics["columns"][0]["min"] == "\ufffd"
+
+
 # --- property: random code points in every stored text field: 201 or 400, never 500 --------
 
 ODD = ["\x00", "\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\x01", "\x7f", "\ufffe",
