@@ -300,9 +300,12 @@ def test_statistics_of_data_holding_a_nul_are_stored_scrubbed(alice, owned) -> N
         "row_count": 2,
         "columns": [column],
     }
-    catalog_services.table_store_statistics(user=alice, table=table, mode="table", figures=figures)
+    stored = catalog_services.table_store_statistics(
+        user=alice, table=table, mode="table", figures=figures
+    )
+    assert stored["columns"][0]["min"] == "\ufffd"
     table.refresh_from_db()
-    assert table.column_statistics["columns"][0]["min"] == "\ufffd"
+    assert table.column_statistics == stored
 
 
 # --- property: random code points in every stored text field: 201 or 400, never 500 --------
