@@ -207,6 +207,13 @@ def decide(access: Access, s: Securable, needed: Privilege) -> Decision:
     return privileges.decide(access, s, needed, lambda: owns_inside(access.user_id, s))
 
 
+def shows_figures(access: Access, table: Table) -> bool:
+    """Whether what is computed from ``table``'s data — row counts, sizes, file counts,
+    statistics, version metrics — may be shown: that needs SELECT, as reading the rows
+    does. USE shows that the table exists and its schema, nothing its data tells."""
+    return decide(access, relation_securable(table), Privilege.SELECT) is Decision.ALLOWED
+
+
 def is_visible(access: Access, s: Securable) -> bool:
     return privileges.visible(access, s, lambda: owns_inside(access.user_id, s))
 

@@ -311,8 +311,10 @@ class TableVersionOut(serializers.Serializer[Any]):
     user = serializers.SerializerMethodField()
     job_id = serializers.SerializerMethodField()
     operation = serializers.CharField()
-    rows = serializers.IntegerField(allow_null=True)
-    metrics = serializers.JSONField()
+    rows = serializers.IntegerField(
+        allow_null=True, help_text="null without SELECT on the table (or when not recorded)"
+    )
+    metrics = serializers.JSONField(allow_null=True, help_text="null without SELECT on the table")
     replaced_at = serializers.DateTimeField(allow_null=True)
     expired_at = serializers.DateTimeField(allow_null=True)
     readable = serializers.BooleanField()
@@ -323,6 +325,12 @@ class TableVersionOut(serializers.Serializer[Any]):
 
     def get_current(self, row: Any) -> bool:
         return row.replaced_at is None
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        if not self.context.get("figures"):  # computed from the data: SELECT only
+            data["rows"] = data["metrics"] = None
+        return data
 
     def get_job_id(self, row: Any) -> str | None:
         """The committing job's id, for its own user only (jobs are private)."""

@@ -18,7 +18,7 @@ from audit import models as audit_models
 from audit.services import record
 from catalog import access, analysis, bodies, grants, storage, versions
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
-from core import locations
+from core import locations, storable
 from core import options as table_options
 from core.datatypes import DataType, parse_data_type
 from core.errors import AlreadyExists, CoreError, NotEmpty, PermissionDenied
@@ -205,7 +205,9 @@ def check_temporary_path(
     """A temporary table's path (``options`` checked by ``check_options``) must not equal,
     hold or lie inside a permanent table's path, the warehouse, or the path of another
     temporary table of its session (``siblings``: each one's quoted name and options). A
-    temporary table is its session user's; its files must not be another table's.
+    temporary table is its session user's; its files must not be another table's — except
+    that it may read exactly a permanent table's path when ``user`` may SELECT from that
+    table (it cannot be written: INSERT into temporary tables is refused at planning).
 
     Other sessions' temporary tables are not looked at: they are private to their session
     and cannot be written (INSERT into temporary tables is not supported), and letting them
@@ -214,7 +216,7 @@ def check_temporary_path(
     path = options.get("path")
     if path is None:
         return
-    storage.check_no_overlap(path, path, user=user)
+    storage.check_no_overlap(path, path, user=user, reader=user)
     mine = {path, os.path.realpath(path)}
     for shown, other_options in siblings:
         raw = next((v for k, v in other_options.items() if str(k).lower() == "path"), "")
@@ -1164,7 +1166,8 @@ def table_store_statistics(
         stored = {
             "computed_at": str(figures["computed_at"]),
             "row_count": int(figures["row_count"]),
-            "columns": [dict(column) for column in figures.get("columns") or []],
+            # A string column's min and max are its data: a NUL in them cannot be stored.
+            "columns": storable.scrubbed([dict(c) for c in figures.get("columns") or []]),
             **size,
         }
     else:

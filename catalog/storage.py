@@ -286,11 +286,15 @@ class Overlapping:
         return out
 
 
-def find_overlap(path: str, *, exclude: Q | None = None) -> Overlapping | None:
+def find_overlap(path: str, *, exclude: Q | None = None, reader: Any = None) -> Overlapping | None:
     """The first table (by id) whose path equals, holds or lies inside ``path`` (normalised
     text), ``path``'s links resolved now included; compared with every external table's
     stored path and its resolved form. ``exclude``: the table itself. Two indexed lookups:
-    ``path``'s ancestors (equality) and its descendants (a prefix)."""
+    ``path``'s ancestors (equality) and its descendants (a prefix).
+
+    ``reader``: the user of a temporary table, which only reads its files. A table whose
+    path is exactly ``path`` and which ``reader`` may SELECT from is not in the way (reading
+    the same files is reading that table); holding or lying inside one still is."""
     from catalog.models import Table
 
     candidates = sorted({path, _real(path)} - {""})
@@ -302,12 +306,25 @@ def find_overlap(path: str, *, exclude: Q | None = None) -> Overlapping | None:
     if exclude is not None:
         rows = rows.exclude(exclude)
     for row in rows.select_related("database__catalog").order_by("pk")[:50]:
-        for candidate in candidates:
-            for other in (row.data_path, row.data_real_path):
-                how = locations.overlap(candidate, other)
-                if how is not None:
-                    return Overlapping(row, how, other)
+        found = [
+            Overlapping(row, how, other)
+            for candidate in candidates
+            for other in (row.data_path, row.data_real_path)
+            if (how := locations.overlap(candidate, other)) is not None
+        ]
+        if found and not (reader is not None and _shared_read(found, reader)):
+            return found[0]
     return None
+
+
+def _shared_read(found: Sequence[Overlapping], reader: Any) -> bool:
+    """Whether a temporary table of ``reader`` may read the files of ``found``'s table: the
+    same directory (in one of its forms), and ``reader`` may SELECT from that table."""
+    if not any(o.how == "equals" for o in found):
+        return False
+    from catalog import access
+
+    return access.shows_figures(access.access_for(reader), found[0].table)
 
 
 def apart_from_warehouse(raw: str, path: str, field: str = "options.path") -> None:
@@ -332,14 +349,15 @@ def check_no_overlap(
     exclude: Q | None = None,
     field: str = "options.path",
     user: Any = None,
+    reader: Any = None,
 ) -> None:
     """Refuse ``path`` (an external table's, normalised) when it equals, holds or lies
     inside another table's path or the warehouse (Unity Catalog's rule: a table's files
     are its own, so writing one table never changes another). The other table is named
     (message, ``details.overlaps.table``) only to a ``user`` who may see it; without a
-    user it is "another table"."""
+    user it is "another table". ``reader``: see ``find_overlap`` (temporary tables)."""
     apart_from_warehouse(raw, path, field)
-    found = find_overlap(path, exclude=exclude)
+    found = find_overlap(path, exclude=exclude, reader=reader)
     if found is not None:
         raise locations.PathOverlap(
             locations.overlap_message(raw, found.how, found.path, found.shown(user)),

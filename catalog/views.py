@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from catalog import render, selectors, services, versions
 from catalog import serializers as s
-from catalog.access import access_for
+from catalog.access import access_for, shows_figures
 from catalog.models import Table
 from core.errors import CoreError
 from core.identifiers import quote_path
@@ -259,12 +259,16 @@ class TableVersionListView(APIView):
         if after is not None:
             rows = rows.filter(version__lt=after)
         found = list(rows[: page.size + 1])
+        # Row counts and metrics come from the data: SELECT only (USE sees the versions).
+        context = {**_ctx(request), "figures": shows_figures(_access(request), table)}
         return Response(
             page_body(
                 found,
                 page,
                 lambda row: row.version,
-                serialize_page=_many(s.TableVersionOut, request),
+                serialize_page=lambda shown: list(
+                    s.TableVersionOut(shown, many=True, context=context).data
+                ),
             )
         )
 

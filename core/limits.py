@@ -26,6 +26,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from core import storable
 from core.errors import CoreError
 
 # Defaults; the web side passes the server's settings (TESSERA_SQL_MAX_*, README).
@@ -95,7 +96,44 @@ _SCAN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _BLOCK_MARK = re.compile(r"/\*|\*/")
+# A string literal's escapes, as Spark (and the planner's tokenizer) decode them: \uXXXX,
+# \UXXXXXXXX, octal \0dd, and any other character after a backslash.
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|0([0-7]{2})?|.)", re.DOTALL)
 _OPENING_WORDS = frozenset({"CASE", "BEGIN"})
+
+
+def _escaped_unstorable(literal: str) -> tuple[int, int] | None:
+    """(offset in ``literal``, code point) of the first escape that decodes to a code point
+    the database cannot store: NUL (``\\0``, ``\\000``, ``\\u0000``) or a surrogate that
+    no neighbouring escape pairs (``\\uD83D\\uDE00`` is one character, ``\\uD800`` none)."""
+    pending: tuple[int, int, int] | None = None  # an open high surrogate: start, end, code
+    for escape in _ESCAPE.finditer(literal):
+        hex4, hex8, octal = escape.group(1), escape.group(2), escape.group(3)
+        if hex4 is not None or hex8 is not None:
+            code = int(hex4 or hex8, 16)
+        elif escape.group().startswith("\\0"):
+            code = int(octal or "0", 8)
+        else:
+            code = -1
+        if pending is not None:
+            if escape.start() == pending[1] and 0xDC00 <= code <= 0xDFFF:
+                pending = None
+                continue
+            return pending[0], pending[2]
+        if code == 0 or 0xDC00 <= code <= 0xDFFF:
+            return escape.start(), code
+        if 0xD800 <= code <= 0xDBFF:
+            pending = (escape.start(), escape.end(), code)
+    return (pending[0], pending[2]) if pending is not None else None
+
+
+def _raw_prefix(text: str, start: int) -> bool:
+    """Whether the string literal at ``start`` is a raw one (``r'…'``: no escapes)."""
+    return (
+        start > 0
+        and text[start - 1] in "rR"
+        and (start < 2 or not (text[start - 2].isalnum() or text[start - 2] == "_"))
+    )
 
 
 def _line_column(text: str, offset: int) -> tuple[int, int]:
@@ -144,6 +182,9 @@ def check_statement(
                 "found": len(text),
             },
         )
+    raw = storable.find(text)
+    if raw is not None:
+        raise storable.unstorable(f"the {what}", field, text, raw)
     tokens = depth = deepest = blocks = 0
     position, end = 0, len(text)
     match = _SCAN.match
@@ -166,6 +207,10 @@ def check_statement(
                 "it, or load large lists of values into a table and read them from there.",
                 details={"field": field, "limit": "tokens", "maximum": limits.max_tokens},
             )
+        if kind == "string" and "\\" in found.group() and not _raw_prefix(text, found.start()):
+            escaped = _escaped_unstorable(found.group())
+            if escaped is not None:
+                raise unstorable_escape(text, found.start() + escaped[0], escaped[1], what, field)
         if kind == "open":
             depth += 1
         elif kind == "close":
@@ -220,6 +265,20 @@ def ensure_checked(statement: str | CheckedStatement, limits: StatementLimits) -
         statement = statement.text
     check_statement(statement, limits)
     return statement
+
+
+def unstorable_escape(
+    text: str, offset: int, code: int, what: str, field: str
+) -> storable.UnstorableText:
+    """The error for a string literal whose escape at ``offset`` stands for ``code``, a code
+    point the database cannot store (the literal would be stored as a comment, an option,
+    a session property…)."""
+    line, column = _line_column(text, offset)
+    return storable.UnstorableText(
+        f"The {what} has a string literal whose escape at line {line}, column {column} "
+        f"stands for {storable.character_name(code)}; {storable.RULE}.",
+        details={"field": field, "character": f"U+{code:04X}", "line": line, "column": column},
+    )
 
 
 def too_deep(

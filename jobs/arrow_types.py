@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from core import storable
 from core.datatypes import parse_data_type
 from core.errors import CoreError
 
@@ -136,5 +137,15 @@ def spark_columns(schema: pa.Schema) -> list[dict[str, str]]:
             )
         seen[name.lower()] = name
         text = _type_text(field.type, _quote(name))
-        columns.append({"name": name, "data_type": parse_data_type(text).sql()})
+        column = {"name": name, "data_type": parse_data_type(text).sql()}
+        for key, value in column.items():  # a nested field's name is in the type's text
+            offset = storable.find(value)
+            if offset is not None:
+                raise storable.unstorable(
+                    f"the {key.replace('_', ' ')} of column {index + 1} of the upload",
+                    f"columns[{index}].{key}",
+                    value,
+                    offset,
+                )
+        columns.append(column)
     return columns

@@ -165,6 +165,18 @@ class DjangoCatalogReader:
             return exc.message
         return None
 
+    def read_conflict(self, relation: Relation) -> str | None:
+        """Why the temporary table ``relation`` may not read its files now
+        (``catalog.services.check_temporary_path``'s rule, decided again per statement)."""
+        path = locations.comparable(str(relation.options.get("path") or ""))
+        if not relation.temporary or relation.kind != "table" or not path:
+            return None
+        try:
+            storage.check_no_overlap(path, path, user=self.user, reader=self.user)
+        except locations.LocationRefused as exc:
+            return exc.message
+        return None
+
     # -- rows (for the REST API's resolve and for commands) ------------------------------
 
     def find_relation(self, ident: ObjectIdentifier) -> TemporaryObject | Table | None:

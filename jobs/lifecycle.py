@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from core import jobstate
+from core import jobstate, storable
 from core.jobstate import IllegalTransition, JobStatusHook, JobView
 from jobs import notify
 from jobs.models import Job, JobEvent
@@ -130,6 +130,8 @@ def transition(
     Its other fields are as the caller read them.
     """
     jobstate.check_transition(current, target)
+    if fields.get("error") is not None:  # Spark's messages may echo data holding a NUL
+        fields["error"] = storable.scrubbed(fields["error"])
     now = timezone.now()
     if target == jobstate.RUNNING:
         fields.setdefault("started_at", now)

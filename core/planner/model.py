@@ -145,6 +145,13 @@ class CatalogReader(Protocol):
         other table; None when its files are its own."""
         ...
 
+    def read_conflict(self, relation: Relation) -> str | None:
+        """Why the session's temporary table ``relation`` may not read its files now: they
+        are (also) a permanent table's that the user may not SELECT from (a grant revoked,
+        or a table made over them since it was declared), as a sentence naming the other
+        table only to who may see it; None when it may read them."""
+        ...
+
 
 @dataclass(frozen=True)
 class PlanContext:

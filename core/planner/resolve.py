@@ -357,6 +357,13 @@ class Resolver:
         if named & _READS_NO_FILES:
             return
         self.authorizer.require_files(relation.options["path"], self.context.storage_roots)
+        # Another table's files are read only with SELECT on it, as of now.
+        conflict = self.reader.read_conflict(relation)
+        if conflict is not None:
+            raise ForbiddenSql(
+                f"Temporary table {relation.identifier.quoted()} cannot be read. {conflict}",
+                details={"identifier": list(relation.identifier.parts)},
+            )
 
     def _require(
         self, obj: Relation | FunctionDef, needed: Privilege, ident: ObjectIdentifier

@@ -203,8 +203,11 @@ export type SessionCreated = Schemas["SessionCreatedOut"];
 export type Workspace = Schemas["WorkspaceOut"];
 export type ResultColumn = Schemas["ColumnOut"];
 export type ResultPage = Schemas["ResultPageOut"];
-/** One version of a managed table (docs/api.md, "Table versions"), newest first in lists. */
-export type TableVersion = Omit<Schemas["TableVersionOut"], "metrics"> & { metrics: Record<string, unknown> };
+/** One version of a managed table (docs/api.md, "Table versions"), newest first in lists;
+ * `rows` and `metrics` are null for a reader without SELECT on the table. */
+export type TableVersion = Omit<Schemas["TableVersionOut"], "metrics"> & {
+  metrics: Record<string, unknown> | null;
+};
 /** A saved query (docs/api.md): readable by the owner's teams when shared. */
 export type SavedQuery = Schemas["SavedQueryOut"];
 

@@ -320,13 +320,16 @@ HISTORY_COLUMNS: Columns = [
 
 def describe_history(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     """``DESCRIBE HISTORY p``: one row per version, newest first; ``readable`` is false once
-    the maintenance removed a version's data (docs/statements.md)."""
+    the maintenance removed a version's data (docs/statements.md). ``rows`` and ``metrics``
+    are null without SELECT on the table."""
     c, d, n = identifier_parts(args, 3)
     access = access_of(job)
     found = existing_relation(selectors.get_database(c, d, access=access), n)
     if found is None or found.kind != Table.KIND_TABLE:
         raise NotFound(f"Table {quote_path([c, d, n])} not found.")
     found = selectors.get_table(c, d, n, access=access)  # seen, or refused
+    # Row counts and metrics are computed from the data: SELECT only, as in REST.
+    figures = catalog_access.shows_figures(access, found)
     rows: Rows = [
         [
             row.version,
@@ -335,8 +338,8 @@ def describe_history(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
             # The job's id for its own user only (jobs are private, docs/api.md).
             str(row.job_id) if row.job_id is not None and row.user_id == job.user_id else None,
             row.operation,
-            row.rows,
-            json.dumps(row.metrics or {}, sort_keys=True),
+            row.rows if figures else None,
+            json.dumps(row.metrics or {}, sort_keys=True) if figures else None,
             row.readable,
         ]
         for row in versions.history(found)

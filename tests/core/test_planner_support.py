@@ -157,6 +157,9 @@ class MemoryCatalog:
     def write_conflict(self, relation: Relation) -> str | None:
         return self.conflicts.get(relation.identifier.key)
 
+    def read_conflict(self, relation: Relation) -> str | None:
+        return None  # temporary tables' files are judged against the real catalog
+
     def table_version(self, relation: Relation, travel: TimeTravel) -> TableVersionRef:
         known = self.versions.get(relation.identifier.key, {})
         if travel.timestamp is not None and known:  # any time: the latest version

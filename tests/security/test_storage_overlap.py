@@ -471,9 +471,15 @@ def test_temporary_tables_of_one_session_may_not_overlap(bob, world) -> None:
         },
     )
     assert response.status_code == 201, response.content
-    # …and from then on no temporary table of any session may be made over it.
+    # …and from then on only a temporary table of a user who may read it may be made over
+    # it (exactly over it: reading its files is reading it), and one session's two
+    # temporary tables still may not share a path.
     job = bob.run(f"CREATE TEMPORARY TABLE x.y.t5 (id INT) USING csv LOCATION '{inner}'")
-    refused(bob, job, "VALIDATION_ERROR", f"`{world.bcat}`.`d`.`x`")
+    refused(bob, job, "VALIDATION_ERROR", "the temporary table `x`.`y`.`t1`")
+    carol = Actor("carol")
+    job = carol.run(f"CREATE TEMPORARY TABLE x.y.t5 (id INT) USING csv LOCATION '{inner}'")
+    world.hidden(refused(carol, job, "VALIDATION_ERROR"))
+    assert not TemporaryObject.objects.filter(session_id=carol.session_id).exists()
 
 
 # --- rows stored before the rule: refused where data is written ----------------------------
@@ -941,3 +947,151 @@ def test_good_storage_roots_start_and_bad_ones_stop_the_worker_and_manage(tmp_pa
         data_dir, str(data_dir), celery, "-A", "webapp", "worker", "--pool", "solo"
     )
     assert worker.returncode != 0 and "is TESSERA_DATA_DIR" in worker.stderr, worker.stderr[-2000:]
+
+
+# --- temporary tables reading a table's files ----------------------------------------------
+#
+# A temporary table only reads (INSERT into one is refused at planning): over exactly the
+# path of a permanent table whose user may SELECT from it, it reads that table's files, as
+# SELECT would. Holding or lying inside such a path, without SELECT, or after SELECT was
+# revoked, it is refused as before.
+
+
+def tmp_over(path: str, name: str = "tmp") -> str:
+    columns = "(id INT, name STRING) USING csv"
+    return f"CREATE TEMPORARY TABLE x.y.{name} {columns} LOCATION {sql_string(path)}"
+
+
+def plans_a_read(actor: Actor, name: str = "tmp") -> dict[str, Any]:
+    """The plan of ``SELECT * FROM x.y.<name>`` in the actor's session (no worker needed)."""
+    from tests.worker.helpers import planned
+
+    return planned(Session.objects.get(pk=actor.session_id), f"SELECT * FROM x.y.{name}")
+
+
+def grant_select(world: World, bob: Actor) -> None:
+    from tests.grants_support import share
+
+    share(
+        Table.objects.get(database__catalog__name=world.acat, name="t"), ["SELECT"], user=bob.user
+    )
+
+
+SAME_FILES = ["the same path", "with a trailing slash", "as a file: URI", "a link to it"]
+
+
+@pytest.mark.parametrize("variant", SAME_FILES)
+@pytest.mark.parametrize("who", ["owner", "select holder"])
+def test_a_temporary_table_may_read_the_files_of_a_table_its_user_may_read(
+    alice, bob, world, variant, who
+) -> None:
+    actor = alice if who == "owner" else bob
+    if who == "select holder":
+        grant_select(world, bob)
+    actor.ok(tmp_over(overlapping(world)[variant]))
+    plan = plans_a_read(actor)
+    [relation] = plan["relations"]
+    assert relation["temporary"], relation
+    assert os.path.realpath(relation["path"]) == os.path.realpath(world.alice_dir), relation
+    world.unchanged()
+
+
+@pytest.mark.parametrize(
+    "variant", ["inside it", "inside a partition of it", "holding it", "inside a link to it"]
+)
+def test_select_lets_a_temporary_table_read_exactly_the_tables_path_only(
+    bob, world, variant
+) -> None:
+    grant_select(world, bob)
+    job = bob.run(tmp_over(overlapping(world)[variant]))
+    refused(bob, job, "VALIDATION_ERROR", "may not equal, contain")
+    assert not TemporaryObject.objects.filter(session_id=bob.session_id).exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["{p}", "{p}/", "file:{p}", "file://{p}", "{p}/.", "{p}/../alice", "{p}//", "{link}"],
+)
+def test_without_select_every_spelling_is_refused_hiding_the_table(bob, world, path) -> None:
+    """bob may not see alice's catalog: whatever the spelling, nothing is made, and the
+    refusal names nothing of hers (``.``/``..``/``//`` are refused as paths first)."""
+    text = path.format(p=world.alice_dir, link=world.link)
+    job = bob.run(tmp_over(text))
+    error = error_of(Job.objects.get(pk=job["id"]))
+    assert job["status"] == "FAILED", job
+    assert error["code"] in ("VALIDATION_ERROR", "FORBIDDEN_SQL"), error
+    assert world.acat not in str(error), error
+    if error["code"] == "VALIDATION_ERROR" and "details" in error:
+        world.hidden(error)
+    assert not TemporaryObject.objects.filter(session_id=bob.session_id).exists()
+    world.unchanged()
+
+
+def test_use_without_select_is_refused_and_named(bob, world) -> None:
+    """Who may see the table (USE on it) is told which table; USE does not let them read."""
+    from tests.grants_support import share
+
+    share(world.acat, ["USE"], user=bob.user)
+    share(Table.objects.get(database__catalog__name=world.acat, name="t"), ["USE"], user=bob.user)
+    job = bob.run(tmp_over(str(world.alice_dir)))
+    refused(bob, job, "VALIDATION_ERROR", f"is the path of table {world.shown()}")
+    assert not TemporaryObject.objects.filter(session_id=bob.session_id).exists()
+
+
+def test_writing_through_the_temporary_table_is_refused(alice, world) -> None:
+    alice.ok(tmp_over(str(world.alice_dir)))
+    for sql in (
+        "INSERT INTO x.y.tmp VALUES (3, 'gamma')",
+        "INSERT OVERWRITE x.y.tmp SELECT 4, 'delta'",
+    ):
+        job = alice.run(sql)
+        refused(alice, job, "UNSUPPORTED_STATEMENT", "INSERT into temporary tables is not")
+    world.unchanged()
+
+
+def test_a_revoked_select_stops_the_next_read(bob, world) -> None:
+    """SELECT is decided again at each statement that reads the temporary table."""
+    from catalog.models import Grant
+
+    grant_select(world, bob)
+    bob.ok(tmp_over(str(world.alice_dir)))
+    plans_a_read(bob)
+    Grant.objects.filter(principal_key=f"user:{bob.user.pk}").delete()
+    with pytest.raises(CoreError) as caught:
+        plans_a_read(bob)
+    assert caught.value.code == "FORBIDDEN_SQL", caught.value
+    assert "`x`.`y`.`tmp` cannot be read" in caught.value.message, caught.value.message
+    assert "the path of another table" in caught.value.message, caught.value.message
+    assert world.acat not in caught.value.message
+    job = bob.run("SELECT * FROM x.y.tmp")
+    refused(bob, job, "FORBIDDEN_SQL", "the path of another table")
+
+
+def test_a_table_made_later_over_a_temporary_tables_path_is_read_with_select_only(
+    alice, bob, world
+) -> None:
+    free = storage_root() / f"free-{uid()}"
+    free.mkdir()
+    bob.ok(tmp_over(str(free)))
+    plans_a_read(bob)
+    response = alice.api.post(
+        tables_url(world.acat),
+        {
+            "name": "later",
+            "schema": simple_schema("id INT", "name STRING"),
+            "options": {"connector": "csv", "path": str(free)},
+        },
+    )
+    assert response.status_code == 201, response.content
+    job = bob.run("SELECT * FROM x.y.tmp")
+    refused(bob, job, "FORBIDDEN_SQL", "the path of another table")
+
+
+def test_a_select_holder_reads_the_rows_through_the_temporary_table(
+    security_worker, bob, world
+) -> None:
+    """On a live worker: the files of alice's table read through bob's temporary table."""
+    grant_select(world, bob)
+    bob.ok(tmp_over(str(world.alice_dir)))
+    assert sorted(bob.rows("SELECT id, name FROM x.y.tmp")) == [[1, "alpha"], [2, "beta"]]
+    world.unchanged()

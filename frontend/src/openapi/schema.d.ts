@@ -1879,7 +1879,9 @@ export interface components {
             /** @description The committing job's id, for its own user only (jobs are private). */
             readonly job_id: string | null;
             operation: string;
+            /** @description null without SELECT on the table (or when not recorded) */
             rows: number | null;
+            /** @description null without SELECT on the table */
             metrics: unknown;
             /** Format: date-time */
             replaced_at: string | null;
