@@ -45,7 +45,7 @@ from jobs import access_log, commands, dispatch, lifecycle, notify, planning, sc
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.errors import INTERNAL_ERROR, error_json
 from jobs.models import Job, Session
-from jobs.selectors import User, reload_job, wait_for
+from jobs.selectors import User, held, reload_job, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -375,7 +375,7 @@ def statement_submit(
     values = query_parameters.check_values(parameters)
     limit = check_row_limit(row_limit)
     scheduling.check_room(session.user_id)  # again where the job is inserted (race-safe)
-    with planning.GATE.slot(session.user_id):
+    with planning.GATE.slot(session.user_id, held):  # waits briefly for a slot
         statement = accept_statement(sql, planning.statement_limits())
         bound = query_parameters.bind(sql, values) if values else {}
         outcome = plan_or_error(session, statement)

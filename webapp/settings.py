@@ -365,9 +365,13 @@ TESSERA_SCRIPT_MAX_STATEMENTS = int(os.environ.get("TESSERA_SCRIPT_MAX_STATEMENT
 # Planning one statement stops with PLANNING_TIMEOUT after this many seconds (0: never).
 TESSERA_PLANNING_BUDGET_SECONDS = float(os.environ.get("TESSERA_PLANNING_BUDGET_SECONDS", "10"))
 # Statements planned at once in one web process: per user, and in all (jobs/planning.py).
-# gunicorn runs 4 threads per process: 2 stay free for every other request.
-TESSERA_PLANNING_PER_USER = int(os.environ.get("TESSERA_PLANNING_PER_USER", "1"))
+# A statement that finds no free slot waits up to TESSERA_PLANNING_WAIT_SECONDS for one
+# (at most TESSERA_PLANNING_WAITING_PER_USER of one user wait, each counted as a held
+# request of TESSERA_HELD_REQUESTS_PER_PROCESS), then 429 TOO_MANY_REQUESTS.
+TESSERA_PLANNING_PER_USER = int(os.environ.get("TESSERA_PLANNING_PER_USER", "4"))
 TESSERA_PLANNING_PER_PROCESS = int(os.environ.get("TESSERA_PLANNING_PER_PROCESS", "2"))
+TESSERA_PLANNING_WAIT_SECONDS = float(os.environ.get("TESSERA_PLANNING_WAIT_SECONDS", "5"))
+TESSERA_PLANNING_WAITING_PER_USER = int(os.environ.get("TESSERA_PLANNING_WAITING_PER_USER", "4"))
 
 
 # --- Storage roots stay apart from the server's own files (docs/security.md §2) -------------
