@@ -217,13 +217,44 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def reserve_stream(plan: Plan | None) -> None:
-    """For a streaming plan: ``check_stream_room`` inside the transaction that inserts the
-    job, under a lock held until it commits (two statements cannot both take the last
-    stream slot). Anything else: nothing."""
+def user_streams_limit() -> int | None:
+    """How many streams one user may have running or waiting (None: no limit)."""
+    limit = int(settings.TESSERA_USER_STREAMS)
+    return limit if limit > 0 else None
+
+
+def streams_of(user_id: Any) -> int:
+    """The user's streams that hold or will take a stream slot (RUNNING or CREATED)."""
+    return spark_jobs().filter(streaming(), status__in=UNFINISHED, user_id=user_id).count()
+
+
+def check_user_streams(user_id: Any) -> None:
+    """Raise ``TooManyStreams`` when the user has ``TESSERA_USER_STREAMS`` streams already:
+    their own limit, whatever the workers have free."""
+    limit = user_streams_limit()
+    if limit is None:
+        return
+    mine = streams_of(user_id)
+    if mine < limit:
+        return
+    raise TooManyStreams(
+        f"You already have {_count(mine, 'stream')} running or waiting, the most the server "
+        f"runs for one user (TESSERA_USER_STREAMS is {limit:,}). Stop one you no longer need "
+        "(POST /jobs/{id}/cancel), then send the statement again.",
+        details={"limit": "user_streams", "streams": mine, "maximum": limit},
+    )
+
+
+def reserve_stream(plan: Plan | None, user_id: Any = None) -> None:
+    """For a streaming plan: the user's own limit (``check_user_streams``, when ``user_id``
+    is given), then ``check_stream_room``, inside the transaction that inserts the job,
+    under a lock held until it commits (two statements cannot both take the last stream
+    slot, or a user's last stream). Anything else: nothing."""
     if not jobstate.is_streaming(plan):
         return
     _lock(0, _STREAM_NAMESPACE)
+    if user_id is not None:
+        check_user_streams(user_id)
     check_stream_room()
 
 

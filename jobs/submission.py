@@ -212,7 +212,7 @@ def start_job(job: Job, plan: Plan) -> Job:
             if was_new and not child:  # a script's statement was counted with its script,
                 scheduling.reserve_room(job.user_id)  # a pipeline's with its pipeline
             if not child:  # a stream takes a worker's stream slot (429 TOO_MANY_STREAMS)
-                scheduling.reserve_stream(plan)
+                scheduling.reserve_stream(plan, job.user_id)
             elif jobstate.is_streaming(plan):  # a pipeline's statements are never streams
                 raise planner_streaming.in_pipeline()  # (the planner refuses them first)
             _store(job, _plan_fields(plan, session))

@@ -340,6 +340,12 @@ TESSERA_SWEEP_AFTER_SECONDS = float(os.environ.get("TESSERA_SWEEP_AFTER_SECONDS"
 # 0: no limit. See jobs.scheduling.
 TESSERA_USER_RUNNING_JOBS = int(os.environ.get("TESSERA_USER_RUNNING_JOBS", "4"))
 TESSERA_USER_QUEUED_JOBS = int(os.environ.get("TESSERA_USER_QUEUED_JOBS", "100"))
+# Per user (docs/security.md §4, "Quotas"; 0: no limit): streams running or waiting (more:
+# 429 TOO_MANY_STREAMS), bytes of uploads held at once (more: 413 UPLOAD_QUOTA_EXCEEDED),
+# open sessions (one more closes their oldest idle session; none idle: 429 TOO_MANY_SESSIONS).
+TESSERA_USER_STREAMS = int(os.environ.get("TESSERA_USER_STREAMS", "1"))
+TESSERA_USER_UPLOAD_BYTES = int(os.environ.get("TESSERA_USER_UPLOAD_BYTES", str(4 * 1024**3)))
+TESSERA_USER_SESSIONS = int(os.environ.get("TESSERA_USER_SESSIONS", "50"))
 # Streams (docs/streaming.md): a worker process runs at most this many streaming
 # jobs at once, and never in its last slot (--concurrency 4: at most min(this, 3)); a
 # streaming statement sent when no live worker has a stream slot free is refused (429
