@@ -382,15 +382,21 @@ def queued(job_id: Any, reason: str) -> bool:
     jobs running). True if recorded now."""
     if JobEvent.objects.filter(job_id=job_id, type=QUEUED, detail__reason=reason).exists():
         return False
-    job = with_user_running().filter(pk=job_id).values("user_id", "created_at", "user_running")
-    row = job.first()
+    row = (
+        spark_jobs()
+        .filter(pk=job_id, status=jobstate.CREATED)
+        .annotate(running=Coalesce(_running_of_user(), 0))
+        .values_list("user_id", "created_at", "running")
+        .first()
+    )
     if row is None:  # claimed or ended meanwhile
         return False
-    detail: dict[str, Any] = {"reason": reason, "running": int(row["user_running"])}
+    user_id, created_at, running = row
+    detail: dict[str, Any] = {"reason": reason, "running": int(running)}
     if reason == "running_limit":
-        mine = spark_jobs().filter(status=jobstate.CREATED, user_id=row["user_id"])
+        mine = spark_jobs().filter(status=jobstate.CREATED, user_id=user_id)
         ahead = mine.filter(
-            Q(created_at__lt=row["created_at"]) | Q(created_at=row["created_at"], id__lt=job_id)
+            Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=job_id)
         ).count()
         detail.update(position=ahead + 1, limit=running_limit())
     else:

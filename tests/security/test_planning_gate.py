@@ -98,7 +98,8 @@ def test_a_freed_slot_goes_to_the_user_planning_fewest(gate: planning.PlanningGa
     bob.release()
     assert bob_waits.taken.wait(10)
     assert order == ["bob", "carol", "dave", "erin", "bob"]
-    erin_waits.release(), bob_waits.release()
+    erin_waits.release()
+    bob_waits.release()
 
 
 def test_waits_are_bounded_per_user_by_time_and_by_the_held_budget(

@@ -53,7 +53,7 @@ def _ipc(rows: int = 200) -> bytes:
     return sink.getvalue()
 
 
-def _upload(client: APIClient, session: str, body: bytes) -> Any:
+def _upload(client: Any, session: str, body: bytes) -> Any:
     return client.generic("POST", f"{API}/sessions/{session}/uploads", body, content_type=ARROW)
 
 
