@@ -29,6 +29,7 @@ from rest_framework.views import APIView
 from accounts import tokens
 from accounts.authentication import ApiTokenAuthentication, token_scheme
 from accounts.models import MAX_TOKEN_NAME_LENGTH, ApiToken
+from accounts.quotas import quotas_of
 from accounts.services import user_create
 from accounts.throttles import SignInThrottle, admit_sign_in
 from catalog import services as catalog_services
@@ -54,6 +55,25 @@ class UserCan(serializers.Serializer[Any]):
     )
 
 
+class QuotaOut(serializers.Serializer[Any]):
+    limit = serializers.IntegerField(
+        allow_null=True, help_text="The server's limit per user; null: no limit."
+    )
+    used = serializers.IntegerField(help_text="How much of it the user holds now.")
+
+
+class UserQuotas(serializers.Serializer[Any]):
+    running_jobs = QuotaOut(help_text="Spark jobs running at once (TESSERA_USER_RUNNING_JOBS).")
+    queued_jobs = QuotaOut(
+        help_text="Unfinished jobs, a script counted once (TESSERA_USER_QUEUED_JOBS)."
+    )
+    streams = QuotaOut(help_text="Streams running or waiting (TESSERA_USER_STREAMS).")
+    sessions = QuotaOut(help_text="Open sessions (TESSERA_USER_SESSIONS).")
+    upload_bytes = QuotaOut(
+        help_text="Bytes of uploads held in all sessions (TESSERA_USER_UPLOAD_BYTES)."
+    )
+
+
 class UserOut(serializers.Serializer[User]):
     username = serializers.CharField()
     is_admin = serializers.BooleanField(source="is_staff")
@@ -68,6 +88,16 @@ class UserOut(serializers.Serializer[User]):
     @extend_schema_field(UserCan)
     def get_can(self, obj: User) -> dict[str, bool]:
         return {"create_catalog": catalog_services.may_create_catalogs(obj)}
+
+
+class MeOut(UserOut):
+    quotas = serializers.SerializerMethodField(
+        help_text="Each per-user limit with the user's current use (docs/security.md §4)."
+    )
+
+    @extend_schema_field(UserQuotas)
+    def get_quotas(self, obj: User) -> dict[str, Any]:
+        return quotas_of(obj.pk)
 
 
 class NotAuthenticatedError(CoreError):
@@ -187,10 +217,10 @@ class UsersView(APIView):
 
 
 class MeView(APIView):
-    @extend_schema(responses=UserOut)
+    @extend_schema(responses=MeOut)
     def get(self, request: Request) -> Response:
         assert isinstance(request.user, User)  # IsAuthenticated ran first
-        return Response(UserOut(request.user).data)
+        return Response(MeOut(request.user).data)
 
 
 # --- the browser's session (cookie + CSRF) ---------------------------------------------------

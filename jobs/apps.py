@@ -11,6 +11,7 @@ class JobsConfig(AppConfig):
         from jobs import (
             analysis,
             bodies,
+            quotas,
             scripts,
             statistics_hooks,
             uploads,
@@ -34,4 +35,6 @@ class JobsConfig(AppConfig):
         bodies.install_reach()
         # An upload's files go when its row (or its session's) is deleted, in any process.
         uploads.install_hooks()
+        # GET /users/me shows the user's quotas and their use, without accounts knowing jobs.
+        quotas.install_usage()
         del worker

@@ -39,6 +39,9 @@ class Worker(models.Model):
     stopped_at = models.DateTimeField(null=True, blank=True)
     # How many streaming jobs it runs at once at most (``jobs.worker.stream_slots``).
     stream_slots = models.PositiveIntegerField(default=0)
+    # Its Celery concurrency (threads), 0 if not known: the pool's size for the slot a
+    # claim keeps free for users with nothing running (``jobs.scheduling``).
+    concurrency = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering: ClassVar = ["hostname"]
@@ -122,6 +125,9 @@ class Job(models.Model):
     access = models.JSONField(default=list, blank=True)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     enqueue_count = models.PositiveIntegerField(default=0)
+    # A claim passed this job over to keep the pool's last free slot for another user, and
+    # its message was spent: the next freed slot sends it one (``scheduling.hand_on``).
+    held = models.BooleanField(default=False)
     # Jobs of one script run in order: the next one starts when this one finishes.
     script_id = models.UUIDField(null=True, blank=True, db_index=True)
     script_index = models.PositiveIntegerField(default=0)

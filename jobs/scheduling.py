@@ -8,6 +8,14 @@ job waits CREATED until one of theirs ends (``hand_on`` then sends a message for
 Every claim is one conditional transition (CREATED → RUNNING), so a job never runs twice;
 a message that finds nothing to claim does nothing.
 
+One slot is kept for whoever comes next: a claim never gives the **last free slot** of the
+live workers (their ``concurrency`` less their RUNNING Spark jobs) to a user who already
+runs a Spark job; it waits CREATED (``held``, its message spent) and the next slot that
+frees sends it a message (``hand_on``). So one user's long jobs, however many the running
+limit allows, leave a slot that another user's statement takes at once. With one slot in
+all nothing is kept. A job that waits says why once per reason (event ``queued``:
+``reserved_slot`` or ``running_limit``, with its ``position``).
+
 Claims are serialised by one transaction-level lock (PostgreSQL advisory lock; SQLite's
 immediate transactions already are): the count of a user's RUNNING jobs a claim reads
 cannot be changed by another claim before it commits, so the running limit holds across
@@ -58,7 +66,7 @@ from core import jobstate
 from core.errors import CoreError, TooManyStreams
 from core.planner import Plan
 from jobs import dispatch, lifecycle
-from jobs.models import Job, Worker
+from jobs.models import Job, JobEvent, Worker
 
 log = logging.getLogger(__name__)
 
@@ -209,13 +217,44 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
-def reserve_stream(plan: Plan | None) -> None:
-    """For a streaming plan: ``check_stream_room`` inside the transaction that inserts the
-    job, under a lock held until it commits (two statements cannot both take the last
-    stream slot). Anything else: nothing."""
+def user_streams_limit() -> int | None:
+    """How many streams one user may have running or waiting (None: no limit)."""
+    limit = int(settings.TESSERA_USER_STREAMS)
+    return limit if limit > 0 else None
+
+
+def streams_of(user_id: Any) -> int:
+    """The user's streams that hold or will take a stream slot (RUNNING or CREATED)."""
+    return spark_jobs().filter(streaming(), status__in=UNFINISHED, user_id=user_id).count()
+
+
+def check_user_streams(user_id: Any) -> None:
+    """Raise ``TooManyStreams`` when the user has ``TESSERA_USER_STREAMS`` streams already:
+    their own limit, whatever the workers have free."""
+    limit = user_streams_limit()
+    if limit is None:
+        return
+    mine = streams_of(user_id)
+    if mine < limit:
+        return
+    raise TooManyStreams(
+        f"You already have {_count(mine, 'stream')} running or waiting, the most the server "
+        f"runs for one user (TESSERA_USER_STREAMS is {limit:,}). Stop one you no longer need "
+        "(POST /jobs/{id}/cancel), then send the statement again.",
+        details={"limit": "user_streams", "streams": mine, "maximum": limit},
+    )
+
+
+def reserve_stream(plan: Plan | None, user_id: Any = None) -> None:
+    """For a streaming plan: the user's own limit (``check_user_streams``, when ``user_id``
+    is given), then ``check_stream_room``, inside the transaction that inserts the job,
+    under a lock held until it commits (two statements cannot both take the last stream
+    slot, or a user's last stream). Anything else: nothing."""
     if not jobstate.is_streaming(plan):
         return
     _lock(0, _STREAM_NAMESPACE)
+    if user_id is not None:
+        check_user_streams(user_id)
     check_stream_room()
 
 
@@ -252,6 +291,9 @@ def claim_next(worker: str, before_claim: Callable[[Any], None] | None = None) -
                     found = _next_eligible(False)
             if found is None:
                 return None
+            if keeps_slot(worker, found[2]):  # the pool's last free slot: not for them
+                _hold(streams is not False)
+                return None
             job_id = found[0]
             if before_claim is not None:
                 before_claim(job_id)
@@ -259,7 +301,7 @@ def claim_next(worker: str, before_claim: Callable[[Any], None] | None = None) -
             if job is None:  # deleted with its user meanwhile
                 continue
             first_start = job.started_at
-            fields: dict[str, Any] = {"worker": worker}
+            fields: dict[str, Any] = {"worker": worker, "held": False}
             if first_start is not None:
                 fields["started_at"] = first_start
             claimed = lifecycle.try_transition(
@@ -278,11 +320,100 @@ def _resumed(job_id: Any, worker: str) -> None:
     log.warning("job %s resumed on %s (restart %d)", job_id, worker, restart)
 
 
-def _next_eligible(streams: bool) -> tuple[Any, bool] | None:
-    """(id, is a stream) of the job a free slot would take now; None: none."""
+def _next_eligible(streams: bool) -> tuple[Any, bool, int] | None:
+    """(id, is a stream, its user's running jobs) of the job a free slot would take now;
+    None: none."""
     flag = ExpressionWrapper(streaming(), output_field=BooleanField())
-    row = eligible(streams).annotate(stream=flag).values_list("id", "stream").first()
-    return (row[0], bool(row[1])) if row is not None else None
+    row = (
+        eligible(streams).annotate(stream=flag).values_list("id", "stream", "user_running").first()
+    )
+    return (row[0], bool(row[1]), int(row[2])) if row is not None else None
+
+
+# --- the slot kept for whoever comes next -------------------------------------------------------
+
+
+def pool_slots(worker: str) -> tuple[int, int] | None:
+    """(free, all) slots of the live workers and ``worker`` (the claiming one, live by
+    definition): their ``concurrency`` less their RUNNING Spark jobs. None when the
+    claiming worker's concurrency is not known (no heartbeat row yet, or a process run by
+    hand): nothing is kept then. Workers of unknown concurrency count for nothing."""
+    pool = dispatch.live_workers() | Worker.objects.filter(hostname=worker)
+    rows = list(pool.values_list("hostname", "concurrency"))
+    if not any(name == worker and slots > 0 for name, slots in rows):
+        return None
+    known = [name for name, slots in rows if slots > 0]
+    total = sum(slots for _, slots in rows)
+    running = spark_jobs().filter(status=jobstate.RUNNING, worker__in=known).count()
+    return total - running, total
+
+
+def keeps_slot(worker: str, user_running: int) -> bool:
+    """Whether a claim by ``worker`` for a user with ``user_running`` Spark jobs running must
+    leave its slot free: it is the last free one of the pool (of more than one) and that user
+    already runs a job, so it stays for a user with none."""
+    if user_running < 1:
+        return False
+    slots = pool_slots(worker)
+    return slots is not None and slots[1] > 1 and slots[0] <= 1
+
+
+def _hold(streams: bool) -> None:
+    """A message is spent on nothing because the last slot is kept: the fairest job without
+    a debt yet (``held``) is owed one, which ``hand_on`` sends when a slot frees."""
+    job_id = eligible(streams).filter(held=False).values_list("id", flat=True).first()
+    if job_id is None:  # every waiting job is owed one already (more messages than jobs)
+        return
+    Job.objects.filter(pk=job_id).update(held=True)
+    queued(job_id, "reserved_slot")
+
+
+QUEUED = "queued"
+# Waiting jobs a position is counted among at most (the claim's order is read, not stored).
+POSITION_HORIZON = 1000
+
+
+def queued(job_id: Any, reason: str) -> bool:
+    """Record once per job and reason why a CREATED job waits: event ``queued`` with
+    ``reason`` (``reserved_slot``: the last free slot is kept for a user with nothing
+    running; ``running_limit``: its user runs ``TESSERA_USER_RUNNING_JOBS`` jobs),
+    ``position`` (1: the next a free slot takes; for the running limit, among the user's own
+    waiting jobs, which run oldest first as theirs end) and ``running`` (its user's Spark
+    jobs running). True if recorded now."""
+    if JobEvent.objects.filter(job_id=job_id, type=QUEUED, detail__reason=reason).exists():
+        return False
+    row = (
+        spark_jobs()
+        .filter(pk=job_id, status=jobstate.CREATED)
+        .annotate(running=Coalesce(_running_of_user(), 0))
+        .values_list("user_id", "created_at", "running")
+        .first()
+    )
+    if row is None:  # claimed or ended meanwhile
+        return False
+    user_id, created_at, running = row
+    detail: dict[str, Any] = {"reason": reason, "running": int(running)}
+    if reason == "running_limit":
+        mine = spark_jobs().filter(status=jobstate.CREATED, user_id=user_id)
+        ahead = mine.filter(
+            Q(created_at__lt=created_at) | Q(created_at=created_at, id__lt=job_id)
+        ).count()
+        detail.update(position=ahead + 1, limit=running_limit())
+    else:
+        order = [str(pk) for pk in eligible().values_list("id", flat=True)[:POSITION_HORIZON]]
+        place = order.index(str(job_id)) + 1 if str(job_id) in order else len(order) + 1
+        detail["position"] = place
+    lifecycle.record_event(job_id, QUEUED, detail)
+    return True
+
+
+def note_waiting(job_id: Any) -> bool:
+    """A message sent for ``job_id`` claimed nothing: if the job waits because its user is at
+    the running limit, say so once (``queued``). True if recorded now."""
+    if running_limit() is None:
+        return False
+    held = with_user_running().filter(held_back(), pk=job_id).exists()
+    return held and queued(job_id, "running_limit")
 
 
 def next_eligible(streams: bool = True) -> Any:
@@ -342,16 +473,26 @@ def _user_key(user_id: Any) -> int:
 
 
 def hand_on(user_id: Any) -> bool:
-    """After a job of ``user_id`` ended in this worker (a slot of that user is free): if one
-    of the user's jobs is eligible now, send a message for it. A job held back by its
-    user's running limit may have had its message taken by a slot that found nothing to
-    claim; this is its message again. Only the user of the ended job can have such a job
-    that became eligible by this end (a slot freed by the reaper is the sweeper's), so a
-    message is sent at most once per ended job, and only while that user has jobs waiting;
-    a message with nothing left to claim does nothing. True if one was sent."""
-    if running_limit() is None:  # nothing is ever held back
-        return False
+    """After a job of ``user_id`` ended in this worker (a slot is free), send the messages
+    the jobs waiting for that slot are owed:
+
+    - a job a claim passed over to keep the pool's last slot (``held``): its message was
+      spent then; the first one is sent again (its debt cleared by a conditional UPDATE, so
+      two ends never send for the same debt);
+    - one of the ended job's user's jobs that is eligible now: a job held back by its user's
+      running limit may have had its message taken by a slot that found nothing to claim.
+      Only the user of the ended job can have such a job that became eligible by this end
+      (a slot freed by the reaper is the sweeper's).
+
+    So at most two messages per ended job, and only while jobs wait; a message with nothing
+    left to claim does nothing. True if one was sent."""
+    sent = False
+    owed = eligible().filter(held=True).values_list("id", flat=True).first()
+    if owed is not None and Job.objects.filter(pk=owed, held=True).update(held=False) == 1:
+        sent = dispatch.enqueue(owed)
+    if running_limit() is None:  # nothing is held back by the limit
+        return sent
     job_id = eligible().filter(user_id=user_id).values_list("id", flat=True).first()
-    if job_id is None:
-        return False
-    return dispatch.enqueue(job_id)
+    if job_id is None or job_id == owed:
+        return sent
+    return dispatch.enqueue(job_id) or sent

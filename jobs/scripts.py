@@ -25,7 +25,7 @@ from core.session_properties import check_wait
 from jobs import commands, lifecycle, planning, scheduling
 from jobs.errors import error_json
 from jobs.models import Job, Session
-from jobs.selectors import wait_for
+from jobs.selectors import held, wait_for
 from jobs.submission import (
     check_sql,
     fail_job,
@@ -49,7 +49,7 @@ def script_submit(*, session: Session, sql: str, wait: float | None = 0) -> list
     check_sql(sql)
     limits = planning.statement_limits()
     scheduling.check_room(session.user_id)  # a script counts once, however long
-    with planning.GATE.slot(session.user_id):
+    with planning.GATE.slot(session.user_id, held):  # waits briefly for a slot
         check_statement(sql, limits, what="script")
         jobs = _submit_script(session, sql, limits)
     return wait_for([job.id for job in jobs], seconds)

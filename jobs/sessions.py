@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -19,7 +20,7 @@ from catalog.access import access_for
 from catalog.models import Catalog
 from core.errors import CoreError, NotFound, PermissionDenied
 from core.privileges import Access
-from jobs import planning, workspace
+from jobs import planning, quotas, workspace
 from jobs.models import Session
 from jobs.selectors import User, keyset, parse_uuid, user_id
 
@@ -95,7 +96,10 @@ def session_create(
     properties: dict[str, Any] | None = None,
     idle_timeout_seconds: int | None = None,
 ) -> Session:
-    """Open a SQL session for ``user``. Naming only a catalog selects its default database."""
+    """Open a SQL session for ``user``. Naming only a catalog selects its default database.
+
+    At ``TESSERA_USER_SESSIONS`` open sessions the user's oldest idle one is closed first
+    (``quotas.make_room_for_session``; none idle: ``TooManySessions``, nothing created)."""
     catalog, database = _where(
         current_catalog,
         current_database,
@@ -112,7 +116,9 @@ def session_create(
         last_used_at=timezone.now(),
         idle_timeout_seconds=idle_timeout_seconds or settings.TESSERA_SESSION_IDLE_SECONDS,
     )
-    session.save()
+    with transaction.atomic():
+        quotas.make_room_for_session(session.user_id)
+        session.save()
     return session
 
 

@@ -45,7 +45,7 @@ from jobs import access_log, commands, dispatch, lifecycle, notify, planning, sc
 from jobs.catalog_reader import DjangoCatalogReader
 from jobs.errors import INTERNAL_ERROR, error_json
 from jobs.models import Job, Session
-from jobs.selectors import User, reload_job, wait_for
+from jobs.selectors import User, held, reload_job, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +212,7 @@ def start_job(job: Job, plan: Plan) -> Job:
             if was_new and not child:  # a script's statement was counted with its script,
                 scheduling.reserve_room(job.user_id)  # a pipeline's with its pipeline
             if not child:  # a stream takes a worker's stream slot (429 TOO_MANY_STREAMS)
-                scheduling.reserve_stream(plan)
+                scheduling.reserve_stream(plan, job.user_id)
             elif jobstate.is_streaming(plan):  # a pipeline's statements are never streams
                 raise planner_streaming.in_pipeline()  # (the planner refuses them first)
             _store(job, _plan_fields(plan, session))
@@ -375,7 +375,7 @@ def statement_submit(
     values = query_parameters.check_values(parameters)
     limit = check_row_limit(row_limit)
     scheduling.check_room(session.user_id)  # again where the job is inserted (race-safe)
-    with planning.GATE.slot(session.user_id):
+    with planning.GATE.slot(session.user_id, held):  # waits briefly for a slot
         statement = accept_statement(sql, planning.statement_limits())
         bound = query_parameters.bind(sql, values) if values else {}
         outcome = plan_or_error(session, statement)

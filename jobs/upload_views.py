@@ -76,7 +76,8 @@ class UploadListView(APIView):
         description="Send data as an Arrow IPC stream (Content-Type "
         f"{uploads.MEDIA_TYPE}, with a Content-Length); it is stored as parquet for the "
         "session's temporary tables ('connector' = 'upload'). Over TESSERA_UPLOAD_MAX_BYTES: "
-        "413 PAYLOAD_TOO_LARGE.",
+        "413 PAYLOAD_TOO_LARGE; past the user's TESSERA_USER_UPLOAD_BYTES (the bytes of "
+        "their uploads in all sessions): 413 UPLOAD_QUOTA_EXCEEDED.",
     )
     def post(self, request: Request, session: str) -> Response:
         found = sessions.session_get(user=request.user, session_id=session)
@@ -89,8 +90,17 @@ class UploadListView(APIView):
             )
         # The body is read by pyarrow in bounded chunks, never whole (no request.body).
         body = request.stream or io.BytesIO()
-        upload = uploads.upload_create(session=found, body=body)
+        upload = uploads.upload_create(session=found, body=body, announced=_length(request))
         return Response(upload_out(upload), status=201)
+
+
+def _length(request: Request) -> int | None:
+    """The request's Content-Length (an upper bound of the upload's bytes), if it has one."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        return None
+    return length if length >= 0 else None
 
 
 class UploadDetailView(APIView):

@@ -32,6 +32,7 @@ from django.db.models.signals import post_delete
 from core import locations
 from core.errors import CoreError, NotFound, upload_too_large
 from core.planner import UploadRef
+from jobs import quotas
 from jobs.arrow_types import spark_columns
 from jobs.models import Session, Upload
 
@@ -60,9 +61,13 @@ class CappedReader:
     """A file-like view of the request body for pyarrow: reads it in chunks of at most
     ``CHUNK_BYTES``, counts the bytes received and stops past ``limit``."""
 
-    def __init__(self, source: Readable, limit: int) -> None:
+    def __init__(
+        self, source: Readable, limit: int, over: Callable[[], CoreError] | None = None
+    ) -> None:
         self.source = source
         self.limit = limit
+        # The error past the limit (the server's upload limit, or the user's quota's room).
+        self.over = over or (lambda: upload_too_large(limit))
         self.received = 0
         self.over_limit = False
         self.closed = False
@@ -98,7 +103,7 @@ class CappedReader:
             self.received += len(piece)
             if self.received > self.limit:
                 self.over_limit = True
-                raise upload_too_large(self.limit)
+                raise self.over()
             pieces.append(piece)
             wanted -= len(piece)
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)
@@ -159,13 +164,30 @@ def _write(reader: CappedReader, target: Path) -> tuple[int, list[dict[str, str]
     return rows, columns
 
 
-def upload_create(*, session: Session, body: Readable) -> Upload:
-    """Store the Arrow IPC stream ``body`` as an upload of ``session``."""
+def _capped(session: Session, body: Readable, announced: int | None) -> CappedReader:
+    """The body's reader, capped at the server's upload limit or at the room the user's
+    upload quota leaves, whichever is less (refused at once when none is left, or when the
+    announced length does not fit)."""
     limit = int(settings.TESSERA_UPLOAD_MAX_BYTES)
+    room = quotas.upload_room(session.user_id, announced)
+    if room is None or room >= limit:
+        return CappedReader(body, limit)
+    quota = quotas.upload_bytes_limit() or 0
+
+    def over() -> CoreError:
+        return quotas.quota_exceeded(quota, quota - room)
+
+    return CappedReader(body, room, over)
+
+
+def upload_create(*, session: Session, body: Readable, announced: int | None = None) -> Upload:
+    """Store the Arrow IPC stream ``body`` as an upload of ``session`` (``announced``: the
+    request's Content-Length, when it has one). Within the server's upload limit and the
+    user's upload quota (``jobs.quotas``): before, while and after it is read."""
+    reader = _capped(session, body, announced)
     upload_id = uuid.uuid4()
     incoming = session_dir(session.id) / f"{INCOMING_PREFIX}{upload_id}"
     final = upload_dir(session.id, upload_id)
-    reader = CappedReader(body, limit)
     try:
         incoming.mkdir(parents=True)
         try:
@@ -175,15 +197,17 @@ def upload_create(*, session: Session, body: Readable) -> Upload:
         except Exception as exc:
             # pyarrow may wrap the reader's own error: the reader knows what happened.
             if reader.over_limit:
-                raise upload_too_large(limit) from None
+                raise reader.over() from None
             if isinstance(exc, pa.ArrowException):
                 raise _not_arrow(exc) from None
             raise
         if reader.over_limit:
-            raise upload_too_large(limit)
+            raise reader.over()
         os.rename(incoming, final)
         try:
             with transaction.atomic():
+                # Uploads stored meanwhile count: two at once cannot both take the last bytes.
+                quotas.reserve_upload(session.user_id, reader.received)
                 return Upload.objects.create(
                     id=upload_id,
                     session_id=session.id,

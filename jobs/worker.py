@@ -7,7 +7,9 @@ seconds (``jobs.models.Worker``) and records it on every job it claims (``Job.wo
 the reaper judges a job by the process that claimed it: a restarted worker never vouches
 for the jobs of the process before it.
 
-The row also says how many streaming jobs the process takes at once (``stream_slots``:
+The row also says how many jobs the process runs at once (``concurrency``: its Celery
+slots, which the claims count to keep one slot of all the live workers free for a user with
+nothing running) and how many of them may be streams (``stream_slots``:
 ``TESSERA_WORKER_MAX_STREAMS``, never its last Celery slot; ``jobs.scheduling``).
 
 From the same loop the worker runs the job housekeeping of ``jobs.maintenance``. It also
@@ -147,10 +149,16 @@ def _concurrency_of(consumer: Any) -> int | None:
 
 
 def beat(
-    identity: str, started_at: Any, node: str = "", process: str = "", streams: int | None = None
+    identity: str,
+    started_at: Any,
+    node: str = "",
+    process: str = "",
+    streams: int | None = None,
+    concurrency: int | None = None,
 ) -> None:
     """Write this process's heartbeat row (``streams``: its stream slots, default
-    ``stream_slots()``)."""
+    ``stream_slots()``; ``concurrency``: its slots, default what ``worker_ready`` told, 0
+    when not known)."""
     Worker.objects.update_or_create(
         hostname=identity,
         defaults={
@@ -160,6 +168,7 @@ def beat(
             "started_at": started_at,
             "last_heartbeat": timezone.now(),
             "stream_slots": stream_slots() if streams is None else streams,
+            "concurrency": (_concurrency or 0) if concurrency is None else concurrency,
         },
     )
 

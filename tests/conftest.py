@@ -203,6 +203,13 @@ def _read_files_for_everyone(settings: Any) -> None:
     settings.TESSERA_READ_FILES_FOR = "everyone"
 
 
+@pytest.fixture(autouse=True)
+def _user_streams_unlimited(settings: Any) -> None:
+    """One stream per user by default (``TESSERA_USER_STREAMS``); tests about streams run
+    several of one user at once (tests/security/test_quotas.py turns the limit on)."""
+    settings.TESSERA_USER_STREAMS = 0
+
+
 @pytest.fixture
 def admin(db: None) -> User:
     return User.objects.create_superuser("admin", "admin@example.com", PASSWORD)

@@ -45,6 +45,8 @@ WORKER_ENV = {
     # As the tests' own settings (tests/conftest.py): a stream's batches re-check the READ
     # FILES of what they read in the worker, which must judge as the web did.
     "TESSERA_READ_FILES_FOR": "everyone",
+    # As the tests' own settings: a script's streaming statement planned on the worker.
+    "TESSERA_USER_STREAMS": "0",
 }
 
 

@@ -351,6 +351,12 @@ TESSERA_SWEEP_AFTER_SECONDS = float(os.environ.get("TESSERA_SWEEP_AFTER_SECONDS"
 # 0: no limit. See jobs.scheduling.
 TESSERA_USER_RUNNING_JOBS = int(os.environ.get("TESSERA_USER_RUNNING_JOBS", "4"))
 TESSERA_USER_QUEUED_JOBS = int(os.environ.get("TESSERA_USER_QUEUED_JOBS", "100"))
+# Per user (docs/security.md §4, "Quotas"; 0: no limit): streams running or waiting (more:
+# 429 TOO_MANY_STREAMS), bytes of uploads held at once (more: 413 UPLOAD_QUOTA_EXCEEDED),
+# open sessions (one more closes their oldest idle session; none idle: 429 TOO_MANY_SESSIONS).
+TESSERA_USER_STREAMS = int(os.environ.get("TESSERA_USER_STREAMS", "1"))
+TESSERA_USER_UPLOAD_BYTES = int(os.environ.get("TESSERA_USER_UPLOAD_BYTES", str(4 * 1024**3)))
+TESSERA_USER_SESSIONS = int(os.environ.get("TESSERA_USER_SESSIONS", "50"))
 # Streams (docs/streaming.md): a worker process runs at most this many streaming
 # jobs at once, and never in its last slot (--concurrency 4: at most min(this, 3)); a
 # streaming statement sent when no live worker has a stream slot free is refused (429
@@ -376,9 +382,13 @@ TESSERA_SCRIPT_MAX_STATEMENTS = int(os.environ.get("TESSERA_SCRIPT_MAX_STATEMENT
 # Planning one statement stops with PLANNING_TIMEOUT after this many seconds (0: never).
 TESSERA_PLANNING_BUDGET_SECONDS = float(os.environ.get("TESSERA_PLANNING_BUDGET_SECONDS", "10"))
 # Statements planned at once in one web process: per user, and in all (jobs/planning.py).
-# gunicorn runs 4 threads per process: 2 stay free for every other request.
-TESSERA_PLANNING_PER_USER = int(os.environ.get("TESSERA_PLANNING_PER_USER", "1"))
+# A statement that finds no free slot waits up to TESSERA_PLANNING_WAIT_SECONDS for one
+# (at most TESSERA_PLANNING_WAITING_PER_USER of one user wait, each counted as a held
+# request of TESSERA_HELD_REQUESTS_PER_PROCESS), then 429 TOO_MANY_REQUESTS.
+TESSERA_PLANNING_PER_USER = int(os.environ.get("TESSERA_PLANNING_PER_USER", "4"))
 TESSERA_PLANNING_PER_PROCESS = int(os.environ.get("TESSERA_PLANNING_PER_PROCESS", "2"))
+TESSERA_PLANNING_WAIT_SECONDS = float(os.environ.get("TESSERA_PLANNING_WAIT_SECONDS", "5"))
+TESSERA_PLANNING_WAITING_PER_USER = int(os.environ.get("TESSERA_PLANNING_WAITING_PER_USER", "4"))
 
 
 # --- Storage roots stay apart from the server's own files (docs/security.md §2) -------------

@@ -163,8 +163,13 @@ def _log_nothing_claimed(job_id: Any) -> None:
     elif status != jobstate.CREATED:
         log.info("job %s is %s already; message dropped", job_id, status)
     else:
+        try:
+            scheduling.note_waiting(job_id)  # the job's events say why it waits
+        except Exception:
+            log.exception("job %s: could not record why it waits", job_id)
         log.info(
-            "job %s waits, not eligible now (its user is at the running limit); message dropped",
+            "job %s waits, not eligible now (its user is at the running limit, or the last "
+            "free slot is kept for another user); message dropped",
             job_id,
         )
 

@@ -42,7 +42,7 @@ def test_token_is_issued_for_the_right_password_and_identifies_the_user(anon_api
     anon_api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     me = anon_api.get(f"{API}/users/me")
     assert me.status_code == 200
-    assert me.json() == {
+    assert {k: v for k, v in me.json().items() if k != "quotas"} == {
         "username": "alice",
         "is_admin": False,
         "teams": [],
@@ -97,6 +97,13 @@ def test_admin_creates_a_user_with_teams_who_can_then_log_in(admin_api):
         "is_admin": False,
         "teams": ["data", "ml"],
         "can": {"create_catalog": True},
+        "quotas": {
+            "running_jobs": {"limit": 4, "used": 0},
+            "queued_jobs": {"limit": 100, "used": 0},
+            "streams": {"limit": None, "used": 0},  # the tests' setting: no limit
+            "sessions": {"limit": 50, "used": 0},
+            "upload_bytes": {"limit": 4 * 1024**3, "used": 0},
+        },
     }
 
 

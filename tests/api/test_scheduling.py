@@ -20,7 +20,7 @@ from django.utils import timezone
 from core import jobstate
 from core.jobstate import JobView, NoOpHook
 from jobs import lifecycle, maintenance, scheduling, submission
-from jobs.models import Job, JobEvent, Session
+from jobs.models import Job, JobEvent, Session, Worker
 from tests.conftest import API, PASSWORD, assert_error, client_for
 
 pytestmark = pytest.mark.django_db
@@ -334,3 +334,89 @@ def test_no_queued_limit_when_zero(limits) -> None:
     for _ in range(3):
         _job(alice)
     scheduling.check_room(alice.pk, 1000)  # no error
+
+
+# --- the slot kept for whoever comes next -----------------------------------------------------
+
+
+def _worker(hostname: str = "w1@h/1/a", concurrency: int = 4) -> str:
+    now = timezone.now()
+    Worker.objects.create(
+        hostname=hostname, pid=1, started_at=now, last_heartbeat=now, concurrency=concurrency
+    )
+    return hostname
+
+
+def _queued(job: Job) -> list[dict[str, Any]]:
+    return list(JobEvent.objects.filter(job=job, type="queued").values_list("detail", flat=True))
+
+
+def test_a_user_running_jobs_never_takes_the_pool_s_last_free_slot(limits, sent_tasks) -> None:
+    limits.TESSERA_USER_RUNNING_JOBS = 4
+    worker = _worker(concurrency=4)
+    bob, alice = _user("bob"), _user("alice")
+    bobs = [_job(bob, age=50 - i) for i in range(4)]
+    claimed = [_claim(worker) for _ in range(4)]
+    # Three of bob's four: the fourth would take the last free slot while he runs jobs.
+    assert [job.pk if job else None for job in claimed] == [j.pk for j in bobs[:3]] + [None]
+    waiting = Job.objects.get(pk=bobs[3].pk)
+    assert waiting.status == jobstate.CREATED and waiting.held
+    assert _queued(waiting) == [{"reason": "reserved_slot", "running": 3, "position": 1}]
+    assert _claim(worker) is None  # a second spent message: no second event, no new debt
+    assert len(_queued(waiting)) == 1
+    # Alice, with nothing running, takes it at once.
+    mine = _job(alice)
+    took = _claim(worker)
+    assert took is not None and took.pk == mine.pk
+    # Alice's job ends: the slot is free again, but still the last one: bob waits.
+    lifecycle.transition(mine.pk, jobstate.RUNNING, jobstate.FINISHED)
+    assert scheduling.hand_on(alice.pk) is True  # bob's held job gets its message again
+    assert sent_tasks == [[str(waiting.pk)]]
+    assert not Job.objects.get(pk=waiting.pk).held
+    assert _claim(worker) is None  # the message finds the last slot kept: owed again
+    assert Job.objects.get(pk=waiting.pk).held
+    # One of bob's own jobs ends: two slots are free, his fourth takes one.
+    lifecycle.transition(bobs[0].pk, jobstate.RUNNING, jobstate.FINISHED)
+    assert scheduling.hand_on(bob.pk) is True
+    took = _claim(worker)
+    assert took is not None and took.pk == waiting.pk and not took.held
+
+
+def test_the_kept_slot_counts_every_live_worker_and_none_with_one_slot(limits) -> None:
+    limits.TESSERA_USER_RUNNING_JOBS = 0
+    bob = _user("bob")
+    for i in range(6):
+        _job(bob, age=60 - i)
+    # Two workers of two slots: bob gets three of the four, wherever they are.
+    first, second = _worker("w1@h/1/a", 2), _worker("w2@h/1/b", 2)
+    assert _claim(first) and _claim(second) and _claim(first)
+    assert _claim(second) is None
+    # A worker that stopped does not count; one of unknown concurrency keeps nothing.
+    Worker.objects.filter(hostname=second).update(stopped_at=timezone.now())
+    assert _claim(first) is None  # its own two slots are taken
+    assert _claim("w9@h/1/z") is not None  # no heartbeat row: nothing is kept
+    # A pool of one slot keeps nothing: bob's next job takes it.
+    Worker.objects.all().delete()
+    Job.objects.filter(user=bob, status=jobstate.RUNNING).update(status=jobstate.FINISHED)
+    alone = _worker("w3@h/1/c", 1)
+    lifecycle.transition(
+        Job.objects.filter(user=bob, status=jobstate.CREATED).first().pk,  # type: ignore[union-attr]
+        jobstate.CREATED,
+        jobstate.CANCELED,
+    )
+    _job(bob, jobstate.RUNNING, worker="gone@h/1/x")  # his job on a worker no longer live
+    assert _claim(alone) is not None
+
+
+def test_a_held_back_job_says_once_that_its_user_is_at_the_running_limit(limits) -> None:
+    alice = _user("alice")
+    _job(alice, jobstate.RUNNING), _job(alice, jobstate.RUNNING)
+    first, second = _job(alice, age=20), _job(alice, age=10)
+    assert _claim() is None
+    assert scheduling.note_waiting(second.pk) is True
+    assert scheduling.note_waiting(second.pk) is False  # once per job and reason
+    assert _queued(Job.objects.get(pk=second.pk)) == [
+        {"reason": "running_limit", "running": 2, "position": 2, "limit": 2}
+    ]
+    assert scheduling.note_waiting(first.pk) is True
+    assert _queued(Job.objects.get(pk=first.pk))[0]["position"] == 1

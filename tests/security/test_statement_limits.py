@@ -422,8 +422,10 @@ def test_budgets_nest_without_extending() -> None:
 
 
 def test_a_user_planning_in_this_process_gets_429_others_do_not(
-    console: Console, alice: Any, bob_api: APIClient
+    console: Console, alice: Any, bob_api: APIClient, settings: Any
 ) -> None:
+    settings.TESSERA_PLANNING_PER_USER = 1
+    settings.TESSERA_PLANNING_WAIT_SECONDS = 0  # refused at once (waiting: test_planning_gate)
     with planning.GATE.slot(alice.pk):  # as if a statement of alice's were being planned
         error = console.refused("SHOW CATALOGS", 429, "TOO_MANY_REQUESTS", "already")
         assert error["details"]["limit"] == "planning_per_user"
@@ -439,6 +441,7 @@ def test_a_user_planning_in_this_process_gets_429_others_do_not(
 
 def test_the_process_keeps_threads_for_everyone_else(console: Console, settings: Any) -> None:
     settings.TESSERA_PLANNING_PER_PROCESS = 2
+    settings.TESSERA_PLANNING_WAIT_SECONDS = 0
     with planning.GATE.slot("someone"), planning.GATE.slot("someone else"):
         error = console.refused("SHOW CATALOGS", 429, "TOO_MANY_REQUESTS", "in a moment")
         assert error["details"] == {

@@ -124,11 +124,15 @@ def test_one_user_s_queue_does_not_starve_another_user_s_statement(
     queue = [submit_sql(heavy, slow_ish(i)) for i in range(12)]
     queue += [submit_sql(other, slow_ish(100 + i)) for i in range(12)]
     slots = 2 * SLOTS_PER_WORKER
+    # Every slot runs a queued job, or all but the last free one, which a claim keeps for a
+    # user with nothing running (docs/adr/0009-fair-claim.md, amendment).
     wait_until(
-        lambda: Job.objects.filter(pk__in=[j.pk for j in queue], status="RUNNING").count() == slots,
+        lambda: (
+            Job.objects.filter(pk__in=[j.pk for j in queue], status="RUNNING").count() >= slots - 1
+        ),
         120,
         0.1,
-        "every slot to run a queued job",
+        "every slot but the kept one to run a queued job",
     )
     single = submit_sql(light, slow_ish(200))
     done = {job.pk: job for job in wait_all([*queue, single])}
@@ -144,7 +148,8 @@ def test_one_user_s_queue_does_not_starve_another_user_s_statement(
     # The first free slot takes it (one claim may have been choosing as it was committed).
     assert len(overtaking) <= 1, [(done[j].user_id, started[j]) for j in overtaking]
     # The two heavy users share too: the first slots went to both, not to the first one's
-    # twelve jobs.
+    # twelve jobs (the first one's three, the running limit, then the slot kept for a user
+    # with nothing running went to the second).
     first_slots = sorted((j.pk for j in queue), key=lambda job_id: started[job_id])[:slots]
     assert {done[job_id].user_id for job_id in first_slots} == {heavy.pk, other.pk}
 

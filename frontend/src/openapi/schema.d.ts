@@ -855,7 +855,7 @@ export interface paths {
         /** @description The session's uploads, oldest first. */
         get: operations["sessions_uploads_list"];
         put?: never;
-        /** @description Send data as an Arrow IPC stream (Content-Type application/vnd.apache.arrow.stream, with a Content-Length); it is stored as parquet for the session's temporary tables ('connector' = 'upload'). Over TESSERA_UPLOAD_MAX_BYTES: 413 PAYLOAD_TOO_LARGE. */
+        /** @description Send data as an Arrow IPC stream (Content-Type application/vnd.apache.arrow.stream, with a Content-Length); it is stored as parquet for the session's temporary tables ('connector' = 'upload'). Over TESSERA_UPLOAD_MAX_BYTES: 413 PAYLOAD_TOO_LARGE; past the user's TESSERA_USER_UPLOAD_BYTES (the bytes of their uploads in all sessions): 413 UPLOAD_QUOTA_EXCEEDED. */
         post: operations["sessions_uploads_create"];
         delete?: never;
         options?: never;
@@ -1381,6 +1381,15 @@ export interface components {
              */
             job: string | null;
         };
+        MeOut: {
+            username: string;
+            is_admin: boolean;
+            /** @description The teams the user was added to; team everyone is implied (GET /teams). */
+            readonly teams: string[];
+            readonly can: components["schemas"]["UserCan"];
+            /** @description Each per-user limit with the user's current use (docs/security.md §4). */
+            readonly quotas: components["schemas"]["UserQuotas"];
+        };
         MemberOut: {
             username: string;
             is_admin: boolean;
@@ -1530,6 +1539,12 @@ export interface components {
             stages: components["schemas"]["StageOut"][] | null;
             /** @description Streaming jobs only (docs/streaming.md): the latest micro-batch's figures. */
             stream?: components["schemas"]["StreamProgressOut"];
+        };
+        QuotaOut: {
+            /** @description The server's limit per user; null: no limit. */
+            limit: number | null;
+            /** @description How much of it the user holds now. */
+            used: number;
         };
         ResolvedOut: {
             /** @description with ?missing=ok only */
@@ -2006,6 +2021,18 @@ export interface components {
             /** @description The teams the user was added to; team everyone is implied (GET /teams). */
             readonly teams: string[];
             readonly can: components["schemas"]["UserCan"];
+        };
+        UserQuotas: {
+            /** @description Spark jobs running at once (TESSERA_USER_RUNNING_JOBS). */
+            running_jobs: components["schemas"]["QuotaOut"];
+            /** @description Unfinished jobs, a script counted once (TESSERA_USER_QUEUED_JOBS). */
+            queued_jobs: components["schemas"]["QuotaOut"];
+            /** @description Streams running or waiting (TESSERA_USER_STREAMS). */
+            streams: components["schemas"]["QuotaOut"];
+            /** @description Open sessions (TESSERA_USER_SESSIONS). */
+            sessions: components["schemas"]["QuotaOut"];
+            /** @description Bytes of uploads held in all sessions (TESSERA_USER_UPLOAD_BYTES). */
+            upload_bytes: components["schemas"]["QuotaOut"];
         };
         ViewAccessPage: {
             items: components["schemas"]["AuditEventOut"][];
@@ -4394,7 +4421,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UserOut"];
+                    "application/json": components["schemas"]["MeOut"];
                 };
             };
         };
