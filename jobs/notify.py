@@ -204,6 +204,12 @@ class Hub:
         if not self._ready.wait(READY_SECONDS):
             log.warning("job notifications (%s) are not ready yet", self.carrier.name)
 
+    def wait_ready(self, timeout: float) -> bool:
+        """Start this process's listener if needed and wait until it receives messages
+        (``ensure_listening`` gives up after ``READY_SECONDS``; a test needs the handshake)."""
+        self.ensure_listening()
+        return self.carrier is None or self._ready.wait(timeout)
+
     def dispatch(self, job_id: str, kind: str) -> None:
         with self._lock:
             watches = list(self._watches.get(job_id, ()))

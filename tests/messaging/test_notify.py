@@ -36,7 +36,10 @@ def hub(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[notify.Hub]:
     else:
         # A channel of its own: another test run on the same Redis hears nothing of this one.
         carrier = notify.RedisCarrier(django_settings.CELERY_BROKER_URL, f"test:{uuid.uuid4()}")
-    yield notify.Hub(carrier)
+    hub = notify.Hub(carrier)
+    # Subscribed before the test publishes: on a busy machine that can take past READY_SECONDS.
+    assert hub.wait_ready(WOKEN_WITHIN)
+    yield hub
 
 
 def test_a_watch_is_woken_by_its_jobs_announcement_only(hub: notify.Hub) -> None:
@@ -77,6 +80,7 @@ def test_after_redis_drops_the_subscription_every_watch_is_woken_and_it_subscrib
     listener subscribes again, so later announcements arrive."""
     channel = f"test:{uuid.uuid4()}"
     hub = notify.Hub(notify.RedisCarrier(django_settings.CELERY_BROKER_URL, channel))
+    assert hub.wait_ready(WOKEN_WITHIN)  # its client is listed only once it has subscribed
     with hub.watch(["job-1"], frozenset({notify.STATUS})) as watch:
         client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
         # This process's listener, by its client name (other processes' are left alone).
@@ -107,6 +111,7 @@ def test_an_announcement_is_sent_when_its_transaction_commits_and_never_on_rollb
     settings.TESSERA_NOTIFY_FOLDER = tmp_path / "notify"
     notify.reset()
     try:
+        assert notify.hub().wait_ready(WOKEN_WITHIN)
         with notify.watch(["job-9"], (notify.STATUS,)) as watch:
             with transaction.atomic():
                 notify.announce("job-9", notify.STATUS)
