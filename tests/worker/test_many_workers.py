@@ -114,7 +114,8 @@ def test_jobs_of_several_users_spread_over_both_workers(
     assert {job.status for job in done} == {"FINISHED"}, [job.error for job in done]
     assert {job.worker for job in done} == {worker.hostname for worker in workers}
     for job in done:
-        assert events(job.id) == ["created", "running", "finished"]
+        # A job held back for a while says so (``queued``); none is lost or sent again.
+        assert [e for e in events(job.id) if e != "queued"] == ["created", "running", "finished"]
 
 
 def test_one_user_s_queue_does_not_starve_another_user_s_statement(
