@@ -91,6 +91,7 @@ format: install
 
 test: check api-types-check frontend-lint frontend frontend-test chromium
 	@scripts/test.sh
+	@scripts/test-sqlite.sh  # the web-side hostile tests again on the embedded SQLite
 	@scripts/test-faults.sh  # tests/faults: its own PostgreSQL and Redis (docs/faults.md)
 
 screenshots: install frontend chromium
