@@ -112,16 +112,24 @@ def token_create(
     expires_in_seconds: int | None = None,
     actor: Any = None,
     key: str | None = None,
+    signed_in: bool = False,
 ) -> tuple[ApiToken, str]:
     """A new token of ``user`` and its key (the only time the key is known). ``key`` is for
-    fixtures and benchmarks that need a known key; the API never passes one."""
+    fixtures and benchmarks that need a known key; the API never passes one. ``signed_in``:
+    made by a password sign-in, which is its first use (``last_used`` now, so the client's
+    next request writes nothing)."""
     now = timezone.now()
     name = _clean_name(name)
     expires = _expiry(now, expires_in_seconds)
     key = key or KEY_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
         token = ApiToken.objects.create(
-            user=user, name=name, digest=key_digest(key), created=now, expires=expires
+            user=user,
+            name=name,
+            digest=key_digest(key),
+            created=now,
+            expires=expires,
+            last_used=now if signed_in else None,
         )
         _audit(TOKEN_CREATE, actor if actor is not None else user, token)
     return token, key

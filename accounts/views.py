@@ -192,7 +192,9 @@ class TokenView(APIView):
         user = _credentials_user(request)
         if user is None:
             raise NotAuthenticatedError("The username or password is not correct.")
-        token, key = tokens.token_create(user=user, name=body.validated_data["name"])
+        token, key = tokens.token_create(
+            user=user, name=body.validated_data["name"], signed_in=True
+        )
         return Response(issued(token, key))
 
     @extend_schema(

@@ -290,8 +290,16 @@ def test_a_user_deactivated_without_signals_is_refused_all_the_same(alice):
 # --- last use ---------------------------------------------------------------------------------
 
 
-def test_last_used_is_written_at_most_once_a_minute(alice):
+def test_a_sign_in_is_its_tokens_first_use(alice):
     key = token_for("alice")
+    assert ApiToken.objects.get(user=alice).last_used is not None
+    with CaptureQueriesContext(connection) as first:
+        assert me(key).status_code == 200
+    assert not [q for q in first.captured_queries if q["sql"].startswith("UPDATE")]
+
+
+def test_last_used_is_written_at_most_once_a_minute(alice):
+    _, key = tokens.token_create(user=alice, name="script")  # made, not yet used
     with CaptureQueriesContext(connection) as first:
         assert me(key).status_code == 200
     assert [q for q in first.captured_queries if q["sql"].startswith("UPDATE")]
