@@ -17,6 +17,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.db import transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import MAX_TOKEN_NAME_LENGTH, ApiToken
@@ -34,6 +35,7 @@ LAST_USED_RESOLUTION = timedelta(seconds=60)
 REVOKED = "revoked"
 LOGOUT = "logout"
 DEACTIVATED = "user_deactivated"
+SUPERSEDED = "over_user_limit"
 
 
 def key_digest(key: str) -> str:
@@ -132,7 +134,30 @@ def token_create(
             last_used=now if signed_in else None,
         )
         _audit(TOKEN_CREATE, actor if actor is not None else user, token)
+        _keep_within_limit(user, token)
     return token, key
+
+
+def _keep_within_limit(user: User, newest: ApiToken) -> None:
+    """Past ``TESSERA_USER_TOKENS``, revoke ``user``'s least recently used tokens (never
+    ``newest``), each audited: a script that signs in on every run keeps a bounded set."""
+    limit = int(settings.TESSERA_USER_TOKENS)
+    if limit <= 0:
+        return
+    # Never used counts as used when made; ties go to the older token.
+    order = ("last_seen", "created", "pk")
+    extra = (
+        ApiToken.objects.filter(user=user)
+        .exclude(pk=newest.pk)
+        .annotate(last_seen=Coalesce("last_used", "created"))
+        .order_by(*order)
+    )
+    surplus = extra.count() + 1 - limit
+    if surplus <= 0:
+        return
+    for token in list(extra.select_related("user")[:surplus]):
+        ApiToken.objects.filter(pk=token.pk).delete()
+        _audit(TOKEN_REVOKE, user, token, reason=SUPERSEDED)
 
 
 def token_revoke(*, token: ApiToken, actor: Any, reason: str = REVOKED) -> None:

@@ -277,6 +277,9 @@ TESSERA_TOKEN_MAX_AGE_SECONDS: int | None = (
     if _TOKEN_MAX_AGE
     else None
 )
+# Tokens one user keeps: a sign-in past it revokes their least recently used token (scripts
+# that sign in each run would otherwise pile tokens up). 0: no limit.
+TESSERA_USER_TOKENS = int(os.environ.get("TESSERA_USER_TOKENS", "50"))
 # The throttle's counts must be shared by every web process (gunicorn runs several, maybe on
 # several hosts): the database is the one store both the embedded default (SQLite) and the
 # production shape (PostgreSQL) have. Its table is made by a migration (accounts/0001).

@@ -347,3 +347,17 @@ def test_the_migration_carries_drf_keys_over_hashed_and_deletes_the_clear_ones(a
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM authtoken_token")
         assert cursor.fetchone() == (0,)
+
+
+def test_sign_ins_past_the_users_limit_revoke_the_least_recently_used(settings, alice):
+    settings.TESSERA_USER_TOKENS = 3
+    keys = [token_for("alice") for _ in range(3)]
+    # The first is used again (a minute later): the second is now the least recently used.
+    ApiToken.objects.update(last_used=timezone.now() - timedelta(minutes=5))
+    assert me(keys[0]).status_code == 200
+    fourth = token_for("alice")
+    assert ApiToken.objects.filter(user=alice).count() == 3
+    assert me(keys[1]).status_code == 401
+    assert all(me(key).status_code == 200 for key in (keys[0], keys[2], fourth))
+    revoked = AuditEvent.objects.filter(action="token_revoke").get()
+    assert revoked.detail["reason"] == "over_user_limit"
