@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from jobs.models import Job, JobEvent
+from jobs.models import Job, JobEvent, Worker
 from tests.conftest import API
 from tests.waiting import wait_until
 from tests.worker.helpers import TERMINAL, api_for, create_user, submit_sql, wait_for_status
@@ -31,6 +31,14 @@ LONG = "SELECT count(*) AS n FROM range(0, {n}) AS a CROSS JOIN range(0, 200000)
 def test_bob_s_long_jobs_leave_a_slot_that_alice_s_select_takes_at_once(
     worker: WorkerProcess,
 ) -> None:
+    # The pool's size is the heartbeat row's: an earlier test's flush deletes it until the
+    # worker's next beat, and without it nothing is kept.
+    wait_until(
+        lambda: Worker.objects.filter(hostname=worker.hostname, concurrency=4).exists(),
+        60,
+        0.1,
+        "the shared worker's heartbeat row with its concurrency",
+    )
     tag = uuid.uuid4().hex[:6]
     bob, alice = create_user(f"bob{tag}"), create_user(f"alice{tag}")
     bobs = [submit_sql(bob, LONG.format(n=200000 + i)) for i in range(4)]
