@@ -291,7 +291,7 @@ def claim_next(worker: str, before_claim: Callable[[Any], None] | None = None) -
                     found = _next_eligible(False)
             if found is None:
                 return None
-            if keeps_slot(worker, found[2]):  # the pool's last free slot: not for them
+            if keeps_slot(worker, found[0], found[2]):  # the pool's last free slot
                 _hold(streams is not False)
                 return None
             job_id = found[0]
@@ -348,14 +348,16 @@ def pool_slots(worker: str) -> tuple[int, int] | None:
     return total - running, total
 
 
-def keeps_slot(worker: str, user_running: int) -> bool:
-    """Whether a claim by ``worker`` for a user with ``user_running`` Spark jobs running must
-    leave its slot free: it is the last free one of the pool (of more than one) and that user
-    already runs a job, so it stays for a user with none."""
-    if user_running < 1:
+def keeps_slot(worker: str, job_id: Any, user_running: int) -> bool:
+    """Whether ``worker``'s claim of ``job_id`` (its user runs ``user_running`` Spark jobs)
+    must leave its slot free: the last free one of the pool (of more than one), while the user
+    runs a batch job. Streams do not count: they hold a slot for hours, are capped apart and
+    never take a worker's last slot, and their user's queries must still run beside them."""
+    slots = pool_slots(worker) if user_running >= 1 else None
+    if slots is None or slots[1] <= 1 or slots[0] > 1:
         return False
-    slots = pool_slots(worker)
-    return slots is not None and slots[1] > 1 and slots[0] <= 1
+    user = Subquery(Job.objects.filter(pk=job_id).values("user_id")[:1])
+    return spark_jobs().filter(status=jobstate.RUNNING, user_id=user).exclude(streaming()).exists()
 
 
 def _hold(streams: bool) -> None:
