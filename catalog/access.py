@@ -459,3 +459,38 @@ def recheck_reads(user: Any, records: Iterable[Mapping[str, Any]]) -> None:
             current[0], needed, definer=owner_name if owner_id is not None else None, via=view
         )
         raise PermissionDenied(message, details=details)
+
+
+def securable_key_at(kind: str, identifier: Sequence[str], path: str = "") -> str:
+    """``Grant.securable_key`` of the object of ``kind`` at ``identifier`` (``path`` for a
+    storage root); "" when it is not found. For audit events named by path."""
+    if kind == "storage":
+        return f"storage:{path}" if path else ""
+    if kind in ("table", "view", "function") and len(identifier) == 3:
+        c, d, n = (part.lower() for part in identifier)
+        model = Function if kind == "function" else Table
+        pk = (
+            model.objects.filter(database__catalog__name_key=c, database__name_key=d, name_key=n)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if pk is None:
+            return ""
+        return f"{'function' if kind == 'function' else 'relation'}:{pk}"
+    if kind == "database" and len(identifier) == 2:
+        found = (
+            Database.objects.filter(
+                catalog__name_key=identifier[0].lower(), name_key=identifier[1].lower()
+            )
+            .values_list("pk", flat=True)
+            .first()
+        )
+        return f"database:{found}" if found is not None else ""
+    if kind == "catalog" and len(identifier) == 1:
+        found = (
+            Catalog.objects.filter(name_key=identifier[0].lower())
+            .values_list("pk", flat=True)
+            .first()
+        )
+        return f"catalog:{found}" if found is not None else ""
+    return ""

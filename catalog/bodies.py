@@ -24,6 +24,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar
 
 from audit import models as audit_models
 from audit.services import record
+from catalog.access import securable_key_at
 from catalog.analysis import Unavailable
 from catalog.models import Function, Table
 from core.errors import CoreError, NotFound, PermissionDenied
@@ -198,22 +199,6 @@ def check_handover(*, user: Any, row: Any, new_owner: Any) -> None:
 # --- the audit of refusals ---------------------------------------------------------------------
 
 
-def _securable_key(kind: str, path: list[str]) -> str:
-    """``Grant.securable_key`` of the object at ``path`` ("" when it does not exist)."""
-    if len(path) != 3:
-        return ""
-    c, d, n = (part.lower() for part in path)
-    model = Function if kind == "function" else Table
-    pk = (
-        model.objects.filter(database__catalog__name_key=c, database__name_key=d, name_key=n)
-        .values_list("pk", flat=True)
-        .first()
-    )
-    if pk is None:
-        return ""
-    return f"{'function' if kind == 'function' else 'relation'}:{pk}"
-
-
 def record_refusal(user: Any, error: CoreError, *, job_id: Any = None) -> bool:
     """A ``denied`` audit event for a refused body change or ownership transfer (an error
     with ``details.refused``), on the object refused; False for any other error. Write it
@@ -241,7 +226,7 @@ def record_refusal(user: Any, error: CoreError, *, job_id: Any = None) -> bool:
         actor=user if getattr(user, "pk", None) is not None else None,
         object_kind=kind[:10],
         path=path,
-        securable_key=_securable_key(kind, path),
+        securable_key=securable_key_at(kind, path),
         privileges=[privilege] if privilege else [],
         job_id=job_id,
         detail=detail,

@@ -20,7 +20,8 @@ from typing import Any
 
 from audit import models as audit_models
 from audit.services import record
-from catalog.models import Catalog, Database, Function, Table
+from catalog.access import securable_key_at
+from catalog.models import Table
 from core.planner.plan import AccessPlan
 
 # What a job reads (the privileges of its ``Plan.access`` records that are reads).
@@ -106,43 +107,9 @@ def record_denied(job: Any, error: Mapping[str, Any]) -> bool:
         actor=job.user,
         object_kind=kind[:10],
         path=path,
-        securable_key=_securable_key(kind, identifier, str(details.get("path") or "")),
+        securable_key=securable_key_at(kind, identifier, str(details.get("path") or "")),
         privileges=[privilege] if privilege else [],
         job_id=job.pk,
         detail=detail,
     )
     return True
-
-
-def _securable_key(kind: str, identifier: Sequence[str], path: str) -> str:
-    """``Grant.securable_key`` of the object at ``identifier`` ("" when it is not found)."""
-    if kind == "storage":
-        return f"storage:{path}" if path else ""
-    if kind in ("table", "view", "function") and len(identifier) == 3:
-        c, d, n = (part.lower() for part in identifier)
-        model = Function if kind == "function" else Table
-        pk = (
-            model.objects.filter(database__catalog__name_key=c, database__name_key=d, name_key=n)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if pk is None:
-            return ""
-        return f"{'function' if kind == 'function' else 'relation'}:{pk}"
-    if kind == "database" and len(identifier) == 2:
-        found = (
-            Database.objects.filter(
-                catalog__name_key=identifier[0].lower(), name_key=identifier[1].lower()
-            )
-            .values_list("pk", flat=True)
-            .first()
-        )
-        return f"database:{found}" if found is not None else ""
-    if kind == "catalog" and len(identifier) == 1:
-        found = (
-            Catalog.objects.filter(name_key=identifier[0].lower())
-            .values_list("pk", flat=True)
-            .first()
-        )
-        return f"catalog:{found}" if found is not None else ""
-    return ""
