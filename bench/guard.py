@@ -1,7 +1,7 @@
 """What the worker's SQL guard costs per statement, next to what Spark itself spends.
 
 Before any text reaches Spark, the worker compares Spark's lexer with the planner's on it,
-parses it with Spark's parser, describes and walks the tree (jobs/executor/sqlguard.py).
+parses it with Spark's parser, describes and walks the tree (engine/sqlguard.py).
 This measures that check against Spark's own work on the same text in the same session:
 ``spark.sql(text)`` (parse + analysis, nothing run) and a full run (the first 1,000 rows
 as Arrow, as the worker stores them).
@@ -88,7 +88,7 @@ def main() -> None:
     from pyspark.sql import SparkSession
 
     from core.planner import Action, Plan, RelationPlan
-    from jobs.executor import sqlguard
+    from engine import sqlguard
 
     logging.getLogger("py4j").setLevel(logging.WARNING)
     spark = (

@@ -9,7 +9,7 @@ with their owner's rights, so each is judged with the rights of whoever makes it
   it reaches, the transfer is refused, naming the object and what it reaches.
 
 Planning needs the planner's catalog reader, which lives in the jobs app; the catalog names
-what it needs (``Reach``) and the jobs app installs it (``jobs.bodies``, from
+what it needs (``Reach``) and the jobs app installs it (``sessions.bodies``, from
 ``JobsConfig.ready``), as it does Spark's analyzer (``catalog.analysis``).
 
 Refusals carry ``details.refused`` (``body`` | ``owner``) and are audited as ``denied``

@@ -1,6 +1,6 @@
 """Grants, revokes, SHOW GRANTS, the REST permissions body and ownership transfer (issue 18,
 ADR 0011 §4): the one module that writes ``Grant`` rows and moves ownership, for SQL
-commands (``jobs/commands/grants.py``) and REST (``catalog/permission_views.py``) alike.
+commands (``sessions/commands/grants.py``) and REST (``catalog/permission_views.py``) alike.
 Every change is one transaction with its audit event (``audit.services.record``).
 
 The signatures and docstrings of ``find_principal``, ``find_securable``, ``grant``,

@@ -1015,7 +1015,7 @@ def function_delete(*, user: User, function: Function) -> None:
         _record_drop(user, securable)
 
 
-# --- CTAS tables (FLIP-218 stage tables; jobs.write_hooks calls these in the job's transaction)
+# --- CTAS tables (FLIP-218 stage tables; tabledata.hooks calls these in the job's transaction)
 
 
 def ctas_schema(resolved: ResolvedSchema) -> Schema:
@@ -1100,7 +1100,7 @@ def ctas_table_create(
 def ctas_table_activate(*, table: Table, schema: Schema, staged_by_job: Any = None) -> Table:
     """A stage table becomes the table: its schema (from the query), columns, ``active``.
     ``staged_by_job``: a streaming CTAS's table keeps its job's mark until its first batch
-    commits (``jobs.stream_commit``)."""
+    commits (``tabledata.stream_commit``)."""
     resolved = resolve_schema(schema)
     if not resolved.columns:
         raise CoreError("A table needs at least one column.", details={"field": "schema.columns"})
@@ -1118,7 +1118,7 @@ def ctas_table_activate(*, table: Table, schema: Schema, staged_by_job: Any = No
 def ctas_table_drop(*, job_id: Any) -> Table | None:
     """Drop the stage table the CTAS job ``job_id`` created, if it is still staged; the
     dropped row (or None). Never a table this job did not create; its files are the job's
-    staging, deleted by ``jobs.commit.clean_up``."""
+    staging, deleted by ``tabledata.commit.clean_up``."""
     with transaction.atomic():
         table = (
             Table.objects.select_for_update(of=("self",))

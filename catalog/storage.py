@@ -5,7 +5,7 @@ An external table's ``path`` must read the same to Hadoop as to us (``core.locat
 no globs, escapes, schemes, ``..``), lie strictly below one of ``TESSERA_STORAGE_ROOTS``
 (never a root itself) with its symbolic links resolved — the path's own and every link
 inside its directory tree — and overlap no other table's path (``check_no_overlap``). Its
-files are never touched by Tessera except by the writes of ``jobs.commit``. The check runs
+files are never touched by Tessera except by the writes of ``tabledata.commit``. The check runs
 at creation and again at every use (``resolved_external_path``, which the worker passes to
 Spark).
 

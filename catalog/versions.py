@@ -3,7 +3,7 @@ for ``TESSERA_VERSION_RETENTION`` after a newer one replaced it (docs/writes.md,
 versions").
 
 A version is a warehouse directory that stays: a managed table's commit writes a new
-directory and moves ``Table.location`` to it (``jobs.commit``); ``record`` numbers it in the
+directory and moves ``Table.location`` to it (``tabledata.commit``); ``record`` numbers it in the
 same transaction, with the table row locked, and marks the version it replaces. The
 maintenance (``expire``, run from workers' heartbeats) removes the directories of versions
 replaced longer ago than the retention — never the current one, never a directory a table or

@@ -13,7 +13,7 @@ or one inside the other: Unity Catalog's rule); ``overlap`` and ``ancestors`` ar
 half of that check, the catalog's indexed query is the other (``catalog/storage.py``).
 
 This module only reads text (no file system, no JVM). Symbolic links are resolved where
-the files are (``catalog/storage.py`` on the web side, ``jobs/executor/locations.py`` on a
+the files are (``catalog/storage.py`` on the web side, ``engine/locations.py`` on a
 worker, which also asks Hadoop itself how it reads the path).
 """
 

@@ -3,12 +3,12 @@ the audit log (issue 18, ADR 0011 §5), each in the transaction of what it recor
 
 - ``record_reads``: one ``read`` event per distinct securable a job's plan reads (its
   ``Plan.access`` records with SELECT, EXECUTE or READ FILES), written by
-  ``jobs.submission.start_job`` in the job's creation transaction; ``detail.via`` names the
+  ``sessions.statements.start_job`` in the job's creation transaction; ``detail.via`` names the
   view (or SQL function) it was read through when it was read only that way.
-- ``record_writes``: one ``write`` event per target, by ``jobs.commit.commit`` in the commit's
-  transaction (a stream: on its first committed batch only, ``jobs.stream_commit``).
+- ``record_writes``: one ``write`` event per target, by ``tabledata.commit.commit`` in the commit's
+  transaction (a stream: on its first committed batch only, ``tabledata.stream_commit``).
 - ``record_denied``: a ``denied`` event for a statement refused ``PERMISSION_DENIED``, by
-  ``jobs.submission.fail_job``, with the failed job.
+  ``sessions.statements.fail_job``, with the failed job.
 
 They expire after ``TESSERA_AUDIT_ACCESS_RETENTION_SECONDS`` (``audit.services``).
 """

@@ -3,7 +3,7 @@ and wait for its answer, bounded, before the catalog stores a schema.
 
 One question is one ``SchemaCheck`` row: written and committed here, sent to the workers
 (``jobs.dispatch.send_schema_check``, the message expiring with the wait), answered by a
-worker (``jobs.executor.schema_check``) in the row and announced (``jobs.notify``). The
+worker (``engine.schema_check``) in the row and announced (``jobs.notify``). The
 request waits for the answer at most ``TESSERA_SCHEMA_CHECK_SECONDS``, woken by the
 announcement and re-reading the row at least every fallback delay; then the row is
 deleted, answered or not. No answer in time, no broker, or no free held-request slot:
@@ -11,7 +11,7 @@ deleted, answered or not. No answer in time, no broker, or no free held-request 
 
 A view's query is planned here first, as a statement would be (``core.planner``), in the
 view's catalog and database: the worker registers exactly the relations the planner saw
-and derives the schema of the planner's rewritten query (``jobs.executor.typing``, the
+and derives the schema of the planner's rewritten query (``engine.typing``, the
 same code as SQL's CREATE VIEW).
 """
 
@@ -30,10 +30,11 @@ from catalog.analysis import Unavailable, as_error, install
 from core.errors import CoreError
 from core.planner import Action, PlanContext, plan_statement
 from core.schema import ResolvedSchema, Schema
-from jobs import dispatch, notify, planning
-from jobs.catalog_reader import DjangoCatalogReader
+from jobs import dispatch, notify
 from jobs.models import SchemaCheck
 from jobs.selectors import held
+from sessions import planning
+from sessions.catalog_reader import DjangoCatalogReader
 
 log = logging.getLogger(__name__)
 

@@ -8,23 +8,17 @@ class JobsConfig(AppConfig):
     verbose_name = "Jobs and workers"
 
     def ready(self) -> None:
-        from jobs import (
-            analysis,
-            bodies,
-            quotas,
-            scripts,
-            statistics_hooks,
-            uploads,
-            worker,
-            write_hooks,
-        )  # worker: Celery worker signals
+        from jobs import analysis, worker
+        from results import uploads  # worker: Celery worker signals
+        from sessions import bodies, quotas, scripts
+        from tabledata import hooks, statistics_hooks
 
         # A script's next statement starts when the one before it ends, in whichever
         # process (web or worker) ended it: the hook must be there in both.
         scripts.install_hooks()
         # Writes (FLIP-218): stage tables, commit and clean-up, in every process that moves
         # jobs (web, workers, the reaper).
-        write_hooks.install_hooks()
+        hooks.install_hooks()
         # ANALYZE TABLE: the figures reach the table inside the job's FINISHED transition.
         statistics_hooks.install_hooks()
         # The catalog asks a worker's Spark analyzer before it stores a schema with

@@ -23,10 +23,12 @@ from django.utils import timezone
 from audit import services as audit
 from catalog import versions
 from core import jobstate
-from jobs import lifecycle, results, scheduling, stream_commit, uploads
-from jobs.commit_files import warehouse
+from jobs import lifecycle, scheduling
 from jobs.dispatch import enqueue
 from jobs.models import Job, Session, Worker
+from results import store, uploads
+from tabledata import stream_commit
+from tabledata.commit_files import warehouse
 
 log = logging.getLogger(__name__)
 
@@ -290,7 +292,7 @@ def expire_sessions(now: datetime | None = None) -> int:
 
 def expire_results() -> int:
     """Delete stored results older than ``TESSERA_RESULT_TTL_SECONDS``; returns how many."""
-    return results.expire_results(timedelta(seconds=settings.TESSERA_RESULT_TTL_SECONDS))
+    return store.expire_results(timedelta(seconds=settings.TESSERA_RESULT_TTL_SECONDS))
 
 
 def expire_table_versions(now: datetime | None = None) -> list[str]:

@@ -279,10 +279,10 @@ class SchemaCheck(models.Model):
 
 
 class Upload(models.Model):
-    """Data a session's user sent as Arrow IPC (``jobs.uploads``), stored as parquet in
+    """Data a session's user sent as Arrow IPC (``results.uploads``), stored as parquet in
     ``<UPLOADS_DIR>/<session id>/<upload id>/``; read through a temporary table with
     ``'connector' = 'upload'``. Deleted with its session (CASCADE), its files with it
-    (``jobs.uploads.install_hooks``)."""
+    (``results.uploads.install_hooks``)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="uploads")

@@ -26,10 +26,11 @@ from django.utils import timezone
 from core import jobstate
 from core.errors import CoreError, NotFound
 from core.instants import parse_instant
-from jobs import maintenance, notify, result_arrow, result_query, results
+from jobs import maintenance, notify
 from jobs.errors import ResultNotReady
 from jobs.models import Job, JobEvent, Session
-from jobs.stream_commit import is_streaming
+from results import arrow, queries, store
+from tabledata.stream_commit import is_streaming
 
 User = AbstractBaseUser | AnonymousUser
 T = TypeVar("T")
@@ -229,12 +230,12 @@ def job_result_page(
                 f"offset must be a whole number of rows, 0 or more, got '{str(offset)[:50]}'.",
                 details={"field": "offset"},
             )
-    view = result_query.parse_view(sort, filters, [c["name"] for c in columns])
+    view = queries.parse_view(sort, filters, [c["name"] for c in columns])
     if view.plain:
-        rows, following = results.read_page(job.pk, start, limit)
+        rows, following = store.read_page(job.pk, start, limit)
         count = int(meta.get("row_count", 0))
     else:
-        rows, following, count = result_query.read_view_page(job.pk, view, start, limit)
+        rows, following, count = queries.read_view_page(job.pk, view, start, limit)
     return ResultPage(columns=columns, rows=rows, next=following, row_count=count)
 
 
@@ -250,16 +251,16 @@ def job_result_chart(
     """A chart's points over the job's whole (filtered) result, aggregated by X."""
     meta = require_result(job)
     names = [c["name"] for c in meta.get("columns", [])]
-    view = result_query.parse_view(None, filters, names)
-    chart = result_query.parse_chart(x, y, aggregation, points, names)
-    return result_query.chart_data(job.pk, view, chart)
+    view = queries.parse_view(None, filters, names)
+    chart = queries.parse_chart(x, y, aggregation, points, names)
+    return queries.chart_data(job.pk, view, chart)
 
 
 def job_result_download(*, job: Job, fmt: str) -> Any:
     meta = require_result(job)
     if fmt == "arrow":
-        return result_arrow.arrow_response(job.pk, meta)
-    return results.download_response(job.pk, fmt)
+        return arrow.arrow_response(job.pk, meta)
+    return store.download_response(job.pk, fmt)
 
 
 # Requests of this process that may be held waiting at once (``wait`` of statements, of

@@ -28,7 +28,7 @@ def _worker_name(task: Any) -> str:
 def run_job(self: Any, job_id: str) -> str | None:
     """A slot of this worker is free: run the fairest eligible job on its Spark (usually
     ``job_id``, the one the message was sent for; see jobs.scheduling), or nothing."""
-    from jobs.executor.run import run_job as execute
+    from engine.run import run_job as execute
 
     close_old_connections()  # per task, as Django per request (see CELERY_DB_REUSE_MAX)
     return execute(job_id, _worker_name(self))
@@ -37,8 +37,8 @@ def run_job(self: Any, job_id: str) -> str | None:
 @shared_task(name="tessera.check_schema", acks_late=True, ignore_result=True)  # type: ignore[untyped-decorator]
 def check_schema(check_id: str) -> bool:
     """Spark's analyzer answers a catalog write that waits (``jobs.analysis``): a table's
-    expressions typed or a view's schema derived (see jobs.executor.schema_check)."""
-    from jobs.executor.schema_check import answer_check
+    expressions typed or a view's schema derived (see engine.schema_check)."""
+    from engine.schema_check import answer_check
 
     close_old_connections()
     return answer_check(check_id)

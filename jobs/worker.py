@@ -18,7 +18,7 @@ crashed): their rows are marked stopped at once and their jobs reaped, without w
 the heartbeat timeout. Health counts rows with a fresh heartbeat that are not stopped.
 
 On ``worker_ready`` the worker also starts its SparkSession in the background
-(``jobs.executor.runtime``), so the first job does not wait for the JVM. This module is
+(``engine.spark_session``), so the first job does not wait for the JVM. This module is
 imported by the web process too (``JobsConfig.ready``) and so must not import pyspark at
 module level.
 """
@@ -274,11 +274,11 @@ def _heartbeat_loop(identity: str, node: str) -> None:
 
 def _start_spark() -> None:
     try:
-        from jobs.executor import runtime
+        from engine import spark_session
     except ImportError:
         log.warning("pyspark is not installed: this worker cannot run Spark jobs")
         return
-    runtime.start_in_background()
+    spark_session.start_in_background()
 
 
 def warn_if_root() -> bool:

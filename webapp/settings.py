@@ -314,7 +314,7 @@ RESULTS_DIR = DATA_DIR / "results"
 TESSERA_RESULT_MAX_ROWS = int(os.environ.get("TESSERA_RESULT_MAX_ROWS", "100000"))
 # The most rows a statement sent with "row_limit" may keep (POST …/statements): whole results
 # for programs (the Python Table API). Above TESSERA_RESULT_MAX_ROWS the worker writes them
-# without collecting them in its driver JVM (jobs.executor.large_results).
+# without collecting them in its driver JVM (engine.large_results).
 TESSERA_RESULT_DOWNLOAD_MAX_ROWS = int(
     os.environ.get("TESSERA_RESULT_DOWNLOAD_MAX_ROWS", "100000000")
 )
@@ -373,7 +373,7 @@ TESSERA_JOB_TIMEOUT_MAX_SECONDS = int(
     os.environ.get("TESSERA_JOB_TIMEOUT_MAX_SECONDS", str(TESSERA_JOB_TIMEOUT_SECONDS))
 )
 # Session properties (what a user may SET, with their ranges) live in one registry:
-# core/session_properties.py, bound to the limits above by jobs/planning.py.
+# core/session_properties.py, bound to the limits above by sessions/planning.py.
 
 # --- Statement limits: what one user's statements may cost the web process -----------------
 # (docs/security.md §4: how they were measured.) Checked before a statement is planned;
@@ -384,7 +384,7 @@ TESSERA_SQL_MAX_DEPTH = int(os.environ.get("TESSERA_SQL_MAX_DEPTH", "24"))
 TESSERA_SCRIPT_MAX_STATEMENTS = int(os.environ.get("TESSERA_SCRIPT_MAX_STATEMENTS", "500"))
 # Planning one statement stops with PLANNING_TIMEOUT after this many seconds (0: never).
 TESSERA_PLANNING_BUDGET_SECONDS = float(os.environ.get("TESSERA_PLANNING_BUDGET_SECONDS", "10"))
-# Statements planned at once in one web process: per user, and in all (jobs/planning.py).
+# Statements planned at once in one web process: per user, and in all (sessions/planning.py).
 # A statement that finds no free slot waits up to TESSERA_PLANNING_WAIT_SECONDS for one
 # (at most TESSERA_PLANNING_WAITING_PER_USER of one user wait, each counted as a held
 # request of TESSERA_HELD_REQUESTS_PER_PROCESS), then 429 TOO_MANY_REQUESTS.

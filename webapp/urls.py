@@ -61,7 +61,7 @@ api_v1: list[URLPattern | URLResolver] = [
     re_path(r"^schema/?$", SpectacularAPIView.as_view(), name="schema"),
     re_path(r"^docs/?$", DocsView.as_view(url_name="schema"), name="docs"),
     path("", include("catalog.urls")),
-    path("", include("jobs.urls")),
+    path("", include("sessions.urls")),
     path("", include("workbench.urls")),
 ]
 

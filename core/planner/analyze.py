@@ -5,7 +5,7 @@ registered as temporary views, so the statement is Tessera's: the planner resolv
 permanent table and its columns, checks that the user holds ``MODIFY`` on the table
 (issue 18: statistics are its metadata) and hands a worker a plan
 (action ``analyze_table``) that reads the table through its usual relation and computes
-the figures with DataFrame aggregations in one pass (``jobs/executor/analyze.py``).
+the figures with DataFrame aggregations in one pass (``engine/analyze_table.py``).
 
 Modes (``args.mode``): ``noscan`` (files and size only, no Spark scan), ``table`` (also
 the row count) and ``columns`` (also per-column figures). What a column gets depends on its

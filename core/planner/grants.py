@@ -16,7 +16,7 @@ statement's user may see (a hidden object answers exactly as a missing one) and 
 ``MANAGE`` to grant and revoke, the owner's rights to give an object a new owner, an admin for
 storage roots; seeing the object is enough for SHOW GRANTS (which then lists only the user's
 own rows unless they may manage it: the web side's rule). These plans need no Spark: the web
-process runs them (``jobs/commands/grants.py``).
+process runs them (``sessions/commands/grants.py``).
 
 Plan args (docs/statements.md, "Grants"): ``securable`` is ``{"kind", "identifier"}`` (the
 full path as stored) or ``{"kind": "storage", "path"}``; ``privileges`` the privileges in

@@ -87,7 +87,7 @@ class FunctionDef:
 
 
 class CatalogReader(Protocol):
-    """Read access to the catalog; implemented by ``jobs/catalog_reader.py`` (Django).
+    """Read access to the catalog; implemented by ``sessions/catalog_reader.py`` (Django).
 
     Temporary objects come first (FLIP-64): ``get_relation`` and ``get_function`` return the
     session's temporary object with that identifier if there is one (``temporary=True``),

@@ -255,7 +255,7 @@ def _tables_and_scopes(tree: exp.Expr) -> Iterator[tuple[exp.Table, _CteScope | 
         node, scope = stack.pop()
         if isinstance(node, exp.Hint):
             # /*+ BROADCAST(b) */ names aliases, not catalog tables; the hint is one token to
-            # us, and the worker checks Spark's own parse of it (jobs/executor/sqlguard.py).
+            # us, and the worker checks Spark's own parse of it (engine/sqlguard.py).
             continue
         if isinstance(node, exp.Table):
             yield node, scope

@@ -5,7 +5,7 @@ worker sends it with its own ANTLR lexer and parser. Wherever the two disagree (
 comment or a string ends, how quotes nest, what an escape means), text the planner took for
 harmless would be code for Spark. So, before Spark runs anything, the worker parses the exact
 text with Spark's parser (``sessionState.sqlParser``: parsing only, no analysis), describes
-the tree as JSON (``jobs/executor/jvm/TreeDescriber.java``) and hands it here.
+the tree as JSON (``engine/jvm/TreeDescriber.java``) and hands it here.
 
 ``check_tree`` walks every node of that tree and refuses, with ``ForbiddenSql``:
 
@@ -380,7 +380,7 @@ _CLASSED = frozenset({"p", "e", "t", "o", "j", "u", "q"})
 
 class SparkTree:
     """A parse tree as ``TreeDescriber`` describes it: flat, nodes by number, class and field
-    names interned (see jobs/executor/jvm/TreeDescriber.java for the format)."""
+    names interned (see engine/jvm/TreeDescriber.java for the format)."""
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         nodes, classes, fields = data.get("nodes"), data.get("classes"), data.get("fields")

@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog.models import Catalog, Database, Table
 from core.errors import CoreError
-from jobs.completion import split_path
 from jobs.models import Session, TemporaryObject
+from sessions.names import split_path
 from tests.conftest import API, assert_error
 
 pytestmark = pytest.mark.django_db

@@ -24,10 +24,11 @@ from core.identifiers import ObjectIdentifier
 from core.planner.plan import AccessPlan
 from core.privileges import Kind, Privilege
 from core.schema import PhysicalColumn, Schema
-from jobs import access_log, commit
-from jobs.catalog_reader import DjangoCatalogReader
-from jobs.executor import errors
+from engine import errors
+from jobs import access_log
 from jobs.models import Job
+from sessions.catalog_reader import DjangoCatalogReader
+from tabledata import commit
 from tests.grants_support import share
 
 pytestmark = pytest.mark.django_db

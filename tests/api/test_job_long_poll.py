@@ -15,8 +15,9 @@ import pytest
 from django.db import connection
 
 from core import jobstate
-from jobs import lifecycle, notify, selectors, sessions
+from jobs import lifecycle, notify, selectors
 from jobs.models import Job
+from sessions import services
 from tests.conftest import API, assert_error
 
 
@@ -26,7 +27,7 @@ def slow_fallback(settings) -> None:
 
 
 def make_job(user: Any, status: str = jobstate.CREATED) -> Job:
-    session = sessions.session_create(user=user)
+    session = services.session_create(user=user)
     return Job.objects.create(
         session=session, user=user, sql="SELECT 1", kind="query", status=status
     )

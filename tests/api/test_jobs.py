@@ -18,8 +18,9 @@ from django.utils import timezone
 
 from core import jobstate
 from core.jobstate import IllegalTransition, JobView, NoOpHook
-from jobs import dispatch, lifecycle, submission
+from jobs import dispatch, lifecycle
 from jobs.models import Job, JobEvent, Session
+from sessions import statements
 from tests.conftest import API, assert_error
 
 pytestmark = pytest.mark.django_db
@@ -122,7 +123,7 @@ def command_plan(action: str, kind: str = "show", **args: Any) -> dict[str, Any]
 
 def submit(session_id: str, plan: dict[str, Any], sql: str = "SELECT 1") -> Job:
     session = Session.objects.select_related("user").get(pk=session_id)
-    return submission.submit_plan(session=session, sql=sql, plan=plan)
+    return statements.submit_plan(session=session, sql=sql, plan=plan)
 
 
 def event_types(client, job_id: Any) -> list[str]:
@@ -451,7 +452,7 @@ def test_get_of_a_job_with_a_fresh_heartbeat_leaves_it_running(alice_api):
 
 
 def test_an_unexpected_error_fails_the_job_without_a_traceback(alice_api, monkeypatch, caplog):
-    from jobs import commands
+    from sessions import commands
 
     def broken(job: Any, args: Any) -> Any:
         raise RuntimeError("secret internals")

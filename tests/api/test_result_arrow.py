@@ -15,8 +15,9 @@ import pytest
 from django.http import StreamingHttpResponse
 
 from core import jobstate
-from jobs import lifecycle, result_arrow, results
+from jobs import lifecycle
 from jobs.models import Job, Session
+from results import arrow, store
 from tests.api.test_results import finished_job, sample_table, spark_job
 from tests.conftest import API, assert_error
 
@@ -79,7 +80,7 @@ def test_result_arrow_is_streamed_batch_by_batch(alice_api, session, monkeypatch
         {"id": pa.array(range(rows), pa.int64()), "half": pa.array(range(0, 2 * rows, 2))}
     )
     job = finished_job_of(session, table)
-    monkeypatch.setattr(result_arrow, "ARROW_CHUNK_BYTES", 1 << 20)
+    monkeypatch.setattr(arrow, "ARROW_CHUNK_BYTES", 1 << 20)
     response = alice_api.get(f"{API}/jobs/{job.id}/result.arrow")
     assert isinstance(response, StreamingHttpResponse)
     chunks = list(cast(Iterator[bytes], response.streaming_content))
@@ -93,7 +94,7 @@ def finished_job_of(session: Session, table: pa.Table) -> Job:
     job = spark_job(session)
     lifecycle.transition(job.id, jobstate.CREATED, jobstate.RUNNING, worker="w")
     columns = [{"name": name, "data_type": "BIGINT"} for name in table.column_names]
-    result = results.write_result(job.id, table, columns=columns, truncated=False)
+    result = store.write_result(job.id, table, columns=columns, truncated=False)
     return lifecycle.transition(job.id, jobstate.RUNNING, jobstate.FINISHED, result=result)
 
 
@@ -117,7 +118,7 @@ def test_not_ready_failed_expired_and_odd_paths(alice_api, session, settings):
     done = finished_job(session, sample_table())
     settings.TESSERA_RESULT_TTL_SECONDS = 60
     old = time.time() - 120
-    os.utime(results.result_path(done.id), (old, old))
+    os.utime(store.result_path(done.id), (old, old))
     assert_error(
         alice_api.get(f"{API}/jobs/{done.id}/result.arrow"), 404, "NOT_FOUND", "has expired"
     )

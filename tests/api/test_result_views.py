@@ -13,8 +13,10 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pytest
 
 from core import jobstate
-from jobs import lifecycle, results, submission
+from jobs import lifecycle
 from jobs.models import Job, Session
+from results import store
+from sessions import statements
 from tests.conftest import API, assert_error
 
 pytestmark = pytest.mark.django_db
@@ -66,9 +68,9 @@ def job(alice_api) -> Job:
     session = Session.objects.select_related("user").get(pk=response.json()["id"])
     sql = "SELECT * FROM t"
     plan = {"kind": "query", "action": "query", "needs_spark": True, "sql": sql, "args": {}}
-    created = submission.submit_plan(session=session, sql=sql, plan=plan)
+    created = statements.submit_plan(session=session, sql=sql, plan=plan)
     lifecycle.transition(created.id, jobstate.CREATED, jobstate.RUNNING, worker="w")
-    result = results.write_result(created.id, table(), columns=COLUMNS, truncated=False)
+    result = store.write_result(created.id, table(), columns=COLUMNS, truncated=False)
     return lifecycle.transition(created.id, jobstate.RUNNING, jobstate.FINISHED, result=result)
 
 

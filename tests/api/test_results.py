@@ -22,8 +22,10 @@ from django.db import connection
 from django.utils import timezone
 
 from core import jobstate
-from jobs import lifecycle, results, submission
+from jobs import lifecycle
 from jobs.models import Job, Session
+from results import store
+from sessions import statements
 from tests.conftest import API, assert_error
 
 pytestmark = pytest.mark.django_db
@@ -112,14 +114,14 @@ def session(alice_api) -> Session:
 
 def spark_job(session: Session, sql: str = "SELECT * FROM t") -> Job:
     plan = {"kind": "query", "action": "query", "needs_spark": True, "sql": sql, "args": {}}
-    return submission.submit_plan(session=session, sql=sql, plan=plan)
+    return statements.submit_plan(session=session, sql=sql, plan=plan)
 
 
 def finished_job(session: Session, table: pa.Table, truncated: bool = False) -> Job:
     """A query job run as a worker runs it: claim, write the Arrow result, finish."""
     job = spark_job(session)
     lifecycle.transition(job.id, jobstate.CREATED, jobstate.RUNNING, worker="w")
-    result = results.write_result(job.id, table, columns=COLUMNS, truncated=truncated)
+    result = store.write_result(job.id, table, columns=COLUMNS, truncated=truncated)
     return lifecycle.transition(job.id, jobstate.RUNNING, jobstate.FINISHED, result=result)
 
 
@@ -225,7 +227,7 @@ def test_parquet_download(alice_api, session):
 
 def test_an_expired_result_is_not_found(alice_api, session, settings):
     job = finished_job(session, sample_table())
-    path = results.result_path(job.id)
+    path = store.result_path(job.id)
     settings.TESSERA_RESULT_TTL_SECONDS = 60
     old = time.time() - 120
     os.utime(path, (old, old))
@@ -242,12 +244,12 @@ def test_expire_results_removes_old_files_only(session):
     old_job = finished_job(session, sample_table())
     new_job = finished_job(session, sample_table())
     old = time.time() - 3600
-    os.utime(results.result_path(old_job.id), (old, old))
-    assert results.expire_results(timedelta(minutes=30)) == 1
-    assert not results.result_path(old_job.id).exists()
-    assert results.result_path(new_job.id).exists()
-    assert results.expire_results(timezone.now() + timedelta(seconds=1)) == 1
-    assert results.delete_result(new_job.id) is False
+    os.utime(store.result_path(old_job.id), (old, old))
+    assert store.expire_results(timedelta(minutes=30)) == 1
+    assert not store.result_path(old_job.id).exists()
+    assert store.result_path(new_job.id).exists()
+    assert store.expire_results(timezone.now() + timedelta(seconds=1)) == 1
+    assert store.delete_result(new_job.id) is False
 
 
 def test_no_result_before_the_job_finished_nor_after_it_failed(alice_api, session):
@@ -269,13 +271,13 @@ def test_write_rows_stores_command_results(session):
         {"name": "tableName", "data_type": "STRING"},
         {"name": "isTemporary", "data_type": "BOOLEAN"},
     ]
-    meta = results.write_rows(job.id, columns, [["d", "t1", False], ["d", None, False]])
+    meta = store.write_rows(job.id, columns, [["d", "t1", False], ["d", None, False]])
     assert meta == {"columns": columns, "row_count": 2, "truncated": False}
-    rows, following = results.read_page(job.id, 0, 10)
+    rows, following = store.read_page(job.id, 0, 10)
     assert rows == [["d", "t1", False], ["d", None, False]]
     assert following is None
-    assert results.read_page(job.id, 1, 1) == ([["d", None, False]], None)
-    assert results.read_page(job.id, 0, 1) == ([["d", "t1", False]], 1)
+    assert store.read_page(job.id, 1, 1) == ([["d", None, False]], None)
+    assert store.read_page(job.id, 0, 1) == ([["d", "t1", False]], 1)
 
 
 # --- the web process stays free of Spark -----------------------------------------------------
@@ -289,7 +291,7 @@ def test_the_web_process_never_imports_pyspark_while_serving_statements(tmp_path
     code = """
 import sys, django
 django.setup()
-import webapp.urls, webapp.wsgi, jobs.views, jobs.admin
+import webapp.urls, webapp.wsgi, sessions.views, jobs.admin
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 user = User.objects.create_user("carol")

@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from core import jobstate
 from core.jobstate import JobView, NoOpHook
-from jobs import lifecycle, maintenance, scheduling, submission
+from jobs import lifecycle, maintenance, scheduling
 from jobs.models import Job, JobEvent, Session, Worker
+from sessions import statements
 from tests.conftest import API, PASSWORD, assert_error, client_for
 
 pytestmark = pytest.mark.django_db
@@ -309,7 +310,7 @@ def test_two_requests_at_once_cannot_both_take_the_last_place(transactional_db, 
             if wait_for_first:
                 assert hook.inserting.wait(10)
             found = Session.objects.select_related("user").get(pk=session.pk)
-            submission.submit_plan(session=found, sql="SELECT 1", plan=_plan())
+            statements.submit_plan(session=found, sql="SELECT 1", plan=_plan())
             outcomes.append("created")
         except scheduling.TooManyJobs:
             outcomes.append("refused")

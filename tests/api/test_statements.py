@@ -15,8 +15,9 @@ import pytest
 from core import jobstate
 from core.datatypes import AtomicType, DataType
 from core.schema import PhysicalColumn, ResolvedColumn, Schema
-from jobs import commands, lifecycle, notify, submission
+from jobs import lifecycle, notify
 from jobs.models import Job, Session
+from sessions import commands, statements
 from tests.api.test_jobs import RecordingHook
 from tests.conftest import API, RICH_SCHEMA, assert_error, simple_schema
 
@@ -288,7 +289,7 @@ def test_show_create_table_of_a_table_with_expressions_plans_back_to_its_schema(
     make.table("demo", "default", "rich", RICH_SCHEMA)
     (ddl,) = sql.run("SHOW CREATE TABLE rich")[0]
     session = Session.objects.get(pk=sql.id)
-    plan = submission.plan_sql(session, ddl.replace("`rich`", "`rich2`"))
+    plan = statements.plan_sql(session, ddl.replace("`rich`", "`rich2`"))
     assert plan["action"] == "create_table" and plan["needs_spark"] is True
     assert Schema.from_dict(plan["args"]["schema"]) == Schema.from_dict(RICH_SCHEMA)
 

@@ -29,8 +29,9 @@ from catalog.models import Table
 from core import jobstate
 from core.errors import TooManyStreams
 from core.jobstate import JobView, NoOpHook, Record
-from jobs import lifecycle, maintenance, scheduling, submission, worker
+from jobs import lifecycle, maintenance, scheduling, worker
 from jobs.models import Job, JobEvent, Session, Worker
+from sessions import statements
 from tests.conftest import API, assert_error
 
 pytestmark = pytest.mark.django_db
@@ -308,7 +309,7 @@ def test_canceling_a_requeued_stream_ends_it_at_once_with_the_cancel_hooks(hooks
     maintenance.reap_lost_jobs()
     alice = _user()
 
-    canceled = submission.job_cancel(user=alice, job=Job.objects.get(pk=job.pk))
+    canceled = statements.job_cancel(user=alice, job=Job.objects.get(pk=job.pk))
 
     assert canceled.status == jobstate.CANCELED
     assert canceled.error is not None
@@ -361,7 +362,7 @@ def session(make, alice) -> Session:
 def test_a_requeued_streaming_ctas_keeps_its_table_and_staging(session) -> None:
     _worker("w1@h/1/a")
     session = Session.objects.select_related("user").get(pk=session.pk)
-    job = submission.submit_plan(session=session, sql="CREATE TABLE t AS …", plan=_ctas_plan("t"))
+    job = statements.submit_plan(session=session, sql="CREATE TABLE t AS …", plan=_ctas_plan("t"))
     assert job.status == jobstate.CREATED, job.error
     staging = Job.objects.get(pk=job.pk).staging
     assert staging
@@ -465,7 +466,7 @@ def test_the_sweeper_resends_a_waiting_stream_without_backing_off(settings, sent
 
 def _submit_stream(session: Session, sql: str = "SELECT * FROM s") -> Job:
     found = Session.objects.select_related("user").get(pk=session.pk)
-    return submission.submit_plan(session=found, sql=sql, plan=_plan())
+    return statements.submit_plan(session=found, sql=sql, plan=_plan())
 
 
 @pytest.fixture
@@ -488,7 +489,7 @@ def test_a_stream_is_admitted_while_a_live_worker_has_a_slot(plain_session) -> N
     assert "POST /jobs/{id}/cancel" in error.message
     assert error.details == {"workers": 1, "slots": 2, "streams": 2, "retry_after": 30}
     # A batch statement is not concerned.
-    batch = submission.submit_plan(
+    batch = statements.submit_plan(
         session=Session.objects.select_related("user").get(pk=plain_session.pk),
         sql="SELECT 1",
         plan=_plan(streaming=False),
@@ -678,7 +679,7 @@ def test_a_transition_held_by_another_worker_is_refused(hooks) -> None:
 def test_the_sweep_removes_only_ended_streams_directories(settings, tmp_path) -> None:
     settings.DATA_DIR = tmp_path / "data"
     settings.WAREHOUSE_DIR = tmp_path / "data" / "warehouse"
-    from jobs import stream_commit
+    from tabledata import stream_commit
 
     ended = [_job(status) for status in (jobstate.FAILED, jobstate.CANCELED, jobstate.FINISHED)]
     waiting = _job(jobstate.CREATED)  # e.g. requeued: it resumes from its checkpoint

@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from catalog.models import Database, Table
-from jobs import manifest
 from jobs.models import Session
+from tabledata import manifest
 from tests.api.test_writes_lifecycle import (
     TABLES,
     ctas_plan,

@@ -21,8 +21,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from core.errors import PayloadTooLarge
-from jobs import uploads
 from jobs.models import Session, TemporaryObject, Upload
+from results import uploads
 from tests.api.test_statements import Console
 from tests.conftest import API, assert_error
 

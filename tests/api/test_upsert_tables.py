@@ -10,8 +10,9 @@ from django.db import transaction
 from catalog.models import Table
 from core.errors import Conflict
 from core.planner.sources import stored_source
-from jobs import commit, write_staging
 from jobs.models import Job
+from tabledata import commit
+from tabledata import staging as write_staging
 from tests.conftest import API, assert_error
 from tests.worker.helpers import planned, session_for
 

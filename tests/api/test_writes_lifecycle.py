@@ -1,11 +1,11 @@
 """Writes (FLIP-218) without a worker: stage tables, commit, clean-up, skip and races.
 
-Jobs are made with ``jobs.submission.submit_plan`` and hand-built plans (the dicts the
+Jobs are made with ``sessions.statements.submit_plan`` and hand-built plans (the dicts the
 planner makes for CTAS, INSERT and statement sets, docs/statements.md), then moved through
 ``jobs.lifecycle`` here, as a worker would: claim, write a small parquet file into the
-staging location (``jobs.write_staging.staging_location``), store the analysed schema, FINISHED
-(or FAILED / CANCELED). The hooks of ``jobs.write_hooks`` and the commit protocol of
-``jobs.write_staging`` and ``jobs.commit`` do the rest, as in production.
+staging location (``tabledata.staging.staging_location``), store the analysed schema, FINISHED
+(or FAILED / CANCELED). The hooks of ``tabledata.hooks`` and the commit protocol of
+``tabledata.staging`` and ``tabledata.commit`` do the rest, as in production.
 """
 
 from __future__ import annotations
@@ -29,18 +29,12 @@ from core import jobstate
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.jobstate import JobView, NoOpHook, Record
-from jobs import (
-    commit,
-    commit_files,
-    external_commit,
-    lifecycle,
-    maintenance,
-    manifest,
-    submission,
-    write_staging,
-)
-from jobs.catalog_reader import DjangoCatalogReader
+from jobs import lifecycle, maintenance
 from jobs.models import Job, JobEvent, Session
+from sessions import statements
+from sessions.catalog_reader import DjangoCatalogReader
+from tabledata import commit, commit_files, external_commit, manifest
+from tabledata import staging as write_staging
 from tests.conftest import API
 
 pytestmark = pytest.mark.django_db
@@ -163,7 +157,7 @@ def set_plan(*inserts: tuple[str, bool]) -> dict[str, Any]:
 
 def submit(session: Session, plan: dict[str, Any], sql: str = "CREATE TABLE … AS …") -> Job:
     session = Session.objects.select_related("user").get(pk=session.pk)
-    return submission.submit_plan(session=session, sql=sql, plan=plan)
+    return statements.submit_plan(session=session, sql=sql, plan=plan)
 
 
 def write_parquet(directory: str | Path, ids: list[int]) -> Path:
@@ -379,7 +373,7 @@ def test_a_failed_ctas_drops_its_stage_table_and_its_files(session, alice_api, s
 
 def test_canceling_a_ctas_before_it_starts_drops_its_stage_table(session, alice, alice_api):
     job = submit(session, ctas_plan("t"))
-    canceled = submission.job_cancel(user=alice, job=job)
+    canceled = statements.job_cancel(user=alice, job=job)
     assert canceled.status == "CANCELED"
     assert events(job) == [
         "created",

@@ -96,4 +96,4 @@ def test_a_pipeline_that_raises_shows_its_own_error(ui: UI, page: Any, demo: Use
     expect(alert).to_contain_text("no orders today")
     frames = pane(page).get_by_test_id("job-traceback")
     expect(frames).to_contain_text('File "tests/pipelines/cases.py"')
-    expect(frames).not_to_contain_text("jobs/executor")
+    expect(frames).not_to_contain_text("engine")

@@ -752,7 +752,7 @@ def test_hint_arguments_are_aliases_not_catalog_tables(
     sql: str, hint: str, tables: list[str]
 ) -> None:
     """A hint is one token to the planner and names aliases; Spark's parse of it is checked
-    on the worker (jobs/executor/sqlguard.py). It was once 'Cannot locate the table …'."""
+    on the worker (engine/sqlguard.py). It was once 'Cannot locate the table …'."""
     planned = plan(sql)
     assert [r.identifier[2] for r in planned.relations] == tables
     assert hint in planned.sql

@@ -1,6 +1,6 @@
 """Pipelines over live DataFrames (``tests/worker/test_pipeline_dataframes.py``):
 ``from_data_frame`` and ``create_temporary_view`` of a DataFrame of ``t_env.spark`` copy
-nothing (``'connector' = 'dataframe'``, jobs/executor/dataframes.py)."""
+nothing (``'connector' = 'dataframe'``, engine/dataframes.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The runtime matrix: the worker suites that matter, run against each Spark runtime a
-worker can use (``jobs.executor``'s seam): ``local`` (``SPARK_MASTER=local[2]``),
+worker can use (``engine``'s seam): ``local`` (``SPARK_MASTER=local[2]``),
 ``cluster`` (a real standalone master + worker started from the pinned PySpark,
 ``SPARK_MASTER=spark://…``) and ``connect`` (a real Spark Connect server,
 ``SPARK_REMOTE=sc://…``).

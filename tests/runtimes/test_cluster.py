@@ -1,6 +1,6 @@
 """What is particular to a standalone cluster: jobs really run in the cluster's executors,
 and a worker whose executors do not share its storage refuses to run anything, saying why
-(``jobs.executor.storage_check``)."""
+(``engine.storage_check``)."""
 
 from __future__ import annotations
 

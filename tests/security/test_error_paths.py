@@ -25,7 +25,7 @@ from django.conf import settings
 from catalog import services as catalog_services
 from catalog.models import Database, Table
 from core.schema import Schema
-from jobs.executor.errors import error_from_exception, known_locations, scrub_paths
+from engine.errors import error_from_exception, known_locations, scrub_paths
 from tests.worker.helpers import api_for, create_user, open_session, statement, wait_job
 
 

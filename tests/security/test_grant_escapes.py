@@ -31,9 +31,9 @@ from catalog.access import relation_securable
 from catalog.models import Grant, Table
 from core.datatypes import AtomicType
 from core.schema import PhysicalColumn, Schema
-from jobs import submission
-from jobs.executor import errors
+from engine import errors
 from jobs.models import Job, Session
+from sessions import statements
 from tests.conftest import API, PASSWORD, client_for
 from tests.grants_support import share
 
@@ -274,9 +274,9 @@ def hand_job(asker: Asker, owner: User, sql: str) -> Job:
     """``sql`` planned for ``owner`` (who may do it), submitted in ``asker``'s session: the
     planner never judged it for ``asker``, so only the commands' own checks stand."""
     session = Session.objects.create(user=owner, idle_timeout_seconds=3600, last_used_at=_now())
-    plan = submission.plan_sql(session, sql)
+    plan = statements.plan_sql(session, sql)
     mine = Session.objects.get(pk=asker.session)
-    return submission.submit_plan(session=mine, sql=sql, plan=plan)
+    return statements.submit_plan(session=mine, sql=sql, plan=plan)
 
 
 def _now() -> Any:

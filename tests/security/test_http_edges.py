@@ -30,8 +30,10 @@ from accounts.models import ApiToken
 from accounts.throttles import SignInThrottle
 from catalog.models import Catalog
 from core import jobstate
-from jobs import lifecycle, results, submission
+from jobs import lifecycle
 from jobs.models import Job, Session
+from results import store
+from sessions import statements
 from tests.conftest import API, PASSWORD, assert_error, json_client
 from tests.security.servers import Gunicorn, manage, server_env
 from tests.worker.helpers import open_session, statement, wait_job
@@ -339,9 +341,9 @@ def _finished_job(session: Session, table: pa.Table, columns: list[dict[str, str
     """A query job run as a worker runs it: claim, write the Arrow result, finish."""
     sql = "SELECT * FROM t"
     plan = {"kind": "query", "action": "query", "needs_spark": True, "sql": sql, "args": {}}
-    job = submission.submit_plan(session=session, sql=sql, plan=plan)
+    job = statements.submit_plan(session=session, sql=sql, plan=plan)
     lifecycle.transition(job.id, jobstate.CREATED, jobstate.RUNNING, worker="w")
-    result = results.write_result(job.id, table, columns=columns, truncated=False)
+    result = store.write_result(job.id, table, columns=columns, truncated=False)
     return lifecycle.transition(job.id, jobstate.RUNNING, jobstate.FINISHED, result=result)
 
 

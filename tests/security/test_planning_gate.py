@@ -1,4 +1,4 @@
-"""The planning gate (jobs/planning.py, docs/security.md §4 "Planning budget and planning
+"""The planning gate (sessions/planning.py, docs/security.md §4 "Planning budget and planning
 slots"): a statement that finds no free planning slot waits briefly for one instead of
 being refused, a freed slot goes to the waiter whose user plans the fewest statements, the
 waits are bounded (time, waiters per user, the process's held requests), and one user's
@@ -19,8 +19,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from jobs import planning
 from jobs.models import Job
+from sessions import planning
 from tests.conftest import API, PASSWORD, client_for
 from tests.waiting import wait_until
 

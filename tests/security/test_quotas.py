@@ -1,4 +1,4 @@
-"""Per-user quotas (docs/security.md §4, "Quotas"; jobs/quotas.py, jobs/scheduling.py): bob
+"""Per-user quotas (docs/security.md §4, "Quotas"; sessions/quotas.py, jobs/scheduling.py): bob
 at each limit is refused cleanly in the API's error shape with nothing created or left on
 disk, alice is not concerned by bob's use, and another user's session never counts for or
 against alice. ``GET /users/me`` shows each limit with its use.
@@ -22,8 +22,9 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from jobs import quotas, uploads
 from jobs.models import Job, Session, TemporaryObject, Upload
+from results import uploads
+from sessions import quotas
 from tests.conftest import API, PASSWORD, assert_error, client_for
 
 ARROW = "application/vnd.apache.arrow.stream"

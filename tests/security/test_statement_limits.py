@@ -38,8 +38,8 @@ from core.limits import (
 )
 from core.planner import PlanContext, Relation, plan_statement
 from core.privileges import Access, Kind, Securable
-from jobs import planning, scripts, submission
 from jobs.models import Job
+from sessions import planning, scripts, statements
 from tests.conftest import API, assert_error
 
 # sqlglot's own entry points, called through by the spies of ``Console.refused``.
@@ -290,7 +290,7 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return check_statement(text, limits, **kwargs)
 
     monkeypatch.setattr(core.limits, "check_statement", spy)
-    monkeypatch.setattr(submission, "check_statement", spy)
+    monkeypatch.setattr(statements, "check_statement", spy)
     monkeypatch.setattr(scripts, "check_statement", spy)
     return seen
 

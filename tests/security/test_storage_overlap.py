@@ -47,9 +47,10 @@ from catalog.models import Database, Table
 from core import jobstate, locations
 from core.errors import CoreError
 from core.schema import Schema
-from jobs import lifecycle, write_staging
-from jobs import submission as job_services
+from jobs import lifecycle
 from jobs.models import Job, Session, TemporaryObject
+from sessions import statements as job_services
+from tabledata import staging as write_staging
 from tests.conftest import API, assert_error, simple_schema
 from tests.security.boundary import (
     Actor,

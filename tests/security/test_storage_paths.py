@@ -26,8 +26,8 @@ from django.db import transaction
 from catalog import services as catalog_services
 from catalog.models import Database, Table
 from core.schema import Schema
-from jobs import submission as job_services
 from jobs.models import Job, Session
+from sessions import statements as job_services
 from tests.conftest import API, assert_error, simple_schema
 from tests.security.boundary import (
     SECRET,

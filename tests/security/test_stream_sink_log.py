@@ -1,5 +1,5 @@
 """The committer of a streaming append links only what Spark's file sink logged inside the
-job's own sink directory (jobs/executor/stream_files.py, docs/streaming.md): its log is
+job's own sink directory (engine/stream_files.py, docs/streaming.md): its log is
 read as data, and every file it names is checked the way it will be linked."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from core.errors import CoreError
 from core.locations import LocationRefused
-from jobs.executor.stream_files import LOG_DIR, SinkLogError, batch_files
+from engine.stream_files import LOG_DIR, SinkLogError, batch_files
 
 
 def write_log(

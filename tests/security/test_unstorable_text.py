@@ -271,12 +271,12 @@ def test_an_error_echoing_a_nul_is_stored_scrubbed(alice, alice_api) -> None:
     """Spark's messages may echo data (``CAST_INVALID_INPUT`` of ``'a' || char(0)``,
     ``raise_error``): the job's error and its event are stored with U+FFFD instead of
     failing the transition that ends the job."""
-    from jobs import submission
     from jobs.models import JobEvent
+    from sessions import statements
 
     session = Session.objects.get(pk=open_session(alice_api))
     error = {"code": "SPARK_ERROR", "message": f"The value 'a{NUL}' cannot be cast", "details": {}}
-    job = submission.fail_job(submission.new_job(session, "SELECT 1"), error)
+    job = statements.fail_job(statements.new_job(session, "SELECT 1"), error)
     shown = alice_api.get(f"{API}/jobs/{job.pk}").json()
     assert shown["status"] == "FAILED", shown
     assert shown["error"]["message"] == "The value 'a\ufffd' cannot be cast", shown

@@ -21,8 +21,8 @@ import pytest
 from audit.models import AuditEvent
 from catalog import services as catalog_services
 from catalog.models import Catalog, Database, Grant, Table
-from jobs import submission as job_services
 from jobs.models import Job, Session
+from sessions import statements as job_services
 from tests.grants_support import share
 from tests.security.boundary import Actor, error_of, files_under, refused, storage_root, uid
 from tests.waiting import wait_until

@@ -1,4 +1,4 @@
-"""The worker's own check of tables over a pipeline's DataFrames (jobs/executor/dataframes.py),
+"""The worker's own check of tables over a pipeline's DataFrames (engine/dataframes.py),
 behind the planner's: a relation with ``'connector' = 'dataframe'`` registers only in the
 SparkSession its pipeline job claimed, which must hold the hidden view."""
 
@@ -12,7 +12,7 @@ import pytest
 from core.errors import CoreError
 from core.planner import ColumnPlan, RelationPlan
 from core.planner.sources import DataFrameRefused
-from jobs.executor import dataframes, registration
+from engine import dataframes, registration
 
 pytestmark = [pytest.mark.spark]
 

@@ -19,7 +19,7 @@ from core.schema import Schema
 @pytest.mark.spark
 @pytest.mark.parametrize("declared", [DEMO_ORDERS, DEMO_PAGE_VIEWS], ids=["orders", "page_views"])
 def test_the_demo_types_are_sparks(plain_spark: Any, declared: dict[str, Any]) -> None:
-    from jobs.executor.typing import SparkExpressionTyper
+    from engine.typing import SparkExpressionTyper
 
     schema = Schema.from_dict(declared)
     by_spark = resolve_schema(schema, SparkExpressionTyper(plain_spark))

@@ -1,4 +1,4 @@
-"""``jobs.executor.errors`` on real Java exceptions: a wrapper's message gives way to its
+"""``engine.errors`` on real Java exceptions: a wrapper's message gives way to its
 causes' and suppressed ones' (AQE's ``STAGE_MATERIALIZATION_MULTIPLE_FAILURES`` keeps the
 other stages' failures suppressed), so an upsert's own check is found in any of them."""
 
@@ -10,7 +10,7 @@ import pytest
 from py4j.protocol import Py4JJavaError
 
 from core.errors import CoreError
-from jobs.executor import errors, upsert
+from engine import errors, upsert
 
 pytestmark = pytest.mark.spark
 

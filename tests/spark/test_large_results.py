@@ -1,4 +1,4 @@
-"""``jobs.executor.large_results`` on plain PySpark: a result above the small-result limit is
+"""``engine.large_results`` on plain PySpark: a result above the small-result limit is
 written batch by batch from Spark's Python workers, in ``toArrow``'s types and order."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from jobs import results
-from jobs.executor import large_results
-from jobs.executor.typing import type_text
+from engine import large_results
+from engine.typing import type_text
+from results import store
 
 pytestmark = pytest.mark.spark
 
@@ -54,7 +54,7 @@ def test_large_result_is_what_to_arrow_gives(plain_spark, stores, limit, truncat
     meta = large_results.write_large_result(plain_spark, frame, "job", limit, columns_of(frame))
     kept = min(limit, 1000)
     assert meta["row_count"] == kept and meta["truncated"] is truncated
-    stored = results.open_result("job").read_all()
+    stored = store.open_result("job").read_all()
     expected = plain_spark.sql(SQL).limit(kept).toArrow()  # a repeated name (id) too
     assert stored.schema == expected.schema
     assert stored.equals(expected)

@@ -1,6 +1,6 @@
 """The worker's SQL guard against Spark's real parser and lexer, in this process.
 
-``jobs.executor.sqlguard`` parses with the session's own parser and compares Spark's lexer
+``engine.sqlguard`` parses with the session's own parser and compares Spark's lexer
 with the planner's; ``core.planner.spark_guard`` judges. Here: query syntax of every kind
 passes, every escape class is refused, the table-function registry is pinned (a Spark
 upgrade that adds one must be reviewed), and the differential: whenever the two lexers read
@@ -78,7 +78,7 @@ def everything_named(tree: Any) -> Allowed:
 
 def judge(spark: Any, sql: str) -> None:
     """Both checks on ``sql``, as the worker runs them (raises ForbiddenSql)."""
-    from jobs.executor import sqlguard
+    from engine import sqlguard
 
     check_lexing(sql, sqlguard.lexing(spark, sql))
     tree = sqlguard.parse(spark, sql)
@@ -112,7 +112,7 @@ def test_table_function_registry_is_pinned(spark: Any) -> None:
 
 
 def test_substitution_switched_on_refuses_everything(spark: Any) -> None:
-    from jobs.executor import sqlguard
+    from engine import sqlguard
 
     session = spark.newSession()
     session.conf.set("spark.sql.variable.substitute", "true")
@@ -121,7 +121,7 @@ def test_substitution_switched_on_refuses_everything(spark: Any) -> None:
 
 
 def test_too_many_parts_is_refused_with_a_sentence(spark: Any, monkeypatch: Any) -> None:
-    from jobs.executor import sqlguard
+    from engine import sqlguard
 
     monkeypatch.setattr(sqlguard, "MAX_TREE_NODES", 50)
     with pytest.raises(ForbiddenSql, match="parts to check"):
@@ -136,7 +136,7 @@ def test_a_deep_expression_is_walked_without_recursion(spark: Any) -> None:
 
 
 def test_lexer_classes_agree_on_plain_text(spark: Any) -> None:
-    from jobs.executor import sqlguard
+    from engine import sqlguard
 
     sql = "SELECT 'a''b', \"c\", `d``e`, X'CAFE', r'\\' /* x /* y */ z */ FROM t -- end"
     ours = lexical_classes(sql).decode()
@@ -193,7 +193,7 @@ def _planned_sql(sql: str) -> str | None:
 )
 @given(middle=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8))
 def test_when_lexers_disagree_the_statement_is_refused(spark: Any, middle: list[str]) -> None:
-    from jobs.executor import sqlguard
+    from engine import sqlguard
 
     sql = "SELECT 1 AS a, " + "".join(middle) + " AS b FROM orders"
     text = _planned_sql(sql)
@@ -216,7 +216,7 @@ def test_when_lexers_disagree_the_statement_is_refused(spark: Any, middle: list[
 
 def test_parameter_markers_pass_only_with_their_values(spark: Any) -> None:
     """Spark's own parse decides: every marker must have a value, every value a marker."""
-    from jobs.executor import sqlguard
+    from engine import sqlguard
 
     sql = "SELECT * FROM t WHERE a > :low AND b = : high AND c = ':str' -- :comment"
     tree = sqlguard.parse(spark, sql)
@@ -232,7 +232,7 @@ def test_parameter_markers_pass_only_with_their_values(spark: Any) -> None:
 def test_parameters_are_bound_not_substituted(spark: Any) -> None:
     """With values, the guard needs Spark's text substitution of parameters off, and Spark
     then returns a hostile value as data."""
-    from jobs.executor import sqlguard
+    from engine import sqlguard
 
     session = spark.newSession()
     session.conf.set(sqlguard.SUBSTITUTE, "false")

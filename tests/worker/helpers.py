@@ -21,12 +21,12 @@ from rest_framework.test import APIClient
 
 from catalog.models import Table
 from core.planner import plan_statement
+from jobs.models import Job, JobEvent, Session
 
 # The web's planning context and catalog reader, and its submission: the one place the tests
 # import these jobs functions (jobs/ is being split into modules; a move is a one-line fix).
-from jobs import sessions, submission
-from jobs.catalog_reader import DjangoCatalogReader
-from jobs.models import Job, JobEvent, Session
+from sessions import services, statements
+from sessions.catalog_reader import DjangoCatalogReader
 from tests.conftest import API, PASSWORD, client_for
 from tests.waiting import wait_until
 
@@ -120,7 +120,7 @@ def planned(session: Session, sql: str) -> dict[str, Any]:
     """The plan the web stores in ``Job.plan`` for ``sql`` in ``session``: the real planner
     (``core.planner.plan_statement``) over the catalog as the session sees it."""
     reader = DjangoCatalogReader(session)
-    plan = plan_statement(sql, reader, submission.plan_context(session))
+    plan = plan_statement(sql, reader, statements.plan_context(session))
     return dict(plan.to_dict())
 
 
@@ -149,14 +149,14 @@ def hand_plan(
 
 
 def session_for(user: User, properties: dict[str, str] | None = None) -> Session:
-    return sessions.session_create(user=user, properties=properties or {})
+    return services.session_create(user=user, properties=properties or {})
 
 
 def submit_plan(
     user: User, plan: dict[str, Any], session: Session | None = None, sql: str = ""
 ) -> Job:
-    """Store and enqueue a plan as the web does after planning (``jobs.submission.submit_plan``)."""
-    return submission.submit_plan(
+    """Store and enqueue a plan as the web does after planning (``statements.submit_plan``)."""
+    return statements.submit_plan(
         session=session or session_for(user), sql=sql or plan["sql"], plan=plan
     )
 

@@ -22,8 +22,8 @@ import pytest
 from django.conf import settings
 
 from catalog import services as catalog_services
-from jobs import manifest
-from jobs.executor.registration import DataChanging, load_committed
+from engine.registration import DataChanging, load_committed
+from tabledata import manifest
 from tests.grants_support import share
 from tests.waiting import holds_for, wait_until
 from tests.worker.helpers import (

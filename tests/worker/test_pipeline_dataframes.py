@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from catalog import services as catalog_services
-from jobs import uploads
 from jobs.models import Job, TemporaryObject, Upload
+from results import uploads
 from tests.conftest import API
 from tests.waiting import wait_until
 from tests.worker.helpers import Pipeline, events, wait_job

@@ -2,7 +2,7 @@
 
 Results up to ``TESSERA_RESULT_MAX_ROWS`` (100,000 on the test worker) are collected with
 ``toArrow``; a ``row_limit`` above it is written without collecting in the driver JVM
-(``jobs.executor.large_results``). Both must store exactly what plain PySpark's ``toArrow``
+(``engine.large_results``). Both must store exactly what plain PySpark's ``toArrow``
 gives.
 """
 

@@ -1,4 +1,4 @@
-"""Per-stage Spark metrics of a job (``jobs.executor.stage_metrics``), on a real worker.
+"""Per-stage Spark metrics of a job (``engine.stage_metrics``), on a real worker.
 
 The worker reads the stages of the job's Spark jobs from the driver's status store when its
 Spark work ends, and stores them as ``progress.stages``; the job's owner reads them with the
@@ -17,7 +17,7 @@ from django.conf import settings
 from catalog import services as catalog_services
 from catalog.models import Database
 from core.schema import Schema
-from jobs.executor import stage_metrics
+from engine import stage_metrics
 from jobs.models import Job
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until

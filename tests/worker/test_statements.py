@@ -319,7 +319,7 @@ def test_jobs_do_not_share_temporary_views_or_functions(alice: Pipeline):
 
 
 def drop_note(line: str) -> bool:
-    """A worker log line saying it did not run a job's message (jobs.executor.run)."""
+    """A worker log line saying it did not run a job's message (engine.run)."""
     return "message dropped" in line or "claimed by someone else" in line
 
 

@@ -28,8 +28,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from catalog import services as catalog_services
-from jobs import stream_commit
 from jobs.models import Job, JobEvent, Session, Worker
+from tabledata import stream_commit
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until
 from tests.worker.helpers import (

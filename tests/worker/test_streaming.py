@@ -21,8 +21,8 @@ from django.conf import settings
 
 import jobs.identity
 from catalog.models import Catalog, Database, Table, TableVersion
-from jobs import stream_commit
 from jobs.models import Job
+from tabledata import stream_commit
 from tests.conftest import API
 from tests.grants_support import share
 from tests.waiting import wait_until
@@ -268,8 +268,8 @@ def test_only_a_timeout_the_session_set_ends_a_stream(
     assert job["error"]["code"] == "TIMEOUT", job["error"]
     assert count_of(catalog, "o") == 10
     # Without one, the server's default timeout does not apply to a stream.
-    from jobs.executor.monitor import job_properties
-    from jobs.executor.streaming import stream_timeout
+    from engine.monitor import job_properties
+    from engine.streaming import stream_timeout
 
     preview = start_stream(alice, streams, f"SELECT id FROM {catalog}.d.src")
     other = Job.objects.select_related("session").get(pk=preview)

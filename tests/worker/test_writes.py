@@ -187,7 +187,7 @@ def test_ctas_managed(alice: Pipeline, catalog: str, plain_spark: Any) -> None:
 
     table = table_row(catalog, "t")
     assert table is not None and table.status == "active" and table.staged_by_job is None
-    from jobs.executor.typing import to_tessera_type
+    from engine.typing import to_tessera_type
 
     expected_types = [
         (f.name, to_tessera_type(f.dataType, f.nullable).sql())

@@ -1,0 +1,229 @@
+"""Register a plan's relations and functions, and the session's properties, in a job's
+Spark session (see docs/statements.md, "The plan").
+
+Each relation becomes a temporary view named by its alias; each function a temporary
+function named by its alias. Only this job's ``spark.newSession()`` sees them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from importlib import import_module
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from core.errors import CoreError
+from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
+from core.planner.guard import check_udf_implementation
+from core.planner.sources import DATAFRAME_CONNECTOR, RATE_CONNECTOR
+from core.session_properties import spark_settings
+from engine import dataframes, locations, spark_session, sqlguard
+from tabledata import manifest
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None:
+    """Set the session's ``spark.*`` properties: only the allow-listed keys, each value
+    checked again against its range (``core.session_properties``; a value stored before
+    the range existed is clamped, an unreadable one dropped and Spark's default kept)."""
+    for key, value in spark_settings(properties).items():
+        # On Spark Connect also on the guard's parser session (ANSI mode changes the parse).
+        spark_session.mirror_conf(spark, key, value)
+
+
+def column_expression(column: ColumnPlan) -> str:
+    name = column.name
+    if column.kind == "computed":
+        return f"{column.expression} AS {quote(name)}"
+    if column.kind == "metadata":
+        key = str(column.metadata_key or name).lower()
+        return f"_metadata.{quote(key)} AS {quote(name)}"
+    return quote(name)
+
+
+def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any = None) -> None:
+    """Register a table relation as a temporary view named by its alias. Its format, path
+    and options are checked again here, at use (``engine.locations``): Spark reads
+    the resolved path that was checked, with allow-listed options only (an upload: only
+    one of the job's session ``session_id``; a pipeline's DataFrame: only in that running
+    pipeline's SparkSession, ``engine.dataframes``)."""
+    if relation.format == DATAFRAME_CONNECTOR:
+        frame = dataframes.read(spark, relation, _display(relation))
+    elif relation.format == RATE_CONNECTOR:
+        # A stream; a batch plan names it only to derive a view's schema (the planner
+        # refuses reading it in batch mode): no rows, the rate source's columns.
+        frame = spark.createDataFrame([], relation.physical_schema)
+    else:
+        source = locations.checked_read(spark, relation, _display(relation), session_id)
+        reader: Any = spark.read.format(source.format)
+        if relation.physical_schema:
+            reader = reader.schema(relation.physical_schema)
+        frame = load_committed(reader, source.path, dict(source.options), _display(relation))
+    columns = relation.columns
+    if columns:
+        # Computed and metadata columns: Spark-parsed and checked (built-ins only).
+        expressions = [column_expression(c) for c in columns]
+        frame = sqlguard.guard(spark).select_expr(frame, expressions)
+    frame.createOrReplaceTempView(relation.alias)
+
+
+# How often a read is listed again when a commit swapped the manifest while Spark listed it.
+LISTING_ATTEMPTS = 5
+
+
+class DataChanging(CoreError):
+    """A table's data kept changing while a job listed it (a job error)."""
+
+    code = "DATA_CHANGING"
+
+
+def load_committed(reader: Any, path: str, options: dict[str, str], shown: str) -> Any:
+    """``reader.load`` of what the manifest lists, listed by Spark while the manifest did not
+    change. Spark lists the files when the frame is made (classic Spark) and takes a listed
+    directory that vanished meanwhile for an empty one: an OVERWRITE that committed and
+    deleted the old entries between the manifest's read and the listing would give a
+    silently empty table. Reading the manifest again after the listing catches that: the
+    old entries are only deleted after a new manifest replaced them."""
+    paths: str | list[str] = path
+    for _ in range(LISTING_ATTEMPTS):
+        paths = committed_paths(path)
+        if isinstance(paths, list):
+            options["basePath"] = path  # ours, not the table's (a refused user option)
+        frame = reader.options(**options).load(paths)
+        if committed_paths(path) == paths:
+            return frame
+    raise DataChanging(
+        f"The data of {shown} changed {LISTING_ATTEMPTS} times while it was being listed "
+        "(commits into the table); run the statement again."
+    )
+
+
+def committed_paths(path: str) -> str | list[str]:
+    """What Spark reads of a table's (checked, resolved) path: the path itself, or — once
+    Tessera committed into it — exactly the entries its manifest lists (``tabledata.manifest``),
+    so that a commit becomes visible in one step. ``register_table`` reads the entries with
+    ``basePath`` = the path, which keeps the partition values of ``k=v`` directories."""
+    with locations.refusals(f"The data of '{path}' cannot be read"):
+        found = manifest.read(path)
+    if found is None:
+        return path
+    return manifest.read_paths(path, found.entries)
+
+
+def register_view(spark: SparkSession, relation: RelationPlan) -> None:
+    """The view's query (rewritten to the plan's aliases), checked as Spark parses it."""
+    frame = sqlguard.guard(spark).sql(relation.sql)
+    frame.createOrReplaceTempView(relation.alias)
+
+
+def register_relations(
+    spark: SparkSession, relations: Iterable[RelationPlan], session_id: Any = None
+) -> None:
+    """Register relations in their (dependency) order as temporary views named ``alias``."""
+    for relation in relations:
+        if relation.kind == "view":
+            register_view(spark, relation)
+        else:
+            register_table(spark, relation, session_id)
+
+
+def _in_packages(module: str, packages: Iterable[str]) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in packages)
+
+
+def load_python_function(implementation: str, packages: Iterable[str]) -> Any:
+    """Import ``package.module.function``: the name passes the planner's own check (a dotted
+    name inside an allowlisted package), and the object must be a function defined there,
+    not a name the package merely imported (``tessera_udfs.TypeVar``)."""
+    allowed = tuple(packages)
+    try:
+        dotted = check_udf_implementation(implementation, allowed)
+    except CoreError as exc:
+        raise CoreError(exc.message, details={"implementation": implementation.strip()}) from None
+    module_name, _, attribute = dotted.rpartition(".")
+    try:
+        module = import_module(module_name)
+    except ImportError as exc:
+        raise CoreError(
+            f"Python module '{module_name}' cannot be imported: {exc}.",
+            details={"implementation": dotted},
+        ) from None
+    function = getattr(module, attribute, None)
+    defined_in = str(getattr(function, "__module__", "") or "")
+    if not callable(function) or not _in_packages(defined_in, allowed):
+        raise CoreError(
+            f"'{attribute}' is not a function defined in module '{module_name}' of an allowed "
+            f"UDF package ({', '.join(allowed) or 'none configured'}).",
+            details={"implementation": dotted},
+        )
+    return function
+
+
+def python_return_type(function: Any, declared: str) -> str:
+    """The declared return type, else the one the UDF carries (``@returns``), else STRING."""
+    return declared or str(getattr(function, "spark_return_type", "") or "STRING")
+
+
+def register_function(
+    spark: SparkSession, function: FunctionPlan, udf_packages: Iterable[str]
+) -> None:
+    alias = function.alias
+    if function.language == "python":
+        implementation = load_python_function(function.implementation, udf_packages)
+        return_type = python_return_type(implementation, function.return_type)
+        spark.udf.register(alias, implementation, return_type)
+        return
+    parameters = ", ".join(f"{quote(str(n))} {t}" for n, t in function.parameters)
+    body = function.body
+    text = (
+        f"CREATE OR REPLACE TEMPORARY FUNCTION {quote(alias)}({parameters}) "
+        f"RETURNS {function.return_type} RETURN {body}"
+    )
+    # Spark must read exactly this definition, and the body only what the plan allows.
+    sqlguard.guard(spark).check_function(text, alias, body)
+    spark.sql(text)
+
+
+def register_functions(
+    spark: SparkSession, functions: Iterable[FunctionPlan], udf_packages: Iterable[str]
+) -> None:
+    packages = tuple(udf_packages)
+    for function in functions:
+        register_function(spark, function, packages)
+
+
+def register_plan(
+    spark: SparkSession,
+    plan: Plan,
+    properties: Mapping[str, Any],
+    udf_packages: Iterable[str],
+    session_id: Any = None,
+) -> None:
+    """Everything a plan needs before its SQL runs: properties, functions, then relations
+    (functions first: a view's query or a computed column may call one). ``session_id``:
+    the job's session, whose uploads alone its tables may read."""
+    apply_properties(spark, properties)
+    sqlguard.install(spark, plan)
+    register_functions(spark, plan.functions, udf_packages)
+    register_relations(spark, plan.relations, session_id)
+
+
+def _display(item: RelationPlan | FunctionPlan) -> str:
+    identifier = [part for part in item.identifier if part] or [item.alias or "?"]
+    return ".".join(quote(str(part)) for part in identifier)
+
+
+def alias_names(plan: Plan | None) -> dict[str, str]:
+    """Internal alias → the object's quoted name, to make Spark's messages readable."""
+    names: dict[str, str] = {}
+    if plan is None:
+        return names
+    items: list[RelationPlan | FunctionPlan] = [*plan.relations, *plan.functions]
+    for item in items:
+        if item.alias:
+            names[item.alias] = _display(item)
+    return names

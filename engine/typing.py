@@ -1,0 +1,136 @@
+"""Spark's analyzer as Tessera's type checker: expression typing and view schemas.
+
+Nothing here runs a Spark job: an empty DataFrame with the given columns, or the view's
+query, is only analysed (``.schema``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+from pyspark.sql import types as st
+
+from core import datatypes as dt
+from core.errors import CoreError, DataTypeError, SchemaError
+from core.schema import PhysicalColumn, ResolvedColumn, Schema
+from engine import sqlguard
+from engine.errors import spark_message
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def to_tessera_type(spark_type: st.DataType, nullable: bool = True) -> dt.DataType:
+    """Map a Spark DataType to Tessera's; raises DataTypeError for types Tessera lacks
+    (VOID, VARIANT, CALENDAR INTERVAL, …)."""
+    if isinstance(spark_type, st.StructType):
+        return dt.StructType(
+            tuple(
+                dt.StructField(
+                    f.name,
+                    to_tessera_type(f.dataType, f.nullable),
+                    comment=(f.metadata or {}).get("comment"),
+                )
+                for f in spark_type.fields
+            ),
+            nullable=nullable,
+        )
+    if isinstance(spark_type, st.ArrayType):
+        return dt.ArrayType(
+            to_tessera_type(spark_type.elementType, spark_type.containsNull), nullable=nullable
+        )
+    if isinstance(spark_type, st.MapType):
+        return dt.MapType(
+            to_tessera_type(spark_type.keyType, False),
+            to_tessera_type(spark_type.valueType, spark_type.valueContainsNull),
+            nullable=nullable,
+        )
+    return dt.parse_data_type(spark_type.simpleString()).with_nullable(nullable)
+
+
+def type_text(spark_type: st.DataType) -> str:
+    """A result column's type: Tessera's canonical text where Tessera has the type, else
+    Spark's own name in upper case (``VOID``, ``VARIANT``)."""
+    try:
+        return to_tessera_type(spark_type).sql()
+    except CoreError:
+        return spark_type.simpleString().upper()
+
+
+def _column_ddl(column: ResolvedColumn) -> str:
+    assert column.data_type is not None
+    return f"{_quote(column.name)} {column.data_type.sql()}"
+
+
+class SparkExpressionTyper:
+    """``core.schema.ExpressionTyper`` backed by Spark's analyzer (no job runs)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def type_expressions(
+        self, columns: Sequence[ResolvedColumn], expressions: Mapping[str, str]
+    ) -> Mapping[str, dt.DataType]:
+        typed = [c for c in columns if c.data_type is not None]
+        ddl = ", ".join(_column_ddl(c) for c in typed)
+        frame: Any = self.spark.createDataFrame([], ddl) if ddl else self.spark.range(0)
+        result: dict[str, dt.DataType] = {}
+        guard = sqlguard.guard(self.spark)
+        for name, expression in expressions.items():
+            try:
+                projected = guard.select_expr(frame, [f"{expression} AS {_quote(name)}"])
+                field = projected.schema.fields[0]
+            except PySparkException as exc:
+                raise SchemaError(
+                    f"The expression of column `{name}` is not valid: {spark_message(exc)}",
+                    details={"column": name},
+                ) from None
+            try:
+                result[name] = to_tessera_type(field.dataType, field.nullable)
+            except DataTypeError:
+                raise SchemaError(
+                    f"The expression of column `{name}` has type "
+                    f"{field.dataType.simpleString().upper()}, which a table column cannot have.",
+                    details={"column": name},
+                ) from None
+        return result
+
+
+def schema_of_query(spark: SparkSession, sql: str) -> Schema:
+    """The schema Spark derives for a query (analysis only), as physical columns."""
+    try:
+        struct = sqlguard.guard(spark).sql(sql).schema
+    except PySparkException as exc:
+        raise CoreError(f"The view's query is not valid: {spark_message(exc)}") from None
+    columns: list[PhysicalColumn] = []
+    for field in struct.fields:
+        try:
+            data_type = to_tessera_type(field.dataType, field.nullable)
+        except DataTypeError:
+            raise CoreError(
+                f"View column `{field.name}` has type {field.dataType.simpleString().upper()}; "
+                "cast it to a concrete type (e.g. CAST(NULL AS STRING)).",
+                details={"column": field.name},
+            ) from None
+        columns.append(PhysicalColumn(field.name, data_type))
+    return Schema(tuple(columns))
+
+
+class ViewSchemaDeriver:
+    """Callable handed to ``sessions.commands.run_command``: derives a view's schema in the job's
+    Spark session, where the plan's relations are registered. Called with the query (the
+    plan's rewritten ``sql``) or with no argument for the plan's own query."""
+
+    def __init__(self, spark: SparkSession, default_sql: str = "") -> None:
+        self.spark = spark
+        self.default_sql = default_sql
+
+    def __call__(self, sql: str | None = None) -> Schema:
+        return schema_of_query(self.spark, sql or self.default_sql)
+
+
+DeriveViewSchema = Callable[..., Schema]

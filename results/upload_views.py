@@ -1,0 +1,120 @@
+"""``/sessions/{id}/uploads``: Arrow IPC data sent to a session (``results.uploads``)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.errors import CoreError
+from jobs.models import Upload
+from results import uploads
+from sessions import services
+
+
+class UnsupportedMediaType(CoreError):
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
+class ArrowStreamParser(BaseParser):
+    """Names the body's media type for content negotiation and the OpenAPI schema; the view
+    streams the body itself (``request.stream``) and never asks DRF to parse it."""
+
+    media_type = uploads.MEDIA_TYPE
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        raise AssertionError("uploads are streamed by the view, never parsed whole")
+
+
+class UploadColumnOut(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    data_type = serializers.CharField(help_text="a Spark SQL type, e.g. DECIMAL(38, 10)")
+
+
+class UploadOut(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    rows = serializers.IntegerField()
+    bytes = serializers.IntegerField(help_text="the Arrow IPC bytes received")
+    columns = UploadColumnOut(many=True)
+    created_at = serializers.DateTimeField()
+
+
+class UploadListOut(serializers.Serializer[Any]):
+    items = UploadOut(many=True)
+
+
+def upload_out(upload: Upload) -> dict[str, Any]:
+    return {
+        "id": str(upload.id),
+        "rows": upload.rows,
+        "bytes": upload.bytes,
+        "columns": [{"name": c["name"], "data_type": c["data_type"]} for c in upload.columns],
+        "created_at": upload.created_at,
+    }
+
+
+class UploadListView(APIView):
+    parser_classes = [ArrowStreamParser]
+
+    @extend_schema(
+        responses=UploadListOut,
+        description="The session's uploads, oldest first.",
+    )
+    def get(self, request: Request, session: str) -> Response:
+        found = services.session_get(user=request.user, session_id=session)
+        return Response({"items": [upload_out(u) for u in uploads.upload_list(session=found)]})
+
+    @extend_schema(
+        request={uploads.MEDIA_TYPE: OpenApiTypes.BINARY},
+        responses={201: UploadOut},
+        description="Send data as an Arrow IPC stream (Content-Type "
+        f"{uploads.MEDIA_TYPE}, with a Content-Length); it is stored as parquet for the "
+        "session's temporary tables ('connector' = 'upload'). Over TESSERA_UPLOAD_MAX_BYTES: "
+        "413 PAYLOAD_TOO_LARGE; past the user's TESSERA_USER_UPLOAD_BYTES (the bytes of "
+        "their uploads in all sessions): 413 UPLOAD_QUOTA_EXCEEDED.",
+    )
+    def post(self, request: Request, session: str) -> Response:
+        found = services.session_get(user=request.user, session_id=session)
+        media_type = (request.content_type or "").split(";")[0].strip().lower()
+        if media_type != uploads.MEDIA_TYPE:
+            raise UnsupportedMediaType(
+                f"An upload is an Arrow IPC stream sent as {uploads.MEDIA_TYPE}, not "
+                f"'{media_type or 'no Content-Type'}'.",
+                details={"expected": uploads.MEDIA_TYPE},
+            )
+        # The body is read by pyarrow in bounded chunks, never whole (no request.body).
+        body = request.stream or io.BytesIO()
+        upload = uploads.upload_create(session=found, body=body, announced=_length(request))
+        return Response(upload_out(upload), status=201)
+
+
+def _length(request: Request) -> int | None:
+    """The request's Content-Length (an upper bound of the upload's bytes), if it has one."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        return None
+    return length if length >= 0 else None
+
+
+class UploadDetailView(APIView):
+    @extend_schema(responses=UploadOut)
+    def get(self, request: Request, session: str, upload: str) -> Response:
+        found = services.session_get(user=request.user, session_id=session)
+        return Response(upload_out(uploads.upload_get(session=found, upload_id=upload)))
+
+    @extend_schema(
+        responses={204: None},
+        description="Delete an upload and its files; temporary tables over it fail at use.",
+    )
+    def delete(self, request: Request, session: str, upload: str) -> Response:
+        found = services.session_get(user=request.user, session_id=session)
+        uploads.upload_delete(upload=uploads.upload_get(session=found, upload_id=upload))
+        return Response(status=204)
