@@ -5,7 +5,7 @@ The web process has no Spark. A table whose computed columns or watermarks need 
 and every view created or changed through REST, is checked by a worker while the request
 waits (bounded by ``TESSERA_SCHEMA_CHECK_SECONDS``); nothing is stored before the answer.
 The catalog depends on no other app, so it only names what it needs (``Analyzer``); the jobs
-app installs the one that asks a worker (``jobs.analysis``, from ``JobsConfig.ready``).
+app installs the one that asks a worker (``sessions.analysis``, from ``JobsConfig.ready``).
 
 Without an analyzer, or when no worker answers in time, the write is refused with
 ``UNAVAILABLE`` (503): an unresolved schema is never stored instead.

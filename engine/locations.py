@@ -32,7 +32,7 @@ from core.errors import CoreError
 from core.planner import RelationPlan
 from core.planner.errors import ForbiddenSql
 from engine import spark_session
-from results import uploads
+from sessions import uploads
 from tabledata import staging as write_staging
 
 

@@ -1,4 +1,4 @@
-"""A worker answers a ``SchemaCheck`` (``jobs.analysis`` waits for it): Spark's analyzer
+"""A worker answers a ``SchemaCheck`` (``sessions.analysis`` waits for it): Spark's analyzer
 types a table's computed columns and watermarks, or derives a view's schema, with the very
 code SQL's CREATE TABLE and CREATE VIEW use (``SparkExpressionTyper``,
 ``ViewSchemaDeriver``, ``SchemaResolver`` through ``catalog.services.resolve_schema``).

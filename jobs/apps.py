@@ -8,9 +8,14 @@ class JobsConfig(AppConfig):
     verbose_name = "Jobs and workers"
 
     def ready(self) -> None:
-        from jobs import analysis, worker
-        from results import uploads  # worker: Celery worker signals
-        from sessions import bodies, quotas, scripts
+        from jobs import worker
+        from sessions import (
+            analysis,
+            bodies,
+            quotas,
+            scripts,
+            uploads,  # worker: Celery worker signals
+        )
         from tabledata import hooks, statistics_hooks
 
         # A script's next statement starts when the one before it ends, in whichever

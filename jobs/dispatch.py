@@ -10,7 +10,7 @@ job row stays the truth: a broker failure leaves the job CREATED with an
   eligible job then, which may be another one (``jobs.scheduling``): one message per job
   is what matters, not which id it carries.
 - ``send_schema_check(check_id, expires)``: ask a worker's Spark analyzer to answer the
-  ``SchemaCheck`` row ``check_id`` (``tessera.check_schema``; ``jobs.analysis`` waits for
+  ``SchemaCheck`` row ``check_id`` (``tessera.check_schema``; ``sessions.analysis`` waits for
   the answer). The message expires with the wait: a worker never works on a question
   nobody waits for any more.
 - ``live_worker_count()``: how many workers are alive (``/api/v1/health``).

@@ -26,7 +26,8 @@ from core import jobstate
 from jobs import lifecycle, scheduling
 from jobs.dispatch import enqueue
 from jobs.models import Job, Session, Worker
-from results import store, uploads
+from results import store
+from sessions import uploads
 from tabledata import stream_commit
 from tabledata.commit_files import warehouse
 

@@ -256,7 +256,7 @@ class TemporaryObject(models.Model):
 
 
 class SchemaCheck(models.Model):
-    """A question for Spark's analyzer that a web request waits for (``jobs.analysis``):
+    """A question for Spark's analyzer that a web request waits for (``sessions.analysis``):
     type a table's expressions, or derive a view's schema, before the catalog stores it.
 
     The web process writes the ``request`` and sends ``tessera.check_schema`` with the id;
@@ -279,10 +279,10 @@ class SchemaCheck(models.Model):
 
 
 class Upload(models.Model):
-    """Data a session's user sent as Arrow IPC (``results.uploads``), stored as parquet in
+    """Data a session's user sent as Arrow IPC (``sessions.uploads``), stored as parquet in
     ``<UPLOADS_DIR>/<session id>/<upload id>/``; read through a temporary table with
     ``'connector' = 'upload'``. Deleted with its session (CASCADE), its files with it
-    (``results.uploads.install_hooks``)."""
+    (``sessions.uploads.install_hooks``)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="uploads")

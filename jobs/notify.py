@@ -6,7 +6,7 @@ Now every change is announced, after its transaction commits, as ``"<job id> <wh
 
 - ``status``: a transition (``jobs.lifecycle``);
 - ``progress``: the worker's monitor wrote progress and a heartbeat;
-- ``cancel``: a cancel was asked for a RUNNING job (``sessions.statements.job_cancel``).
+- ``cancel``: a cancel was asked for a RUNNING job (``jobs.services.job_cancel``).
 
 Each process has at most one listener thread (started by the first ``watch``), which wakes
 the ``Watch`` objects of that job in the process. A notification is a hint, never the

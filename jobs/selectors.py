@@ -14,7 +14,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -27,10 +26,7 @@ from core import jobstate
 from core.errors import CoreError, NotFound
 from core.instants import parse_instant
 from jobs import maintenance, notify
-from jobs.errors import ResultNotReady
 from jobs.models import Job, JobEvent, Session
-from results import arrow, queries, store
-from tabledata.stream_commit import is_streaming
 
 User = AbstractBaseUser | AnonymousUser
 T = TypeVar("T")
@@ -161,106 +157,6 @@ def job_events(*, job: Job, after: Any, limit: int) -> list[JobEvent]:
             )
         qs = qs.filter(id__gt=after)
     return list(qs[:limit])
-
-
-def _stream_preview(job: Job) -> bool:
-    """A streaming SELECT's result is its latest tail: readable while it runs, and after
-    it was stopped (docs/streaming.md, "Preview")."""
-    if not job.result or job.status in (jobstate.CREATED, jobstate.FINISHED):
-        return False
-    try:
-        plan = job.typed_plan
-    except (KeyError, TypeError, ValueError):
-        return False
-    return plan is not None and not plan.writes and is_streaming(plan)
-
-
-def require_result(job: Job) -> dict[str, Any]:
-    if _stream_preview(job):
-        return dict(job.result or {})
-    if job.status in (jobstate.CREATED, jobstate.RUNNING):
-        raise ResultNotReady(
-            f"Job {job.pk} is {job.status}; its result can be read once it has FINISHED.",
-            details={"status": job.status},
-        )
-    if job.status != jobstate.FINISHED or not job.result:
-        raise NotFound(f"Job {job.pk} ended {job.status} and has no result.")
-    return dict(job.result)
-
-
-@dataclass(frozen=True)
-class ResultPage:
-    """One page of a job's result: its columns, the rows, and the offset of the next page
-    (None: this is the last one)."""
-
-    columns: list[dict[str, str]]
-    rows: list[list[Any]]
-    next: int | None
-    row_count: int = 0  # rows of the whole (sorted, filtered) result
-
-
-def job_result_page(
-    *,
-    job: Job,
-    after: Any,
-    limit: int,
-    offset: str | None = None,
-    sort: str | None = None,
-    filters: Sequence[str] = (),
-) -> ResultPage:
-    """A page of the job's result from the results store: from ``offset`` (a row number) or
-    the ``after`` of a page token, of the whole result or of it sorted and filtered."""
-    meta = require_result(job)
-    columns = list(meta.get("columns", []))
-    start = 0
-    if after is not None:
-        if type(after) is not int or after < 0:
-            raise CoreError(
-                "The page_token is not one this server issued; start again without it.",
-                details={"field": "page_token"},
-            )
-        start = after
-    if offset not in (None, ""):
-        try:
-            start = int(str(offset))
-        except ValueError:
-            start = -1
-        if start < 0:
-            raise CoreError(
-                f"offset must be a whole number of rows, 0 or more, got '{str(offset)[:50]}'.",
-                details={"field": "offset"},
-            )
-    view = queries.parse_view(sort, filters, [c["name"] for c in columns])
-    if view.plain:
-        rows, following = store.read_page(job.pk, start, limit)
-        count = int(meta.get("row_count", 0))
-    else:
-        rows, following, count = queries.read_view_page(job.pk, view, start, limit)
-    return ResultPage(columns=columns, rows=rows, next=following, row_count=count)
-
-
-def job_result_chart(
-    *,
-    job: Job,
-    x: str | None,
-    y: Sequence[str],
-    aggregation: str | None,
-    points: str | None,
-    filters: Sequence[str] = (),
-) -> dict[str, Any]:
-    """A chart's points over the job's whole (filtered) result, aggregated by X."""
-    meta = require_result(job)
-    names = [c["name"] for c in meta.get("columns", [])]
-    view = queries.parse_view(None, filters, names)
-    chart = queries.parse_chart(x, y, aggregation, points, names)
-    return queries.chart_data(job.pk, view, chart)
-
-
-def job_result_download(*, job: Job, fmt: str) -> Any:
-    meta = require_result(job)
-    if fmt == "arrow":
-        return arrow.arrow_response(job.pk, meta)
-    return store.download_response(job.pk, fmt)
 
 
 # Requests of this process that may be held waiting at once (``wait`` of statements, of

@@ -36,7 +36,7 @@ def run_job(self: Any, job_id: str) -> str | None:
 
 @shared_task(name="tessera.check_schema", acks_late=True, ignore_result=True)  # type: ignore[untyped-decorator]
 def check_schema(check_id: str) -> bool:
-    """Spark's analyzer answers a catalog write that waits (``jobs.analysis``): a table's
+    """Spark's analyzer answers a catalog write that waits (``sessions.analysis``): a table's
     expressions typed or a view's schema derived (see engine.schema_check)."""
     from engine.schema_check import answer_check
 

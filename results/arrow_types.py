@@ -1,6 +1,6 @@
 """Arrow types of an upload as Spark SQL types, and the ones Spark 4 cannot read back.
 
-An upload is stored as parquet (``results.uploads``) and read by Spark's parquet reader, so a
+An upload is stored as parquet (``sessions.uploads``) and read by Spark's parquet reader, so a
 column is accepted only when the parquet file pyarrow writes for it is one Spark 4 reads,
 and its type is given as that reader will see it (``core.datatypes``' text). Refused,
 each with the column named: time-of-day types (Spark 4.0 has no TIME type), durations and

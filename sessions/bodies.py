@@ -10,7 +10,7 @@ from catalog.bodies import install
 from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.planner import Action, plan_function_body, plan_statement
-from jobs.analysis import view_context
+from sessions.analysis import view_context
 from sessions.catalog_reader import DjangoCatalogReader
 
 

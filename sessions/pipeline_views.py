@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.session_properties import WAIT_MAX_SECONDS
-from sessions import serializers as s
+from jobs import serializers as s
 from sessions import services, statements
 from webapp.api import valid_body
 

@@ -1,4 +1,5 @@
-"""Request and response shapes of sessions, statements and jobs (../shared/API.md §2).
+"""Request and response shapes of sessions, statements, temporary objects and the workspace
+(docs/api.md §2).
 
 Input serializers check only the JSON shape; the services check the meaning.
 """
@@ -12,21 +13,11 @@ from rest_framework import serializers
 
 from catalog import serializers as catalog_serializers
 from catalog.models import Table
-from core.planner import parameters as query_parameters
 from core.session_properties import IDLE_TIMEOUT_MAX_SECONDS, WAIT_MAX_SECONDS
-from jobs.models import Job, JobEvent, Session, TemporaryObject
-from jobs.selectors import ResultPage
+from jobs.models import Session, TemporaryObject
+from jobs.serializers import JobOut
 from sessions.names import Resolved
-from webapp.pagination import MAX_PAGE_SIZE, encode_page_token
-
-PROGRESS_DEFAULT: dict[str, Any] = {
-    "stages_total": 0,
-    "stages_done": 0,
-    "tasks_total": 0,
-    "tasks_done": 0,
-    "stages": None,
-}
-
+from webapp.pagination import MAX_PAGE_SIZE
 
 # --- responses -------------------------------------------------------------------------------
 
@@ -57,214 +48,12 @@ class SessionCreatedOut(SessionOut):
     )
 
 
-class ScriptOut(serializers.Serializer[Any]):
-    id = serializers.UUIDField()
-    index = serializers.IntegerField(help_text="0-based position of the statement")
-    offset = serializers.IntegerField(
-        help_text="Where the statement starts in the script's text, in Unicode code points"
-    )
-
-
-class StageOut(serializers.Serializer[Any]):
-    """One attempt of a Spark stage of the job (``engine.stage_metrics``)."""
-
-    stage_id = serializers.IntegerField()
-    attempt = serializers.IntegerField()
-    name = serializers.CharField(
-        help_text="The Spark action that ran the stage (its call site without the place)"
-    )
-    status = serializers.CharField(help_text="COMPLETE, FAILED, ACTIVE or PENDING")
-    tasks = serializers.IntegerField()
-    tasks_completed = serializers.IntegerField()
-    tasks_failed = serializers.IntegerField()
-    rows_read = serializers.IntegerField(help_text="Input records read from tables and files")
-    bytes_read = serializers.IntegerField(help_text="Input bytes read from tables and files")
-    rows_written = serializers.IntegerField(help_text="Output records written")
-    bytes_written = serializers.IntegerField(help_text="Output bytes written")
-    shuffle_read_rows = serializers.IntegerField()
-    shuffle_read_bytes = serializers.IntegerField()
-    shuffle_write_rows = serializers.IntegerField()
-    shuffle_write_bytes = serializers.IntegerField()
-    memory_spilled = serializers.IntegerField(help_text="Bytes spilled, as they were in memory")
-    disk_spilled = serializers.IntegerField(help_text="Bytes spilled, as written on disk")
-    duration_ms = serializers.IntegerField(
-        allow_null=True, help_text="Submission to completion (null: not completed)"
-    )
-    run_time_ms = serializers.IntegerField(help_text="Executor run time, summed over tasks")
-    failure = serializers.CharField(allow_null=True, help_text="First line of why it failed")
-
-
-class StreamProgressOut(serializers.Serializer[Any]):
-    batch_id = serializers.IntegerField(help_text="The latest micro-batch's number.")
-    batches = serializers.IntegerField(help_text="Micro-batches committed by this job.")
-    input_rows_per_second = serializers.FloatField()
-    processed_rows_per_second = serializers.FloatField()
-    batch_duration_ms = serializers.IntegerField()
-    num_input_rows = serializers.IntegerField(help_text="Rows read by the latest micro-batch.")
-    watermark = serializers.CharField(
-        allow_null=True, help_text="The event-time watermark (ISO-8601, UTC), once there is one."
-    )
-    rows_committed = serializers.IntegerField(help_text="Rows this job committed so far.")
-    target_rows = serializers.IntegerField(
-        allow_null=True, help_text="Rows in the target table after the latest commit."
-    )
-    updated_at = serializers.CharField()
-
-
-class ProgressOut(serializers.Serializer[Any]):
-    stages_total = serializers.IntegerField()
-    stages_done = serializers.IntegerField()
-    tasks_total = serializers.IntegerField()
-    tasks_done = serializers.IntegerField()
-    stages = StageOut(
-        many=True,
-        allow_null=True,
-        help_text=(
-            "Metrics of each Spark stage, recorded when the job's Spark work ended (at most "
-            "100; skipped stages left out). Null while it runs, for jobs without Spark "
-            "work, and on the Spark Connect runtime."
-        ),
-    )
-    stream = StreamProgressOut(
-        required=False,
-        help_text="Streaming jobs only (docs/streaming.md): the latest micro-batch's figures.",
-    )
-
-
-class JobOut(serializers.Serializer[Job]):
-    id = serializers.UUIDField()
-    session = serializers.UUIDField(source="session_id", allow_null=True)
-    parent = serializers.UUIDField(  # type: ignore[assignment]  # (a declared field)
-        source="parent_id",
-        allow_null=True,
-        help_text="The pipeline job that ran this statement (null for any other job).",
-    )
-    user = serializers.SerializerMethodField()
-    sql = serializers.CharField()
-    kind = serializers.CharField()
-    status = serializers.CharField()
-    target = serializers.ListField(child=serializers.CharField(), allow_null=True)
-    progress = serializers.SerializerMethodField()
-    streaming = serializers.SerializerMethodField(
-        help_text="A long-running stream (execution.runtime-mode = streaming): RUNNING until "
-        "it is cancelled or fails."
-    )
-    error = serializers.JSONField(allow_null=True)
-    created_at = serializers.DateTimeField()
-    started_at = serializers.DateTimeField(allow_null=True)
-    finished_at = serializers.DateTimeField(allow_null=True)
-    result = serializers.JSONField(allow_null=True)
-    parameters = serializers.SerializerMethodField(
-        help_text="The values its :name markers were run with ({} for none)."
-    )
-    script = serializers.SerializerMethodField(
-        help_text=(
-            "Only for statements of a script: the script's id, this one's index and its "
-            "offset in the script's text (in Unicode code points)."
-        )
-    )
-
-    def get_user(self, obj: Job) -> str:
-        return obj.user.get_username()
-
-    @extend_schema_field(ProgressOut)
-    def get_progress(self, obj: Job) -> dict[str, Any]:
-        return {**PROGRESS_DEFAULT, **(obj.progress or {})}
-
-    @extend_schema_field(serializers.BooleanField())
-    def get_streaming(self, obj: Job) -> bool:
-        args = (obj.plan or {}).get("args") or {}
-        return isinstance(args, dict) and bool(args.get("streaming"))
-
-    @extend_schema_field(serializers.DictField(child=serializers.JSONField(allow_null=True)))
-    def get_parameters(self, obj: Job) -> dict[str, Any]:
-        args = (obj.plan or {}).get("args") or {}
-        values = args.get("parameters") if isinstance(args, dict) else None
-        return query_parameters.shown(values) if isinstance(values, dict) else {}
-
-    @extend_schema_field(ScriptOut(allow_null=True))
-    def get_script(self, obj: Job) -> dict[str, Any] | None:
-        if obj.script_id is None:
-            return None
-        return {"id": str(obj.script_id), "index": obj.script_index, "offset": obj.script_offset}
-
-    def to_representation(self, instance: Job) -> dict[str, Any]:
-        data = dict(super().to_representation(instance))
-        if data.get("script") is None:
-            data.pop("script", None)
-        return data
-
-
-class EventOut(serializers.Serializer[JobEvent]):
-    at = serializers.DateTimeField()
-    type = serializers.CharField()
-    detail = serializers.JSONField()
-
-
-class ColumnOut(serializers.Serializer[Any]):
-    name = serializers.CharField()
-    data_type = serializers.CharField()
-
-
-class ResultPageOut(serializers.Serializer[Any]):
-    columns = ColumnOut(many=True)
-    rows = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()))
-    next_page_token = serializers.CharField(allow_null=True)
-    row_count = serializers.IntegerField(
-        help_text="rows of the whole result, sorted and filtered as asked"
-    )
-
-
-class ChartXOut(serializers.Serializer[Any]):
-    name = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["number", "time", "text"])
-
-
-class ChartSeriesOut(serializers.Serializer[Any]):
-    name = serializers.CharField()
-    values = serializers.ListField(child=serializers.FloatField(allow_null=True))
-
-
-class ResultChartOut(serializers.Serializer[Any]):
-    x_column = ChartXOut()
-    aggregation = serializers.CharField()
-    rows = serializers.IntegerField(help_text="rows of the (filtered) result charted")
-    binned = serializers.BooleanField(help_text="X was cut into equal-width bins")
-    bin_width = serializers.FloatField(
-        allow_null=True, help_text="in X's units: numbers, days (DATE), microseconds"
-    )
-    sampled = serializers.BooleanField(help_text="aggregation none: rows evenly sampled")
-    groups = serializers.IntegerField(help_text="distinct X values (or bins) found")
-    omitted_groups = serializers.IntegerField(help_text="text X: smaller groups left out")
-    x = serializers.ListField(child=serializers.JSONField())
-    series = ChartSeriesOut(many=True)
-
-
 class ScriptJobsOut(serializers.Serializer[Any]):
     jobs = JobOut(many=True)
 
 
 def session_out(session: Session) -> dict[str, Any]:
     return dict(SessionOut(session).data)
-
-
-def job_out(job: Job) -> dict[str, Any]:
-    return dict(JobOut(job).data)
-
-
-def event_out(event: JobEvent) -> dict[str, Any]:
-    return dict(EventOut(event).data)
-
-
-def result_page_out(page: ResultPage) -> dict[str, Any]:
-    """``{"columns", "rows", "next_page_token"}``; rows as the results store gives them."""
-    following = page.next
-    return {
-        "columns": page.columns,
-        "rows": page.rows,
-        "next_page_token": encode_page_token(following) if following is not None else None,
-        "row_count": page.row_count,
-    }
 
 
 # --- temporary objects -----------------------------------------------------------------------

@@ -27,7 +27,6 @@ from django.db import transaction
 from catalog import services as catalog_services
 from core import jobstate
 from core.errors import AlreadyExists, CoreError, TooManyStreams
-from core.jobstate import IllegalTransition
 from core.limits import CheckedStatement, PlanningTimeout, accept_statement, check_statement
 from core.planner import (
     QUERY_ACTIONS,
@@ -41,12 +40,11 @@ from core.planner import parameters as query_parameters
 from core.planner import streaming as planner_streaming
 from core.planner.pipelines import check_args, pipeline_sql, plan_pipeline
 from core.session_properties import check_wait
-from jobs import access_log, dispatch, lifecycle, notify, scheduling
+from jobs import access_log, dispatch, lifecycle, scheduling
 from jobs.errors import INTERNAL_ERROR, error_json
 from jobs.models import Job, Session
-from jobs.selectors import User, held, reload_job, wait_for
-from results import uploads
-from sessions import commands, planning
+from jobs.selectors import held, reload_job, wait_for
+from sessions import commands, planning, uploads
 from sessions.catalog_reader import DjangoCatalogReader
 
 log = logging.getLogger(__name__)
@@ -415,29 +413,3 @@ def pipeline_submit(
 
 
 # --- cancel ----------------------------------------------------------------------------------
-
-
-def job_cancel(*, user: User, job: Job) -> Job:
-    """Cancel a job: CREATED ends CANCELED at once (a stream requeued after a lost worker
-    too: its cancel hooks run); RUNNING gets ``cancel_requested`` and its worker stops Spark
-    and ends it CANCELED; an ended job cannot be canceled (409)."""
-    by = user.get_username()
-    if job.status == jobstate.CREATED:
-        when = (
-            "while it waited to resume after its worker was lost"
-            if job.started_at is not None
-            else "before it started"
-        )
-        error = {"code": "CANCELED", "message": f"Canceled by {by} {when}.", "details": {}}
-        if lifecycle.try_transition(job.id, jobstate.CREATED, jobstate.CANCELED, error=error):
-            return reload_job(job.pk)
-        job = reload_job(job.pk)  # it started (or ended) meanwhile
-    if job.status == jobstate.RUNNING:
-        asked = Job.objects.filter(pk=job.pk, status=jobstate.RUNNING, cancel_requested=False)
-        if asked.update(cancel_requested=True):
-            lifecycle.record_event(job.pk, "cancel_requested", {"by": by})
-            notify.announce(job.pk, notify.CANCEL)
-        return reload_job(job.pk)
-    raise IllegalTransition(
-        f"Job {job.pk} has already ended ({job.status}); there is nothing to cancel."
-    )

@@ -1,12 +1,10 @@
-"""Sessions, statements and jobs REST endpoints. Thin: parse, call one service, serialize."""
+"""Sessions, statements, temporary objects and name completion REST endpoints. Thin: parse,
+call one service, serialize."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from django.http import HttpResponseBase
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -14,8 +12,6 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.negotiation import BaseContentNegotiation
-from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,28 +19,21 @@ from rest_framework.views import APIView
 from catalog.access import access_for
 from core import jobstate
 from core.errors import CoreError, NotFound
-from core.session_properties import check_wait
 from jobs import selectors
-from results import queries
+from jobs import serializers as job_s
+from results import selectors as result_selectors
+from results import serializers as result_s
 from sessions import names, scripts, services, statements, temporary_objects, workspace
 from sessions import serializers as s
-from webapp.api import PAGE_PARAMS, valid_body
+from webapp.api import PAGE_PARAMS, page_of, valid_body
 from webapp.pagination import page_body, page_request
-
-
-def _page_of(name: str, item: serializers.Serializer[Any]) -> serializers.Serializer[Any]:
-    return inline_serializer(
-        name=name,
-        fields={"items": item, "next_page_token": serializers.CharField(allow_null=True)},
-    )
-
 
 # --- sessions --------------------------------------------------------------------------------
 
 
 class SessionListView(APIView):
     @extend_schema(
-        parameters=PAGE_PARAMS, responses=_page_of("SessionPage", s.SessionOut(many=True))
+        parameters=PAGE_PARAMS, responses=page_of("SessionPage", s.SessionOut(many=True))
     )
     def get(self, request: Request) -> Response:
         page = page_request(request)
@@ -82,7 +71,7 @@ class StatementView(APIView):
         request=s.StatementIn,
         responses={
             201: OpenApiResponse(
-                s.JobOut,
+                job_s.JobOut,
                 description='The job; with "script": true, {"jobs": [job, …]}. With '
                 '"page_size", a job that has FINISHED also carries "result_page": '
                 '{"columns", "rows", "next_page_token"}.',
@@ -107,7 +96,7 @@ class StatementView(APIView):
                     details={"field": "row_limit"},
                 )
             jobs = scripts.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
-            return Response({"jobs": [s.job_out(job) for job in jobs]}, status=201)
+            return Response({"jobs": [job_s.job_out(job) for job in jobs]}, status=201)
         job = statements.statement_submit(
             session=found,
             sql=data["sql"],
@@ -115,12 +104,12 @@ class StatementView(APIView):
             parameters=data.get("parameters"),
             row_limit=data.get("row_limit"),
         )
-        body = s.job_out(job)
+        body = job_s.job_out(job)
         if data.get("page_size") and job.status == jobstate.FINISHED and job.result:
             # The first page in the same answer (as Databricks' statement API does): a client
             # that waited needs no second request to show the rows.
-            page = selectors.job_result_page(job=job, after=None, limit=data["page_size"])
-            body["result_page"] = s.result_page_out(page)
+            page = result_selectors.job_result_page(job=job, after=None, limit=data["page_size"])
+            body["result_page"] = result_s.result_page_out(page)
         return Response(body, status=201)
 
 
@@ -142,7 +131,7 @@ class WorkspaceView(APIView):
 class TemporaryObjectListView(APIView):
     @extend_schema(
         parameters=PAGE_PARAMS,
-        responses=_page_of("TemporaryObjectPage", s.TemporaryObjectOut(many=True)),
+        responses=page_of("TemporaryObjectPage", s.TemporaryObjectOut(many=True)),
         description="The session's temporary tables, views or functions, by identifier.",
     )
     def get(self, request: Request, session: str, kinds: str) -> Response:
@@ -215,215 +204,6 @@ class ResolveView(APIView):
 
 
 # --- jobs ------------------------------------------------------------------------------------
-
-
-class JobListView(APIView):
-    @extend_schema(
-        parameters=[
-            *PAGE_PARAMS,
-            OpenApiParameter("session", str, description="only this session's jobs"),
-            OpenApiParameter("status", str, description="CREATED, RUNNING, … (comma list)"),
-            OpenApiParameter("kind", str, description="query, ddl, show, … (comma list)"),
-            OpenApiParameter(
-                "created_after", str, description="ISO-8601; jobs created at or after it"
-            ),
-            OpenApiParameter("created_before", str, description="ISO-8601; jobs created before it"),
-            OpenApiParameter("q", str, description="a case-insensitive part of the SQL"),
-        ],
-        responses=_page_of("JobPage", s.JobOut(many=True)),
-    )
-    def get(self, request: Request) -> Response:
-        page = page_request(request)
-        params = request.query_params
-        rows = selectors.job_list(
-            user=request.user,
-            session=params.get("session"),
-            status=params.get("status"),
-            kind=params.get("kind"),
-            created_after=params.get("created_after"),
-            created_before=params.get("created_before"),
-            q=params.get("q"),
-            after=page.after,
-            limit=page.size + 1,
-        )
-        return Response(page_body(rows, page, selectors.keyset_token, s.job_out))
-
-
-def _wait_param(request: Request) -> float:
-    raw = request.query_params.get("wait")
-    if raw is None or raw == "":
-        return 0.0
-    try:
-        value: Any = float(raw)
-    except ValueError:
-        value = raw
-    return check_wait(value)
-
-
-def _etag(header: str | None) -> str | None:
-    """The version an ``If-None-Match`` names (``"v"`` or ``W/"v"``; the first of a list)."""
-    if not header:
-        return None
-    first = header.split(",")[0].strip()
-    if first.startswith("W/"):
-        first = first[2:]
-    return first.strip('"') or None
-
-
-class JobDetailView(APIView):
-    @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "wait",
-                float,
-                description="With If-None-Match: hold the answer up to this many seconds "
-                "(0..30) until the job differs from that version; 304 if it did not change.",
-            ),
-            OpenApiParameter(
-                "If-None-Match",
-                str,
-                location=OpenApiParameter.HEADER,
-                description="The ETag of the job as last seen.",
-            ),
-        ],
-        responses={200: s.JobOut, 304: OpenApiResponse(description="Not changed.")},
-    )
-    def get(self, request: Request, job: str) -> Response:
-        wait = _wait_param(request)
-        known = _etag(request.headers.get("If-None-Match"))
-        found = selectors.job_wait_change(user=request.user, job_id=job, known=known, seconds=wait)
-        version = selectors.job_version(found)
-        headers = {"ETag": f'"{version}"', "Cache-Control": "no-cache"}
-        if known == version:
-            return Response(status=304, headers=headers)
-        return Response(s.job_out(found), headers=headers)
-
-
-class JobCancelView(APIView):
-    @extend_schema(request=None, responses=s.JobOut)
-    def post(self, request: Request, job: str) -> Response:
-        found = selectors.job_get(user=request.user, job_id=job)
-        return Response(s.job_out(statements.job_cancel(user=request.user, job=found)))
-
-
-class JobEventsView(APIView):
-    @extend_schema(
-        parameters=PAGE_PARAMS, responses=_page_of("JobEventPage", s.EventOut(many=True))
-    )
-    def get(self, request: Request, job: str) -> Response:
-        page = page_request(request)
-        found = selectors.job_get(user=request.user, job_id=job)
-        rows = selectors.job_events(job=found, after=page.after, limit=page.size + 1)
-        return Response(page_body(rows, page, lambda event: event.pk, s.event_out))
-
-
-_VIEW_PARAMS = [
-    OpenApiParameter(
-        "sort",
-        str,
-        description="<column>:asc or <column>:desc, over the whole result (NULLs last)",
-    ),
-    OpenApiParameter(
-        "filter",
-        str,
-        many=True,
-        description="<column>:<op>[:<value>], repeatable (all must hold); op: contains, eq, "
-        "ne, lt, le, gt, ge (or = != < <= > >=), is_null, not_null",
-    ),
-]
-
-
-class JobResultView(APIView):
-    @extend_schema(
-        parameters=[
-            *PAGE_PARAMS,
-            OpenApiParameter(
-                "offset", int, description="the first row to return (instead of page_token)"
-            ),
-            *_VIEW_PARAMS,
-        ],
-        responses=s.ResultPageOut,
-    )
-    def get(self, request: Request, job: str) -> Response:
-        page = page_request(request)
-        params = request.query_params
-        found = selectors.job_get(user=request.user, job_id=job)
-        result = selectors.job_result_page(
-            job=found,
-            after=page.after,
-            limit=page.size,
-            offset=params.get("offset"),
-            sort=params.get("sort"),
-            filters=params.getlist("filter"),
-        )
-        return Response(s.result_page_out(result))
-
-
-class JobResultChartView(APIView):
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("x", str, description="the X column"),
-            OpenApiParameter("y", str, many=True, description="Y columns (numeric), repeatable"),
-            OpenApiParameter(
-                "aggregation",
-                str,
-                enum=list(queries.AGGREGATIONS),
-                description="how rows with the same X (or X bin) make one point; "
-                "none: the rows themselves, sampled (default)",
-            ),
-            OpenApiParameter(
-                "points",
-                int,
-                description=f"at most this many points, 2..{queries.MAX_POINTS}, "
-                f"default {queries.DEFAULT_POINTS}",
-            ),
-            _VIEW_PARAMS[1],
-        ],
-        responses=s.ResultChartOut,
-        description="A chart's points over the whole result: rows grouped by X (numeric and "
-        "time X cut into equal bins when they have more values than points) and Y aggregated.",
-    )
-    def get(self, request: Request, job: str) -> Response:
-        params = request.query_params
-        found = selectors.job_get(user=request.user, job_id=job)
-        body = selectors.job_result_chart(
-            job=found,
-            x=params.get("x"),
-            y=params.getlist("y"),
-            aggregation=params.get("aggregation"),
-            points=params.get("points"),
-            filters=params.getlist("filter"),
-        )
-        return Response(body)
-
-
-class _AnyContent(BaseContentNegotiation):
-    """Downloads answer in their own format whatever the client's Accept header says."""
-
-    def select_parser(self, request: Request, parsers: Any) -> Any:
-        return parsers[0] if parsers else None
-
-    def select_renderer(
-        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
-    ) -> tuple[BaseRenderer, str]:
-        renderer = next(iter(renderers))
-        return renderer, renderer.media_type
-
-
-class JobResultDownloadView(APIView):
-    content_negotiation_class = _AnyContent
-
-    @extend_schema(
-        responses={(200, "*/*"): OpenApiTypes.BINARY},
-        description="The whole result: CSV (header row), JSON lines, Parquet, or Arrow "
-        "(result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the "
-        "types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: "
-        "true|false).",
-    )
-    def get(self, request: Request, job: str, fmt: str) -> HttpResponseBase:
-        found = selectors.job_get(user=request.user, job_id=job)
-        response: HttpResponseBase = selectors.job_result_download(job=found, fmt=fmt)
-        return response
 
 
 # --- completion ------------------------------------------------------------------------------

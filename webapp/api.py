@@ -1,12 +1,15 @@
-"""What every REST view shares: the paging parameters (for OpenAPI) and reading a JSON body."""
+"""What every REST view shares: the paging parameters and page shapes (for OpenAPI), reading
+a JSON body, and the route of a resource."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter
+from django.urls import URLPattern, re_path
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from core.errors import CoreError
 
@@ -23,3 +26,16 @@ def valid_body(serializer: type[serializers.Serializer[Any]], request: Request) 
     checked = serializer(data=request.data)
     checked.is_valid(raise_exception=True)
     return dict(checked.validated_data)
+
+
+def page_of(name: str, item: serializers.Serializer[Any]) -> serializers.Serializer[Any]:
+    """The OpenAPI shape of a page: ``{"items": [item, …], "next_page_token"}``."""
+    return inline_serializer(
+        name=name,
+        fields={"items": item, "next_page_token": serializers.CharField(allow_null=True)},
+    )
+
+
+def route(pattern: str, view: type[APIView], name: str) -> URLPattern:
+    # An optional trailing slash: /jobs and /jobs/ are the same resource.
+    return re_path(rf"^{pattern}/?$", view.as_view(), name=name)

@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from core.errors import upload_too_large
 from webapp.errors import error_body, payload_too_large_body
 
-# POST /api/v1/sessions/{id}/uploads streams its body (``results.uploads``) under its own limit.
+# POST /api/v1/sessions/{id}/uploads streams its body (``sessions.uploads``) under its own limit.
 UPLOAD_PATH = re.compile(r"^/api/v1/sessions/[^/]+/uploads/?$")
 
 

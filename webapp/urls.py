@@ -62,6 +62,9 @@ api_v1: list[URLPattern | URLResolver] = [
     re_path(r"^docs/?$", DocsView.as_view(url_name="schema"), name="docs"),
     path("", include("catalog.urls")),
     path("", include("sessions.urls")),
+    path("", include("jobs.urls")),
+    path("", include("results.urls")),
+    path("", include("tabledata.urls")),
     path("", include("workbench.urls")),
 ]
 

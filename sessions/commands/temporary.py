@@ -32,7 +32,7 @@ from core.schema import (
     Schema,
 )
 from jobs.models import Job, TemporaryObject
-from results import uploads
+from sessions import uploads
 from sessions.commands.common import (
     Columns,
     DeriveViewSchema,

@@ -30,6 +30,7 @@ from core import jobstate
 from core.errors import TooManyStreams
 from core.jobstate import JobView, NoOpHook, Record
 from jobs import lifecycle, maintenance, scheduling, worker
+from jobs import services as job_services
 from jobs.models import Job, JobEvent, Session, Worker
 from sessions import statements
 from tests.conftest import API, assert_error
@@ -309,7 +310,7 @@ def test_canceling_a_requeued_stream_ends_it_at_once_with_the_cancel_hooks(hooks
     maintenance.reap_lost_jobs()
     alice = _user()
 
-    canceled = statements.job_cancel(user=alice, job=Job.objects.get(pk=job.pk))
+    canceled = job_services.job_cancel(user=alice, job=Job.objects.get(pk=job.pk))
 
     assert canceled.status == jobstate.CANCELED
     assert canceled.error is not None

@@ -22,7 +22,7 @@ from django.test.utils import CaptureQueriesContext
 
 from core.errors import PayloadTooLarge
 from jobs.models import Session, TemporaryObject, Upload
-from results import uploads
+from sessions import uploads
 from tests.api.test_statements import Console
 from tests.conftest import API, assert_error
 

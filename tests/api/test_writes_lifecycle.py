@@ -30,6 +30,7 @@ from core.errors import CoreError
 from core.identifiers import ObjectIdentifier
 from core.jobstate import JobView, NoOpHook, Record
 from jobs import lifecycle, maintenance
+from jobs import services as job_services
 from jobs.models import Job, JobEvent, Session
 from sessions import statements
 from sessions.catalog_reader import DjangoCatalogReader
@@ -373,7 +374,7 @@ def test_a_failed_ctas_drops_its_stage_table_and_its_files(session, alice_api, s
 
 def test_canceling_a_ctas_before_it_starts_drops_its_stage_table(session, alice, alice_api):
     job = submit(session, ctas_plan("t"))
-    canceled = statements.job_cancel(user=alice, job=job)
+    canceled = job_services.job_cancel(user=alice, job=job)
     assert canceled.status == "CANCELED"
     assert events(job) == [
         "created",

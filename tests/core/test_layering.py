@@ -14,39 +14,48 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = (
-    "core",
-    "catalog",
+# The rooms, top down: a room imports only the rooms after it (and Django, webapp's shared
+# REST helpers). The front door plans and submits; results and table data are written by
+# jobs' workers; jobs keep the record; the catalog is below all of them; core is pure.
+ROOMS_TOP_DOWN = (
+    "sessions",
+    "results",
+    "tabledata",
     "jobs",
     "workbench",
     "accounts",
+    "catalog",
     "audit",
+    "core",
+)
+# The worker's entry points wire every room: Django's ready() (jobs.apps), the periodic
+# sweeps (jobs.maintenance) and the Celery task bodies and process hooks (tasks, worker).
+ENTRY_POINTS = ("jobs.apps", "jobs.maintenance", "jobs.tasks", "jobs.worker")
+# The Spark engine serves the worker: it may import any room; only the worker reaches it.
+ENGINE = "engine"
+PACKAGES = (
+    *ROOMS_TOP_DOWN,
+    ENGINE,
     "webapp",
     "tessera_udfs",
     "tessera_pipelines",
 )
-# The example pipelines are user code of the Python Table API (API.md §4): they run with a
-# remote client as well as on a worker, so they import the client and nothing of the server.
+# The example pipelines are user code of the Python Table API (docs/api.md §4): they run
+# with a remote client as well as on a worker, so they import the client and nothing of
+# the server.
 PIPELINE_EXAMPLES = "tessera_pipelines"
 PIPELINE_EXAMPLES_MAY_NOT_IMPORT = frozenset(
     {"django", "rest_framework", "celery", "pyspark", "py4j", *PACKAGES[:-1]}
 )
-APPS = ("catalog", "jobs", "workbench", "accounts", "audit")
-# The audit trail is written by catalog, jobs and accounts, so it depends on none of them:
-# of the project it imports only core (and webapp's shared REST helpers, as every app may).
-AUDIT = "audit"
-AUDIT_MAY_IMPORT = frozenset({"core", AUDIT})
-MAX_JOBS_MODULE_LINES = 500
-# Over the limit since issue 13, held to its size today until it is split (the Connect
-# engine out of runtime.py): it may shrink, not grow.
-JOBS_MODULES_TO_SPLIT = {"engine/spark_session.py": 600}
-# Who may touch Spark: the executor, run by workers only.
+APPS = (*ROOMS_TOP_DOWN[:-1], ENGINE)
+MAX_MODULE_LINES = 500
+# Who may touch Spark: the engine, run by workers only.
 SPARK_PACKAGES = frozenset({"pyspark", "py4j"})
-SPARK_MODULES = ("engine",)
-# Who may import the executor: the Celery tasks and the worker's process hooks (both inside
+SPARK_MODULES = (ENGINE,)
+# Who may import the engine: the Celery tasks and the worker's process hooks (both inside
 # functions, so that the web process, which imports them too, never loads pyspark).
-EXECUTOR_USERS = ("engine", "jobs.tasks", "jobs.worker")
-# What webapp (settings, urls, health) may import of an app: its routes and views, and the
+EXECUTOR_USERS = (ENGINE, "jobs.tasks", "jobs.worker")
+# What webapp (settings, urls, health) may import of a room: its routes and views, and the
 # one function of jobs it asks about workers.
 APP_PUBLIC_MODULES = frozenset(
     {
@@ -56,12 +65,15 @@ APP_PUBLIC_MODULES = frozenset(
         "audit.urls",
         "catalog.urls",
         "sessions.urls",
+        "jobs.urls",
+        "results.urls",
+        "tabledata.urls",
         "jobs.dispatch",
         "workbench.urls",
     }
 )
-# What the apps may import of webapp: the shared REST helpers. The Celery app itself is only
-# reached through jobs.dispatch.
+# What the rooms may import of webapp: the shared REST helpers. The Celery app itself is
+# only reached through jobs.dispatch.
 WEBAPP_SHARED = frozenset({"webapp.api", "webapp.pagination", "webapp.errors"})
 CELERY_APP = "webapp.celery"
 CELERY_USERS = frozenset({"webapp", "jobs.dispatch"})
@@ -225,10 +237,13 @@ def layer_violations(sources: Mapping[str, str]) -> list[str]:
         target = resolve(item.target, sources) or item.target
         top = item.target.split(".")[0]
         where = f"{item.source}:{item.line}: {item.target}"
-        if item.source.split(".")[0] == "core" and top in (*PACKAGES[1:],):
+        source_top = item.source.split(".")[0]
+        if source_top in ROOMS_TOP_DOWN[:-1] and top in ROOMS_TOP_DOWN and top != source_top:
+            below = ROOMS_TOP_DOWN[ROOMS_TOP_DOWN.index(source_top) + 1 :]
+            if top not in below and not _within(item.source, ENTRY_POINTS):
+                bad.append(f"{where} — {source_top} imports only {', '.join(below) or 'Python'}")
+        if source_top == "core" and top in PACKAGES and top != "core":
             bad.append(f"{where} — core imports no project app")
-        if _within(item.source, ("catalog",)) and top in ("jobs", "workbench"):
-            bad.append(f"{where} — catalog does not depend on jobs or workbench")
         if top in SPARK_PACKAGES and not _within(item.source, SPARK_MODULES):
             bad.append(f"{where} — only engine imports pyspark")
         if _within(target, ("engine",)) and not _within(item.source, EXECUTOR_USERS):
@@ -238,7 +253,6 @@ def layer_violations(sources: Mapping[str, str]) -> list[str]:
             bad.append(f"{where} — imported by the web process: Spark only inside functions")
         if _within(item.source, ("webapp",)) and top in APPS and target not in APP_PUBLIC_MODULES:
             bad.append(f"{where} — webapp reaches apps only through {sorted(APP_PUBLIC_MODULES)}")
-        source_top = item.source.split(".")[0]
         if source_top in APPS and top == "webapp":
             allowed = WEBAPP_SHARED | (
                 {CELERY_APP} if _within(item.source, CELERY_USERS) else set()
@@ -249,10 +263,7 @@ def layer_violations(sources: Mapping[str, str]) -> list[str]:
             bad.append(f"{where} — every Celery send goes through jobs.dispatch")
         if source_top == PIPELINE_EXAMPLES and top in PIPELINE_EXAMPLES_MAY_NOT_IMPORT:
             bad.append(f"{where} — the example pipelines use only the tessera client")
-        if source_top in ("accounts", "workbench") and top == "jobs":
-            bad.append(f"{where} — {source_top} does not depend on jobs")
-        project_target = top in PACKAGES and not (top == "webapp" and target in WEBAPP_SHARED)
-        if source_top == AUDIT and project_target and top not in AUDIT_MAY_IMPORT:
+        if source_top == "audit" and top == "webapp" and target not in WEBAPP_SHARED:
             bad.append(f"{where} — audit imports only core and Django (the apps write to it)")
     return sorted(set(bad))
 
@@ -280,14 +291,12 @@ def test_layer_rules_hold() -> None:
     assert layer_violations(_sources()) == []
 
 
-def test_no_module_in_jobs_is_over_the_limit() -> None:
+def test_no_module_is_over_the_limit() -> None:
     too_long = {
         str(path.relative_to(REPO_ROOT)): lines
-        for name, path in project_files().items()
-        if _within(name, ("jobs",))
-        and "migrations" not in path.parts
-        and (lines := len(path.read_text(encoding="utf-8").splitlines()))
-        > JOBS_MODULES_TO_SPLIT.get(str(path.relative_to(REPO_ROOT)), MAX_JOBS_MODULE_LINES)
+        for path in project_files().values()
+        if "migrations" not in path.parts
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert too_long == {}
 
@@ -310,14 +319,14 @@ def test_a_cycle_through_a_function_level_import_is_found() -> None:
 
 
 def test_a_cycle_through_from_package_import_module_is_found() -> None:
-    # The old sessions/serializers <-> jobs/services circle: ``from jobs import services``.
+    # An old serializers <-> services circle: ``from jobs import services``.
     sources = {
         "jobs": "",
-        "sessions.serializers": "from jobs import services\n",
+        "jobs.serializers": "from jobs import services\n",
         "jobs.services": "def f():\n    from jobs import serializers\n",
     }
     graph, _ = build_graph(sources)
-    assert find_cycles(graph) == [["sessions.serializers", "jobs.services", "sessions.serializers"]]
+    assert find_cycles(graph) == [["jobs.serializers", "jobs.services", "jobs.serializers"]]
 
 
 def test_the_layer_rules_catch_the_old_imports() -> None:
@@ -325,7 +334,7 @@ def test_the_layer_rules_catch_the_old_imports() -> None:
         "catalog.completion": "def f():\n    from jobs.models import TemporaryObject\n",
         "catalog.services": "def f():\n    from webapp.celery import app\n",
         "webapp.health": "def f():\n    from jobs.worker import live_worker_count\n",
-        "core.limits": "import django\nfrom jobs import planning\n",
+        "core.limits": "import django\nfrom sessions import planning\n",
         "sessions.views": "import pyspark\nfrom engine import run\n",
         "jobs.tasks": "from engine import run\ndef f():\n    from engine import io\n",
         "engine.run": "import pyspark\n",
@@ -336,7 +345,7 @@ def test_the_layer_rules_catch_the_old_imports() -> None:
         "webapp.celery": "",
     }
     found = "\n".join(layer_violations(sources))
-    assert "catalog.completion:2: jobs.models.TemporaryObject — catalog does not" in found
+    assert "catalog.completion:2: jobs.models.TemporaryObject — catalog imports only audit" in found
     assert "catalog.services:2: webapp.celery.app — apps use only" in found
     assert "catalog.services:2: webapp.celery.app — every Celery send" in found
     assert "webapp.health:2: jobs.worker.live_worker_count — webapp reaches" in found
@@ -348,6 +357,27 @@ def test_the_layer_rules_catch_the_old_imports() -> None:
     sources_with_faults = {line.split(":")[0] for line in found.splitlines()}
     assert "engine.run" not in sources_with_faults
     assert "jobs.dispatch" not in sources_with_faults
+
+
+def test_a_room_imports_only_the_rooms_below_it() -> None:
+    sources = {
+        "jobs.lifecycle": "from tabledata import commit\nfrom catalog.models import Table\n",
+        "jobs.maintenance": "from results import store\nfrom sessions import services\n",
+        "tabledata.commit": "from results.store import write\nfrom jobs import lifecycle\n",
+        "results.store": "def f():\n    from sessions.statements import submit\n",
+        "sessions.statements": "from results import store\nfrom engine import run\n",
+        "engine.run": "from sessions import commands\nfrom tabledata import commit\n",
+        "workbench.views": "from jobs.models import Job\nfrom catalog import access\n",
+        "catalog.models": "",
+    }
+    found = "\n".join(layer_violations(sources))
+    assert "jobs.lifecycle:1: tabledata.commit — jobs imports only workbench" in found
+    assert "tabledata.commit:1: results.store.write — tabledata imports only jobs" in found
+    assert "results.store:2: sessions.statements.submit — results imports only" in found
+    assert "workbench.views:1: jobs.models.Job — workbench imports only accounts" in found
+    for fine in ("jobs.lifecycle:2", "jobs.maintenance", "tabledata.commit:2", "engine.run:"):
+        assert fine not in found, found
+    assert "sessions.statements:1" not in found
 
 
 def test_audit_imports_only_core_and_django() -> None:
@@ -363,9 +393,9 @@ def test_audit_imports_only_core_and_django() -> None:
         "webapp.urls": "",
     }
     found = "\n".join(layer_violations(sources))
-    assert "audit.bad:1: catalog.models.Grant — audit imports only core and Django" in found
-    assert "audit.bad:3: jobs.models — audit imports only core and Django" in found
-    assert "audit.worse:1: accounts.teams — audit imports only core and Django" in found
+    assert "audit.bad:1: catalog.models.Grant — audit imports only core" in found
+    assert "audit.bad:3: jobs.models — audit imports only core" in found
+    assert "audit.worse:1: accounts.teams — audit imports only core" in found
     assert "audit.worse:2: webapp.urls.api_v1 — audit imports only core and Django" in found
     for fine in ("audit.services", "audit.views", "audit.selectors", "catalog.", "accounts."):
         assert f"{fine}:" not in found and f"\n{fine}" not in found, found

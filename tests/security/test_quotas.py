@@ -23,8 +23,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from jobs.models import Job, Session, TemporaryObject, Upload
-from results import uploads
-from sessions import quotas
+from sessions import quotas, uploads
 from tests.conftest import API, PASSWORD, assert_error, client_for
 
 ARROW = "application/vnd.apache.arrow.stream"

@@ -12,7 +12,7 @@ import pytest
 
 from catalog import services as catalog_services
 from jobs.models import Job, TemporaryObject, Upload
-from results import uploads
+from sessions import uploads
 from tests.conftest import API
 from tests.waiting import wait_until
 from tests.worker.helpers import Pipeline, events, wait_job

@@ -1712,7 +1712,7 @@ export interface components {
              */
             name: string;
         };
-        /** @description One attempt of a Spark stage of the job (``jobs.executor.stage_metrics``). */
+        /** @description One attempt of a Spark stage of the job (``engine.stage_metrics``). */
         StageOut: {
             stage_id: number;
             attempt: number;

@@ -1,4 +1,4 @@
-"""``/sessions/{id}/uploads``: Arrow IPC data sent to a session (``results.uploads``)."""
+"""``/sessions/{id}/uploads``: Arrow IPC data sent to a session (``sessions.uploads``)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from rest_framework.views import APIView
 
 from core.errors import CoreError
 from jobs.models import Upload
-from results import uploads
-from sessions import services
+from sessions import services, uploads
 
 
 class UnsupportedMediaType(CoreError):

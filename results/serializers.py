@@ -1,0 +1,60 @@
+"""Response shapes of results: a page of rows and a chart's points."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from results.selectors import ResultPage
+from webapp.pagination import encode_page_token
+
+
+class ColumnOut(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    data_type = serializers.CharField()
+
+
+class ResultPageOut(serializers.Serializer[Any]):
+    columns = ColumnOut(many=True)
+    rows = serializers.ListField(child=serializers.ListField(child=serializers.JSONField()))
+    next_page_token = serializers.CharField(allow_null=True)
+    row_count = serializers.IntegerField(
+        help_text="rows of the whole result, sorted and filtered as asked"
+    )
+
+
+class ChartXOut(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["number", "time", "text"])
+
+
+class ChartSeriesOut(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    values = serializers.ListField(child=serializers.FloatField(allow_null=True))
+
+
+class ResultChartOut(serializers.Serializer[Any]):
+    x_column = ChartXOut()
+    aggregation = serializers.CharField()
+    rows = serializers.IntegerField(help_text="rows of the (filtered) result charted")
+    binned = serializers.BooleanField(help_text="X was cut into equal-width bins")
+    bin_width = serializers.FloatField(
+        allow_null=True, help_text="in X's units: numbers, days (DATE), microseconds"
+    )
+    sampled = serializers.BooleanField(help_text="aggregation none: rows evenly sampled")
+    groups = serializers.IntegerField(help_text="distinct X values (or bins) found")
+    omitted_groups = serializers.IntegerField(help_text="text X: smaller groups left out")
+    x = serializers.ListField(child=serializers.JSONField())
+    series = ChartSeriesOut(many=True)
+
+
+def result_page_out(page: ResultPage) -> dict[str, Any]:
+    """``{"columns", "rows", "next_page_token"}``; rows as the results store gives them."""
+    following = page.next
+    return {
+        "columns": page.columns,
+        "rows": page.rows,
+        "next_page_token": encode_page_token(following) if following is not None else None,
+        "row_count": page.row_count,
+    }
