@@ -42,15 +42,9 @@ from pyspark.sql import DataFrame, SparkSession
 from core.identifiers import quote_path
 from core.planner import FunctionPlan, Plan, RelationPlan
 from core.planner.errors import ForbiddenSql
-from core.planner.spark_guard import (
-    Allowed,
-    PlannerReading,
-    RootKind,
-    SparkTree,
-    check_lexing,
-    check_references,
-    check_tree,
-)
+from core.planner.spark_differential import PlannerReading, check_lexing, check_references
+from core.planner.spark_guard import Allowed, RootKind, check_tree
+from core.planner.spark_tree import SparkTree
 from engine import spark_session
 from engine.errors import UnsupportedRuntime
 from engine.runtimes import is_remote_session
