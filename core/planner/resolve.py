@@ -29,12 +29,8 @@ from core.planner.model import (
     UploadLookup,
 )
 from core.planner.plan import ColumnPlan, FunctionPlan, RelationPlan
-from core.planner.references import (
-    EXPRESSION_PREFIX,
-    QueryRefs,
-    analyze_expression,
-    analyze_query,
-)
+from core.planner.query_parsing import EXPRESSION_PREFIX
+from core.planner.references import QueryRefs, analyze_expression, analyze_query
 from core.planner.sources import (
     DATAFRAME_CONNECTOR,
     RATE_CONNECTOR,
