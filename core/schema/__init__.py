@@ -15,6 +15,11 @@ Decisions where the interface leaves room:
 - The default primary key name joins the columns as declared in the schema (their case).
 - An expression type the typer does not return stays None and makes
   ``expressions_resolved`` False; a type is never invented.
+
+Where each part lives: ``declared`` (``Schema`` and its columns), ``resolved``
+(``ResolvedSchema``), ``resolver`` (``SchemaResolver``, ``ExpressionTyper``,
+``METADATA_KEYS``) and ``json_fields`` (reading the JSON form, path by path); every public
+name is importable from ``core.schema``.
 """
 
 from __future__ import annotations
