@@ -31,7 +31,7 @@ from core import options as table_options
 from core.errors import CoreError
 from core.planner import RelationPlan
 from core.planner.errors import ForbiddenSql
-from engine import spark_session
+from engine import parser_sessions
 from sessions import uploads
 from tabledata import staging as write_staging
 
@@ -72,7 +72,7 @@ def hadoop_agrees(spark: SparkSession, path: str) -> None:
     path. On Spark Connect the worker's own parser JVM answers (the same Hadoop and Spark
     version as the server's; the server's default file system was checked to be local when
     the worker connected, ``engine.runtimes``)."""
-    spark_any: Any = spark_session.parser_of(spark)
+    spark_any: Any = parser_sessions.parser_of(spark)
     jvm = spark_any._jvm
     hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
     uri = hadoop_path.toUri()

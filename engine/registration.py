@@ -18,7 +18,7 @@ from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.guard import check_udf_implementation
 from core.planner.sources import DATAFRAME_CONNECTOR, RATE_CONNECTOR
 from core.session_properties import spark_settings
-from engine import dataframes, locations, spark_session, sqlguard
+from engine import dataframes, locations, parser_sessions, sqlguard
 from tabledata import manifest
 
 
@@ -32,7 +32,7 @@ def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None
     the range existed is clamped, an unreadable one dropped and Spark's default kept)."""
     for key, value in spark_settings(properties).items():
         # On Spark Connect also on the guard's parser session (ANSI mode changes the parse).
-        spark_session.mirror_conf(spark, key, value)
+        parser_sessions.mirror_conf(spark, key, value)
 
 
 def column_expression(column: ColumnPlan) -> str:

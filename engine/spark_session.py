@@ -27,29 +27,41 @@ small parser JVM of the SQL guard, and jobs execute in sessions of the Spark Con
 client (``Engine.remote``): a job whose server connection broke fails ``ENGINE_LOST``, the
 client is dropped, and the next job connects again. The server's JVM is not this
 process's to watch.
+
+What a failed call says about the engine (out of memory, exited, connection lost…) is
+``engine.spark_failures``; the parser session paired with a Connect job session,
+``engine.parser_sessions``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import subprocess
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from core.errors import CoreError
-from engine.errors import EngineLost, SparkLost, SparkOutOfMemory
+from engine import parser_sessions
+from engine.errors import EngineLost, SparkLost
 from engine.runtimes import Engine, close_remote, current_runtime, is_remote_session
-from engine.spark_config import driver_memory
+from engine.spark_failures import (
+    chain,
+    connection_lost,
+    context_stopped,
+    database_error,
+    exit_error,
+    first_line,
+    jvm_answered,
+    remote_lost,
+    stopped_error,
+    unresponsive_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,30 +71,12 @@ _starter: threading.Thread | None = None
 _watchdog: threading.Thread | None = None
 _start_error: BaseException | None = None
 
-# -XX:+ExitOnOutOfMemoryError exits with 3; Spark's own handler (an executor thread out of
-# memory, in local mode the driver) with 52.
-OOM_EXIT_CODES = frozenset({3, 52})
 WATCH_SECONDS = 1.0  # how often the watchdog looks at the JVM process
 PING_SECONDS = 5.0  # how often it asks the JVM something
 # After a Spark call failed with a broken connection: how long the JVM gets to finish exiting.
 EXIT_GRACE_SECONDS = 10.0
 # After another unexplained failure: how long to look whether the JVM is exiting.
 EXITING_SECONDS = 2.0
-# Messages of py4j and sockets when the JVM went away under a call.
-_CONNECTION_LOST = re.compile(
-    r"Answer from Java side is empty|Error while (?:sending|receiving)|Connection refused"
-    r"|Connection reset|Broken pipe|Gateway is closed|JAVA_GATEWAY_EXITED",
-    re.IGNORECASE,
-)
-# Messages of the Spark Connect client when its server went away (or came back as a new
-# process that does not know the session).
-_REMOTE_LOST = re.compile(
-    r"StatusCode\.UNAVAILABLE|failed to connect to all addresses|Connection refused"
-    r"|Socket closed|Connection reset|RetriesExceeded|SESSION_CHANGED|SESSION_NOT_FOUND"
-    r"|SESSION_CLOSED",
-    re.IGNORECASE,
-)
-_CONTEXT_STOPPED = re.compile(r"stopped SparkContext|SparkContext (?:was|has been) shut down")
 
 
 @dataclass(eq=False)
@@ -109,41 +103,6 @@ def _process_of(spark: SparkSession) -> subprocess.Popen[bytes] | None:
 
 
 # --- the JVM's health ----------------------------------------------------------------------
-
-
-def _heap_advice() -> str:
-    return (
-        f"Spark on this worker ran out of memory (driver heap {driver_memory()}) while this "
-        "job was running, and was restarted. The statement that exhausted it may be this one "
-        "or another one running on the same worker: run it again, and if it fails again make "
-        "it hold less in memory (fewer or narrower rows, no huge collect_list or string)."
-    )
-
-
-def _exit_error(jvm: _Jvm, code: int) -> BaseException:
-    if code in OOM_EXIT_CODES:
-        return SparkOutOfMemory(_heap_advice(), details={"exit_code": code})
-    return SparkLost(
-        f"Spark on this worker stopped (exit code {code}) while this job was running, and was "
-        "restarted. Run the statement again.",
-        details={"exit_code": code},
-    )
-
-
-def _unresponsive_error(seconds: float) -> BaseException:
-    return SparkLost(
-        f"Spark on this worker did not answer for {seconds:.0f} s while this job was running; "
-        "it was stopped and restarted. Run the statement again.",
-        details={"unresponsive_seconds": int(seconds)},
-    )
-
-
-def _stopped_error() -> BaseException:
-    return SparkLost(
-        "Spark on this worker was stopped while this job was running, and was restarted. "
-        "Run the statement again.",
-        details={},
-    )
 
 
 def _reset_pyspark_globals(jvm: _Jvm) -> None:
@@ -209,7 +168,7 @@ def _dead(jvm: _Jvm) -> BaseException | None:
     if process is None:
         return None
     code = process.poll()
-    return None if code is None else _exit_error(jvm, code)
+    return None if code is None else exit_error(code)
 
 
 def _jvm_of(spark: SparkSession) -> _Jvm | None:
@@ -220,57 +179,13 @@ def _jvm_of(spark: SparkSession) -> _Jvm | None:
     return None
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen and len(seen) < 10:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def _connection_lost(exc: BaseException) -> bool:
-    """Did this call fail because the JVM went away (socket closed, gateway gone)?"""
-    for item in _chain(exc):
-        if isinstance(item, ConnectionError | EOFError) or type(item).__name__ == (
-            "Py4JNetworkError"
-        ):
-            return True
-        if _CONNECTION_LOST.search(str(item)):
-            return True
-        # py4j turns a network failure into a bare error answer: "An error occurred while
-        # calling o177.getResult", with no Java exception and no trace.
-        text = str(item)
-        if (
-            type(item).__name__ == "Py4JError"
-            and "Trace:" not in text
-            and text.startswith("An error occurred while calling")
-        ):
-            return True
-    return False
-
-
-def _database_error(exc: BaseException) -> bool:
-    """A failure of the job's database connection (PostgreSQL restarted under a write's
-    bookkeeping), not of Spark: its "Connection refused" must not make the worker kill a
-    healthy JVM and every job on it (the fault suite's PostgreSQL restarts did)."""
-    return any(
-        isinstance(item, DatabaseError) or type(item).__module__.startswith("psycopg")
-        for item in _chain(exc)
-    )
-
-
-def _context_stopped(exc: BaseException) -> bool:
-    return any(_CONTEXT_STOPPED.search(str(item)) for item in _chain(exc))
-
-
 def _exit_within(jvm: _Jvm, seconds: float) -> BaseException:
     """A JVM whose connection broke: its exit code once it has exited (a dying JVM closes
     its sockets a moment before), or, still running after ``seconds``, a lost connection."""
     process = jvm.process
     if process is not None:
         try:
-            return _exit_error(jvm, process.wait(seconds))
+            return exit_error(process.wait(seconds))
         except subprocess.TimeoutExpired:
             pass
     return SparkLost(
@@ -292,16 +207,16 @@ def failure_of(spark: SparkSession | None, exc: BaseException) -> BaseException:
     """The error to report for ``exc``, raised by a Spark call of a job on ``spark``: a
     ``SparkOutOfMemory``/``SparkLost`` if the job's JVM died, stopped or stopped answering
     under it (the JVM is dropped then, so the next job gets a new one), else ``exc``."""
-    if spark is None or _database_error(exc):
+    if spark is None or database_error(exc):
         return exc
     if is_remote_session(spark):
         # The server's SparkContext stopped (a server shutting down) is the server lost too.
-        if _remote_lost(exc) or _context_stopped(exc):
+        if remote_lost(exc) or context_stopped(exc):
             return _drop_remote(exc)
-        parser = _parsers.get(spark)
+        parser = parser_sessions.paired(spark)
         if parser is None:
             return exc
-        if not any(type(item).__module__.startswith("py4j") for item in _chain(exc)):
+        if not any(type(item).__module__.startswith("py4j") for item in chain(exc)):
             # A server's error: the parser JVM is to blame only if it is dead.
             with _lock:
                 jvm = _jvm_of(parser)
@@ -313,34 +228,17 @@ def failure_of(spark: SparkSession | None, exc: BaseException) -> BaseException:
     if jvm is None:
         return exc
     why = _dead(jvm)
-    if why is None and _context_stopped(exc):
-        why = _stopped_error()
-    elif why is None and _connection_lost(exc):
+    if why is None and context_stopped(exc):
+        why = stopped_error()
+    elif why is None and connection_lost(exc):
         why = _exit_within(jvm, EXIT_GRACE_SECONDS)
-    elif why is None and not _jvm_answered(exc) and jvm.process is not None:
+    elif why is None and not jvm_answered(exc) and jvm.process is not None:
         # Some other failure (an Arrow stream cut short…): did the JVM just exit?
         with contextlib.suppress(subprocess.TimeoutExpired):
-            why = _exit_error(jvm, jvm.process.wait(EXITING_SECONDS))
+            why = exit_error(jvm.process.wait(EXITING_SECONDS))
     if why is None:
         return exc
     return _drop_and_restart(jvm, why)
-
-
-def _remote_lost(exc: BaseException) -> bool:
-    """Did this call fail because the Spark Connect server went away?"""
-    if isinstance(exc, EngineLost):
-        return True
-    for item in _chain(exc):
-        code = getattr(item, "code", None)
-        if callable(code) and not isinstance(item, CoreError):
-            try:
-                if str(code()) == "StatusCode.UNAVAILABLE":
-                    return True
-            except Exception:
-                log.debug("no gRPC status", exc_info=True)
-        if type(item).__name__ == "RetriesExceeded" or _REMOTE_LOST.search(str(item)):
-            return True
-    return False
 
 
 def _drop_remote(exc: BaseException) -> BaseException:
@@ -359,23 +257,8 @@ def _drop_remote(exc: BaseException) -> BaseException:
         log.error("the connection to %s was lost: %s", runtime.title, exc)
     return EngineLost(
         f"The connection to {runtime.title} broke while this job was running "
-        f"({_first_line(exc)}). Run the statement again; the worker connects anew.",
+        f"({first_line(exc)}). Run the statement again; the worker connects anew.",
         details={"runtime": runtime.name},
-    )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:300]
-
-
-def _jvm_answered(exc: BaseException) -> bool:
-    """An error the JVM itself raised (an analysis error, a failed Spark job), or one of
-    ours: the JVM was alive to answer."""
-    return isinstance(exc, CoreError) or any(
-        getattr(item, "java_exception", None) is not None
-        or callable(getattr(item, "getCondition", None))
-        for item in _chain(exc)
     )
 
 
@@ -404,9 +287,9 @@ def check_health(unresponsive_seconds: float | None = None) -> BaseException | N
         caller.start()
         caller.join(limit)
         if caller.is_alive():
-            why = _unresponsive_error(limit)
+            why = unresponsive_error(limit)
         elif answer and answer[0] is True:
-            why = _stopped_error()
+            why = stopped_error()
         elif answer and isinstance(answer[0], BaseException):
             why = _exit_within(jvm, EXIT_GRACE_SECONDS)
     if why is None:
@@ -532,10 +415,6 @@ def start_in_background() -> threading.Thread:
         return _starter
 
 
-# A Connect job session → the classic session whose parser judges its statements.
-_parsers: weakref.WeakKeyDictionary[SparkSession, SparkSession] = weakref.WeakKeyDictionary()
-
-
 def new_job_session() -> SparkSession:
     """A new isolated session for one job: private temp views, functions and SQL conf
     (``newSession()`` on the shared SparkContext, or a new server-side session on Spark
@@ -549,30 +428,8 @@ def new_job_session() -> SparkSession:
     assert jvm is not None
     session, parser = current_runtime().job_sessions(Engine(jvm.spark, jvm.remote))
     if parser is not session:
-        _parsers[session] = parser
+        parser_sessions.pair(session, parser)
     return session
-
-
-def parser_of(spark: SparkSession) -> SparkSession:
-    """The classic session whose parser, lexer and Hadoop configuration stand for ``spark``'s:
-    itself, or on Spark Connect the parser session paired with the job's session."""
-    parser = _parsers.get(spark)
-    if parser is not None:
-        return parser
-    if is_remote_session(spark):
-        raise current_runtime().unsupported(
-            "Checking a statement for a Spark Connect session the worker did not make"
-        )
-    return spark
-
-
-def mirror_conf(spark: SparkSession, key: str, value: str) -> None:
-    """``spark.conf.set(key, value)``, and the same on its parser session (Spark Connect),
-    so that the guard parses under the settings the statement will run with."""
-    spark.conf.set(key, value)
-    parser = _parsers.get(spark)
-    if parser is not None:
-        parser.conf.set(key, value)
 
 
 def driver_pid() -> int | None:

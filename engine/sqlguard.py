@@ -42,16 +42,10 @@ from pyspark.sql import DataFrame, SparkSession
 from core.identifiers import quote_path
 from core.planner import FunctionPlan, Plan, RelationPlan
 from core.planner.errors import ForbiddenSql
-from core.planner.spark_guard import (
-    Allowed,
-    PlannerReading,
-    RootKind,
-    SparkTree,
-    check_lexing,
-    check_references,
-    check_tree,
-)
-from engine import spark_session
+from core.planner.spark_differential import PlannerReading, check_lexing, check_references
+from core.planner.spark_guard import Allowed, RootKind, check_tree
+from core.planner.spark_tree import SparkTree
+from engine import parser_sessions
 from engine.errors import UnsupportedRuntime
 from engine.runtimes import is_remote_session
 
@@ -80,7 +74,7 @@ def _tree_describer(spark: SparkSession) -> Any:
     """The describer in this process's JVM (the job's, or on Spark Connect the parser's),
     compiled on first use (and again after a new JVM)."""
     global _describer
-    spark = spark_session.parser_of(spark)
+    spark = parser_sessions.parser_of(spark)
     gateway: Any = spark.sparkContext._gateway
     current = _describer
     if current is not None and current[0] is gateway:
@@ -143,7 +137,7 @@ def _read(builder: Any) -> str:
 def _session(spark: SparkSession) -> Any:
     """The JVM session whose parser reads ``spark``'s statements (on Spark Connect: its
     paired parser session)."""
-    session: Any = getattr(spark_session.parser_of(spark), "_jsparkSession", None)
+    session: Any = getattr(parser_sessions.parser_of(spark), "_jsparkSession", None)
     if session is None:
         raise UnsupportedRuntime("This worker's Spark session has no parser to check with.")
     return session
@@ -323,8 +317,8 @@ class SqlGuard:
 def install(spark: SparkSession, plan: Plan) -> SqlGuard:
     """Give a job's session the guard of its plan."""
     found = SqlGuard.for_plan(spark, plan)
-    spark_session.mirror_conf(spark, SUBSTITUTE, "false")
-    spark_session.mirror_conf(spark, CONSTANTS_ONLY, "true")
+    parser_sessions.mirror_conf(spark, SUBSTITUTE, "false")
+    parser_sessions.mirror_conf(spark, CONSTANTS_ONLY, "true")
     _guards[spark] = found
     return found
 
@@ -333,7 +327,7 @@ def guard(spark: SparkSession) -> SqlGuard:
     """The session's guard; a session without a plan may reference nothing registered."""
     found = _guards.get(spark)
     if found is None:
-        spark_session.mirror_conf(spark, SUBSTITUTE, "false")
+        parser_sessions.mirror_conf(spark, SUBSTITUTE, "false")
         found = SqlGuard(spark, Allowed())
         _guards[spark] = found
     return found

@@ -43,7 +43,7 @@ from django.db import close_old_connections, connection
 from catalog import storage
 from core import locations as core_locations
 from core.errors import CoreError
-from engine import locations, spark_session, write_runner
+from engine import locations, parser_sessions, write_runner
 from engine.stream_sink import EVENT_FIGURES, StreamState, progress_figures
 from tabledata import stream_commit
 
@@ -151,7 +151,7 @@ def prepare_sink(spark: Any, job_id: Any, shown: str) -> Path:
         storage.check_tree(real, managed=True)
     locations.hadoop_agrees(spark, real)
     for key, value in SINK_CONF.items():
-        spark_session.mirror_conf(spark, key, value)
+        parser_sessions.mirror_conf(spark, key, value)
     return Path(real)
 
 

@@ -42,6 +42,7 @@ from core.session_properties import JOB_TIMEOUT_SECONDS
 from engine import (
     errors,
     locations,
+    parser_sessions,
     registration,
     spark_session,
     sqlguard,
@@ -201,7 +202,7 @@ def start(spark: Any, job: Job, plan: Plan, preview_rows: int, state: StreamStat
         frame, sink, mode = _table_sink(spark, job, plan, state)
     else:
         frame, sink, mode = _preview_sink(spark, job, plan, preview_rows, state)
-    spark_session.mirror_conf(spark, "spark.sql.streaming.stopTimeout", STOP_TIMEOUT)
+    parser_sessions.mirror_conf(spark, "spark.sql.streaming.stopTimeout", STOP_TIMEOUT)
     stream_commit.check_held(job.id)
     writer = (
         frame.writeStream.queryName(str(job.id))

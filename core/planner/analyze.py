@@ -25,8 +25,8 @@ from core.identifiers import name_key, quote_part
 from core.planner import guard
 from core.planner.errors import UnsupportedStatement
 from core.planner.plan import Action, Plan
-from core.planner.resolve import staged_error, table_plan
 from core.planner.statement import Statement, missing_relation
+from core.planner.table_plans import staged_error, table_plan
 from core.planner.tokens import Token
 from core.privileges import Privilege
 

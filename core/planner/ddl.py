@@ -26,7 +26,6 @@ from core.errors import CoreError, SchemaError
 from core.identifiers import name_key
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from core.planner.plan import Action, Plan
-from core.planner.resolve import check_column_expression
 from core.planner.sources import (
     RATE_COLUMNS,
     dataframe_source,
@@ -42,6 +41,7 @@ from core.planner.statement import (
     key_value_list,
     type_span,
 )
+from core.planner.table_plans import check_column_expression
 from core.planner.tokens import Token, TokenCursor
 from core.privileges import Privilege
 from core.schema import (

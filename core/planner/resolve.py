@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.datatypes import read_schema_type
 from core.errors import CoreError, NotFound
 from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_path
 from core.planner import guard, time_travel
@@ -26,22 +25,16 @@ from core.planner.model import (
     PlanContext,
     Relation,
     TimeTravel,
-    UploadLookup,
 )
-from core.planner.plan import ColumnPlan, FunctionPlan, RelationPlan
-from core.planner.references import (
-    EXPRESSION_PREFIX,
-    QueryRefs,
-    analyze_expression,
-    analyze_query,
-)
+from core.planner.plan import FunctionPlan, RelationPlan
+from core.planner.query_parsing import EXPRESSION_PREFIX
+from core.planner.references import QueryRefs, analyze_expression, analyze_query
 from core.planner.sources import (
     DATAFRAME_CONNECTOR,
     RATE_CONNECTOR,
     UPLOAD_CONNECTOR,
-    stored_source,
 )
-from core.planner.streaming import declared_watermark
+from core.planner.table_plans import staged_error, table_plan
 from core.planner.tokens import Token, statement_groups, strip_region, tokenize
 from core.privileges import Privilege
 
@@ -92,89 +85,12 @@ class Rewritten:
     width: int | None = None
 
 
-def staged_error(relation: Relation) -> CoreError:
-    """A ``staged`` table (a CTAS job is creating it) cannot be used yet."""
-    ident = relation.identifier
-    details: dict[str, Any] = {"identifier": list(ident.parts)}
-    if relation.staged_by_job is None:
-        return CoreError(
-            f"Table {ident.quoted()} is being created and cannot be read yet.", details=details
-        )
-    details["job"] = relation.staged_by_job
-    return CoreError(
-        f"Table {ident.quoted()} is being created by job {relation.staged_by_job} and cannot "
-        "be read yet.",
-        details=details,
-    )
-
-
-def check_column_expression(expression: str, column: str, origin: str, offset: int) -> None:
-    """A computed column or watermark expression may call built-in functions only and
-    read no table: at query time it runs inside the table's own projection."""
-    _, refs = analyze_expression(expression, origin, offset)
-    if refs.tables:
-        shown = quote_path(refs.tables[0].parts)
-        raise ForbiddenSql(
-            f"The expression of column `{column}` reads {shown}: column expressions cannot "
-            "read tables."
-        )
-    for call in refs.functions:
-        if len(call.parts) > 1 or not is_builtin(call.parts[0]):
-            raise CoreError(
-                f"The expression of column `{column}` calls {quote_path(call.parts)}, but column "
-                "expressions can only call Spark's built-in functions."
-            )
-
-
 def _single_statement(text: str, what: str) -> tuple[list[Token], int]:
     """The tokens of a stored query and where its text ends (trailing comments kept)."""
     groups = statement_groups(tokenize(text), len(text))
     if len(groups) != 1:
         raise CoreError(f"The stored query of {what} is not a single statement.")
     return groups[0][2], strip_region(text, groups[0][0], groups[0][1])[1]
-
-
-def table_plan(
-    alias: str,
-    table: Relation,
-    roots: Sequence[str],
-    uploads: UploadLookup | None = None,
-    pipeline_job: str | None = None,
-) -> RelationPlan:
-    """How the worker reads (or writes) a table: format, path, options, the physical
-    schema and every column in declared order (computed and metadata columns included).
-    ``uploads`` and ``pipeline_job`` (``PlanContext``): what a temporary table over an
-    upload or a pipeline's DataFrame may read."""
-    source = stored_source(
-        table.options, table.location, roots, table.identifier.quoted(), uploads, pipeline_job
-    )
-    physical: list[str] = []
-    columns: list[ColumnPlan] = []
-    schema = table.resolved_schema
-    for column in schema.columns if schema is not None else ():
-        if column.kind == "physical" and column.data_type is not None:
-            read_type = read_schema_type(column.data_type)
-            physical.append(f"{quote_part(column.name)} {read_type.sql()}")
-            columns.append(ColumnPlan(column.name, "physical"))
-        elif column.kind == "computed":
-            expression = column.expression or ""
-            check_column_expression(expression, column.name, expression, 0)
-            columns.append(ColumnPlan(column.name, "computed", expression=expression))
-        elif column.kind == "metadata":
-            key = column.metadata_key or column.name.lower()
-            columns.append(ColumnPlan(column.name, "metadata", metadata_key=key))
-    return RelationPlan(
-        alias,
-        table.identifier.parts,
-        "table",
-        format=source.format,
-        path=source.path,
-        options=dict(source.options),
-        physical_schema=", ".join(physical),
-        columns=tuple(columns),
-        temporary=table.temporary,
-        watermark=declared_watermark(schema),
-    )
 
 
 class Resolver:

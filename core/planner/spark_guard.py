@@ -9,322 +9,52 @@ the tree as JSON (``engine/jvm/TreeDescriber.java``) and hands it here.
 
 ``check_tree`` walks every node of that tree and refuses, with ``ForbiddenSql``:
 
-- any class that is not on an allow-list (commands, script transforms, ``InsertIntoDir``,
-  ``IDENTIFIER(…)`` with a computed name, parameter markers, anything this module does not
-  know — new Spark syntax is refused until it is reviewed and listed here);
+- any class that is not on an allow-list (``core.planner.spark_allowlist``: commands,
+  script transforms, ``InsertIntoDir``, ``IDENTIFIER(…)`` with a computed name, parameter
+  markers, anything not listed — new Spark syntax is refused until it is reviewed and
+  listed there);
 - a relation that is not one the planner registered (its ``__tessera_rN`` alias) or a CTE in
   scope: no file paths, no other catalog, no relation options;
 - a function call that is neither a registered alias (``__tessera_fN``) nor a Spark built-in
   outside ``FORBIDDEN_FUNCTIONS`` (``reflect`` & co.); a table-valued function outside a
   short list.
 
-``check_references`` is the differential half: the number of references to each alias that
-Spark's parse holds must equal the number the planner's tokenizer sees in the same text. A
-difference means the two read the text differently (one of them took code for a comment or a
-string), and the statement is refused even if what Spark would run is harmless.
+The tree itself is ``core.planner.spark_tree.SparkTree``. The differential half
+(``check_lexing``, ``check_references``: Spark and the planner must read the text alike) is
+``core.planner.spark_differential``.
 
 Pure Python: the tree arrives as JSON text; nothing here imports pyspark or Django.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from core.errors import CoreError
-from core.identifiers import name_key, quote_part, quote_path
+from core.identifiers import name_key, quote_path
 from core.planner.errors import ForbiddenSql
 from core.planner.functions import is_builtin
 from core.planner.guard import FORBIDDEN_FUNCTIONS, FORBIDDEN_OPTION_KEYS
-from core.planner.tokens import Token, line_col, tokenize
+from core.planner.spark_allowlist import (
+    ANONYMOUS_EXPRESSIONS,
+    EXPRESSION_CLASSES,
+    OPAQUE_CLASSES,
+    OPTION_MAP_FUNCTIONS,
+    PARTITIONING_HINTS,
+    PLAN_CLASSES,
+    PRODUCT_CLASSES,
+    REASONS,
+    TABLE_FUNCTIONS,
+)
+from core.planner.spark_tree import Ref, SparkTree
 from core.session_properties import SHUFFLE_PARTITIONS_MAX as MAX_PARTITIONS
 
 RootKind: TypeAlias = Literal["query", "explain", "expression"]
 
-_LOGICAL = "org.apache.spark.sql.catalyst.plans.logical."
-_ANALYSIS = "org.apache.spark.sql.catalyst.analysis."
-_EXPRESSIONS = "org.apache.spark.sql.catalyst.expressions."
-
-# Plan nodes a query may consist of, as Spark's parser builds them. Relations, CTEs and
-# table-valued functions have their own rules below.
-PLAN_CLASSES: frozenset[str] = frozenset(
-    {
-        _LOGICAL + name
-        for name in (
-            "Aggregate",
-            "Deduplicate",
-            "Distinct",
-            "Except",
-            "Expand",
-            "Filter",
-            "Generate",
-            "GlobalLimit",
-            "Intersect",
-            "Join",
-            "LateralJoin",
-            "LimitAll",
-            "LocalLimit",
-            "LocalRelation",
-            "Offset",
-            "OneRowRelation",
-            "Pivot",
-            "Project",
-            "RebalancePartitions",
-            "Repartition",
-            "RepartitionByExpression",
-            "Sample",
-            "Sort",
-            "SubqueryAlias",
-            "Tail",
-            "Union",
-            "UnresolvedHint",
-            "UnresolvedWith",
-            "Unpivot",
-            "Window",
-            "WithWindowDefinition",
-        )
-    }
-    | {
-        _ANALYSIS + name
-        for name in (
-            "UnresolvedHaving",
-            "UnresolvedInlineTable",
-            "UnresolvedQualify",
-            "UnresolvedRelation",
-            "UnresolvedSubqueryColumnAliases",
-            "UnresolvedTVFAliases",
-            "UnresolvedTableValuedFunction",
-        )
-    }
-    | {_EXPRESSIONS + "PipeOperator"}
-    | {
-        _LOGICAL + "NearestByJoin",  # JOIN … EXACT|APPROX NEAREST n BY …
-        _LOGICAL + "AsOfJoin",  # ASOF JOIN (when Spark's conf enables it)
-        _LOGICAL + "UnresolvedBinBy",  # BIN BY (…)
-        _ANALYSIS + "UnresolvedEventTimeWatermark",  # t WATERMARK ts DELAY OF … (inert in batch)
-    }
-)
-
-# Expression classes Spark's parser builds directly (function calls are UnresolvedFunction
-# and checked by name). Anything in Catalyst's ``expressions.objects`` (reflection) or a UDF
-# class is not here and never will be.
-EXPRESSION_CLASSES: frozenset[str] = frozenset(
-    {
-        _ANALYSIS + name
-        for name in (
-            "UnresolvedAlias",
-            "UnresolvedAttribute",
-            "UnresolvedExtractValue",
-            "UnresolvedFunction",
-            "MultiAlias",  # generator(…) AS (a, b)
-            "UnresolvedGenerator",
-            "UnresolvedOrdinal",
-            "UnresolvedPipeAggregateOrdinal",
-            "UnresolvedRegex",
-            "UnresolvedStar",
-            "UnresolvedStarExceptOrReplace",
-        )
-    }
-    | {
-        _EXPRESSIONS + name
-        for name in (
-            "Add",
-            "Alias",
-            "And",
-            "ArrayFilter",
-            "Ascending$",
-            "BitwiseAnd",
-            "BitwiseNot",
-            "BitwiseOr",
-            "BitwiseXor",
-            "AttributeReference",  # the columns of VALUES folded into a LocalRelation
-            "CaseWhen",
-            "Cast",
-            "Coalesce",
-            "Collate",
-            "Concat",
-            "CreateNamedStruct",
-            "CurrentDate",
-            "CurrentTimestamp",
-            "CurrentRow$",
-            "CurrentUser",
-            "Cube",
-            "Divide",
-            "EqualNullSafe",
-            "EqualTo",
-            "Exists",
-            "GreaterThan",
-            "GreaterThanOrEqual",
-            "GroupingSets",
-            "ILike",
-            "In",
-            "InSubquery",
-            "IntegralDivide",
-            "IsNotNull",
-            "IsNull",
-            "LambdaFunction",
-            "LateralSubquery",
-            "LessThan",
-            "LessThanOrEqual",
-            "Like",
-            "LikeAll",
-            "LikeAny",
-            "ListQuery",
-            "Literal",
-            "Multiply",
-            "NamePlaceholder$",  # struct(t.*)
-            "NamedArgumentExpression",
-            "Not",
-            "NotLikeAll",
-            "NotLikeAny",
-            "Or",
-            "Overlay",
-            "PipeExpression",
-            "Remainder",
-            "RLike",
-            "Rollup",
-            "RowFrame$",
-            "RangeFrame$",
-            "ScalarSubquery",
-            "SortOrder",
-            "SpecifiedWindowFrame",
-            "StringLocate",
-            "StringTrim",
-            "StringTrimBoth",
-            "StringTrimLeft",
-            "StringTrimRight",
-            "Substring",
-            "Subtract",
-            "UnaryMinus",
-            "UnaryPositive",
-            "UnboundedFollowing$",
-            "UnboundedPreceding$",
-            "UnresolvedCollation",
-            "UnresolvedNamedLambdaVariable",
-            "UnresolvedWindowExpression",
-            "UnspecifiedFrame$",
-            "WindowExpression",
-            "WindowSpecDefinition",
-        )
-    }
-    # |> SELECT with an aggregate: the pipe syntax builds these directly.
-    | {_EXPRESSIONS + "aggregate.AggregateExpression", _EXPRESSIONS + "aggregate.AnyValue"}
-    # Built by the parser from their own syntax (found in Spark 4.3's AstBuilder bytecode):
-    # <<, >>, >>>; j:a.b; DATEADD/TIMESTAMPADD/DATEDIFF(unit, …); first(x)/last(x);
-    # ILIKE ANY/ALL; CURRENT_PATH/CURRENT_TIME; UNNEST; JSON_TABLE; f(TABLE(t)).
-    | {
-        _EXPRESSIONS + name
-        for name in (
-            "ShiftLeft",
-            "ShiftRight",
-            "ShiftRightUnsigned",
-            "SemiStructuredExtract",
-            "TimestampAdd",
-            "TimestampDiff",
-            "aggregate.First",
-            "aggregate.Last",
-            "Lower",
-            "CurrentPath",
-            "CurrentTime",
-            "Unnest",
-            "JsonTable",
-            "FunctionTableSubqueryArgumentExpression",
-        )
-    }
-)
-
-# Anonymous subclasses (IS [NOT] UNKNOWN: IsNull/IsNotNull with their own SQL text): the
-# Scala compiler numbers them ($$anon$1, $$anon$2…) per source file, so match the prefix.
-ANONYMOUS_EXPRESSIONS: tuple[str, ...] = (
-    _EXPRESSIONS + "IsUnknown$$anon$",
-    _EXPRESSIONS + "IsNotUnknown$$anon$",
-)
-
-# Other case classes that only carry data (names, ids, frame bounds…).
-PRODUCT_CLASSES: frozenset[str] = frozenset(
-    {
-        "org.apache.spark.sql.catalyst.AliasIdentifier",
-        "org.apache.spark.sql.catalyst.FunctionIdentifier",
-        _EXPRESSIONS + "ExprId",
-        _EXPRESSIONS + "NumericEvalContext",
-        _EXPRESSIONS + "WindowSpecReference",
-        _EXPRESSIONS + "JsonTableColumn",
-        _LOGICAL + "BinByOutputAliases",
-        "org.apache.spark.sql.catalyst.plans.NaturalJoin",
-        "org.apache.spark.sql.catalyst.plans.UsingJoin",
-        _LOGICAL + "JoinHint",
-        "scala.Tuple2",
-        "scala.Tuple3",
-    }
-)
-
-# Values of literals and the like that the describer cannot take apart (and need not).
-OPAQUE_CLASSES: frozenset[str] = frozenset(
-    {
-        "java.util.UUID",
-        "org.apache.spark.sql.types.Decimal",
-        "org.apache.spark.sql.types.Metadata",
-        "scala.Enumeration$Val",  # evaluation modes (ANSI, TRY, LEGACY)
-        "org.apache.spark.unsafe.types.CalendarInterval",
-        "org.apache.spark.sql.catalyst.expressions.GenericInternalRow",
-        "org.apache.spark.sql.catalyst.expressions.UnsafeRow",
-        "[B",  # binary literals (X'…')
-    }
-)
-
-# Functions that read a file or URL named in their options, with the position of their
-# options argument: those options must be a literal map without the keys that do.
-OPTION_MAP_FUNCTIONS: dict[str, int] = {"from_xml": 2, "schema_of_xml": 1, "to_xml": 1}
-# Hints whose integer parameters are partition counts.
-PARTITIONING_HINTS = frozenset({"REPARTITION", "REPARTITION_BY_RANGE", "REBALANCE", "COALESCE"})
-
-# Table-valued functions a query may call: Spark's, but python_worker_logs (it reads the
-# logs of Spark's Python workers, shared by every user). tests/spark pins Spark's list.
-TABLE_FUNCTIONS: frozenset[str] = frozenset(
-    {
-        "collations",
-        "range",
-        "sql_keywords",
-        "explode",
-        "explode_outer",
-        "inline",
-        "inline_outer",
-        "json_tuple",
-        "posexplode",
-        "posexplode_outer",
-        "stack",
-        "variant_explode",
-        "variant_explode_outer",
-    }
-)
-
-# Why a known construct is refused, in the words of the SQL reference (docs/statements.md).
-_REASONS: dict[str, str] = {
-    "ScriptTransformation": "Script transforms (TRANSFORM … USING '…') are not allowed: they "
-    "run external programs on the cluster.",
-    "InsertIntoDir": "INSERT OVERWRITE DIRECTORY is not allowed: writing files by path "
-    "bypasses the catalog.",
-    "InsertIntoStatement": "INSERT inside a query is not allowed: Tessera runs writes itself.",
-    "PlanWithUnresolvedIdentifier": "IDENTIFIER(…) is not allowed: names built from strings "
-    "cannot be checked before the statement runs.",
-    "ExpressionWithUnresolvedIdentifier": "IDENTIFIER(…) is not allowed: names built from "
-    "strings cannot be checked before the statement runs.",
-    "NamedParameter": "Parameter markers (:name) take values only in queries sent with "
-    '"parameters"; this statement cannot have them.',
-    "PosParameter": "Parameter markers (?) are not supported.",
-    "UnresolvedWithCTERelations": "This form of WITH is not supported.",
-}
-
 _SPARK_SAYS = "Spark reads this statement"
 NAMED_PARAMETER = "org.apache.spark.sql.catalyst.analysis.NamedParameter"
-_READ_DIFFERENTLY = (
-    "Tessera and Spark read this statement differently ({what}); rewrite it without "
-    "ambiguous comments, quotes or escapes."
-)
 
 
 @dataclass(frozen=True)
@@ -360,89 +90,13 @@ class References:
     parameters: set[str] = field(default_factory=set)
 
 
-Ref: TypeAlias = Any  # a node's number, a string, True, False or None
-
-_KINDS = {
-    "p": "plan",
-    "e": "expr",
-    "t": "tree",
-    "o": "product",
-    "s": "seq",
-    "m": "map",
-    "n": "num",
-    "y": "type",
-    "j": "object",
-    "u": "enum",
-    "q": "opaque",
-}
-_CLASSED = frozenset({"p", "e", "t", "o", "j", "u", "q"})
-
-
-class SparkTree:
-    """A parse tree as ``TreeDescriber`` describes it: flat, nodes by number, class and field
-    names interned (see engine/jvm/TreeDescriber.java for the format)."""
-
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        nodes, classes, fields = data.get("nodes"), data.get("classes"), data.get("fields")
-        if not isinstance(nodes, list) or "root" not in data:
-            raise ValueError("not a described Spark tree")
-        self.root: Ref = data["root"]
-        self.nodes: list[list[Any]] = nodes
-        self.classes: list[str] = list(classes or [])
-        self.field_names: list[str] = list(fields or [])
-
-    @classmethod
-    def from_json(cls, text: str) -> SparkTree:
-        return cls(json.loads(text))
-
-    def node(self, ref: Ref) -> list[Any] | None:
-        """The node a ref points at (None for a scalar: bool is not a ref)."""
-        return self.nodes[ref] if type(ref) is int else None
-
-    def kind(self, node: Sequence[Any]) -> str:
-        return _KINDS.get(node[0], str(node[0]))
-
-    def class_name(self, node: Sequence[Any]) -> str:
-        return self.classes[node[1]] if node[0] in _CLASSED else ""
-
-    def fields(self, node: Sequence[Any]) -> dict[str, Ref]:
-        """A case class's fields by name (empty for other nodes)."""
-        if node[0] not in ("p", "e", "t", "o"):
-            return {}
-        names = self.field_names
-        return {names[node[i]]: node[i + 1] for i in range(2, len(node) - 1, 2)}
-
-    def items(self, ref: Ref) -> list[Ref]:
-        """The items of a sequence (or Option) ref; a scalar or None is no items."""
-        node = self.node(ref)
-        if node is None or node[0] != "s":
-            return []
-        return list(node[1:])
-
-    def strings(self, ref: Ref) -> list[str] | None:
-        """A sequence of strings (name parts), or None if it is anything else."""
-        node = self.node(ref)
-        if node is None or node[0] != "s" or not all(isinstance(i, str) for i in node[1:]):
-            return None
-        return list(node[1:])
-
-    def children(self, node: Sequence[Any]) -> Sequence[Ref]:
-        """Every ref a node holds (field values, items, map keys and values)."""
-        tag = node[0]
-        if tag in ("p", "e", "t", "o"):
-            return node[3::2]
-        if tag in ("s", "m"):
-            return node[1:]
-        return ()
-
-
 def _short(class_name: str) -> str:
     return class_name.rsplit(".", 1)[-1].rstrip("$")
 
 
 def _refuse_class(class_name: str, kind: str) -> ForbiddenSql:
     short = _short(class_name)
-    reason = _REASONS.get(short)
+    reason = REASONS.get(short)
     if reason is None:
         if "execution.command" in class_name or short.endswith(("Command", "Statement")):
             reason = (
@@ -756,135 +410,3 @@ def check_tree(tree: SparkTree, allowed: Allowed, root: RootKind = "query") -> R
             details={"checked_by": "spark_parser", "parameter": missing[0]},
         )
     return references
-
-
-# What a character is to a lexer (TreeDescriber.lexClasses builds Spark's string).
-_CLASS_NAMES = {"S": "a string", "Q": "a quoted name", "H": "a comment", "X": "code"}
-_WHITESPACE = re.compile(r"\s+")
-
-
-def _blank_whitespace(text: str, classes: bytearray) -> bytes:
-    """Whitespace inside code means nothing (a hint's spaces are one token to sqlglot, gaps
-    between tokens to Spark): only strings, quoted names and comments keep their class."""
-    for match in _WHITESPACE.finditer(text):
-        begin, end = match.span()
-        classes[begin:end] = classes[begin:end].replace(b"X", b"H")
-    return bytes(classes)
-
-
-@dataclass(frozen=True)
-class PlannerReading:
-    """The planner's tokens of one text, read once for both differential checks (or the
-    reason the planner's tokenizer cannot read it)."""
-
-    text: str
-    tokens: tuple[Token, ...] | None
-    error: str = ""
-
-    @classmethod
-    def of(cls, text: str) -> PlannerReading:
-        try:
-            return cls(text, tuple(tokenize(text)))
-        except CoreError as exc:
-            return cls(text, None, exc.message)
-
-
-def lexical_classes(text: str, reading: PlannerReading | None = None) -> bytes:
-    """What the planner's tokenizer makes of each character of ``text``: S (in a string
-    literal, quotes included), Q (a backquoted name), H (comment or whitespace) or X (code).
-    A string's prefix letter (X'…', R'…') counts as code. ForbiddenSql if the planner's
-    tokenizer cannot read the text at all."""
-    reading = reading or PlannerReading.of(text)
-    if reading.tokens is None:
-        raise ForbiddenSql(
-            f"Tessera cannot read the statement Spark would run: {reading.error}",
-            details={"checked_by": "spark_lexer"},
-        )
-    classes = bytearray(b"H" * len(text))
-    _mark(text, 0, reading.tokens, classes)
-    return _blank_whitespace(text, classes)
-
-
-def _mark(text: str, begin: int, tokens: Sequence[Token], classes: bytearray) -> None:
-    for token in tokens:
-        start, stop = begin + token.start, begin + token.end
-        mark = _TOKEN_CLASSES.get(token.kind, b"X")
-        classes[start:stop] = mark * (stop - start)
-        if token.kind == "string" and stop - start > 1 and text[start].isalpha():
-            classes[start] = ord("X")
-        elif token.text.startswith("/*+") and token.text.endswith("*/") and stop - start >= 5:
-            # sqlglot keeps a hint as one token; Spark lexes its inside like any SQL. Read
-            # the inside too (what cannot be read stays code, and Spark's reading decides).
-            inside = bytearray(b"H" * (stop - start - 5))
-            try:
-                _mark(text[start + 3 : stop - 2], 0, tokenize(text[start + 3 : stop - 2]), inside)
-            except CoreError:
-                inside = bytearray(b"X" * (stop - start - 5))
-            classes[start + 3 : stop - 2] = inside
-
-
-_TOKEN_CLASSES = {"string": b"S", "ident": b"Q"}
-
-
-def check_lexing(text: str, spark_classes: str, reading: PlannerReading | None = None) -> None:
-    """The lexical differential: every character must be code, string, quoted name or
-    comment to Spark's lexer exactly as it is to the planner's. Raises ForbiddenSql."""
-    ours = lexical_classes(text, reading)
-    theirs = _blank_whitespace(text, bytearray(spark_classes.encode("ascii", "replace")))
-    if ours == theirs:
-        return
-    if len(ours) != len(theirs):
-        raise ForbiddenSql(
-            _READ_DIFFERENTLY.format(what="Spark counts the characters differently"),
-            details={"checked_by": "spark_lexer"},
-        )
-    index = next(i for i in range(len(ours)) if ours[i] != theirs[i])
-    line, column = line_col(text, index)
-    planner = _CLASS_NAMES.get(chr(ours[index]), "?")
-    spark = _CLASS_NAMES.get(chr(theirs[index]), "?")
-    raise ForbiddenSql(
-        _READ_DIFFERENTLY.format(
-            what=f"at line {line}, column {column} Tessera reads {planner}, Spark reads {spark}"
-        ),
-        details={"checked_by": "spark_lexer", "line": line, "column": column},
-    )
-
-
-def token_references(
-    text: str, allowed: Allowed, reading: PlannerReading | None = None
-) -> References:
-    """How often the planner's tokenizer sees each registered alias as a name in ``text``."""
-    reading = reading or PlannerReading.of(text)
-    found = References()
-    for token in reading.tokens or ():
-        if not token.is_name:
-            continue
-        key = name_key(token.text)
-        if key in allowed.relations:
-            found.relations[key] += 1
-        elif key in allowed.functions:
-            found.functions[key] += 1
-    return found
-
-
-def check_references(
-    text: str, spark: References, allowed: Allowed, reading: PlannerReading | None = None
-) -> None:
-    """The differential check: Spark's parse and the planner's tokens must reference the
-    registered aliases equally often."""
-    planner = token_references(text, allowed, reading)
-    for what, ours, theirs in (
-        ("tables", planner.relations, spark.relations),
-        ("functions", planner.functions, spark.functions),
-    ):
-        if ours != theirs:
-            names = sorted(set(ours) | set(theirs))
-            shown = ", ".join(
-                f"{quote_part(name)}: planner {ours[name]}, Spark {theirs[name]}"
-                for name in names
-                if ours[name] != theirs[name]
-            )
-            raise ForbiddenSql(
-                _READ_DIFFERENTLY.format(what=f"references to {what}: {shown}"),
-                details={"checked_by": "spark_parser", "differential": what},
-            )

@@ -34,9 +34,10 @@ from core.planner.model import Relation
 from core.planner.plan import Action, Plan
 from core.planner.queries import starts_query
 from core.planner.references import QueryRefs, analyze_query
-from core.planner.resolve import Resolver, staged_error, table_plan
+from core.planner.resolve import Resolver
 from core.planner.sources import declared_source, stored_source
 from core.planner.statement import Statement, accept_if_not_exists
+from core.planner.table_plans import staged_error, table_plan
 from core.planner.tokens import Token, TokenCursor, parse_error
 from core.planner.upserts import plan_upsert, read_hint
 from core.privileges import Privilege

@@ -12,14 +12,9 @@ from typing import Any
 import pytest
 
 from core.planner.errors import ForbiddenSql
-from core.planner.spark_guard import (
-    Allowed,
-    SparkTree,
-    check_lexing,
-    check_references,
-    check_tree,
-    lexical_classes,
-)
+from core.planner.spark_differential import check_lexing, check_references, lexical_classes
+from core.planner.spark_guard import Allowed, check_tree
+from core.planner.spark_tree import SparkTree
 
 LOGICAL = "org.apache.spark.sql.catalyst.plans.logical."
 ANALYSIS = "org.apache.spark.sql.catalyst.analysis."

@@ -22,14 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.planner import ForbiddenSql, ParseError
-from core.planner.spark_guard import (
-    TABLE_FUNCTIONS,
-    Allowed,
-    RootKind,
-    check_lexing,
-    check_tree,
-    lexical_classes,
-)
+from core.planner.spark_allowlist import TABLE_FUNCTIONS
+from core.planner.spark_differential import check_lexing, lexical_classes
+from core.planner.spark_guard import Allowed, RootKind, check_tree
 from tests.core.test_planner_support import plan
 
 pytestmark = pytest.mark.spark
@@ -204,7 +199,7 @@ def test_when_lexers_disagree_the_statement_is_refused(spark: Any, middle: list[
     except ForbiddenSql:  # the planner's tokenizer cannot read it: refused either way
         ours = None
     theirs = sqlguard.lexing(spark, text)
-    from core.planner.spark_guard import _blank_whitespace
+    from core.planner.spark_differential import _blank_whitespace
 
     same = ours is not None and ours == _blank_whitespace(text, bytearray(theirs.encode()))
     if same:

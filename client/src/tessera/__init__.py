@@ -6,7 +6,8 @@ Tessera server over its REST API. See docs/python.md.
 
 from __future__ import annotations
 
-from tessera.environment import StatementSet, TableConfig, TableEnvironment, connect
+from tessera.config import TableConfig
+from tessera.environment import TableEnvironment, connect
 from tessera.errors import (
     AlreadyExistsError,
     AuthenticationError,
@@ -37,6 +38,7 @@ from tessera.schema import (
     Watermark,
 )
 from tessera.sql import col, lit, quote_identifier, string_literal
+from tessera.statement_set import StatementSet
 from tessera.table import GroupedTable, Table
 
 __version__ = "0.1.0"

@@ -18,9 +18,13 @@ text serves the remote client and the in-worker runtime.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tessera.errors import ValidationError
 from tessera.sql import quote_identifier, string_literal
+
+if TYPE_CHECKING:
+    from tessera.schema import Schema
 
 OP = "op"
 ROW_KINDS = ("+I", "-U", "+U", "-D")
@@ -142,3 +146,34 @@ def changes_sql(
     union = " UNION ALL ".join(parts)
     order = f" ORDER BY {_names(key)}, {_RANK}" if ordered else ""
     return f"SELECT {quote_identifier(OP)}, {data} FROM ({union}) AS _changes{order}"
+
+
+def replay_shape(columns: list[str], schema: Schema | None) -> tuple[tuple[str, ...], list[str]]:
+    """The primary key and the select items of a replayed changelog: the data columns as
+    they are, or ``schema``'s columns (physical ones cast to their types, computed ones
+    computed)."""
+    if schema is None:
+        return (), [quote_identifier(c) for c in columns]
+    projections = []
+    for column in schema.columns:
+        name = quote_identifier(column.name)
+        if column.kind == "computed":
+            projections.append(f"{column.expression} AS {name}")
+        elif column.kind == "metadata":
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                f"A changelog has no metadata; column {name} cannot be read from it.",
+                {"column": column.name},
+            )
+        elif column.name not in columns:
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                f"The schema names column {name}, which the changelog does not have "
+                f"(it has {', '.join(columns)}).",
+                {"column": column.name},
+            )
+        else:
+            projections.append(f"CAST({name} AS {column.data_type}) AS {name}")
+    key = schema.primary_key.columns if schema.primary_key is not None else ()
+    check_key(key, columns, "the schema")
+    return key, projections

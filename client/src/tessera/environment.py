@@ -1,24 +1,25 @@
-"""``TableEnvironment``: one server session, the entry point of the Table API."""
+"""``TableEnvironment``: one server session, the entry point of the Table API.
+
+Its properties are ``tessera.config.TableConfig``, its statement sets
+``tessera.statement_set.StatementSet``; data goes up as Arrow (``tessera.uploads``).
+"""
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError as SqlglotParseError
 
 from tessera import changelog
 from tessera._http import Http, segment
+from tessera.config import TableConfig
 from tessera.errors import (
     AlreadyExistsError,
     ConnectionFailedError,
-    ParseError,
     PayloadTooLargeError,
     TesseraError,
     ValidationError,
@@ -35,7 +36,9 @@ from tessera.sql import (
     string_literal,
     table_node,
 )
+from tessera.statement_set import StatementSet
 from tessera.table import Table
+from tessera.uploads import ArrowStreamBody, to_arrow
 
 if TYPE_CHECKING:
     import pandas  # type: ignore[import-untyped]
@@ -44,7 +47,6 @@ DEFAULT_ROW_LIMIT = 100_000_000
 # How long POST …/statements holds its answer; longer jobs are then followed by long-polls
 # (which a Ctrl-C in wait() can interrupt and cancel).
 STATEMENT_WAIT_SECONDS = 10
-UPLOAD_CHUNK_ROWS = 65_536
 
 
 def connect(
@@ -97,77 +99,6 @@ def connect(
             http.close()
         raise
     return TableEnvironment(http, session)
-
-
-class TableConfig:
-    """The session's properties (``SET key = value``); values are strings."""
-
-    def __init__(self, env: TableEnvironment) -> None:
-        self._env = env
-
-    def set(self, key: str, value: str) -> TableConfig:
-        """Set one property for the session (allowlisted keys only, as with ``SET``)."""
-        properties = dict(self._env._session_json()["properties"])
-        properties[key] = str(value)
-        self._env._session = self._env._http.patch(self._env._path, {"properties": properties})
-        return self
-
-    def get(self, key: str, default: str | None = None) -> str | None:
-        """A property's value as the server stored it (canonical), or ``default``."""
-        value = self._env._session_json()["properties"].get(key, default)
-        return None if value is None else str(value)
-
-    def reset(self, key: str) -> TableConfig:
-        """Remove one property (``RESET key``)."""
-        properties = dict(self._env._session_json()["properties"])
-        properties.pop(key, None)
-        self._env._session = self._env._http.patch(self._env._path, {"properties": properties})
-        return self
-
-    def to_dict(self) -> dict[str, str]:
-        """Every property set in the session."""
-        return dict(self._env._session_json()["properties"])
-
-
-class StatementSet:
-    """Inserts collected and run as ONE job, all or nothing (``EXECUTE STATEMENT SET``)."""
-
-    def __init__(self, env: TableEnvironment) -> None:
-        self._env = env
-        self._inserts: list[str] = []
-
-    def add_insert(self, path: str, table: Table, overwrite: bool = False) -> StatementSet:
-        """Add ``INSERT INTO|OVERWRITE path`` of a table."""
-        self._inserts.append(table.insert_sql(path, overwrite))
-        return self
-
-    def add_insert_sql(self, sql: str) -> StatementSet:
-        """Add one ``INSERT`` statement written in SQL."""
-        text = sql.strip().rstrip(";").strip()
-        try:
-            parsed = [p for p in sqlglot.parse(text, dialect=DIALECT) if p is not None]
-        except SqlglotParseError as exc:
-            raise ParseError(
-                "PARSE_ERROR", f"Could not parse {sql!r}: {exc}", {"text": sql}
-            ) from exc
-        if len(parsed) != 1 or not isinstance(parsed[0], exp.Insert):
-            raise ValidationError(
-                "VALIDATION_ERROR", f"A statement set takes one INSERT at a time, not {sql!r}."
-            )
-        self._inserts.append(text)
-        return self
-
-    @property
-    def sql(self) -> str:
-        """The ``EXECUTE STATEMENT SET`` statement."""
-        body = "".join(f"  {insert};\n" for insert in self._inserts)
-        return f"EXECUTE STATEMENT SET\nBEGIN\n{body}END"
-
-    def execute(self) -> TableResult:
-        """Run every insert as one job: all targets are committed, or none."""
-        if not self._inserts:
-            raise ValidationError("VALIDATION_ERROR", "The statement set has no inserts.")
-        return self._env._submit(self.sql)
 
 
 class TableEnvironment:
@@ -436,7 +367,7 @@ class TableEnvironment:
                 )
             self._submit(f"CREATE TEMPORARY VIEW {path_sql(path)} AS {table_or_df.sql}").wait()
             return
-        data = self._register_data(_to_arrow(table_or_df), schema)
+        data = self._register_data(to_arrow(table_or_df), schema)
         self._submit(f"CREATE TEMPORARY VIEW {path_sql(path)} AS SELECT * FROM {data}").wait()
 
     def _register_data(self, table: pa.Table, schema: Schema | None) -> str:
@@ -489,11 +420,11 @@ class TableEnvironment:
 
     def from_arrow(self, table: pa.Table | pa.RecordBatch, schema: Schema | None = None) -> Table:
         """Upload an Arrow table and return a Table over it (session data)."""
-        return self.from_path(self._register_data(_to_arrow(table), schema))
+        return self.from_path(self._register_data(to_arrow(table), schema))
 
     def from_data_frame(self, spark_df: Any, schema: Schema | None = None) -> Table:
         """Upload a PySpark DataFrame (``toArrow()``) and return a Table over it."""
-        return self.from_arrow(_to_arrow(spark_df), schema)
+        return self.from_arrow(to_arrow(spark_df), schema)
 
     def from_changelog(self, df: Any, schema: Schema | None = None) -> Table:
         """The table a changelog describes (FLIP-136 ``fromChangelogStream``).
@@ -514,21 +445,21 @@ class TableEnvironment:
                 df.withColumn(changelog.SEQUENCE, functions.monotonically_increasing_id())
             )
         else:
-            data = _to_arrow(df)
+            data = to_arrow(df)
             columns = list(data.column_names)
             changelog.check_columns(columns, "from_changelog()")
             changelog.check_row_kinds(data.column(changelog.OP).unique().to_pylist())
             order = pa.array(range(data.num_rows), type=pa.int64())
             base = self.from_arrow(data.append_column(changelog.SEQUENCE, order))
         data_columns = [c for c in columns if c != changelog.OP]
-        key, projections = _changelog_shape(data_columns, schema)
+        key, projections = changelog.replay_shape(data_columns, schema)
         source = f"({base.sql}) AS _changelog"
         return self.sql_query(changelog.replay_sql(source, data_columns, key, projections))
 
     def _upload(self, table: pa.Table) -> dict[str, Any]:
         # The server wants a Content-Length (no chunked bodies): the stream is written once
         # to count its bytes, then again while it is sent, never whole in memory.
-        body = _ArrowStreamBody(table)
+        body = ArrowStreamBody(table)
         try:
             response = self._http.request(
                 "POST",
@@ -563,116 +494,3 @@ class TableEnvironment:
             f"{string_literal('upload')} = {string_literal(str(upload['id']))})"
         )
         self._submit(sql).wait()
-
-
-class _ArrowStreamBody:
-    """An Arrow IPC stream of a table as a request body of known length, made batch by batch
-    (``requests`` sends a sized iterable with a ``Content-Length``, not chunked)."""
-
-    def __init__(self, table: pa.Table) -> None:
-        self._table = table
-        counter = pa.MockOutputStream()
-        with pa.ipc.new_stream(counter, table.schema) as writer:
-            for batch in self._batches():
-                writer.write_batch(batch)
-        self._length = int(counter.size())
-        self._sent = 0
-
-    def _batches(self) -> Iterator[pa.RecordBatch]:
-        yield from self._table.to_batches(max_chunksize=UPLOAD_CHUNK_ROWS)
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __iter__(self) -> Iterator[bytes]:
-        sink = _ChunkSink()
-        with pa.ipc.new_stream(sink, self._table.schema) as writer:
-            for batch in self._batches():
-                writer.write_batch(batch)
-                chunk = sink.take()
-                self._sent += len(chunk)
-                yield chunk
-        chunk = sink.take()
-        self._sent += len(chunk)
-        yield chunk
-
-    def refused_early(self) -> bool:
-        """Whether sending stopped before the whole body went out."""
-        return self._sent < self._length
-
-
-class _ChunkSink:
-    """A write-only file for Arrow's IPC writer whose bytes are taken out as they come."""
-
-    closed = False
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-
-    def write(self, data: Any) -> int:
-        chunk = bytes(data)
-        self._parts.append(chunk)
-        return len(chunk)
-
-    def flush(self) -> None:
-        """Nothing to flush."""
-
-    def close(self) -> None:
-        """Nothing to close."""
-
-    def take(self) -> bytes:
-        """The bytes written since the last call."""
-        data = b"".join(self._parts)
-        self._parts.clear()
-        return data
-
-
-def _changelog_shape(
-    columns: list[str], schema: Schema | None
-) -> tuple[tuple[str, ...], list[str]]:
-    """The primary key and the select items of a replayed changelog: the data columns as
-    they are, or ``schema``'s columns (physical ones cast to their types, computed ones
-    computed)."""
-    if schema is None:
-        return (), [quote_identifier(c) for c in columns]
-    projections = []
-    for column in schema.columns:
-        name = quote_identifier(column.name)
-        if column.kind == "computed":
-            projections.append(f"{column.expression} AS {name}")
-        elif column.kind == "metadata":
-            raise ValidationError(
-                "VALIDATION_ERROR",
-                f"A changelog has no metadata; column {name} cannot be read from it.",
-                {"column": column.name},
-            )
-        elif column.name not in columns:
-            raise ValidationError(
-                "VALIDATION_ERROR",
-                f"The schema names column {name}, which the changelog does not have "
-                f"(it has {', '.join(columns)}).",
-                {"column": column.name},
-            )
-        else:
-            projections.append(f"CAST({name} AS {column.data_type}) AS {name}")
-    key = schema.primary_key.columns if schema.primary_key is not None else ()
-    changelog.check_key(key, columns, "the schema")
-    return key, projections
-
-
-def _to_arrow(data: Any) -> pa.Table:
-    """An Arrow table from Arrow, pandas or PySpark data."""
-    if isinstance(data, pa.Table):
-        return data
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    if hasattr(data, "toArrow"):  # a PySpark 4 DataFrame
-        converted = data.toArrow()
-        assert isinstance(converted, pa.Table)
-        return converted
-    if type(data).__module__.startswith("pandas"):
-        return pa.Table.from_pandas(data, preserve_index=False)
-    raise ValidationError(
-        "VALIDATION_ERROR",
-        f"Expected a pandas, Arrow or PySpark DataFrame, not {type(data).__name__}.",
-    )

@@ -1,0 +1,94 @@
+"""Data sent to the server as an Arrow IPC stream: any pandas, Arrow or PySpark data as an
+Arrow table (``to_arrow``), and a table as a request body of known length, made batch by
+batch (``ArrowStreamBody``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+
+from tessera.errors import ValidationError
+
+UPLOAD_CHUNK_ROWS = 65_536
+
+
+class ArrowStreamBody:
+    """An Arrow IPC stream of a table as a request body of known length, made batch by batch
+    (``requests`` sends a sized iterable with a ``Content-Length``, not chunked)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+        counter = pa.MockOutputStream()
+        with pa.ipc.new_stream(counter, table.schema) as writer:
+            for batch in self._batches():
+                writer.write_batch(batch)
+        self._length = int(counter.size())
+        self._sent = 0
+
+    def _batches(self) -> Iterator[pa.RecordBatch]:
+        yield from self._table.to_batches(max_chunksize=UPLOAD_CHUNK_ROWS)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[bytes]:
+        sink = _ChunkSink()
+        with pa.ipc.new_stream(sink, self._table.schema) as writer:
+            for batch in self._batches():
+                writer.write_batch(batch)
+                chunk = sink.take()
+                self._sent += len(chunk)
+                yield chunk
+        chunk = sink.take()
+        self._sent += len(chunk)
+        yield chunk
+
+    def refused_early(self) -> bool:
+        """Whether sending stopped before the whole body went out."""
+        return self._sent < self._length
+
+
+class _ChunkSink:
+    """A write-only file for Arrow's IPC writer whose bytes are taken out as they come."""
+
+    closed = False
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self._parts.append(chunk)
+        return len(chunk)
+
+    def flush(self) -> None:
+        """Nothing to flush."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+    def take(self) -> bytes:
+        """The bytes written since the last call."""
+        data = b"".join(self._parts)
+        self._parts.clear()
+        return data
+
+
+def to_arrow(data: Any) -> pa.Table:
+    """An Arrow table from Arrow, pandas or PySpark data."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if hasattr(data, "toArrow"):  # a PySpark 4 DataFrame
+        converted = data.toArrow()
+        assert isinstance(converted, pa.Table)
+        return converted
+    if type(data).__module__.startswith("pandas"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise ValidationError(
+        "VALIDATION_ERROR",
+        f"Expected a pandas, Arrow or PySpark DataFrame, not {type(data).__name__}.",
+    )
