@@ -1,7 +1,7 @@
 """What an object's body may reach (ADR 0012): a view's query and a SQL function's body run
 with their owner's rights, so each is judged with the rights of whoever makes it run.
 
-- Storing or changing a body plans it with the changer's rights (views: ``services.
+- Storing or changing a body plans it with the changer's rights (views: ``services.views.
   _derive_view_schema``; SQL functions: ``check_function_body``): what they may not reach,
   no body of theirs reaches.
 - Handing an object over (``check_handover``, from ``grants.transfer_owner``) plans its body
