@@ -163,12 +163,13 @@ class _PermissionsView(APIView):
     def _get(self, request: Request, kwargs: dict[str, Any]) -> Response:
         s = _securable(request, self.kind, kwargs)
         principal = _principal_filter(request)
-        return Response(grants.permissions(user=request.user, securable=s, principal=principal))
+        permissions = grants.permissions(user=request.user, securable=s, principal=principal)
+        return Response(PermissionsOut(permissions).data)
 
     def _patch(self, request: Request, kwargs: dict[str, Any]) -> Response:
         s = _securable(request, self.kind, kwargs)
         body = grants.update_permissions(user=request.user, securable=s, changes=_changes(request))
-        return Response(body)
+        return Response(PermissionsOut(body).data)
 
 
 def _permissions_view(kind: str) -> type[_PermissionsView]:
@@ -263,7 +264,8 @@ class StorageRootListView(APIView):
                 )
             elif readable:
                 items.append({"path": root, "read_files": True})
-        return Response({"items": items, "next_page_token": None})
+        shown = StorageRootOut(items, many=True).data
+        return Response({"items": shown, "next_page_token": None})
 
 
 _PATH_PARAM = [OpenApiParameter("path", str, required=True, description="a configured root")]
@@ -282,10 +284,11 @@ class StorageRootPermissionsView(APIView):
     def get(self, request: Request) -> Response:
         s = _storage(request)
         principal = _principal_filter(request)
-        return Response(grants.permissions(user=request.user, securable=s, principal=principal))
+        permissions = grants.permissions(user=request.user, securable=s, principal=principal)
+        return Response(PermissionsOut(permissions).data)
 
     @extend_schema(parameters=_PATH_PARAM, request=PermissionsPatchIn, responses=PermissionsOut)
     def patch(self, request: Request) -> Response:
         s = _storage(request)
         body = grants.update_permissions(user=request.user, securable=s, changes=_changes(request))
-        return Response(body)
+        return Response(PermissionsOut(body).data)

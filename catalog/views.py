@@ -274,13 +274,13 @@ class TableVersionListView(APIView):
 
 
 class TablePropertiesView(APIView):
-    @extend_schema(responses=inline_serializer("TableProperties", {"properties": s._string_map()}))
+    @extend_schema(responses=s.TablePropertiesOut)
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
         from core.properties import encode_table
 
         table = selectors.get_table(catalog, database, name, access=_access(request))
         properties = encode_table(Schema.from_dict(table.schema), table.options, table.partition_by)
-        return Response({"properties": properties})
+        return Response(s.TablePropertiesOut({"properties": properties}).data)
 
 
 class ViewListView(APIView):
@@ -413,18 +413,8 @@ class SearchView(APIView):
             after=page.after,
             limit=page.size + 1,
         )
-        return Response(page_body(hits, page, lambda h: list(h.key), lambda h: _hit_out(h)))
-
-
-def _hit_out(hit: selectors.SearchHit) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "kind": hit.kind,
-        "catalog": hit.catalog,
-        "database": hit.database,
-        "name": hit.name,
-    }
-    if hit.kind == "column":
-        out.update(column=hit.column, data_type=hit.data_type, object_kind=hit.object_kind)
-    else:
-        out["comment"] = hit.comment
-    return out
+        return Response(
+            page_body(
+                hits, page, lambda h: list(h.key), serialize_page=_many(s.SearchHitOut, request)
+            )
+        )
