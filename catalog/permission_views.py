@@ -25,8 +25,8 @@ from catalog import access, grants, storage
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
 from core.privileges import Kind, Privilege, Securable, effective
-from webapp.api import PAGE_PARAMS
-from webapp.pagination import page_body, page_request
+from webapp.api import PAGE_PARAMS, page_of
+from webapp.pagination import page_body, page_request, whole_page
 
 # --- shapes (OpenAPI) -----------------------------------------------------------------------
 
@@ -104,13 +104,7 @@ class StorageRootOut(serializers.Serializer[Any]):
 
 
 def _page_of(serializer: type[serializers.Serializer[Any]], name: str) -> Any:
-    return inline_serializer(
-        name=name,
-        fields={
-            "items": serializer(many=True),
-            "next_page_token": serializers.CharField(allow_null=True),
-        },
-    )
+    return page_of(name, serializer(many=True))
 
 
 PRINCIPAL_PARAMS = [
@@ -264,8 +258,7 @@ class StorageRootListView(APIView):
                 )
             elif readable:
                 items.append({"path": root, "read_files": True})
-        shown = StorageRootOut(items, many=True).data
-        return Response({"items": shown, "next_page_token": None})
+        return Response(whole_page(StorageRootOut(items, many=True).data))
 
 
 _PATH_PARAM = [OpenApiParameter("path", str, required=True, description="a configured root")]

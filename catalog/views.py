@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.http.response import HttpResponseBase
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,20 +20,14 @@ from core.errors import CoreError
 from core.identifiers import quote_path
 from core.privileges import Access
 from core.schema import Schema
-from webapp.api import PAGE_PARAMS, valid_body
+from webapp.api import PAGE_PARAMS, page_of, valid_body
 from webapp.pagination import page_body, page_request
 
 CASCADE_PARAM = [OpenApiParameter("cascade", bool, description="drop contents too")]
 
 
 def _page_of(serializer: type[serializers.Serializer[Any]]) -> serializers.Serializer[Any]:
-    return inline_serializer(
-        name=f"{serializer.__name__}Page",
-        fields={
-            "items": serializer(many=True),
-            "next_page_token": serializers.CharField(allow_null=True),
-        },
-    )
+    return page_of(f"{serializer.__name__}Page", serializer(many=True))
 
 
 def _schema(data: Any, field: str = "schema") -> Schema:

@@ -72,7 +72,7 @@ class StatementJobOut(JobOut):
 
 @extend_schema_serializer(component_name="Completion")
 class CompletionOut(serializers.Serializer[names.Completion]):
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # (a declared field)
     insert = serializers.CharField()
     kind = serializers.ChoiceField(choices=names.KINDS)
     detail = serializers.CharField(allow_blank=True)

@@ -44,7 +44,7 @@ class FromContext(serializers.Field):  # type: ignore[type-arg]
 
     def get_attribute(self, instance: Any) -> Any:
         try:
-            return self.context[self.field_name]
+            return self.context[self.field_name or ""]
         except KeyError:
             raise SkipField() from None
 
