@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts import teams
-from webapp.api import PAGE_PARAMS, valid_body
-from webapp.pagination import page_body, page_request
+from webapp.api import PAGE_PARAMS, page_of, valid_body
+from webapp.pagination import page_body, page_request, whole_page
 
 
 class TeamIn(serializers.Serializer[Any]):
@@ -41,13 +41,6 @@ class PrincipalOut(serializers.Serializer[teams.PrincipalInfo]):
     name = serializers.CharField()
 
 
-def _page_schema(name: str, item: serializers.Serializer[Any]) -> Any:
-    return inline_serializer(
-        name=name,
-        fields={"items": item, "next_page_token": serializers.CharField(allow_null=True)},
-    )
-
-
 def _members_page(rows: Sequence[User]) -> list[Any]:
     many: type[serializers.Serializer[Any]] = MemberOut  # one serializer for the page
     return list(many(rows, many=True).data)
@@ -56,7 +49,7 @@ def _members_page(rows: Sequence[User]) -> list[Any]:
 class TeamListView(APIView):
     @extend_schema(
         parameters=PAGE_PARAMS,
-        responses=_page_schema("TeamPage", TeamOut(many=True)),
+        responses=page_of("TeamPage", TeamOut(many=True)),
         description="Teams by name. Admins: every team; others: the teams they are in and "
         "everyone (implicit: true).",
     )
@@ -99,7 +92,7 @@ class TeamDetailView(APIView):
 class TeamMemberListView(APIView):
     @extend_schema(
         parameters=PAGE_PARAMS,
-        responses=_page_schema("TeamMemberPage", MemberOut(many=True)),
+        responses=page_of("TeamMemberPage", MemberOut(many=True)),
         description="The team's members by username (admins, or members of the team).",
     )
     def get(self, request: Request, team: str) -> Response:
@@ -142,13 +135,12 @@ class PrincipalListView(APIView):
             OpenApiParameter("q", str, description="the start of the name (case-insensitive)"),
             OpenApiParameter("kind", str, enum=list(teams.PRINCIPAL_KINDS)),
         ],
-        responses=_page_schema("PrincipalPage", PrincipalOut(many=True)),
+        responses=page_of("PrincipalPage", PrincipalOut(many=True)),
         description=f"Up to {teams.PRINCIPALS_LIMIT} users and teams whose names start with "
         "q, by name: the choices of a grant's principal. next_page_token is always null.",
     )
     def get(self, request: Request) -> Response:
         params = request.query_params
         found = teams.principals(user=request.user, q=params.get("q", ""), kind=params.get("kind"))
-        return Response(
-            {"items": [dict(PrincipalOut(p).data) for p in found], "next_page_token": None}
-        )
+        many: type[serializers.Serializer[Any]] = PrincipalOut  # one serializer for the list
+        return Response(whole_page(many(found, many=True).data))

@@ -11,7 +11,6 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     extend_schema,
     extend_schema_field,
-    inline_serializer,
 )
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -22,7 +21,7 @@ from accounts import selectors, tokens
 from accounts.models import MAX_TOKEN_NAME_LENGTH, ApiToken
 from accounts.views import IssuedToken, issued
 from core.errors import PermissionDenied
-from webapp.api import PAGE_PARAMS, valid_body
+from webapp.api import PAGE_PARAMS, page_of, valid_body
 from webapp.pagination import page_body, page_request
 
 
@@ -84,13 +83,7 @@ class TokenListView(APIView):
             *PAGE_PARAMS,
             OpenApiParameter("user", str, description="admins: whose tokens (default: yours)"),
         ],
-        responses=inline_serializer(
-            "TokenPage",
-            {
-                "items": TokenOut(many=True),
-                "next_page_token": serializers.CharField(allow_null=True),
-            },
-        ),
+        responses=page_of("TokenPage", TokenOut(many=True)),
         description="Your tokens, newest first (never their keys). Admins may name a user.",
     )
     def get(self, request: Request) -> Response:

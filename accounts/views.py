@@ -19,7 +19,7 @@ from django.utils.decorators import method_decorator
 from django.utils.html import escape
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
-from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny, IsAdminUser, IsAuthenticated
 from rest_framework.request import Request
@@ -280,18 +280,29 @@ class LogoutView(APIView):
         return Response(status=204)
 
 
+@extend_schema_serializer(component_name="CsrfToken")
+class CsrfTokenOut(serializers.Serializer[Any]):
+    csrf_token = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="SessionState")
+class SessionStateOut(serializers.Serializer[Any]):
+    authenticated = serializers.BooleanField()
+    user = UserOut(allow_null=True)
+
+
 @method_decorator(ensure_csrf_cookie, name="dispatch")
 class CsrfView(APIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
 
     @extend_schema(
-        responses=inline_serializer("CsrfToken", {"csrf_token": serializers.CharField()}),
+        responses=CsrfTokenOut,
         auth=[],
         description="Set the csrftoken cookie; the token is also in the body.",
     )
     def get(self, request: Request) -> Response:
-        return Response({"csrf_token": get_token(request._request)})
+        return Response(CsrfTokenOut({"csrf_token": get_token(request._request)}).data)
 
 
 class SessionView(APIView):
@@ -301,17 +312,14 @@ class SessionView(APIView):
     permission_classes = (AllowAny,)
 
     @extend_schema(
-        responses=inline_serializer(
-            "SessionState",
-            {"authenticated": serializers.BooleanField(), "user": UserOut(allow_null=True)},
-        ),
+        responses=SessionStateOut,
         description="`user` is the body of GET /users/me, or null when not logged in.",
     )
     def get(self, request: Request) -> Response:
         user = request.user
         if isinstance(user, User) and user.is_authenticated:
-            return Response({"authenticated": True, "user": UserOut(user).data})
-        return Response({"authenticated": False, "user": None})
+            return Response(SessionStateOut({"authenticated": True, "user": user}).data)
+        return Response(SessionStateOut({"authenticated": False, "user": None}).data)
 
 
 # --- Django admin's login form ---------------------------------------------------------------

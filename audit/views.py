@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,7 +16,7 @@ from audit import selectors
 from audit.models import ACTIONS, AuditEvent
 from audit.serializers import AuditEventOut
 from core.errors import PermissionDenied
-from webapp.api import PAGE_PARAMS
+from webapp.api import PAGE_PARAMS, page_of
 from webapp.pagination import page_body, page_request
 
 FILTERS = ("action", "actor", "principal", "object", "object_kind", "job", "since", "until")
@@ -51,13 +51,7 @@ class AuditListView(APIView):
             OpenApiParameter("since", str, description="ISO-8601, UTC if naive; at or after"),
             OpenApiParameter("until", str, description="ISO-8601, UTC if naive; before"),
         ],
-        responses=inline_serializer(
-            name="AuditPage",
-            fields={
-                "items": AuditEventOut(many=True),
-                "next_page_token": serializers.CharField(allow_null=True),
-            },
-        ),
+        responses=page_of("AuditPage", AuditEventOut(many=True)),
         description="Audit events, newest first (admins; others 403). A bad filter value is "
         "400 VALIDATION_ERROR naming the parameter (details.field).",
     )

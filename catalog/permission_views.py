@@ -25,8 +25,8 @@ from catalog import access, grants, storage
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
 from core.privileges import Kind, Privilege, Securable, effective
-from webapp.api import PAGE_PARAMS
-from webapp.pagination import page_body, page_request
+from webapp.api import PAGE_PARAMS, page_of
+from webapp.pagination import page_body, page_request, whole_page
 
 # --- shapes (OpenAPI) -----------------------------------------------------------------------
 
@@ -104,13 +104,7 @@ class StorageRootOut(serializers.Serializer[Any]):
 
 
 def _page_of(serializer: type[serializers.Serializer[Any]], name: str) -> Any:
-    return inline_serializer(
-        name=name,
-        fields={
-            "items": serializer(many=True),
-            "next_page_token": serializers.CharField(allow_null=True),
-        },
-    )
+    return page_of(name, serializer(many=True))
 
 
 PRINCIPAL_PARAMS = [
@@ -163,12 +157,13 @@ class _PermissionsView(APIView):
     def _get(self, request: Request, kwargs: dict[str, Any]) -> Response:
         s = _securable(request, self.kind, kwargs)
         principal = _principal_filter(request)
-        return Response(grants.permissions(user=request.user, securable=s, principal=principal))
+        permissions = grants.permissions(user=request.user, securable=s, principal=principal)
+        return Response(PermissionsOut(permissions).data)
 
     def _patch(self, request: Request, kwargs: dict[str, Any]) -> Response:
         s = _securable(request, self.kind, kwargs)
         body = grants.update_permissions(user=request.user, securable=s, changes=_changes(request))
-        return Response(body)
+        return Response(PermissionsOut(body).data)
 
 
 def _permissions_view(kind: str) -> type[_PermissionsView]:
@@ -263,7 +258,7 @@ class StorageRootListView(APIView):
                 )
             elif readable:
                 items.append({"path": root, "read_files": True})
-        return Response({"items": items, "next_page_token": None})
+        return Response(whole_page(StorageRootOut(items, many=True).data))
 
 
 _PATH_PARAM = [OpenApiParameter("path", str, required=True, description="a configured root")]
@@ -282,10 +277,11 @@ class StorageRootPermissionsView(APIView):
     def get(self, request: Request) -> Response:
         s = _storage(request)
         principal = _principal_filter(request)
-        return Response(grants.permissions(user=request.user, securable=s, principal=principal))
+        permissions = grants.permissions(user=request.user, securable=s, principal=principal)
+        return Response(PermissionsOut(permissions).data)
 
     @extend_schema(parameters=_PATH_PARAM, request=PermissionsPatchIn, responses=PermissionsOut)
     def patch(self, request: Request) -> Response:
         s = _storage(request)
         body = grants.update_permissions(user=request.user, securable=s, changes=_changes(request))
-        return Response(body)
+        return Response(PermissionsOut(body).data)

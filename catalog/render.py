@@ -13,7 +13,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.db.models import QuerySet, TextField
+from django.db import connection
+from django.db.models import Func, QuerySet, TextField, Value
 from django.db.models.functions import Cast
 from django.http import HttpResponse
 from rest_framework import serializers
@@ -50,12 +51,32 @@ LIST_FIELDS = (
 Row = dict[str, Any]
 
 
+# jsonb's text is ``{"a": 1, "b": [1, 2]}``; JSONRenderer writes ``{"a":1,"b":[1,2]}``. Each
+# match is a whole string (kept: \1) or a separator outside strings (its space dropped).
+_JSONB_SEPARATORS = r'("[^"\\]*(?:\\.[^"\\]*)*")|(,) |(:) '
+
+
+def _json_text(field: str) -> Func | Cast:
+    text = Cast(field, TextField())
+    if connection.vendor != "postgresql":
+        return text
+    return Func(
+        text,
+        Value(_JSONB_SEPARATORS),
+        Value(r"\1\2\3"),
+        Value("g"),
+        function="regexp_replace",
+        output_field=TextField(),
+    )
+
+
 def list_rows(rows: QuerySet[Table]) -> QuerySet[Table, Row]:
     """The fields a list item needs, as dicts, with ``schema``/``resolved_schema`` read as
-    JSON text (``schema_json``/``resolved_json``) instead of decoded."""
+    JSON text (``schema_json``/``resolved_json``) instead of decoded: on PostgreSQL the text
+    already has DRF's separators (a regular expression in the query: no Python work)."""
     return rows.annotate(
-        schema_json=Cast("schema", TextField()),
-        resolved_json=Cast("resolved_schema", TextField()),
+        schema_json=_json_text("schema"),
+        resolved_json=_json_text("resolved_schema"),
     ).values(*LIST_FIELDS, "schema_json", "resolved_json")
 
 
@@ -81,10 +102,25 @@ def _object_fields(database: Database, row: Row, user: Any) -> dict[str, Any]:
     }
 
 
-def _with_schemas(fields: dict[str, Any], row: Row) -> str:
-    head = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
-    resolved = row["resolved_json"] if row["resolved_json"] is not None else "null"
-    return f'{head[:-1]},"schema":{row["schema_json"]},"resolved_schema":{resolved}}}'
+def _compact(text: str) -> str:
+    """A schema's JSON text with DRF's separators: PostgreSQL's comes so from ``list_rows``;
+    other databases' (SQLite in development) is decoded and encoded again."""
+    if connection.vendor == "postgresql":
+        return text
+    return json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+
+
+def _json(fields: dict[str, Any]) -> str:
+    return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+
+
+def _with_schemas(before: dict[str, Any], row: Row, after: dict[str, Any]) -> str:
+    """The item's fields in the serializer's order, the schemas between ``before`` and
+    ``after``."""
+    resolved = _compact(row["resolved_json"]) if row["resolved_json"] is not None else "null"
+    schemas = f'"schema":{_compact(row["schema_json"])},"resolved_schema":{resolved}'
+    tail = f",{_json(after)[1:]}" if after else "}"
+    return f"{_json(before)[:-1]},{schemas}{tail}"
 
 
 def table_json(database: Database, user: Any = None) -> Callable[[Row], str]:
@@ -92,15 +128,14 @@ def table_json(database: Database, user: Any = None) -> Callable[[Row], str]:
 
     def render(row: Row) -> str:
         fields = _object_fields(database, row, user)
-        fields.update(
-            managed=Table.is_managed(row["kind"], row["options"]),
-            options=row["options"],
-            partition_by=row["partition_by"],
-            status=row["status"],
-            location=row["location"],
-            staged_by_job=str(row["staged_by_job"]) if row["staged_by_job"] else None,
-        )
-        return _with_schemas(fields, row)
+        fields.update(managed=Table.is_managed(row["kind"], row["options"]), options=row["options"])
+        after = {
+            "partition_by": row["partition_by"],
+            "status": row["status"],
+            "location": row["location"],
+            "staged_by_job": str(row["staged_by_job"]) if row["staged_by_job"] else None,
+        }
+        return _with_schemas(fields, row, after)
 
     return render
 
@@ -111,7 +146,7 @@ def view_json(database: Database, user: Any = None) -> Callable[[Row], str]:
     def render(row: Row) -> str:
         fields = _object_fields(database, row, user)
         fields.update(query=row["query"], expanded_query=row["expanded_query"])
-        return _with_schemas(fields, row)
+        return _with_schemas(fields, row, {})
 
     return render
 
@@ -124,4 +159,6 @@ def page_response(
     token = encode_page_token(by_name(shown[-1])) if len(rows) > page.size and shown else None
     items = ",".join(item_json(row) for row in shown)
     body = f'{{"items":[{items}],"next_page_token":{json.dumps(token)}}}'
+    # As JSONRenderer does: these two are valid in JSON but not in JavaScript source.
+    body = body.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return HttpResponse(body.encode(), content_type="application/json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer, inline_serializer
 from rest_framework import serializers
 
 from catalog import permissions
@@ -46,6 +46,11 @@ CAN = inline_serializer(
         ),
     },
 )
+
+
+@extend_schema_serializer(component_name="TableProperties")
+class TablePropertiesOut(serializers.Serializer[Any]):
+    properties = _string_map()
 
 
 class _CanMixin(serializers.Serializer[Any]):
@@ -171,6 +176,15 @@ class SearchHitOut(serializers.Serializer[Any]):
     data_type = serializers.CharField(required=False, allow_null=True)
     object_kind = serializers.CharField(required=False)
     comment = serializers.CharField(required=False)
+
+    # A column hit names its column, type and object kind; any other hit has its comment.
+    _COLUMN_ONLY = ("column", "data_type", "object_kind")
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        for name in ("comment",) if instance.kind == "column" else self._COLUMN_ONLY:
+            data.pop(name, None)
+        return data
 
 
 def table_out(table: Table, user: Any = None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.http.response import HttpResponseBase
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,20 +20,14 @@ from core.errors import CoreError
 from core.identifiers import quote_path
 from core.privileges import Access
 from core.schema import Schema
-from webapp.api import PAGE_PARAMS, valid_body
+from webapp.api import PAGE_PARAMS, page_of, valid_body
 from webapp.pagination import page_body, page_request
 
 CASCADE_PARAM = [OpenApiParameter("cascade", bool, description="drop contents too")]
 
 
 def _page_of(serializer: type[serializers.Serializer[Any]]) -> serializers.Serializer[Any]:
-    return inline_serializer(
-        name=f"{serializer.__name__}Page",
-        fields={
-            "items": serializer(many=True),
-            "next_page_token": serializers.CharField(allow_null=True),
-        },
-    )
+    return page_of(f"{serializer.__name__}Page", serializer(many=True))
 
 
 def _schema(data: Any, field: str = "schema") -> Schema:
@@ -274,13 +268,13 @@ class TableVersionListView(APIView):
 
 
 class TablePropertiesView(APIView):
-    @extend_schema(responses=inline_serializer("TableProperties", {"properties": s._string_map()}))
+    @extend_schema(responses=s.TablePropertiesOut)
     def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
         from core.properties import encode_table
 
         table = selectors.get_table(catalog, database, name, access=_access(request))
         properties = encode_table(Schema.from_dict(table.schema), table.options, table.partition_by)
-        return Response({"properties": properties})
+        return Response(s.TablePropertiesOut({"properties": properties}).data)
 
 
 class ViewListView(APIView):
@@ -413,18 +407,8 @@ class SearchView(APIView):
             after=page.after,
             limit=page.size + 1,
         )
-        return Response(page_body(hits, page, lambda h: list(h.key), lambda h: _hit_out(h)))
-
-
-def _hit_out(hit: selectors.SearchHit) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "kind": hit.kind,
-        "catalog": hit.catalog,
-        "database": hit.database,
-        "name": hit.name,
-    }
-    if hit.kind == "column":
-        out.update(column=hit.column, data_type=hit.data_type, object_kind=hit.object_kind)
-    else:
-        out["comment"] = hit.comment
-    return out
+        return Response(
+            page_body(
+                hits, page, lambda h: list(h.key), serialize_page=_many(s.SearchHitOut, request)
+            )
+        )

@@ -101,7 +101,7 @@ class JobResultChartView(APIView):
             points=params.get("points"),
             filters=params.getlist("filter"),
         )
-        return Response(body)
+        return Response(s.result_chart_out(body))
 
 
 class _AnyContent(BaseContentNegotiation):

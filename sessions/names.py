@@ -93,16 +93,6 @@ class Completion:
     identifier: tuple[str, ...]  # its parts, as far as they go
     staged: bool = False  # a table a running CTAS job is creating
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "insert": self.insert,
-            "kind": self.kind,
-            "detail": self.detail,
-            "identifier": list(self.identifier),
-            "staged": self.staged,
-        }
-
 
 def needs_quotes(name: str) -> bool:
     """Whether ``name`` must be backtick-quoted in Spark SQL."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from catalog import serializers as catalog_serializers
@@ -16,7 +16,10 @@ from catalog.models import Table
 from core.session_properties import IDLE_TIMEOUT_MAX_SECONDS, WAIT_MAX_SECONDS
 from jobs.models import Session, TemporaryObject
 from jobs.serializers import JobOut
+from results.serializers import ResultPageOut
+from sessions import names
 from sessions.names import Resolved
+from webapp.api import FromContext
 from webapp.pagination import MAX_PAGE_SIZE
 
 # --- responses -------------------------------------------------------------------------------
@@ -41,8 +44,13 @@ class SessionOut(serializers.Serializer[Session]):
         return value
 
 
+class _StartedIn(FromContext, serializers.ChoiceField):
+    pass
+
+
 class SessionCreatedOut(SessionOut):
-    started_in = serializers.ChoiceField(
+    # The view hands ``started_in`` over in the context: the session does not keep it.
+    started_in = _StartedIn(
         choices=["requested", "last_used", "user_default", "server_default", "none"],
         help_text="Where the session's catalog came from.",
     )
@@ -50,6 +58,31 @@ class SessionCreatedOut(SessionOut):
 
 class ScriptJobsOut(serializers.Serializer[Any]):
     jobs = JobOut(many=True)
+
+
+class _FirstPage(FromContext, ResultPageOut):
+    pass
+
+
+class StatementJobOut(JobOut):
+    # The OpenAPI document names JobOut for POST …/statements and says in the response's
+    # description that a FINISHED job asked for with page_size carries ``result_page``.
+    result_page = _FirstPage(required=False)
+
+
+@extend_schema_serializer(component_name="Completion")
+class CompletionOut(serializers.Serializer[names.Completion]):
+    label = serializers.CharField()  # type: ignore[assignment]  # (a declared field)
+    insert = serializers.CharField()
+    kind = serializers.ChoiceField(choices=names.KINDS)
+    detail = serializers.CharField(allow_blank=True)
+    identifier = serializers.ListField(child=serializers.CharField())
+    staged = serializers.BooleanField()
+
+
+@extend_schema_serializer(component_name="CompletionList")
+class CompletionListOut(serializers.Serializer[Any]):
+    items = serializers.ListField(child=CompletionOut())
 
 
 def session_out(session: Session) -> dict[str, Any]:

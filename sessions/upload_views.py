@@ -50,13 +50,7 @@ class UploadListOut(serializers.Serializer[Any]):
 
 
 def upload_out(upload: Upload) -> dict[str, Any]:
-    return {
-        "id": str(upload.id),
-        "rows": upload.rows,
-        "bytes": upload.bytes,
-        "columns": [{"name": c["name"], "data_type": c["data_type"]} for c in upload.columns],
-        "created_at": upload.created_at,
-    }
+    return dict(UploadOut(upload).data)
 
 
 class UploadListView(APIView):
@@ -68,7 +62,7 @@ class UploadListView(APIView):
     )
     def get(self, request: Request, session: str) -> Response:
         found = services.session_get(user=request.user, session_id=session)
-        return Response({"items": [upload_out(u) for u in uploads.upload_list(session=found)]})
+        return Response(UploadListOut({"items": uploads.upload_list(session=found)}).data)
 
     @extend_schema(
         request={uploads.MEDIA_TYPE: OpenApiTypes.BINARY},

@@ -4,14 +4,9 @@ call one service, serialize."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from drf_spectacular.utils import (
-    OpenApiParameter,
-    OpenApiResponse,
-    extend_schema,
-    inline_serializer,
-)
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -22,7 +17,6 @@ from core.errors import CoreError, NotFound
 from jobs import selectors
 from jobs import serializers as job_s
 from results import selectors as result_selectors
-from results import serializers as result_s
 from sessions import names, scripts, services, statements, temporary_objects, workspace
 from sessions import serializers as s
 from webapp.api import PAGE_PARAMS, page_of, valid_body
@@ -45,7 +39,8 @@ class SessionListView(APIView):
         body = valid_body(s.SessionCreateIn, request)
         start = body.pop("start", "empty")
         session, started_in = services.session_open(user=request.user, start=start, **body)
-        return Response({**s.session_out(session), "started_in": started_in}, status=201)
+        created = s.SessionCreatedOut(session, context={"started_in": started_in})
+        return Response(created.data, status=201)
 
 
 class SessionDetailView(APIView):
@@ -96,7 +91,7 @@ class StatementView(APIView):
                     details={"field": "row_limit"},
                 )
             jobs = scripts.script_submit(session=found, sql=data["sql"], wait=data.get("wait"))
-            return Response({"jobs": [job_s.job_out(job) for job in jobs]}, status=201)
+            return Response(s.ScriptJobsOut({"jobs": jobs}).data, status=201)
         job = statements.statement_submit(
             session=found,
             sql=data["sql"],
@@ -104,13 +99,14 @@ class StatementView(APIView):
             parameters=data.get("parameters"),
             row_limit=data.get("row_limit"),
         )
-        body = job_s.job_out(job)
+        context: dict[str, Any] = {}
         if data.get("page_size") and job.status == jobstate.FINISHED and job.result:
             # The first page in the same answer (as Databricks' statement API does): a client
             # that waited needs no second request to show the rows.
-            page = result_selectors.job_result_page(job=job, after=None, limit=data["page_size"])
-            body["result_page"] = result_s.result_page_out(page)
-        return Response(body, status=201)
+            context["result_page"] = result_selectors.job_result_page(
+                job=job, after=None, limit=data["page_size"]
+            )
+        return Response(s.StatementJobOut(job, context=context).data, status=201)
 
 
 class WorkspaceView(APIView):
@@ -198,27 +194,12 @@ class ResolveView(APIView):
                 raise
             # A lookup as the user types: nothing there yet is an answer, not an error.
             missing = {"found": False, "identifier": None, "temporary": False, "object": None}
-            return Response({**missing, "message": exc.message})
+            return Response(s.ResolvedOut({**missing, "message": exc.message}).data)
         body = s.resolved_out(resolved)
-        return Response({"found": True, **body} if lookup else body)
-
-
-# --- jobs ------------------------------------------------------------------------------------
+        return Response(s.ResolvedOut({"found": True, **body} if lookup else body).data)
 
 
 # --- completion ------------------------------------------------------------------------------
-
-CompletionOut = inline_serializer(
-    "Completion",
-    {
-        "label": serializers.CharField(),
-        "insert": serializers.CharField(),
-        "kind": serializers.ChoiceField(choices=names.KINDS),
-        "detail": serializers.CharField(allow_blank=True),
-        "identifier": serializers.ListField(child=serializers.CharField()),
-        "staged": serializers.BooleanField(),
-    },
-)
 
 
 class CompletionView(APIView):
@@ -241,9 +222,7 @@ class CompletionView(APIView):
                 description=f"1..{names.MAX_LIMIT}, default {names.DEFAULT_LIMIT}",
             ),
         ],
-        responses=inline_serializer(
-            "CompletionList", {"items": serializers.ListField(child=CompletionOut)}
-        ),
+        responses=s.CompletionListOut,
         description="Names that complete the last part of a SQL path: temporary objects "
         "first, then tables and views, functions, databases, catalogs.",
     )
@@ -267,4 +246,4 @@ class CompletionView(APIView):
             session_id=session_id,
             limit=limit,
         )
-        return Response({"items": [item.as_json() for item in items]})
+        return Response(s.CompletionListOut({"items": items}).data)

@@ -8,6 +8,7 @@ from typing import Any
 from django.urls import URLPattern, re_path
 from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
+from rest_framework.fields import SkipField
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
@@ -34,6 +35,18 @@ def page_of(name: str, item: serializers.Serializer[Any]) -> serializers.Seriali
         name=name,
         fields={"items": item, "next_page_token": serializers.CharField(allow_null=True)},
     )
+
+
+class FromContext(serializers.Field):  # type: ignore[type-arg]
+    """Mixed into a field whose value the view hands over in the serializer's context under
+    the field's name (it is not the instance's); the field is left out when it is not there.
+    """
+
+    def get_attribute(self, instance: Any) -> Any:
+        try:
+            return self.context[self.field_name or ""]
+        except KeyError:
+            raise SkipField() from None
 
 
 def route(pattern: str, view: type[APIView], name: str) -> URLPattern:

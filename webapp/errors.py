@@ -1,6 +1,7 @@
 """One place where errors become HTTP responses of the contract's shape.
 
-Every 4xx/5xx body is ``{"error": {"code", "message", "details"?}}`` (../shared/API.md §2).
+Every 4xx/5xx body is ``{"error": {"code", "message", "details"?}}`` (../shared/API.md §2),
+made by ``ErrorOut`` (the OpenAPI document's description says the shape).
 Domain errors are ``core.errors.CoreError`` subclasses carrying their own code; DRF's and
 Django's own errors are translated here, so views never build error responses themselves.
 """
@@ -14,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions as drf
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from core.errors import CoreError
@@ -61,12 +63,22 @@ HTTP_STATUS_BY_CODE: dict[str, int] = {
 }
 
 
+class ErrorDetailOut(serializers.Serializer[Any]):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    details = serializers.DictField(required=False)
+
+
+class ErrorOut(serializers.Serializer[Any]):
+    error = ErrorDetailOut()
+
+
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     """The contract's error envelope."""
     error: dict[str, Any] = {"code": code, "message": message}
     if details:
         error["details"] = details
-    return {"error": error}
+    return dict(ErrorOut({"error": error}).data)
 
 
 def _first_field_error(detail: Any, path: str = "") -> tuple[str, str] | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobs import dispatch
-from webapp.errors import error_body
+from webapp.errors import ErrorDetailOut, error_body
 
 log = logging.getLogger(__name__)
 
@@ -41,21 +41,29 @@ def check_broker() -> None:
         conn.ensure_connection(max_retries=1, timeout=2)
 
 
+@extend_schema_serializer(component_name="Health")
+class HealthOut(serializers.Serializer[Any]):
+    status = serializers.CharField()
+    database = serializers.CharField()
+    broker = serializers.CharField()
+    workers = serializers.IntegerField()
+
+
+class HealthUnavailableOut(HealthOut):
+    # The 503 answer: the same fields and the contract's error (the operation's description).
+    error = ErrorDetailOut()
+
+
 class HealthView(APIView):
     authentication_classes = ()
     permission_classes = (AllowAny,)
 
     @extend_schema(
         auth=[],
-        responses=inline_serializer(
-            "Health",
-            {
-                "status": serializers.CharField(),
-                "database": serializers.CharField(),
-                "broker": serializers.CharField(),
-                "workers": serializers.IntegerField(),
-            },
-        ),
+        responses=HealthOut,
+        description="Ready: status ok, database and broker ok, the number of live workers. "
+        "Not ready: 503 with the same fields (status unavailable; a part that cannot be "
+        "reached says why) and the error envelope, code UNAVAILABLE.",
     )
     def get(self, request: Request) -> Response:
         parts: dict[str, Any] = {}
@@ -77,7 +85,6 @@ class HealthView(APIView):
                 f"Not ready: the {' and the '.join(failing)} cannot be reached.",
                 {**parts, "workers": workers},
             )
-            return Response(
-                {"status": "unavailable", **parts, "workers": workers, **body}, status=503
-            )
-        return Response({"status": "ok", **parts, "workers": workers})
+            unavailable = {"status": "unavailable", **parts, "workers": workers, **body}
+            return Response(HealthUnavailableOut(unavailable).data, status=503)
+        return Response(HealthOut({"status": "ok", **parts, "workers": workers}).data)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from rest_framework import serializers
 from rest_framework.request import Request
 
 from core.errors import CoreError
@@ -65,6 +66,19 @@ def page_request(request: Request) -> PageRequest:
     return PageRequest(size=size, after=decode_page_token(token) if token else None)
 
 
+class PageOut(serializers.Serializer[Any]):
+    """The envelope of every list, ``{"items", "next_page_token"}``; the items as the list's
+    own serializer gave them. The OpenAPI document names each list's page (``page_of``)."""
+
+    items = serializers.ListField()
+    next_page_token = serializers.CharField(allow_null=True)
+
+
+def whole_page(items: Any) -> dict[str, Any]:
+    """A list that is never cut into pages: every item, ``next_page_token`` null."""
+    return dict(PageOut({"items": items, "next_page_token": None}).data)
+
+
 def page_body(
     rows: Sequence[T],
     page: PageRequest,
@@ -86,7 +100,5 @@ def page_body(
         items = [serialize(row) for row in shown]
     else:
         raise TypeError("page_body needs serialize or serialize_page")
-    return {
-        "items": items,
-        "next_page_token": encode_page_token(key(shown[-1])) if has_more and shown else None,
-    }
+    token = encode_page_token(key(shown[-1])) if has_more and shown else None
+    return dict(PageOut({"items": items, "next_page_token": token}).data)

@@ -235,7 +235,11 @@ if DEBUG:
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Tessera API",
-    "DESCRIPTION": "Catalogs of tables, views and functions for Apache Spark, and SQL on Spark.",
+    "DESCRIPTION": "Catalogs of tables, views and functions for Apache Spark, and SQL on Spark."
+    "\n\nEvery 4xx and 5xx answer has one body: "
+    '{"error": {"code": "NOT_FOUND", "message": "…", "details": {…}}}; code names the kind '
+    "of error, message says it to a person, details (when there are any) names what it is "
+    "about, e.g. the field.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",

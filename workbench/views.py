@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from webapp.api import PAGE_PARAMS, valid_body
+from webapp.api import PAGE_PARAMS, page_of, valid_body
 from webapp.pagination import page_body, page_request
 from workbench import selectors, services
 from workbench import serializers as s
@@ -39,13 +39,7 @@ class SavedQueryListView(APIView):
             ),
             OpenApiParameter("q", str, description="a case-insensitive part of the name"),
         ],
-        responses=inline_serializer(
-            name="SavedQueryPage",
-            fields={
-                "items": s.SavedQueryOut(many=True),
-                "next_page_token": serializers.CharField(allow_null=True),
-            },
-        ),
+        responses=page_of("SavedQueryPage", s.SavedQueryOut(many=True)),
         description="Saved queries you may read, by name.",
     )
     def get(self, request: Request) -> Response:

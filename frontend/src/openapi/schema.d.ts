@@ -541,6 +541,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description Ready: status ok, database and broker ok, the number of live workers. Not ready: 503 with the same fields (status unavailable; a part that cannot be reached says why) and the error envelope, code UNAVAILABLE. */
         get: operations["health_retrieve"];
         put?: never;
         post?: never;
