@@ -47,6 +47,7 @@ from engine.control import SparkJobControl
 from engine.store_types import store_assignable, type_sql
 from engine.typing import to_tessera_type
 from jobs import lifecycle
+from jobs.errors import INTERNAL_ERROR
 from jobs.models import Job
 from results.store import delete_result, write_rows
 from tabledata import commit, staging
@@ -456,11 +457,11 @@ def end_write(
         settle(job.id, control)
         return _status_of(job.id)
     if failure is not None:
-        error = errors.error_from_exception(failure, aliases)
-        if error["code"] == errors.INTERNAL_ERROR:
+        error = errors.job_error(failure, aliases)
+        if error.code == INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
         else:
-            log.info("job %s failed: %s", job.id, error["message"])
+            log.info("job %s failed: %s", job.id, error.message)
         lifecycle.try_transition(
             job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=dict(progress)
         )
@@ -474,8 +475,8 @@ def end_write(
     except Exception as exc:
         delete_result(job.id)
         if _status_of(job.id) == jobstate.RUNNING:  # the commit failed and was rolled back
-            error = errors.error_from_exception(exc, aliases)
-            log.info("job %s: the commit failed: %s", job.id, error["message"])
+            error = errors.job_error(exc, aliases)
+            log.info("job %s: the commit failed: %s", job.id, error.message)
             lifecycle.try_transition(
                 job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=dict(progress)
             )

@@ -18,6 +18,7 @@ from django.utils import timezone
 from core import jobstate, storable
 from core.jobstate import IllegalTransition, JobStatusHook, JobView
 from jobs import notify
+from jobs.errors import JobError
 from jobs.models import Job, JobEvent
 
 log = logging.getLogger(__name__)
@@ -111,13 +112,16 @@ def transition(
     *,
     known: Job | None = None,
     held_by: str | None = None,
+    error: JobError | Mapping[str, Any] | None = None,
     **fields: Any,
 ) -> Job:
     """Move a job from ``current`` to ``target`` with one conditional UPDATE.
 
-    ``fields`` are written in the same UPDATE (error, result, worker, …); ``started_at`` and
-    ``finished_at`` are set here. Raises IllegalTransition when the machine forbids it or when
-    the job is no longer in ``current`` (somebody else moved it first).
+    ``error``: why it failed or was canceled, stored as ``JobError.to_json`` (a mapping is
+    taken as that JSON already). ``fields`` are written in the same UPDATE (result, worker,
+    …); ``started_at`` and ``finished_at`` are set here. Raises IllegalTransition when the
+    machine forbids it or when the job is no longer in ``current`` (somebody else moved it
+    first).
 
     ``held_by``: a worker identity (``jobs.worker``) the job's ``Job.worker`` must still be,
     in the same UPDATE. A runner passes the identity it claimed the job under: a stream
@@ -130,8 +134,9 @@ def transition(
     Its other fields are as the caller read them.
     """
     jobstate.check_transition(current, target)
-    if fields.get("error") is not None:  # Spark's messages may echo data holding a NUL
-        fields["error"] = storable.scrubbed(fields["error"])
+    if error is not None:  # Spark's messages may echo data holding a NUL
+        json = error.to_json() if isinstance(error, JobError) else dict(error)
+        fields["error"] = storable.scrubbed(json)
     now = timezone.now()
     if target == jobstate.RUNNING:
         fields.setdefault("started_at", now)
@@ -182,12 +187,15 @@ def try_transition(
     *,
     known: Job | None = None,
     held_by: str | None = None,
+    error: JobError | Mapping[str, Any] | None = None,
     **fields: Any,
 ) -> Job | None:
     """``transition`` for callers that race by design (claim, cancel, reap): None if lost
     (``held_by``: see ``transition``)."""
     try:
-        return transition(job_id, current, target, known=known, held_by=held_by, **fields)
+        return transition(
+            job_id, current, target, known=known, held_by=held_by, error=error, **fields
+        )
     except IllegalTransition:
         return None
 

@@ -25,6 +25,7 @@ from catalog import versions
 from core import jobstate
 from jobs import lifecycle, scheduling
 from jobs.dispatch import enqueue
+from jobs.errors import CANCELED, WORKER_LOST, JobError
 from jobs.models import Job, Session, Worker
 from results import store, uploads
 from tabledata import stream_commit
@@ -32,7 +33,6 @@ from tabledata.commit_files import warehouse
 
 log = logging.getLogger(__name__)
 
-WORKER_LOST = "WORKER_LOST"
 # A CREATED job is re-sent after TESSERA_SWEEP_AFTER_SECONDS, then after twice as long each
 # time (up to 64 times): a message that is only waiting behind busy workers is not multiplied.
 MAX_BACKOFF_EXPONENT = 6
@@ -123,11 +123,9 @@ def lose_job(job_id: Any, worker: str, what: str, batch_message: str = "") -> st
     )
     details: dict[str, Any] = {"worker": worker}
     if target == jobstate.CANCELED:
-        error = {
-            "code": "CANCELED",
-            "message": f"{what} while the job was being canceled; it is canceled.",
-            "details": details,
-        }
+        error = JobError(
+            CANCELED, f"{what} while the job was being canceled; it is canceled.", details
+        )
         done = lifecycle.try_transition(job_id, jobstate.RUNNING, target, error=error)
         return target if done is not None else None
     if target == jobstate.CREATED:
@@ -158,8 +156,8 @@ def lose_job(job_id: Any, worker: str, what: str, batch_message: str = "") -> st
             "resumed again."
         )
         details = {**details, "restarts": restarts, "max_restarts": most}
-    error = {"code": WORKER_LOST, "message": message, "details": details}
-    done = lifecycle.try_transition(job_id, jobstate.RUNNING, jobstate.FAILED, error=error)
+    lost = JobError(WORKER_LOST, message, details, retryable=True)
+    done = lifecycle.try_transition(job_id, jobstate.RUNNING, jobstate.FAILED, error=lost)
     return jobstate.FAILED if done is not None else None
 
 

@@ -23,7 +23,7 @@ from core.limits import StatementLimits, StatementTooLarge, check_statement
 from core.planner import Plan, split_script_spans
 from core.session_properties import check_wait
 from jobs import lifecycle, scheduling
-from jobs.errors import error_json
+from jobs.errors import CANCELED, JobError
 from jobs.models import Job, Session
 from jobs.selectors import held, wait_for
 from sessions import commands, planning
@@ -60,7 +60,7 @@ def _submit_script(session: Session, sql: str, limits: StatementLimits) -> list[
     try:
         statements = split_script_spans(sql)
     except CoreError as exc:  # e.g. an unterminated string: the script as one failed job
-        return [fail_job(new_job(session, sql), error_json(exc))]
+        return [fail_job(new_job(session, sql), JobError.of(exc))]
     if not statements:
         raise CoreError("The script holds no statement.", details={"field": "sql"})
     if len(statements) > limits.max_statements:
@@ -109,20 +109,18 @@ def advance_script(script_id: Any) -> None:
         _advancing.pending = None
 
 
-def _stop_error(job: Job, stopped_by: Job) -> dict[str, Any]:
+def _stop_error(job: Job, stopped_by: Job) -> JobError:
     how = "failed" if stopped_by.status == jobstate.FAILED else "was canceled"
-    return {
-        "code": "CANCELED",
-        "message": (
-            f"Statement {job.script_index + 1} of the script did not run because statement "
-            f"{stopped_by.script_index + 1} {how}."
-        ),
-        "details": {
+    return JobError(
+        CANCELED,
+        f"Statement {job.script_index + 1} of the script did not run because statement "
+        f"{stopped_by.script_index + 1} {how}.",
+        {
             "script_id": str(job.script_id),
             "stopped_by": str(stopped_by.id),
             "stopped_by_index": stopped_by.script_index,
         },
-    }
+    )
 
 
 def _advance_once(script_id: Any) -> Job | None:
@@ -163,7 +161,7 @@ def _start_statement(job: Job) -> Job | None:
     )
     if session is None:
         gone = NotFound("The session was closed before this statement of the script ran.")
-        fail_job(job, error_json(gone))
+        fail_job(job, JobError.of(gone))
         return None
     job.session = session
     outcome = plan_or_error(session, job.sql)

@@ -42,7 +42,7 @@ from core.planner import streaming as planner_streaming
 from core.planner.pipelines import check_args, pipeline_sql, plan_pipeline
 from core.session_properties import check_wait
 from jobs import access_log, dispatch, lifecycle, notify, scheduling
-from jobs.errors import INTERNAL_ERROR, error_json
+from jobs.errors import CANCELED, JobError
 from jobs.models import Job, Session
 from jobs.selectors import User, held, reload_job, wait_for
 from results import uploads
@@ -110,8 +110,8 @@ def plan_sql(session: Session, sql: str) -> dict[str, Any]:
     return plan_in_session(session, sql).to_dict()
 
 
-def plan_or_error(session: Session, sql: str | CheckedStatement) -> Plan | dict[str, Any]:
-    """The plan, or the job error JSON of the refusal — a planner bug is an INTERNAL_ERROR,
+def plan_or_error(session: Session, sql: str | CheckedStatement) -> Plan | JobError:
+    """The plan, or the job error of the refusal — a planner bug is an INTERNAL_ERROR,
     logged.
 
     Limits and the planning budget are the planner's (``plan_context``): over them, the
@@ -122,10 +122,10 @@ def plan_or_error(session: Session, sql: str | CheckedStatement) -> Plan | dict[
     except CoreError as exc:
         if isinstance(exc, PlanningTimeout):
             log.warning("planning a statement of session %s ran out of its budget", session.pk)
-        return error_json(exc)
+        return JobError.of(exc)
     except Exception:
         log.exception("the planner failed on a statement of session %s", session.pk)
-        return dict(INTERNAL_ERROR)
+        return JobError.internal()
 
 
 def job_timeout(session: Session) -> int:
@@ -234,7 +234,7 @@ def start_job(job: Job, plan: Plan) -> Job:
         skip = _skip_plan(plan, exc)
         if skip is not None:
             return start_job(job, skip)
-        return fail_job(job, error_json(exc), {**_plan_fields(plan, session), "plan": {}})
+        return fail_job(job, JobError.of(exc), {**_plan_fields(plan, session), "plan": {}})
     return job
 
 
@@ -244,10 +244,15 @@ def runs_here(job: Job) -> bool:
     return job.status == jobstate.CREATED and plan is not None and not plan.needs_spark
 
 
-def fail_job(job: Job, error: dict[str, Any], fields: Mapping[str, Any] | None = None) -> Job:
+def fail_job(
+    job: Job, error: JobError | Mapping[str, Any], fields: Mapping[str, Any] | None = None
+) -> Job:
     """Record a statement that cannot run (the planner refused it, a hook refused its plan,
-    its session is gone): the job goes CREATED → FAILED with ``error``. A refusal for want of
-    a privilege (``PERMISSION_DENIED``) is an audit ``denied`` event of the failed job."""
+    its session is gone): the job goes CREATED → FAILED with ``error`` (or its JSON). A
+    refusal for want of a privilege (``PERMISSION_DENIED``) is an audit ``denied`` event of
+    the failed job."""
+    if not isinstance(error, JobError):
+        error = JobError.from_json(error)
     with transaction.atomic():
         _store(job, fields or {})
         lifecycle.created(job)
@@ -408,7 +413,7 @@ def pipeline_submit(
     try:
         plan = plan_pipeline(entry_point, args, plan_context(session), sql)
     except CoreError as exc:
-        job = fail_job(new_job(session, sql), error_json(exc))
+        job = fail_job(new_job(session, sql), JobError.of(exc))
     else:
         job = _submit(session, sql, plan)
     return wait_for([job.id], seconds)[0]
@@ -428,7 +433,7 @@ def job_cancel(*, user: User, job: Job) -> Job:
             if job.started_at is not None
             else "before it started"
         )
-        error = {"code": "CANCELED", "message": f"Canceled by {by} {when}.", "details": {}}
+        error = JobError(CANCELED, f"Canceled by {by} {when}.", {})
         if lifecycle.try_transition(job.id, jobstate.CREATED, jobstate.CANCELED, error=error):
             return reload_job(job.pk)
         job = reload_job(job.pk)  # it started (or ended) meanwhile
