@@ -15,7 +15,8 @@ from jobs import lifecycle
 from jobs.errors import INTERNAL_ERROR, JobError
 from jobs.models import Job, JobEvent, Session
 from sessions import statements
-from tests.api.test_jobs import API, open_session, spark_plan, submit
+from tests.api.test_jobs import open_session, spark_plan, submit
+from tests.conftest import API
 
 
 def test_the_json_leaves_out_details_it_does_not_have() -> None:
