@@ -291,7 +291,8 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -
 def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> str:
     """CTAS, INSERT, statement sets (``engine.write_runner``): analyse every target, write
     each into its staging location under the job's tag and group, then FINISHED (the commit
-    runs inside that transition) or FAILED/CANCELED (the hooks clean up)."""
+    runs inside that transition) or FAILED/CANCELED (``clean_up_write`` cleans up; the
+    steps are listed in ``jobs.steps``)."""
     properties = job_properties(job)
     spark = spark or spark_session.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())

@@ -7,18 +7,19 @@ monitor (cancel, timeout, heartbeat) running; this module does the rest
 1. ``prepare_writes``: analyse every target's query (``df.schema``, no Spark job) before
    anything is written. CTAS: the table's schema is the query's (Tessera types), checked as
    a table schema and against ``partition_by``, and stored in the job's staging entry
-   (``tabledata.staging.record(…, schema=…)``) for the commit hook. INSERT: the query's columns
-   are checked against the target's physical columns (count; each type storable into the
-   column's) and cast to the declared types, in the table's order. A mismatch fails the job
-   with VALIDATION_ERROR before any target is written.
+   (``tabledata.staging.record(…, schema=…)``) for the commit (``commit_write``). INSERT: the
+   query's columns are checked against the target's physical columns (count; each type
+   storable into the column's) and cast to the declared types, in the table's order. A
+   mismatch fails the job with VALIDATION_ERROR before any target is written.
 2. ``write_all``: each target is written by Spark into the directory
    ``tabledata.staging.staging_location`` gives (this job's own: a new warehouse directory, or
    ``<path>/_tessera_staging_<job>``) → event ``data_written {"table", "rows"}``.
 3. ``end_write``: RUNNING → FINISHED with a result row per target; the commit runs inside
-   that transition (the hooks of ``tabledata.hooks``). A commit that raises fails the job with
-   its error. Every way of not finishing (Spark error, cancel, timeout, commit failure)
-   ends with ``tabledata.commit.clean_up`` once more, silently: files a cancelled write's tasks
-   left after the hooks had cleaned up.
+   that transition (``tabledata.write_steps.commit_write``, a FINISHED step of
+   ``jobs.steps``). A commit that raises fails the job with its error. Every way of not
+   finishing (Spark error, cancel, timeout, commit failure) ends with
+   ``tabledata.commit.clean_up`` once more, silently: files a cancelled write's tasks left
+   after ``clean_up_write`` had cleaned up.
 """
 
 from __future__ import annotations

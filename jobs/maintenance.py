@@ -55,7 +55,7 @@ def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]
     - its own heartbeat (written by the job's monitor every second) is older than
       ``TESSERA_WORKER_TIMEOUT_SECONDS`` and its worker has no fresh heartbeat row.
 
-    A batch job fails (``WORKER_LOST``, its FAILED hooks run); a stream is requeued to
+    A batch job fails (``WORKER_LOST``, its FAILED steps run); a stream is requeued to
     resume from its checkpoint (``lose_job``). ``job_id`` limits the check to one job.
     Returns the ids of the jobs failed, canceled or requeued here.
     """
@@ -99,13 +99,13 @@ def lose_job(job_id: Any, worker: str, what: str, batch_message: str = "") -> st
     ends as ``jobstate.after_worker_lost`` says:
 
     - CANCELED when a cancel was asked (the worker died before it could end it); the
-      cancel's hooks run;
+      cancel's steps run;
     - CREATED for a stream resumed fewer than ``TESSERA_STREAM_MAX_RESTARTS`` times: event
-      ``worker_lost``, no hooks (``lifecycle.requeue``: its staging, stage table and
+      ``worker_lost``, no steps (``lifecycle.requeue``: its staging, stage table and
       checkpoint stay), and a message to the workers; the worker that claims it records
       ``resumed`` and continues from the checkpoint;
     - FAILED otherwise, code ``WORKER_LOST`` (``batch_message`` for a batch job, else a
-      sentence of ``what``); the FAILED hooks run.
+      sentence of ``what``); the FAILED steps run.
 
     Returns the status reached, or None when somebody else moved the job first."""
     row = Job.objects.filter(pk=job_id, status=jobstate.RUNNING).first()
@@ -176,7 +176,7 @@ def fail_orphaned_jobs(
     the job when the database is gone at that moment (PostgreSQL restarted while the job
     made its last transition, and the FAILED transition of its error handler failed too):
     the job would stay RUNNING for ever. Its worker, which knows what it runs, fails it
-    once the database answers again (the FAILED hooks drop a stage table, delete staging).
+    once the database answers again (the FAILED steps drop a stage table, delete staging).
     """
     current = _now(now)
     claimed_before = current - timedelta(seconds=ORPHAN_GRACE_SECONDS)
@@ -326,7 +326,7 @@ def sweep_ended_streams() -> list[str]:
     (``<warehouse>/.tessera-streams/<job>``) of streams that have ended — or whose job is
     gone — and that nobody removed: a streaming SELECT ended by the reaper
     (``lose_job``: FAILED ``WORKER_LOST`` past ``TESSERA_STREAM_MAX_RESTARTS``, or
-    CANCELED) has no runner and no write hook to clean up after it. A job that is CREATED
+    CANCELED) has no runner and no write step to clean up after it. A job that is CREATED
     (a stream requeued to resume from its checkpoint) or RUNNING keeps both. Idempotent;
     each path is checked to be strictly under its root and no link
     (``stream_commit.clean_stream``). Run by the workers only (the web may not see the

@@ -2,7 +2,7 @@
 
 ``start_job(job, plan)`` is the one way a job starts, for a single statement and for a
 script's statement alike: the plan is stored on the job in the transaction that moves it to
-CREATED (the write hooks of ``tabledata.hooks`` run there and may refuse: then the job
+CREATED (its CREATED steps, ``jobs.steps``, run there and may refuse: then the job
 FAILS with their error, or a CREATE TABLE IF NOT EXISTS … AS SELECT whose name was taken
 meanwhile is skipped); a plan that needs Spark is then sent to the workers after commit
 (``jobs.dispatch``), and any other is returned for the caller to run here
@@ -201,7 +201,7 @@ def start_job(job: Job, plan: Plan) -> Job:
     start it: CREATED, then enqueued for a worker after commit when it needs Spark.
 
     Returns the job: CREATED (a plan that needs no Spark is the caller's to run, see
-    ``runs_here``), or FAILED when an in-transaction hook refused it (it keeps its kind and
+    ``runs_here``), or FAILED when a CREATED step refused it (it keeps its kind and
     target, not the plan). A new job is counted against its user's
     ``TESSERA_USER_QUEUED_JOBS`` in the transaction that inserts it (``TooManyJobs``: it
     is not inserted)."""
@@ -227,7 +227,7 @@ def start_job(job: Job, plan: Plan) -> Job:
     except scheduling.TooManyJobs:
         job._state.adding = was_new
         raise
-    except CoreError as exc:  # an in-transaction on_created hook refused (CTAS: name taken)
+    except CoreError as exc:  # a CREATED step refused (prepare_write: a CTAS's name is taken)
         job._state.adding = was_new  # a new job's insert was rolled back with the rest
         if isinstance(exc, TooManyStreams) and was_new:
             raise  # 429, nothing created; a script's statement whose turn came FAILS with it
