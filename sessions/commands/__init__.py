@@ -80,8 +80,8 @@ def run_command(
     return _end(job, jobstate.FINISHED, result=result)
 
 
-def _end(job: Job, target: str, **fields: Any) -> Job:
-    ended = lifecycle.try_transition(job.id, jobstate.RUNNING, target, **fields)
+def _end(job: Job, target: str, *, error: JobError | None = None, **fields: Any) -> Job:
+    ended = lifecycle.try_transition(job.id, jobstate.RUNNING, target, error=error, **fields)
     if ended is None:  # somebody else ended it first (reaper, cancel): theirs stands
         log.warning("job %s: could not move to %s; it was ended by someone else", job.id, target)
         if "result" in fields:
