@@ -3,9 +3,9 @@
 Whoever wins the UPDATE (exactly one row changed) records the event and runs the steps of
 that transition, exactly once. A caller that loses the race gets IllegalTransition and runs
 nothing. The steps — a write's staging and commit, the statistics of ANALYZE TABLE, a
-script's next statement — are listed in order in ``jobs.steps``, which ``install_steps``
-them here. ``register_hook`` adds a ``JobStatusHook`` (FLIP-218's interface; tests use it)
-that runs after the steps of its phase.
+script's next statement — are listed in order in ``jobs.steps``, which hands them to
+``install_steps`` once per process. ``register_hook`` adds a ``JobStatusHook`` (FLIP-218's
+interface; tests use it) that runs after the steps of its phase.
 """
 
 from __future__ import annotations
