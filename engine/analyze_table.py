@@ -7,8 +7,8 @@ count and, per column, what ``args.columns[].stats`` asks for. No SQL text from 
 reaches Spark. ``noscan`` counts the table's files and bytes only, without Spark.
 
 The figures are staged on the job (``Job.staging["statistics"]``) and stored on the table by
-``tabledata.statistics_hooks`` inside the job's FINISHED transition: a job that fails, is
-canceled or loses its table stores nothing. The job's result lists them too.
+``tabledata.statistics_steps.store_statistics`` inside the job's FINISHED transition: a job
+that fails, is canceled or loses its table stores nothing. The job's result lists them too.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from jobs.models import Job
 from results.store import write_result
 from tabledata import commit
 from tabledata.statistics import data_size
-from tabledata.statistics_hooks import STAGING_KEY
+from tabledata.statistics_steps import STAGING_KEY
 
 COLUMN_RESULT = (
     ("column", "STRING"),

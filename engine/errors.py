@@ -27,13 +27,12 @@ from django.db import InterfaceError, OperationalError
 
 from core.errors import CoreError
 from core.planner import Plan
+from jobs.errors import INTERNAL_ERROR, JobError
 
 log = logging.getLogger(__name__)
 
 SPARK_ERROR = "SPARK_ERROR"
-INTERNAL_ERROR = "INTERNAL_ERROR"
 TIMEOUT = "TIMEOUT"
-WORKER_LOST = "WORKER_LOST"
 MAX_MESSAGE = 2000
 
 SPARK_OUT_OF_MEMORY = "SPARK_OUT_OF_MEMORY"
@@ -223,17 +222,19 @@ def _no_space(exc: BaseException) -> bool:
 def error_from_exception(
     exc: BaseException, aliases: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """The job's ``error`` for an exception raised while running it.
+    """``job_error`` as JSON (a schema check's answer)."""
+    return job_error(exc, aliases).to_json()
+
+
+def job_error(exc: BaseException, aliases: Mapping[str, str] | None = None) -> JobError:
+    """The job's error for an exception raised while running it.
 
     ``aliases`` maps the plan's internal names (``__tessera_r1``) back to what the user wrote,
     so messages speak of the user's tables and functions. Spark's and unexpected errors'
     messages lose their server paths (``scrub_paths``); ours (``CoreError``) are kept.
     """
     if isinstance(exc, CoreError):
-        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
-        if exc.details:
-            error["details"] = dict(exc.details)
-        return error
+        return JobError.of(exc, empty_details=False, retryable=exc.code == ENGINE_LOST)
     if is_spark_exception(exc):
         message = spark_message(exc)
         for alias, name in sorted((aliases or {}).items(), key=lambda i: -len(i[0])):
@@ -244,28 +245,27 @@ def error_from_exception(
             details["condition"] = condition
         if sqlstate:
             details["sqlstate"] = sqlstate
-        error = {"code": SPARK_ERROR, "message": scrub_paths(message)}
         if _no_space(exc):
-            error = {
-                "code": STORAGE_FULL,
-                "message": re.sub(r"\.?\s*SQLSTATE: \w+$", "", scrub_paths(message)).rstrip(". ")
+            return JobError(
+                STORAGE_FULL,
+                re.sub(r"\.?\s*SQLSTATE: \w+$", "", scrub_paths(message)).rstrip(". ")
                 + ": the disk it writes to is full (no space left on device). Nothing was "
                 "committed and what the job wrote was deleted; free space or write less.",
-            }
-        if details:
-            error["details"] = details
-        return error
+                details or None,
+            )
+        return JobError(SPARK_ERROR, scrub_paths(message), details or None)
     if _database_lost(exc):
         log.warning("a job lost Tessera's database: %s", exc)
-        return {
-            "code": DATABASE_UNAVAILABLE,
-            "message": "Tessera's database was unavailable (restarted or unreachable) while "
+        return JobError(
+            DATABASE_UNAVAILABLE,
+            "Tessera's database was unavailable (restarted or unreachable) while "
             "this job ran, so the job was stopped; nothing it would have written was "
             "committed. Run the statement again.",
-        }
+            retryable=True,
+        )
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     message = scrub_paths(f"{type(exc).__name__}: {first}"[:MAX_MESSAGE])
-    return {"code": INTERNAL_ERROR, "message": message}
+    return JobError(INTERNAL_ERROR, message)
 
 
 def _database_lost(exc: BaseException) -> bool:

@@ -22,6 +22,7 @@ from core import jobstate
 from engine import errors
 from engine.control import SparkJobControl
 from jobs import lifecycle, notify
+from jobs.errors import CANCELED, JobError
 from jobs.identity import current_identity
 from jobs.models import Job
 from sessions.planning import session_properties
@@ -198,7 +199,7 @@ class JobMonitor(threading.Thread):
             jobstate.CANCELED,
             held_by=self._worker,
             progress=progress,
-            error={"code": "CANCELED", "message": message, "details": {}},
+            error=JobError(CANCELED, message, {}),
         )
         self.cancel_latency = time.monotonic() - begin
         log.info("job %s canceled (Spark stopped in %.3f s)", self.job_id, self.cancel_latency)
@@ -213,10 +214,10 @@ class JobMonitor(threading.Thread):
             jobstate.FAILED,
             held_by=self._worker,
             progress=progress,
-            error={
-                "code": errors.TIMEOUT,
-                "message": f"The job ran longer than its timeout of {seconds} s and was stopped.",
-                "details": {"timeout_seconds": seconds},
-            },
+            error=JobError(
+                errors.TIMEOUT,
+                f"The job ran longer than its timeout of {seconds} s and was stopped.",
+                {"timeout_seconds": seconds},
+            ),
         )
         log.info("job %s timed out after %s s", self.job_id, seconds)

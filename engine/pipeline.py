@@ -36,7 +36,7 @@ from engine import dataframes, errors, registration, spark_session
 from engine.control import SparkJobControl
 from engine.monitor import CANCEL_WAIT_SECONDS, JobMonitor, job_properties, timeout_seconds
 from jobs import lifecycle, notify
-from jobs.errors import INTERNAL_ERROR
+from jobs.errors import CANCELED, JobError
 from jobs.identity import current_identity
 from jobs.models import Job
 from jobs.worker import running_here
@@ -123,7 +123,7 @@ def pipeline_frames(exc: BaseException, packages: Iterable[str]) -> list[dict[st
     return frames[-MAX_FRAMES:]
 
 
-def pipeline_error(exc: BaseException, packages: Iterable[str]) -> dict[str, Any]:
+def pipeline_error(exc: BaseException, packages: Iterable[str]) -> JobError:
     """The job error of a pipeline whose code raised ``exc``."""
     code = getattr(exc, "code", None)
     message = errors.scrub_paths(f"{type(exc).__name__}: {exc}")
@@ -132,7 +132,7 @@ def pipeline_error(exc: BaseException, packages: Iterable[str]) -> dict[str, Any
     details: dict[str, Any] = {"traceback": pipeline_frames(exc, packages)}
     if isinstance(code, str) and code:  # a TesseraError of a statement the pipeline ran
         details["cause"] = {"code": code, "job": getattr(exc, "details", {}).get("job")}
-    return {"code": PIPELINE_FAILED, "message": message, "details": details}
+    return JobError(PIPELINE_FAILED, message, details)
 
 
 # --- the monitor ---------------------------------------------------------------------------
@@ -163,7 +163,7 @@ def stop_children(job_id: Any, wait: float = CANCEL_WAIT_SECONDS) -> None:
             child_id,
             jobstate.CREATED,
             jobstate.CANCELED,
-            error={"code": "CANCELED", "message": "Its pipeline was stopped.", "details": {}},
+            error=JobError(CANCELED, "Its pipeline was stopped.", {}),
         )
     running = list(children.filter(status=jobstate.RUNNING).values_list("id", flat=True))
     if not running:
@@ -209,7 +209,7 @@ class PipelineRun:
         except Exception:
             log.exception("pipeline %s: its statement %s failed to run", self.job.pk, child_id)
             lifecycle.try_transition(
-                child_id, jobstate.RUNNING, jobstate.FAILED, error=dict(INTERNAL_ERROR)
+                child_id, jobstate.RUNNING, jobstate.FAILED, error=JobError.internal()
             )
         finally:
             self.control.enter()  # the child's leave() cleared the pipeline's group and pool
@@ -228,7 +228,7 @@ class PipelineRun:
                 child_id,
                 jobstate.CREATED,
                 jobstate.CANCELED if stopped else jobstate.FAILED,
-                error={"code": "CANCELED" if stopped else "FORBIDDEN", "message": message},
+                error=JobError(CANCELED if stopped else "FORBIDDEN", message),
             )
             return
         identity = current_identity() or "pipeline"
@@ -281,7 +281,7 @@ def run_pipeline(job: Job, plan: Plan, watch: notify.Watch, run_child: RunChild)
     dataframes.release(spark, job.id, job.session_id)
     if failure is not None:
         error = _failure_error(spark, failure, packages)
-        log.info("pipeline %s failed: %s", job.id, error["message"])
+        log.info("pipeline %s failed: %s", job.id, error.message)
         lifecycle.try_transition(
             job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=control.ended()
         )
@@ -292,14 +292,14 @@ def run_pipeline(job: Job, plan: Plan, watch: notify.Watch, run_child: RunChild)
     return _status_of(job.id)
 
 
-def _failure_error(spark: Any, exc: BaseException, packages: Iterable[str]) -> dict[str, Any]:
+def _failure_error(spark: Any, exc: BaseException, packages: Iterable[str]) -> JobError:
     lost = spark_session.failure_of(spark, exc)
     if lost is not exc:  # the JVM died under it: SPARK_* as for any job
-        return errors.error_from_exception(lost, {})
+        return errors.job_error(lost, {})
     if isinstance(exc, CoreError) and exc.__traceback__ is not None:
         frames = pipeline_frames(exc, packages)
         if not frames:  # refused before the pipeline's code ran (allow-list, import)
-            return {"code": exc.code, "message": exc.message, "details": exc.details}
+            return JobError.of(exc)
     return pipeline_error(exc, packages)
 
 

@@ -51,6 +51,7 @@ from engine.control import SparkJobControl
 from engine.monitor import JobMonitor, job_properties, timeout_seconds
 from engine.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs import lifecycle, notify, scheduling
+from jobs.errors import INTERNAL_ERROR, JobError
 from jobs.identity import current_identity
 from jobs.models import Job
 from jobs.worker import running_here
@@ -189,7 +190,7 @@ def _run_claimed_job(job: Job, watch: notify.Watch) -> str | None:
             job.pk,
             jobstate.RUNNING,
             jobstate.FAILED,
-            error={"code": errors.INTERNAL_ERROR, "message": f"Workers do not run {what}."},
+            error=JobError(INTERNAL_ERROR, f"Workers do not run {what}."),
         )
         return _status_of(job.pk)
     return _run_job(job, plan, watch)
@@ -220,7 +221,7 @@ def _run_job(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> st
                 jobstate.RUNNING,
                 jobstate.FAILED,
                 held_by=str(job.worker or "") or None,  # not a job another worker holds now
-                error=errors.error_from_exception(exc, registration.alias_names(plan)),
+                error=errors.job_error(exc, registration.alias_names(plan)),
             )
             return _status_of(job_id)
 
@@ -262,13 +263,13 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -
         control.record_stages()
         return _status_of(job.id)
     if failure is not None:
-        error = errors.error_from_exception(failure, registration.alias_names(plan))
-        if error["code"] == errors.INTERNAL_ERROR:
+        error = errors.job_error(failure, registration.alias_names(plan))
+        if error.code == INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
-        elif error["code"] in {errors.SPARK_OUT_OF_MEMORY, errors.ENGINE_LOST}:
-            log.warning("job %s failed: %s", job.id, error["message"])
+        elif error.code in {errors.SPARK_OUT_OF_MEMORY, errors.ENGINE_LOST}:
+            log.warning("job %s failed: %s", job.id, error.message)
         else:
-            log.info("job %s failed: %s", job.id, error["message"])
+            log.info("job %s failed: %s", job.id, error.message)
         lifecycle.try_transition(
             job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=control.ended()
         )
@@ -290,7 +291,8 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -
 def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> str:
     """CTAS, INSERT, statement sets (``engine.write_runner``): analyse every target, write
     each into its staging location under the job's tag and group, then FINISHED (the commit
-    runs inside that transition) or FAILED/CANCELED (the hooks clean up)."""
+    runs inside that transition) or FAILED/CANCELED (``clean_up_write`` cleans up; the
+    steps are listed in ``jobs.steps``)."""
     properties = job_properties(job)
     spark = spark or spark_session.new_job_session()
     control = SparkJobControl(spark, str(job.id), job.user.get_username())
@@ -351,7 +353,7 @@ def _run_command(job: Job, plan: Plan, spark: Any = None) -> str:
             )
     except Exception as exc:
         failure = spark_session.failure_of(spark, exc)
-        error = errors.error_from_exception(failure, registration.alias_names(plan))
+        error = errors.job_error(failure, registration.alias_names(plan))
         lifecycle.try_transition(job.id, jobstate.RUNNING, jobstate.FAILED, error=error)
         return _status_of(job.id)
     claimed = Job.objects.select_related("session", "user").get(pk=job.id)

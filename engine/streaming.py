@@ -227,7 +227,7 @@ def start(spark: Any, job: Job, plan: Plan, preview_rows: int, state: StreamStat
     except Exception as exc:
         if not errors.is_spark_exception(exc):
             raise
-        reason = errors.error_from_exception(exc, registration.alias_names(plan))["message"]
+        reason = errors.job_error(exc, registration.alias_names(plan)).message
         raise StreamingUnsupported(
             f"Spark cannot run this statement as a stream: {reason}",
             details={"output_mode": mode},
@@ -297,7 +297,7 @@ def run_stream(
     # remove (docs/streaming.md, "A stream survives its worker").
     here = str(job.worker or "")
     if monitor.outcome is None:
-        error = errors.error_from_exception(
+        error = errors.job_error(
             failure or CoreError("The stream ended."), registration.alias_names(plan)
         )
         ended = lifecycle.try_transition(
@@ -309,9 +309,9 @@ def run_stream(
             progress=state.progress(),
         )
         if ended is not None:
-            log.info("job %s (stream) failed: %s", job.id, error["message"])
+            log.info("job %s (stream) failed: %s", job.id, error.message)
         else:
-            log.warning("job %s (stream) is no longer this worker's: %s", job.id, error["message"])
+            log.warning("job %s (stream) is no longer this worker's: %s", job.id, error.message)
     status, holder = _status_of(job.id)
     # Not when requeued to run again from its checkpoint, nor when another worker holds it.
     if status in jobstate.TERMINAL and (not here or not holder or holder == here):

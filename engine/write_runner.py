@@ -7,18 +7,19 @@ monitor (cancel, timeout, heartbeat) running; this module does the rest
 1. ``prepare_writes``: analyse every target's query (``df.schema``, no Spark job) before
    anything is written. CTAS: the table's schema is the query's (Tessera types), checked as
    a table schema and against ``partition_by``, and stored in the job's staging entry
-   (``tabledata.staging.record(…, schema=…)``) for the commit hook. INSERT: the query's columns
-   are checked against the target's physical columns (count; each type storable into the
-   column's) and cast to the declared types, in the table's order. A mismatch fails the job
-   with VALIDATION_ERROR before any target is written.
+   (``tabledata.staging.record(…, schema=…)``) for the commit (``commit_write``). INSERT: the
+   query's columns are checked against the target's physical columns (count; each type
+   storable into the column's) and cast to the declared types, in the table's order. A
+   mismatch fails the job with VALIDATION_ERROR before any target is written.
 2. ``write_all``: each target is written by Spark into the directory
    ``tabledata.staging.staging_location`` gives (this job's own: a new warehouse directory, or
    ``<path>/_tessera_staging_<job>``) → event ``data_written {"table", "rows"}``.
 3. ``end_write``: RUNNING → FINISHED with a result row per target; the commit runs inside
-   that transition (the hooks of ``tabledata.hooks``). A commit that raises fails the job with
-   its error. Every way of not finishing (Spark error, cancel, timeout, commit failure)
-   ends with ``tabledata.commit.clean_up`` once more, silently: files a cancelled write's tasks
-   left after the hooks had cleaned up.
+   that transition (``tabledata.write_steps.commit_write``, a FINISHED step of
+   ``jobs.steps``). A commit that raises fails the job with its error. Every way of not
+   finishing (Spark error, cancel, timeout, commit failure) ends with
+   ``tabledata.commit.clean_up`` once more, silently: files a cancelled write's tasks left
+   after ``clean_up_write`` had cleaned up.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from engine.control import SparkJobControl
 from engine.store_types import store_assignable, type_sql
 from engine.typing import to_tessera_type
 from jobs import lifecycle
+from jobs.errors import INTERNAL_ERROR
 from jobs.models import Job
 from results.store import delete_result, write_rows
 from tabledata import commit, staging
@@ -456,11 +458,11 @@ def end_write(
         settle(job.id, control)
         return _status_of(job.id)
     if failure is not None:
-        error = errors.error_from_exception(failure, aliases)
-        if error["code"] == errors.INTERNAL_ERROR:
+        error = errors.job_error(failure, aliases)
+        if error.code == INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
         else:
-            log.info("job %s failed: %s", job.id, error["message"])
+            log.info("job %s failed: %s", job.id, error.message)
         lifecycle.try_transition(
             job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=dict(progress)
         )
@@ -474,8 +476,8 @@ def end_write(
     except Exception as exc:
         delete_result(job.id)
         if _status_of(job.id) == jobstate.RUNNING:  # the commit failed and was rolled back
-            error = errors.error_from_exception(exc, aliases)
-            log.info("job %s: the commit failed: %s", job.id, error["message"])
+            error = errors.job_error(exc, aliases)
+            log.info("job %s: the commit failed: %s", job.id, error.message)
             lifecycle.try_transition(
                 job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=dict(progress)
             )

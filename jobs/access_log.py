@@ -23,6 +23,7 @@ from audit.services import record
 from catalog.access import securable_key_at
 from catalog.models import Table
 from core.planner.plan import AccessPlan
+from jobs.errors import JobError
 
 # What a job reads (the privileges of its ``Plan.access`` records that are reads).
 READS = frozenset({"SELECT", "EXECUTE", "READ FILES"})
@@ -86,11 +87,13 @@ def record_writes(job: Any, tables: Sequence[Table], modes: Sequence[str] = ()) 
         )
 
 
-def record_denied(job: Any, error: Mapping[str, Any]) -> bool:
+def record_denied(job: Any, error: JobError | Mapping[str, Any]) -> bool:
     """A ``denied`` event for a job that failed ``PERMISSION_DENIED`` (the planner's refusal
     names the object, its kind and the missing privilege in ``details``); False for any
     other error. The securable is looked up by its path (one query), so that the object's
-    page lists the refusal among its recent access."""
+    page lists the refusal among its recent access. ``error``: the job's, or its JSON."""
+    if isinstance(error, JobError):
+        error = error.to_json()
     if not isinstance(error, Mapping) or error.get("code") != PERMISSION_DENIED:
         return False
     details = error.get("details") if isinstance(error.get("details"), Mapping) else {}

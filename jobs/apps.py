@@ -8,24 +8,18 @@ class JobsConfig(AppConfig):
     verbose_name = "Jobs and workers"
 
     def ready(self) -> None:
-        from jobs import worker
+        from jobs import steps, worker
         from sessions import (
             analysis,
             bodies,
             quotas,
-            scripts,
             uploads,  # worker: Celery worker signals
         )
-        from tabledata import hooks, statistics_hooks
 
-        # A script's next statement starts when the one before it ends, in whichever
-        # process (web or worker) ended it: the hook must be there in both.
-        scripts.install_hooks()
-        # Writes (FLIP-218): stage tables, commit and clean-up, in every process that moves
-        # jobs (web, workers, the reaper).
-        hooks.install_hooks()
-        # ANALYZE TABLE: the figures reach the table inside the job's FINISHED transition.
-        statistics_hooks.install_hooks()
+        # What a job's transitions do besides its row (a write's commit, ANALYZE TABLE's
+        # statistics, a script's next statement), in every process that moves jobs (web,
+        # workers, the reaper): the one ordered list is jobs/steps.py.
+        steps.install()
         # The catalog asks a worker's Spark analyzer before it stores a schema with
         # expressions or a view's (FLIP-164), without knowing jobs.
         analysis.install_analyzer()

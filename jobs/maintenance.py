@@ -25,6 +25,7 @@ from catalog import versions
 from core import jobstate
 from jobs import lifecycle, scheduling
 from jobs.dispatch import enqueue
+from jobs.errors import CANCELED, WORKER_LOST, JobError
 from jobs.models import Job, Session, Worker
 from results import store
 from sessions import uploads
@@ -33,7 +34,6 @@ from tabledata.commit_files import warehouse
 
 log = logging.getLogger(__name__)
 
-WORKER_LOST = "WORKER_LOST"
 # A CREATED job is re-sent after TESSERA_SWEEP_AFTER_SECONDS, then after twice as long each
 # time (up to 64 times): a message that is only waiting behind busy workers is not multiplied.
 MAX_BACKOFF_EXPONENT = 6
@@ -56,7 +56,7 @@ def reap_lost_jobs(job_id: Any = None, now: datetime | None = None) -> list[str]
     - its own heartbeat (written by the job's monitor every second) is older than
       ``TESSERA_WORKER_TIMEOUT_SECONDS`` and its worker has no fresh heartbeat row.
 
-    A batch job fails (``WORKER_LOST``, its FAILED hooks run); a stream is requeued to
+    A batch job fails (``WORKER_LOST``, its FAILED steps run); a stream is requeued to
     resume from its checkpoint (``lose_job``). ``job_id`` limits the check to one job.
     Returns the ids of the jobs failed, canceled or requeued here.
     """
@@ -100,13 +100,13 @@ def lose_job(job_id: Any, worker: str, what: str, batch_message: str = "") -> st
     ends as ``jobstate.after_worker_lost`` says:
 
     - CANCELED when a cancel was asked (the worker died before it could end it); the
-      cancel's hooks run;
+      cancel's steps run;
     - CREATED for a stream resumed fewer than ``TESSERA_STREAM_MAX_RESTARTS`` times: event
-      ``worker_lost``, no hooks (``lifecycle.requeue``: its staging, stage table and
+      ``worker_lost``, no steps (``lifecycle.requeue``: its staging, stage table and
       checkpoint stay), and a message to the workers; the worker that claims it records
       ``resumed`` and continues from the checkpoint;
     - FAILED otherwise, code ``WORKER_LOST`` (``batch_message`` for a batch job, else a
-      sentence of ``what``); the FAILED hooks run.
+      sentence of ``what``); the FAILED steps run.
 
     Returns the status reached, or None when somebody else moved the job first."""
     row = Job.objects.filter(pk=job_id, status=jobstate.RUNNING).first()
@@ -124,11 +124,9 @@ def lose_job(job_id: Any, worker: str, what: str, batch_message: str = "") -> st
     )
     details: dict[str, Any] = {"worker": worker}
     if target == jobstate.CANCELED:
-        error = {
-            "code": "CANCELED",
-            "message": f"{what} while the job was being canceled; it is canceled.",
-            "details": details,
-        }
+        error = JobError(
+            CANCELED, f"{what} while the job was being canceled; it is canceled.", details
+        )
         done = lifecycle.try_transition(job_id, jobstate.RUNNING, target, error=error)
         return target if done is not None else None
     if target == jobstate.CREATED:
@@ -159,8 +157,8 @@ def lose_job(job_id: Any, worker: str, what: str, batch_message: str = "") -> st
             "resumed again."
         )
         details = {**details, "restarts": restarts, "max_restarts": most}
-    error = {"code": WORKER_LOST, "message": message, "details": details}
-    done = lifecycle.try_transition(job_id, jobstate.RUNNING, jobstate.FAILED, error=error)
+    lost = JobError(WORKER_LOST, message, details, retryable=True)
+    done = lifecycle.try_transition(job_id, jobstate.RUNNING, jobstate.FAILED, error=lost)
     return jobstate.FAILED if done is not None else None
 
 
@@ -179,7 +177,7 @@ def fail_orphaned_jobs(
     the job when the database is gone at that moment (PostgreSQL restarted while the job
     made its last transition, and the FAILED transition of its error handler failed too):
     the job would stay RUNNING for ever. Its worker, which knows what it runs, fails it
-    once the database answers again (the FAILED hooks drop a stage table, delete staging).
+    once the database answers again (the FAILED steps drop a stage table, delete staging).
     """
     current = _now(now)
     claimed_before = current - timedelta(seconds=ORPHAN_GRACE_SECONDS)
@@ -329,7 +327,7 @@ def sweep_ended_streams() -> list[str]:
     (``<warehouse>/.tessera-streams/<job>``) of streams that have ended — or whose job is
     gone — and that nobody removed: a streaming SELECT ended by the reaper
     (``lose_job``: FAILED ``WORKER_LOST`` past ``TESSERA_STREAM_MAX_RESTARTS``, or
-    CANCELED) has no runner and no write hook to clean up after it. A job that is CREATED
+    CANCELED) has no runner and no write step to clean up after it. A job that is CREATED
     (a stream requeued to resume from its checkpoint) or RUNNING keeps both. Idempotent;
     each path is checked to be strictly under its root and no link
     (``stream_commit.clean_stream``). Run by the workers only (the web may not see the

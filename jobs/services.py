@@ -5,6 +5,7 @@ from __future__ import annotations
 from core import jobstate
 from core.jobstate import IllegalTransition
 from jobs import lifecycle, notify
+from jobs.errors import CANCELED, JobError
 from jobs.models import Job
 from jobs.selectors import User, reload_job
 
@@ -20,7 +21,7 @@ def job_cancel(*, user: User, job: Job) -> Job:
             if job.started_at is not None
             else "before it started"
         )
-        error = {"code": "CANCELED", "message": f"Canceled by {by} {when}.", "details": {}}
+        error = JobError(CANCELED, f"Canceled by {by} {when}.", {})
         if lifecycle.try_transition(job.id, jobstate.CREATED, jobstate.CANCELED, error=error):
             return reload_job(job.pk)
         job = reload_job(job.pk)  # it started (or ended) meanwhile

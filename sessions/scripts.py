@@ -4,8 +4,9 @@ failure.
 The jobs are made up front; each statement is planned only when its turn comes (it may
 depend on what the ones before it did) and started with ``sessions.statements.start_job``, like a
 single statement. The next one starts when the one before it FINISHED — from whichever
-process saw it finish, through the ``ScriptHook`` registered here. The first failure or
-cancel stops the script: the jobs after it end CANCELED with an error saying why.
+process saw it finish: ``start_next_statement`` is a step of every job's end (``jobs.steps``).
+The first failure or cancel stops the script: the jobs after it end CANCELED with an error
+saying why.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from django.db import transaction
 
 from core import jobstate
 from core.errors import CoreError, NotFound
-from core.jobstate import JobView, NoOpHook, Record
+from core.jobstate import JobView, Record
 from core.limits import StatementLimits, StatementTooLarge, check_statement
 from core.planner import Plan, split_script_spans
 from core.session_properties import check_wait
 from jobs import lifecycle, scheduling
-from jobs.errors import error_json
+from jobs.errors import CANCELED, JobError
 from jobs.models import Job, Session
 from jobs.selectors import held, wait_for
 from sessions import commands, planning
@@ -60,7 +61,7 @@ def _submit_script(session: Session, sql: str, limits: StatementLimits) -> list[
     try:
         statements = split_script_spans(sql)
     except CoreError as exc:  # e.g. an unterminated string: the script as one failed job
-        return [fail_job(new_job(session, sql), error_json(exc))]
+        return [fail_job(new_job(session, sql), JobError.of(exc))]
     if not statements:
         raise CoreError("The script holds no statement.", details={"field": "sql"})
     if len(statements) > limits.max_statements:
@@ -91,9 +92,10 @@ _advancing = threading.local()
 def advance_script(script_id: Any) -> None:
     """Start the next statement of a script whose turn has come, or stop the script.
 
-    Called after a script's jobs are made and whenever one of its jobs ends (ScriptHook).
-    A statement run here ends inside this call and fires the hook again; that nested call
-    only notes the script, and the loop below takes the next step (no recursion).
+    Called after a script's jobs are made and whenever one of its jobs ends
+    (``start_next_statement``). A statement run here ends inside this call and comes back
+    here through that step; that nested call only notes the script, and the loop below takes
+    the next step (no recursion).
     """
     pending: set[Any] | None = getattr(_advancing, "pending", None)
     if pending is not None:
@@ -109,20 +111,18 @@ def advance_script(script_id: Any) -> None:
         _advancing.pending = None
 
 
-def _stop_error(job: Job, stopped_by: Job) -> dict[str, Any]:
+def _stop_error(job: Job, stopped_by: Job) -> JobError:
     how = "failed" if stopped_by.status == jobstate.FAILED else "was canceled"
-    return {
-        "code": "CANCELED",
-        "message": (
-            f"Statement {job.script_index + 1} of the script did not run because statement "
-            f"{stopped_by.script_index + 1} {how}."
-        ),
-        "details": {
+    return JobError(
+        CANCELED,
+        f"Statement {job.script_index + 1} of the script did not run because statement "
+        f"{stopped_by.script_index + 1} {how}.",
+        {
             "script_id": str(job.script_id),
             "stopped_by": str(stopped_by.id),
             "stopped_by_index": stopped_by.script_index,
         },
-    }
+    )
 
 
 def _advance_once(script_id: Any) -> Job | None:
@@ -163,7 +163,7 @@ def _start_statement(job: Job) -> Job | None:
     )
     if session is None:
         gone = NotFound("The session was closed before this statement of the script ran.")
-        fail_job(job, error_json(gone))
+        fail_job(job, JobError.of(gone))
         return None
     job.session = session
     outcome = plan_or_error(session, job.sql)
@@ -174,28 +174,8 @@ def _start_statement(job: Job) -> Job | None:
     return started if runs_here(started) else None
 
 
-class ScriptHook(NoOpHook):
-    """Moves a script on when one of its jobs ends (in whichever process ended it)."""
-
-    def on_finished(self, job: JobView, record: Record) -> None:
-        self._continue(job)
-
-    def on_failed(self, job: JobView, record: Record) -> None:
-        self._continue(job)
-
-    def on_canceled(self, job: JobView, record: Record) -> None:
-        self._continue(job)
-
-    def _continue(self, job: JobView) -> None:
-        if job.script is not None:
-            advance_script(job.script)
-
-
-SCRIPT_HOOK = ScriptHook()
-
-
-def install_hooks() -> None:
-    """Register the jobs app's own hooks, once per process (JobsConfig.ready calls this in
-    the web process and in workers alike)."""
-    if SCRIPT_HOOK not in lifecycle.hooks_for(lifecycle.ANY_KIND):
-        lifecycle.register_hook(SCRIPT_HOOK)
+def start_next_statement(job: JobView, record: Record) -> None:
+    """FINISHED / FAILED / CANCELED, after the transaction: a script moves on when one of its
+    jobs ends (the next statement starts, or the rest are canceled)."""
+    if job.script is not None:
+        advance_script(job.script)

@@ -2,7 +2,7 @@
 
 ``start_job(job, plan)`` is the one way a job starts, for a single statement and for a
 script's statement alike: the plan is stored on the job in the transaction that moves it to
-CREATED (the write hooks of ``tabledata.hooks`` run there and may refuse: then the job
+CREATED (its CREATED steps, ``jobs.steps``, run there and may refuse: then the job
 FAILS with their error, or a CREATE TABLE IF NOT EXISTS … AS SELECT whose name was taken
 meanwhile is skipped); a plan that needs Spark is then sent to the workers after commit
 (``jobs.dispatch``), and any other is returned for the caller to run here
@@ -41,7 +41,7 @@ from core.planner import streaming as planner_streaming
 from core.planner.pipelines import check_args, pipeline_sql, plan_pipeline
 from core.session_properties import check_wait
 from jobs import access_log, dispatch, lifecycle, scheduling
-from jobs.errors import INTERNAL_ERROR, error_json
+from jobs.errors import JobError
 from jobs.models import Job, Session
 from jobs.selectors import held, reload_job, wait_for
 from sessions import commands, planning, uploads
@@ -108,8 +108,8 @@ def plan_sql(session: Session, sql: str) -> dict[str, Any]:
     return plan_in_session(session, sql).to_dict()
 
 
-def plan_or_error(session: Session, sql: str | CheckedStatement) -> Plan | dict[str, Any]:
-    """The plan, or the job error JSON of the refusal — a planner bug is an INTERNAL_ERROR,
+def plan_or_error(session: Session, sql: str | CheckedStatement) -> Plan | JobError:
+    """The plan, or the job error of the refusal — a planner bug is an INTERNAL_ERROR,
     logged.
 
     Limits and the planning budget are the planner's (``plan_context``): over them, the
@@ -120,10 +120,10 @@ def plan_or_error(session: Session, sql: str | CheckedStatement) -> Plan | dict[
     except CoreError as exc:
         if isinstance(exc, PlanningTimeout):
             log.warning("planning a statement of session %s ran out of its budget", session.pk)
-        return error_json(exc)
+        return JobError.of(exc)
     except Exception:
         log.exception("the planner failed on a statement of session %s", session.pk)
-        return dict(INTERNAL_ERROR)
+        return JobError.internal()
 
 
 def job_timeout(session: Session) -> int:
@@ -199,7 +199,7 @@ def start_job(job: Job, plan: Plan) -> Job:
     start it: CREATED, then enqueued for a worker after commit when it needs Spark.
 
     Returns the job: CREATED (a plan that needs no Spark is the caller's to run, see
-    ``runs_here``), or FAILED when an in-transaction hook refused it (it keeps its kind and
+    ``runs_here``), or FAILED when a CREATED step refused it (it keeps its kind and
     target, not the plan). A new job is counted against its user's
     ``TESSERA_USER_QUEUED_JOBS`` in the transaction that inserts it (``TooManyJobs``: it
     is not inserted)."""
@@ -225,14 +225,14 @@ def start_job(job: Job, plan: Plan) -> Job:
     except scheduling.TooManyJobs:
         job._state.adding = was_new
         raise
-    except CoreError as exc:  # an in-transaction on_created hook refused (CTAS: name taken)
+    except CoreError as exc:  # a CREATED step refused (prepare_write: a CTAS's name is taken)
         job._state.adding = was_new  # a new job's insert was rolled back with the rest
         if isinstance(exc, TooManyStreams) and was_new:
             raise  # 429, nothing created; a script's statement whose turn came FAILS with it
         skip = _skip_plan(plan, exc)
         if skip is not None:
             return start_job(job, skip)
-        return fail_job(job, error_json(exc), {**_plan_fields(plan, session), "plan": {}})
+        return fail_job(job, JobError.of(exc), {**_plan_fields(plan, session), "plan": {}})
     return job
 
 
@@ -242,10 +242,15 @@ def runs_here(job: Job) -> bool:
     return job.status == jobstate.CREATED and plan is not None and not plan.needs_spark
 
 
-def fail_job(job: Job, error: dict[str, Any], fields: Mapping[str, Any] | None = None) -> Job:
+def fail_job(
+    job: Job, error: JobError | Mapping[str, Any], fields: Mapping[str, Any] | None = None
+) -> Job:
     """Record a statement that cannot run (the planner refused it, a hook refused its plan,
-    its session is gone): the job goes CREATED → FAILED with ``error``. A refusal for want of
-    a privilege (``PERMISSION_DENIED``) is an audit ``denied`` event of the failed job."""
+    its session is gone): the job goes CREATED → FAILED with ``error`` (or its JSON). A
+    refusal for want of a privilege (``PERMISSION_DENIED``) is an audit ``denied`` event of
+    the failed job."""
+    if not isinstance(error, JobError):
+        error = JobError.from_json(error)
     with transaction.atomic():
         _store(job, fields or {})
         lifecycle.created(job)
@@ -406,10 +411,7 @@ def pipeline_submit(
     try:
         plan = plan_pipeline(entry_point, args, plan_context(session), sql)
     except CoreError as exc:
-        job = fail_job(new_job(session, sql), error_json(exc))
+        job = fail_job(new_job(session, sql), JobError.of(exc))
     else:
         job = _submit(session, sql, plan)
     return wait_for([job.id], seconds)[0]
-
-
-# --- cancel ----------------------------------------------------------------------------------

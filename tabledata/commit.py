@@ -59,8 +59,9 @@ log = logging.getLogger(__name__)
 
 def commit(job: JobRef) -> list[dict[str, Any]]:
     """Make everything the job staged the tables' data; run it inside the transaction that
-    moves the job to FINISHED (the hook does). Raises (and so aborts that transaction) when a
-    target is gone. Returns one ``{"table", "rows"?}`` per target, for ``data_committed``.
+    moves the job to FINISHED (``write_steps.commit_write`` does). Raises (and so aborts that
+    transaction) when a target is gone. Returns one ``{"table", "rows"?}`` per target, for
+    ``data_committed``.
 
     Tables are locked in key order (two commits onto one table run one after the other, each
     keeping the other's files); managed tables swap first, external files move last.

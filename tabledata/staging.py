@@ -167,8 +167,8 @@ def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
 def staging_location(job: JobRef, identifier: Sequence[str]) -> str:
     """The directory where ``job`` writes ``identifier`` (Spark writes there, nowhere else).
 
-    The first call decides it and records it in ``Job.staging`` (the hooks call it for every
-    target when the job is created); later calls return the same directory.
+    The first call decides it and records it in ``Job.staging`` (``prepare_write`` calls it for
+    every target when the job is created); later calls return the same directory.
     """
     key = staging_key(identifier)
     with transaction.atomic():

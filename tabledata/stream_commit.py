@@ -23,7 +23,7 @@ stays while the job lives: its log is Spark's record of the batches). A streamin
 made readable (active, empty, version 0) when the stream starts (``activate_table``); it
 keeps its job's mark (``staged_by_job``) until its first batch commits, so that a stream
 that ends without committing anything drops it, as a failed CTAS drops its stage table
-(``drop_unused_table``, from ``tabledata.hooks``). Checkpoints live in
+(``drop_unused_table``, from ``tabledata.write_steps.clean_up_write``). Checkpoints live in
 ``<data dir>/checkpoints/<job>``; both go when the job ends (``clean_stream``).
 """
 

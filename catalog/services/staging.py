@@ -1,5 +1,5 @@
 """CTAS tables (FLIP-218 stage tables): the stage table a CREATE TABLE … AS SELECT job
-writes into, made active or dropped at its end; ``tabledata.hooks`` calls these in the job's
+writes into, made active or dropped at its end; ``tabledata.write_steps`` calls these in the job's
 transaction."""
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from core.jobstate import IllegalTransition
 from core.planner import Action, Plan
 from core.schema import ExpressionTyper
 from jobs import lifecycle
-from jobs.errors import INTERNAL_ERROR, error_json
+from jobs.errors import JobError
 from jobs.models import Job, TemporaryObject
 from results import store
 from sessions.commands import ddl, grants, session, show, temporary
@@ -73,15 +73,15 @@ def run_command(
         with transaction.atomic():
             # A refused body change or transfer is audited, now that it is rolled back.
             bodies.record_refusal(job.user, exc, job_id=job.id)
-        return _end(job, jobstate.FAILED, error=error_json(exc))
+        return _end(job, jobstate.FAILED, error=JobError.of(exc))
     except Exception:
         log.exception("job %s: command %s failed", job.id, (job.plan or {}).get("action"))
-        return _end(job, jobstate.FAILED, error=INTERNAL_ERROR)
+        return _end(job, jobstate.FAILED, error=JobError.internal())
     return _end(job, jobstate.FINISHED, result=result)
 
 
-def _end(job: Job, target: str, **fields: Any) -> Job:
-    ended = lifecycle.try_transition(job.id, jobstate.RUNNING, target, **fields)
+def _end(job: Job, target: str, *, error: JobError | None = None, **fields: Any) -> Job:
+    ended = lifecycle.try_transition(job.id, jobstate.RUNNING, target, error=error, **fields)
     if ended is None:  # somebody else ended it first (reaper, cancel): theirs stands
         log.warning("job %s: could not move to %s; it was ended by someone else", job.id, target)
         if "result" in fields:

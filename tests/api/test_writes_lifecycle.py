@@ -4,7 +4,7 @@ Jobs are made with ``sessions.statements.submit_plan`` and hand-built plans (the
 planner makes for CTAS, INSERT and statement sets, docs/statements.md), then moved through
 ``jobs.lifecycle`` here, as a worker would: claim, write a small parquet file into the
 staging location (``tabledata.staging.staging_location``), store the analysed schema, FINISHED
-(or FAILED / CANCELED). The hooks of ``tabledata.hooks`` and the commit protocol of
+(or FAILED / CANCELED). The steps of ``tabledata.write_steps`` and the commit protocol of
 ``tabledata.staging`` and ``tabledata.commit`` do the rest, as in production.
 """
 

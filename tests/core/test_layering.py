@@ -28,9 +28,10 @@ ROOMS_TOP_DOWN = (
     "audit",
     "core",
 )
-# The worker's entry points wire every room: Django's ready() (jobs.apps), the periodic
-# sweeps (jobs.maintenance) and the Celery task bodies and process hooks (tasks, worker).
-ENTRY_POINTS = ("jobs.apps", "jobs.maintenance", "jobs.tasks", "jobs.worker")
+# The entry points wire every room: Django's ready() (jobs.apps) and the ordered steps of
+# a job's transitions it installs (jobs.steps), the periodic sweeps (jobs.maintenance), the
+# Celery task bodies and process hooks (tasks, worker).
+ENTRY_POINTS = ("jobs.apps", "jobs.steps", "jobs.maintenance", "jobs.tasks", "jobs.worker")
 # The Spark engine serves the worker: it may import any room; only the worker reaches it.
 ENGINE = "engine"
 PACKAGES = (
