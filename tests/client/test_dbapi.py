@@ -54,12 +54,20 @@ def test_execute_fetch_description_and_rowcount(conn: dbapi.Connection) -> None:
     assert cur.description is None and cur.rowcount == -1
     cur.execute("SELECT id, price, qty, CAST(id AS STRING) AS label FROM orders ORDER BY id")
     assert cur.rowcount == 4
-    assert [d[0] for d in cur.description or []] == ["id", "price", "qty", "label"]
-    codes = [d[1] for d in cur.description or []]
+    description = cur.description
+    assert description is not None
+    assert [d[0] for d in description] == ["id", "price", "qty", "label"]
+    codes = [d[1] for d in description]
+    assert [codes[0], codes[1].replace(" ", ""), codes[2], codes[3]] == [
+        "BIGINT",
+        "DECIMAL(10,2)",
+        "INT",
+        "STRING",
+    ]
     assert codes[0] == dbapi.NUMBER and codes[2] == dbapi.NUMBER and codes[3] == dbapi.STRING
     assert codes[1] == dbapi.NUMBER and codes[1] != dbapi.STRING
-    assert (cur.description or [])[1][4:6] == (10, 2)  # precision, scale of DECIMAL(10, 2)
-    assert all(len(d) == 7 for d in cur.description or [])
+    assert description[1][4:6] == (10, 2)  # precision, scale of DECIMAL(10, 2)
+    assert all(len(d) == 7 for d in description)
     assert cur.fetchone() == (1, Decimal("2.50"), 4, "1")
     assert cur.rownumber == 1
     assert cur.fetchmany(2) == [(2, Decimal("10.00"), 1, "2"), (3, Decimal("1.25"), 8, "3")]
@@ -85,6 +93,7 @@ def test_named_parameters_are_bound_by_spark(conn: dbapi.Connection) -> None:
         {"min_qty": 1, "who": 10},
     )
     assert cur.fetchall() == [(1,), (2,)]
+    assert cur.job_id is not None
     job = Job.objects.get(pk=cur.job_id)
     assert ":min_qty" in job.sql and "10" not in job.sql  # the text kept its markers
     # A value that would change the query if it were spliced into the text is a value.

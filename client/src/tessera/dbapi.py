@@ -511,31 +511,30 @@ class Cursor:
                     {"field": "parameters", "index": index},
                 )
         lowered = [{k.lower(): v for k, v in values.items()} for values in sets]
+        # Each marker's values are an uploaded column of the marker's name (Spark's messages
+        # about a value that does not fit its target column then name the marker).
         columns: dict[str, pa.Array] = {}
         nulls: set[str] = set()
-        for position, key in enumerate(keys):
+        for key, name in keys.items():
             data = [values[key] for values in lowered]
             if all(value is None for value in data):
                 nulls.add(key)  # a NULL literal: an all-null column has no type to upload
                 continue
             try:
-                columns[f"p{position}"] = pa.array(data)
+                columns[name] = pa.array(data)
             except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
                 raise DataError(
                     "VALIDATION_ERROR",
                     f"The values of :{keys[key]} are not of one type: {exc}",
                     {"field": f"parameters.{keys[key]}"},
                 ) from exc
-        column_of = {key: f"p{i}" for i, key in enumerate(keys)}
-        table = pa.table(columns) if columns else pa.table({"p": pa.array([0] * len(sets))})
+        table = pa.table(columns) if columns else pa.table({"_": pa.array([0] * len(sets))})
         path = self._env._register_data(table, None)
         try:
             statement = insert.copy()
             for marker in list(statement.find_all(exp.Placeholder)):
                 key = str(marker.this).lower()
-                marker.replace(
-                    exp.Null() if key in nulls else exp.column(column_of[key], quoted=True)
-                )
+                marker.replace(exp.Null() if key in nulls else exp.column(keys[key], quoted=True))
             values_node = statement.expression
             assert isinstance(values_node, exp.Values)
             row = values_node.expressions[0]
