@@ -157,6 +157,9 @@ def test_executemany_inserts_every_row_as_uploaded_data(conn: dbapi.Connection) 
     with pytest.raises(dbapi.ProgrammingError) as mismatch:
         cur.executemany("INSERT INTO notes (id) VALUES (:id)", [{"id": 5}, {"idx": 6}])
     assert mismatch.value.details["index"] == 1
+    jobs = Job.objects.count()
+    cur.executemany("INSERT INTO notes (id) VALUES (:id)", [])  # no sets: nothing runs
+    assert cur.rowcount == 0 and Job.objects.count() == jobs
     # A query run per set: rowcount adds up.
     cur.executemany("SELECT id FROM notes WHERE id = :id", [{"id": 1}, {"id": 2}, {"id": 9}])
     assert cur.rowcount == 2

@@ -422,14 +422,17 @@ class Cursor:
         by Spark. In an ``INSERT … VALUES (:a, …)`` they are uploaded as data instead and
         inserted with ``INSERT … SELECT`` from the upload: Spark binds parameters in queries
         only, and the values must not become SQL text either way."""
-        return self.executemany(operation, [parameters] if parameters else [])
+        return self._execute(operation, [parameters] if parameters else [], many=False)
 
     def executemany(
         self, operation: str, seq_of_parameters: Sequence[Mapping[str, Any]] | Any
     ) -> Cursor:
         """Run a statement once per set of parameters. An ``INSERT … VALUES`` with markers
         runs once for all of them (one upload, one job); any other statement runs once per
-        set, and ``rowcount`` adds up."""
+        set, and ``rowcount`` adds up. No sets: nothing runs."""
+        return self._execute(operation, seq_of_parameters, many=True)
+
+    def _execute(self, operation: str, seq_of_parameters: Any, *, many: bool) -> Cursor:
         self._check_open()
         self._close_reader()
         self._reset()
@@ -441,7 +444,10 @@ class Cursor:
             if insert is not None:
                 self._insert_uploaded(insert, sets)
             elif not sets:
-                self._run(operation, None)
+                if not many:
+                    self._run(operation, None)
+                else:
+                    self._rowcount = 0
             else:
                 total = 0
                 for values in sets:
