@@ -145,12 +145,18 @@ def test_executemany_inserts_every_row_as_uploaded_data(conn: dbapi.Connection) 
         "INSERT INTO notes VALUES (:id + 1, upper(:body), NULL, NULL)", {"id": 3, "body": "x"}
     )
     assert cur.rowcount == 1
+    # Markers whose values are all None are NULLs (no column type to upload).
+    cur.execute(
+        "INSERT INTO notes (id, body, day, amount) VALUES (:id, :body, :day, :amount)",
+        {"id": 5, "body": None, "day": None, "amount": None},
+    )
     cur.execute("SELECT * FROM notes ORDER BY id")
     assert cur.fetchall() == [
         (1, "plain", date(2024, 1, 2), Decimal("1.10")),
         (2, hostile, None, Decimal("-3.00")),
         (3, None, date(2024, 3, 4), None),
         (4, "X", None, None),
+        (5, None, None, None),
     ]
     # The uploads went with temporary tables that were dropped again.
     assert conn.env.list_temporary_tables() == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from types import TracebackType
 from typing import Any
 
@@ -548,8 +548,11 @@ class Cursor:
             source = sqlglot.parse_one(path, into=exp.Table, dialect=DIALECT)
             statement.set("expression", exp.select(*items).from_(source))
             self._run(statement.sql(dialect=DIALECT), None)
-        finally:
-            self._env.drop_temporary_table(path)
+        except BaseException:
+            with suppress(_errors.TesseraError):  # the insert's own error is the one to see
+                self._env.drop_temporary_table(path)
+            raise
+        self._env.drop_temporary_table(path)
 
     def callproc(self, procname: str, parameters: Sequence[Any] = ()) -> Any:
         """Tessera has no stored procedures."""
