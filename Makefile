@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml client/pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q --upgrade "pip>=24"
 	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e '.[dev,spark]'
-	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e './client[pandas]'
+	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e './client[pandas,sqlalchemy]'
 	@touch $@
 
 install: $(STAMP)

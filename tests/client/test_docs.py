@@ -48,6 +48,7 @@ def test_the_guide_runs(server, monkeypatch):
     assert "[{'id': 1, 'name': 'c'}]" in text and "['+I', '+I']" in text
     assert "statement_set FINISHED" in text
     assert "True False" in text
+    assert "inserted 2" in text  # the DB-API example's executemany
     assert isinstance(namespace["t_env"], tessera.TableEnvironment)
 
 

@@ -169,10 +169,19 @@ class TableEnvironment:
         worker); None here: ``to_data_frame`` copies the result."""
         return None
 
-    def _submit(self, sql: str, *, row_limit: int | None = None) -> TableResult:
+    def _submit(
+        self,
+        sql: str,
+        *,
+        row_limit: int | None = None,
+        parameters: dict[str, Any] | None = None,
+    ) -> TableResult:
         body: dict[str, Any] = {"sql": sql, "wait": self.statement_wait}
         if row_limit is not None:
             body["row_limit"] = row_limit
+        if parameters:
+            # Values of the query's :name markers: Spark binds them, they never enter the text.
+            body["parameters"] = parameters
         try:
             job = self._http.post(f"{self._path}/statements", body)
         except ValidationError as exc:

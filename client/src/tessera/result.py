@@ -202,9 +202,18 @@ class TableResult:
         self.wait()
         if self._arrow is not None:
             return self._arrow
-        result = self._job.get("result")
-        if not result:
+        if not self._job.get("result"):
             return pa.table({})
+        with self.open_stream() as reader:
+            self._arrow = reader.read_all()
+        return self._arrow
+
+    def open_stream(self) -> pa.RecordBatchReader:
+        """The whole result as Arrow record batches read from the server as they are asked
+        for (close it, or use it as a context manager); ``RESULT_TOO_LARGE`` if the server
+        cut it. Waits for the job."""
+        self.wait()
+        result = self._job.get("result") or {}
         if result.get("truncated"):
             raise ResultTooLargeError(
                 "RESULT_TOO_LARGE",
@@ -212,10 +221,6 @@ class TableResult:
                 "server's limit; filter or aggregate the query, or write it to a table.",
                 {"job": self.job_id, "row_count": result.get("row_count")},
             )
-        self._arrow = self._download()
-        return self._arrow
-
-    def _download(self) -> pa.Table:
         try:
             response = self._http.request(
                 "GET", f"/jobs/{self.job_id}/result.arrow", stream=True, timeout=600
@@ -225,7 +230,8 @@ class TableResult:
             response = self._http.request("GET", f"/jobs/{self.job_id}/result.parquet", timeout=600)
             import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-            return pq.ParquetFile(io.BytesIO(response.content)).read()
+            table = pq.ParquetFile(io.BytesIO(response.content)).read()
+            return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
         if response.headers.get("X-Tessera-Truncated", "").lower() == "true":
             response.close()
             raise ResultTooLargeError(
@@ -234,8 +240,7 @@ class TableResult:
                 {"job": self.job_id, "row_count": response.headers.get("X-Tessera-Row-Count")},
             )
         response.raw.decode_content = True
-        with pa.ipc.open_stream(response.raw) as reader:
-            return reader.read_all()
+        return pa.ipc.open_stream(response.raw)
 
     def to_pandas(self) -> pandas.DataFrame:
         """The whole result as a pandas DataFrame (needs the ``pandas`` extra)."""
