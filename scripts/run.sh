@@ -76,6 +76,12 @@ pids+=($!)
 $BIN/gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind "$BIND:$PORT" --workers 2 --threads 16 \
     --access-logfile - --graceful-timeout 5 &
 pids+=($!)
-echo "Tessera is starting on http://$BIND:$PORT/ (API: /api/v1/, docs: /api/v1/docs)"
+# HiveServer2 (JDBC/ODBC, PyHive): its own process on TESSERA_HS2_PORT (default 10009; 0: off).
+if [[ "${TESSERA_HS2_PORT:-10009}" != "0" ]]; then
+    $BIN/python manage.py hiveserver2 &
+    pids+=($!)
+fi
+echo "Tessera is starting on http://$BIND:$PORT/ (API: /api/v1/, docs: /api/v1/docs;" \
+    "HiveServer2: $BIND:${TESSERA_HS2_PORT:-10009})"
 # The supervisor only ends when told to: when the web server ends, stop everything.
 wait -n

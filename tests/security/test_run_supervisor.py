@@ -247,7 +247,7 @@ def _compose_config() -> dict[str, Any]:
 
 def test_web_and_workers_run_as_an_unprivileged_user() -> None:
     services = _compose_config()["services"]
-    for name in ("web", "worker", "spark-worker"):
+    for name in ("web", "worker", "spark-worker", "hiveserver2"):
         service = services[name]
         uid = str(service.get("user", "")).split(":")[0]
         assert uid not in {"", "0", "root"}, (name, service.get("user"))
