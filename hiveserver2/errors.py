@@ -76,3 +76,9 @@ class InvalidHandle(CoreError):
     answer for both, so that a guess learns nothing."""
 
     code = "INVALID_HANDLE"
+
+
+class NotAuthenticated(CoreError):
+    """The connection's user or token no longer signs in."""
+
+    code = "NOT_AUTHENTICATED"

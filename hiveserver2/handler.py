@@ -24,7 +24,14 @@ from core import jobstate
 from core.errors import CoreError, NotFound
 from core.session_properties import WAIT_MAX_SECONDS
 from hiveserver2 import metadata, rowsets
-from hiveserver2.errors import InvalidHandle, ok, status_of, status_of_exception
+from hiveserver2.auth import SignedIn
+from hiveserver2.errors import (
+    InvalidHandle,
+    NotAuthenticated,
+    ok,
+    status_of,
+    status_of_exception,
+)
 from hiveserver2.operations import Answer, Registry, handle_of, keys_of
 from hiveserver2.protocol import NEWEST, ttypes
 from jobs.models import Job, Session
@@ -50,14 +57,16 @@ INTERNAL = {"code": "INTERNAL_ERROR", "message": "Internal error; it was logged.
 
 
 def answers(response: Any) -> Callable[[F], F]:
-    """Serve a call: Django's connection checked first, any error as ``response``'s error
-    status (unexpected ones logged, and told as INTERNAL_ERROR)."""
+    """Serve a call: Django's connection checked and the user read again first (one call is
+    one request), any error as ``response``'s error status (unexpected ones logged, and told
+    as INTERNAL_ERROR)."""
 
     def wrap(method: F) -> F:
         @functools.wraps(method)
         def call(self: Handler, req: Any) -> Any:
             close_old_connections()
             try:
+                self._user = self.signed_in.current()
                 return method(self, req)
             except CoreError as exc:
                 return response(status=status_of_exception(exc))
@@ -71,11 +80,18 @@ def answers(response: Any) -> Callable[[F], F]:
 
 
 class Handler:
-    """The calls of one connection, made as ``user``."""
+    """The calls of one connection, made as the user who signed in on it."""
 
-    def __init__(self, user: User, registry: Registry) -> None:
-        self.user = user
+    def __init__(self, signed_in: SignedIn, registry: Registry) -> None:
+        self.signed_in = signed_in
+        self._user: User | None = None  # read again at each call (``answers``)
         self.registry = registry
+
+    @property
+    def user(self) -> User:
+        if self._user is None:
+            raise NotAuthenticated("Not signed in.")
+        return self._user
 
     # --- sessions ------------------------------------------------------------------------------
 

@@ -90,8 +90,9 @@ def type_id(data_type: str | None) -> int:
 
 
 def type_name(data_type: str | None) -> str:
-    """The type's name as JDBC shows it (``TYPE_NAME``): Spark's, upper case."""
-    return (data_type or "STRING").strip().upper()
+    """The type's name as JDBC shows it (``TYPE_NAME``): Spark's, upper case, without
+    spaces after commas (``DECIMAL(10,2)``)."""
+    return re.sub(r"\s*,\s*", ",", (data_type or "STRING").strip().upper())
 
 
 def _qualifiers(data_type: str) -> Any:

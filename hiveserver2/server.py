@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection as db_connection
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol  # type: ignore[import-untyped]
+from thrift.protocol.TProtocol import TProtocolException  # type: ignore[import-untyped]
 from thrift.transport.TSocket import TSocket  # type: ignore[import-untyped]
 from thrift.transport.TTransport import TTransportException  # type: ignore[import-untyped]
 
@@ -90,20 +91,20 @@ class HiveServer2:
         transport = SaslServerTransport(inner, self.max_frame)
         try:
             client.settimeout(NEGOTIATION_SECONDS)
-            user = transport.negotiate(lambda name, password: auth.sign_in(name, password, peer))
+            who = transport.negotiate(lambda name, password: auth.sign_in(name, password, peer))
             client.settimeout(self.idle_seconds)
             protocol = TBinaryProtocol(
                 transport,
                 string_length_limit=self.max_frame,
                 container_length_limit=self.max_frame,
             )
-            processor = TCLIService.Processor(Handler(user, self.registry))
+            processor = TCLIService.Processor(Handler(who, self.registry))
             while not self._stopping.is_set():
                 processor.process(protocol, protocol)
         except SaslRefused as exc:
             log.info("HiveServer2 sign-in from %s refused: %s", peer, exc)
-        except (TTransportException, EOFError, OSError, TimeoutError):
-            pass  # the client went, idled out, or sent a frame over the limit
+        except (TTransportException, TProtocolException, EOFError, OSError, TimeoutError):
+            pass  # the client went, idled out, sent a frame over the limit or a malformed one
         except Exception:
             log.exception("HiveServer2 connection from %s failed", peer)
         finally:

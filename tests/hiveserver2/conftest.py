@@ -6,8 +6,9 @@ pytest-django's live server; the run's shared worker runs the statements (tests/
 
 - ``hs2``: the running endpoint (``.port``), users alice and bob, a worker.
 - ``shop``: alice's catalog ``shop`` (database ``sales``: ``orders`` with 4 rows,
-  ``customers`` with 3), made through the REST client.
-- ``hive_as(user, **kwargs)``: a PyHive connection (password sign-in).
+  ``customers`` with 3) and bob's catalog ``bobs``, made through the REST client.
+- ``hive_as(user, **kwargs)``: a PyHive connection (password sign-in), in ``shop`` (bob: in
+  ``bobs``) unless ``configuration`` says otherwise.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def shop(hs2: HiveServer2, server: str) -> HiveServer2:
             "(3, 11, 1.25, 8), (4, 12, 99.99, 1)",
             "INSERT INTO shop.sales.customers VALUES (10, 'Ada'), (11, 'Bo'), (12, 'Cy')",
         ):
-            job = env.execute_sql(sql)
-            job.wait()
+            env.execute_sql(sql).wait()
+    with connect_as(server, "bob") as env:
+        env.execute_sql("CREATE CATALOG bobs").wait()
     return hs2
 
 
@@ -61,7 +63,8 @@ def hive_as(shop: HiveServer2) -> Iterator[Callable[..., Any]]:
     opened: list[Any] = []
 
     def open_as(username: str, password: str = PASSWORD, **kwargs: Any) -> Any:
-        kwargs.setdefault("configuration", {"use:catalog": "shop"})
+        # PyHive sends USE `default` (or its database) first: it needs a current catalog.
+        kwargs.setdefault("configuration", {"use:catalog": "bobs" if username == "bob" else "shop"})
         conn = connect(shop.port, username, password, **kwargs)
         opened.append(conn)
         return conn
