@@ -252,58 +252,59 @@ class Handler:
 
     # --- metadata --------------------------------------------------------------------------------
 
-    def _meta(self, response: Any, req: Any, kind: int, read: Callable[[], Any]) -> Any:
+    def _meta(self, response: Any, req: Any, kind: int, read: Callable[[Session], Any]) -> Any:
         """A metadata call's answer, kept as an operation of the session (checked first: no
         catalog read for a handle that is not the caller's)."""
         session = self._session(req.sessionHandle)
-        columns, rows = read()
+        columns, rows = read(session)
         key = self.registry.keep(Answer(self.user.pk, session.pk, columns, rows, kind))
         return response(status=ok(), operationHandle=handle_of(key, session.pk, kind))
 
     @answers(ttypes.TGetTypeInfoResp)
     def GetTypeInfo(self, req: Any) -> Any:
-        return self._meta(ttypes.TGetTypeInfoResp, req, OP.GET_TYPE_INFO, metadata.get_type_info)
+        read = lambda _: metadata.get_type_info()  # noqa: E731
+        return self._meta(ttypes.TGetTypeInfoResp, req, OP.GET_TYPE_INFO, read)
 
     @answers(ttypes.TGetCatalogsResp)
     def GetCatalogs(self, req: Any) -> Any:
-        read = lambda: metadata.get_catalogs(access_for(self.user))  # noqa: E731
+        read = lambda _: metadata.get_catalogs(access_for(self.user))  # noqa: E731
         return self._meta(ttypes.TGetCatalogsResp, req, OP.GET_CATALOGS, read)
 
     @answers(ttypes.TGetSchemasResp)
     def GetSchemas(self, req: Any) -> Any:
-        def read() -> Any:
+        def read(_: Session) -> Any:
             return metadata.get_schemas(access_for(self.user), req.catalogName, req.schemaName)
 
         return self._meta(ttypes.TGetSchemasResp, req, OP.GET_SCHEMAS, read)
 
     @answers(ttypes.TGetTablesResp)
     def GetTables(self, req: Any) -> Any:
-        def read() -> Any:
+        def read(session: Session) -> Any:
             access = access_for(self.user)
             return metadata.get_tables(
-                access, req.catalogName, req.schemaName, req.tableName, req.tableTypes
+                access, session, req.catalogName, req.schemaName, req.tableName, req.tableTypes
             )
 
         return self._meta(ttypes.TGetTablesResp, req, OP.GET_TABLES, read)
 
     @answers(ttypes.TGetTableTypesResp)
     def GetTableTypes(self, req: Any) -> Any:
-        read = metadata.get_table_types
+        read = lambda _: metadata.get_table_types()  # noqa: E731
         return self._meta(ttypes.TGetTableTypesResp, req, OP.GET_TABLE_TYPES, read)
 
     @answers(ttypes.TGetColumnsResp)
     def GetColumns(self, req: Any) -> Any:
-        def read() -> Any:
+        def read(session: Session) -> Any:
             access = access_for(self.user)
             return metadata.get_columns(
-                access, req.catalogName, req.schemaName, req.tableName, req.columnName
+                access, session, req.catalogName, req.schemaName, req.tableName, req.columnName
             )
 
         return self._meta(ttypes.TGetColumnsResp, req, OP.GET_COLUMNS, read)
 
     @answers(ttypes.TGetFunctionsResp)
     def GetFunctions(self, req: Any) -> Any:
-        def read() -> Any:
+        def read(_: Session) -> Any:
             access = access_for(self.user)
             return metadata.get_functions(access, req.catalogName, req.schemaName, req.functionName)
 
@@ -311,7 +312,7 @@ class Handler:
 
     @answers(ttypes.TGetPrimaryKeysResp)
     def GetPrimaryKeys(self, req: Any) -> Any:
-        def read() -> Any:
+        def read(_: Session) -> Any:
             access = access_for(self.user)
             return metadata.get_primary_keys(access, req.catalogName, req.schemaName, req.tableName)
 
@@ -319,7 +320,7 @@ class Handler:
 
     @answers(ttypes.TGetCrossReferenceResp)
     def GetCrossReference(self, req: Any) -> Any:
-        read = metadata.get_cross_reference
+        read = lambda _: metadata.get_cross_reference()  # noqa: E731
         return self._meta(ttypes.TGetCrossReferenceResp, req, OP.UNKNOWN, read)
 
     # --- not served ------------------------------------------------------------------------------

@@ -17,8 +17,10 @@ from typing import Any
 from catalog import selectors
 from catalog.models import Catalog, Database
 from core.errors import NotFound
+from core.planner.functions import spark_builtins
 from core.privileges import Access
 from hiveserver2 import rowsets
+from jobs.models import Session, TemporaryObject
 
 MAX_ROWS = 100_000
 _PAGE = 1000
@@ -87,10 +89,49 @@ def databases(access: Access, catalog: str | None, schema: str | None) -> Iterat
                 yield database
 
 
+Found = tuple[str, str, dict[str, Any]]  # catalog, database, a list row of the table
+
+
+def _temporary(
+    session: Session | None, catalog: str | None, schema: str | None, kinds: list[str]
+) -> list[Found]:
+    """The session's temporary tables and views in the catalogs and databases asked for, as
+    list rows (``resolved_json`` from their definition)."""
+    if session is None:
+        return []
+    wanted_catalog, wanted_schema = pattern(catalog), pattern(schema)
+    found: list[Found] = []
+    for row in TemporaryObject.objects.filter(session=session, kind__in=kinds):
+        if not (_matches(wanted_catalog, row.catalog) and _matches(wanted_schema, row.database)):
+            continue
+        definition = dict(row.definition or {})
+        listed = {
+            "name": row.name,
+            "kind": row.kind,
+            "comment": str(definition.get("comment") or ""),
+            "resolved_json": json.dumps(definition.get("resolved_schema")),
+            "schema_json": json.dumps(definition.get("schema")),
+        }
+        found.append((row.catalog, row.database, listed))
+    return found
+
+
 def tables(
-    access: Access, catalog: str | None, schema: str | None, table: str | None, kinds: list[str]
-) -> Iterator[tuple[Database, dict[str, Any]]]:
+    access: Access,
+    catalog: str | None,
+    schema: str | None,
+    table: str | None,
+    kinds: list[str],
+    session: Session | None = None,
+) -> Iterator[Found]:
+    """The visible tables and views matching the patterns, and the session's temporary ones,
+    which shadow a permanent object of the same name as they do in its statements."""
     compiled = pattern(table)
+    temporary = [
+        t for t in _temporary(session, catalog, schema, kinds) if _matches(compiled, t[2]["name"])
+    ]
+    shadowed = {(c.lower(), d.lower(), r["name"].lower()) for c, d, r in temporary}
+    yield from temporary
     for database in databases(access, catalog, schema):
         for kind in kinds:
 
@@ -100,8 +141,9 @@ def tables(
                 )
 
             for row in _pages(read, lambda r: r["name_key"]):
-                if _matches(compiled, row["name"]):
-                    yield database, row
+                key = (database.catalog.name.lower(), database.name.lower(), row["name_key"])
+                if _matches(compiled, row["name"]) and key not in shadowed:
+                    yield database.catalog.name, database.name, row
 
 
 def _limited(rows: Iterator[list[Any]]) -> Rows:
@@ -140,7 +182,12 @@ def _kinds(types: list[str] | None) -> list[str]:
 
 
 def get_tables(
-    access: Access, catalog: str | None, schema: str | None, table: str | None, types: Any
+    access: Access,
+    session: Session,
+    catalog: str | None,
+    schema: str | None,
+    table: str | None,
+    types: Any,
 ) -> tuple[Columns, Rows]:
     columns = [
         ("TABLE_CAT", "STRING"),
@@ -154,10 +201,9 @@ def get_tables(
         ("SELF_REFERENCING_COL_NAME", "STRING"),
         ("REF_GENERATION", "STRING"),
     ]
-    found = tables(access, catalog, schema, table, _kinds(types))
+    found = tables(access, catalog, schema, table, _kinds(types), session)
     rows = (
-        [d.catalog.name, d.name, r["name"], r["kind"].upper(), r["comment"] or ""] + [None] * 5
-        for d, r in found
+        [c, d, r["name"], r["kind"].upper(), r["comment"] or ""] + [None] * 5 for c, d, r in found
     )
     return columns, _limited(rows)
 
@@ -222,12 +268,17 @@ COLUMN_COLUMNS: Columns = [
 
 
 def get_columns(
-    access: Access, catalog: str | None, schema: str | None, table: str | None, name: str | None
+    access: Access,
+    session: Session,
+    catalog: str | None,
+    schema: str | None,
+    table: str | None,
+    name: str | None,
 ) -> tuple[Columns, Rows]:
     compiled = pattern(name)
 
     def rows() -> Iterator[list[Any]]:
-        for database, row in tables(access, catalog, schema, table, _kinds(None)):
+        for cat, db, row in tables(access, catalog, schema, table, _kinds(None), session):
             for position, col in enumerate(_resolved(row)["columns"], start=1):
                 if not isinstance(col, dict) or not _matches(compiled, str(col.get("name"))):
                     continue
@@ -235,8 +286,8 @@ def get_columns(
                 size, digits = _size(data_type)
                 nullable = col.get("nullable") is not False
                 yield [
-                    database.catalog.name,
-                    database.name,
+                    cat,
+                    db,
                     row["name"],
                     col["name"],
                     rowsets.JDBC_TYPES.get(rowsets.type_id(data_type), 1111),
@@ -276,12 +327,12 @@ def get_primary_keys(
     ]
 
     def rows() -> Iterator[list[Any]]:
-        for database, row in tables(access, catalog, schema, table, ["table"]):
+        for cat, db, row in tables(access, catalog, schema, table, ["table"]):
             key = _resolved(row).get("primary_key")
             if not isinstance(key, dict):
                 continue
             for seq, col in enumerate(key.get("columns") or [], start=1):
-                yield [database.catalog.name, database.name, row["name"], col, seq, key["name"]]
+                yield [cat, db, row["name"], col, seq, key["name"]]
 
     return columns, _limited(rows())
 
@@ -300,6 +351,10 @@ def get_functions(
     compiled = pattern(name)
 
     def rows() -> Iterator[list[Any]]:
+        if not catalog and pattern(schema) is None:  # Spark's built-ins, in no schema
+            for builtin in sorted(spark_builtins()):
+                if _matches(compiled, builtin):
+                    yield [None, None, builtin, "", 1, builtin]
         for database in databases(access, catalog, schema):
 
             def read(after: Any, database: Database = database) -> list[Any]:

@@ -125,6 +125,26 @@ def test_a_temporary_view_shadows_a_table_in_its_session_only(
     assert query(mine, "SELECT id FROM orders") == [(42,)]
     other = hive_as("alice", database="sales")
     assert query(other, "SELECT count(*) FROM orders") == [(4,)]
+    # The metadata calls show the session's temporary view in place of the table.
+    for conn, kind, columns in ((mine, "VIEW", ["id"]), (other, "TABLE", ["id", "customer"])):
+        tables = rows_of(
+            conn,
+            conn.client.GetTables(
+                ttypes.TGetTablesReq(
+                    sessionHandle=conn.sessionHandle, catalogName="shop", tableName="orders"
+                )
+            ),
+        )
+        assert [t[:4] for t in tables] == [("shop", "sales", "orders", kind)]
+        found = rows_of(
+            conn,
+            conn.client.GetColumns(
+                ttypes.TGetColumnsReq(
+                    sessionHandle=conn.sessionHandle, catalogName="shop", tableName="orders"
+                )
+            ),
+        )
+        assert [c[3] for c in found][:2] == columns
 
 
 def test_async_execute_poll_and_cancel(hive_as: Callable[..., Any]) -> None:
@@ -203,7 +223,12 @@ def test_metadata_calls_answer_from_the_catalog(hive_as: Callable[..., Any]) -> 
             ttypes.TGetFunctionsReq(sessionHandle=handle, catalogName="shop", functionName="%")
         ),
     )
-    assert functions == []
+    assert functions == []  # the catalog holds none
+    builtins = rows_of(
+        conn,
+        client.GetFunctions(ttypes.TGetFunctionsReq(sessionHandle=handle, functionName="date_ad%")),
+    )
+    assert builtins == [(None, None, "date_add", "", 1, "date_add")]
     keys = rows_of(
         conn,
         client.GetPrimaryKeys(
