@@ -102,3 +102,39 @@ def keys_of(handle: Any) -> tuple[uuid.UUID, uuid.UUID]:
     if len(guid) != 16 or len(secret) != 16:
         raise InvalidHandle("Invalid OperationHandle.")
     return uuid.UUID(bytes=guid), uuid.UUID(bytes=secret)
+
+
+class SharedRegistry(Registry):
+    """The registry of the HTTP transport: in a cache every web process shares (successive
+    requests of one client land on any of them). Entries live ``TTL_SECONDS``."""
+
+    TTL_SECONDS = 3600
+
+    def __init__(self, cache: Any) -> None:
+        super().__init__()
+        self.cache = cache
+
+    def keep(self, answer: Answer) -> uuid.UUID:
+        key = uuid.uuid4()
+        self.cache.set(f"answer:{key}", answer, self.TTL_SECONDS)
+        return key
+
+    def answer(self, key: uuid.UUID, user_id: int, session_id: uuid.UUID) -> Answer | None:
+        found = self.cache.get(f"answer:{key}")
+        if not isinstance(found, Answer):
+            return None
+        if found.user_id != user_id or found.session_id != session_id:
+            raise InvalidHandle("Invalid OperationHandle: no such operation in this session.")
+        return found
+
+    def position(self, key: uuid.UUID) -> int:
+        return int(self.cache.get(f"position:{key}", 0))
+
+    def move(self, key: uuid.UUID, to: int) -> None:
+        self.cache.set(f"position:{key}", to, self.TTL_SECONDS)
+
+    def forget(self, key: uuid.UUID) -> None:
+        self.cache.delete_many([f"answer:{key}", f"position:{key}"])
+
+    def forget_session(self, session_id: uuid.UUID) -> None:
+        pass  # its answers expire; their handles name a session that no longer exists

@@ -291,6 +291,14 @@ CACHES: dict[str, dict[str, Any]] = {
         "LOCATION": "tessera_cache",
         "OPTIONS": {"MAX_ENTRIES": 20000},
     },
+    # HiveServer2 over HTTP (/cliservice): metadata answers, fetch positions and recent
+    # sign-ins, shared by every web process; its own table, so that filling it never culls
+    # the throttle's counts.
+    "hiveserver2": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "tessera_hs2_cache",
+        "OPTIONS": {"MAX_ENTRIES": 20000},
+    },
 }
 
 # --- Sessions, jobs, results, Spark (see docs/statements.md) --------------------------------

@@ -71,6 +71,7 @@ APP_PUBLIC_MODULES = frozenset(
         "tabledata.urls",
         "jobs.dispatch",
         "workbench.urls",
+        "hiveserver2.urls",
     }
 )
 # What the rooms may import of webapp: the shared REST helpers. The Celery app itself is
