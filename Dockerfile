@@ -40,5 +40,5 @@ RUN pip install --no-cache-dir -c constraints.txt '.[spark]'
 ENV TESSERA_DATA_DIR=/data TESSERA_ALLOWED_HOSTS=* PORT=8000
 # The code stays root-owned and read-only to the service user.
 USER tessera:tessera
-EXPOSE 8000
+EXPOSE 8000 10009
 CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py collectstatic --noinput -v 0 && gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind 0.0.0.0:${PORT} --workers 4 --threads 16"]

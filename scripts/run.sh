@@ -16,6 +16,7 @@ BIND="${TESSERA_BIND:-127.0.0.1}"
 BACKOFF_FIRST=1
 BACKOFF_MAX=30
 STABLE_AFTER=60
+HS2_RESTART_SECONDS=5
 
 say() { echo "[run.sh $(date +%H:%M:%S)] $*" >&2; }
 
@@ -59,6 +60,28 @@ supervise_worker() {
     say "worker stopped"
 }
 
+supervise_hiveserver2() {
+    # Like the worker's supervisor: started again HS2_RESTART_SECONDS after it exits (a
+    # crash, or its port still taken), while the web server keeps serving.
+    local child="" sleeper="" stopping=""
+    trap 'stopping=1; kill -TERM $child $sleeper 2>/dev/null || true' TERM INT
+    while [[ -z $stopping ]]; do
+        $BIN/python manage.py hiveserver2 &
+        child=$!
+        while :; do
+            wait "$child" || true
+            kill -0 "$child" 2>/dev/null || break
+        done
+        child=""
+        [[ -n $stopping ]] && break
+        say "HiveServer2 exited; starting it again in ${HS2_RESTART_SECONDS} s"
+        sleep "$HS2_RESTART_SECONDS" &
+        sleeper=$!
+        wait "$sleeper" || true
+        sleeper=""
+    done
+}
+
 $BIN/python manage.py migrate --noinput
 $BIN/python manage.py collectstatic --noinput -v 0
 $BIN/python manage.py bootstrap
@@ -76,6 +99,12 @@ pids+=($!)
 $BIN/gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind "$BIND:$PORT" --workers 2 --threads 16 \
     --access-logfile - --graceful-timeout 5 &
 pids+=($!)
-echo "Tessera is starting on http://$BIND:$PORT/ (API: /api/v1/, docs: /api/v1/docs)"
+# HiveServer2 (JDBC/ODBC, PyHive): its own process on TESSERA_HS2_PORT (default 10009; 0: off).
+if [[ "${TESSERA_HS2_PORT:-10009}" != "0" ]]; then
+    supervise_hiveserver2 &
+    pids+=($!)
+fi
+echo "Tessera is starting on http://$BIND:$PORT/ (API: /api/v1/, docs: /api/v1/docs;" \
+    "HiveServer2: $BIND:${TESSERA_HS2_PORT:-10009})"
 # The supervisor only ends when told to: when the web server ends, stop everything.
 wait -n

@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "catalog",
     "jobs",
     "workbench",
+    "hiveserver2",
 ]
 
 MIDDLEWARE = [
@@ -294,6 +295,14 @@ CACHES: dict[str, dict[str, Any]] = {
         "LOCATION": "tessera_cache",
         "OPTIONS": {"MAX_ENTRIES": 20000},
     },
+    # HiveServer2 over HTTP (/cliservice): metadata answers, fetch positions and recent
+    # sign-ins, shared by every web process; its own table, so that filling it never culls
+    # the throttle's counts.
+    "hiveserver2": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "tessera_hs2_cache",
+        "OPTIONS": {"MAX_ENTRIES": 20000},
+    },
 }
 
 # --- Sessions, jobs, results, Spark (see docs/statements.md) --------------------------------
@@ -364,6 +373,16 @@ TESSERA_USER_QUEUED_JOBS = int(os.environ.get("TESSERA_USER_QUEUED_JOBS", "100")
 TESSERA_USER_STREAMS = int(os.environ.get("TESSERA_USER_STREAMS", "1"))
 TESSERA_USER_UPLOAD_BYTES = int(os.environ.get("TESSERA_USER_UPLOAD_BYTES", str(4 * 1024**3)))
 TESSERA_USER_SESSIONS = int(os.environ.get("TESSERA_USER_SESSIONS", "50"))
+# HiveServer2 (hiveserver2/, docs/api.md "HiveServer2"): the Thrift binary endpoint with SASL
+# PLAIN that JDBC/ODBC drivers, PyHive and dbt-spark speak; its own process (`manage.py
+# hiveserver2`, started by `make run`). Port 0: off. A Thrift frame (one request) over the
+# byte limit closes its connection; at most that many connections are served at once (more
+# are closed at once); a connection idle that long is closed (its sessions stay).
+TESSERA_HS2_PORT = int(os.environ.get("TESSERA_HS2_PORT", "10009"))
+TESSERA_HS2_BIND = os.environ.get("TESSERA_HS2_BIND", os.environ.get("TESSERA_BIND", "127.0.0.1"))
+TESSERA_HS2_MAX_FRAME_BYTES = int(os.environ.get("TESSERA_HS2_MAX_FRAME_BYTES", str(8 * 1024**2)))
+TESSERA_HS2_MAX_CONNECTIONS = int(os.environ.get("TESSERA_HS2_MAX_CONNECTIONS", "200"))
+TESSERA_HS2_IDLE_SECONDS = int(os.environ.get("TESSERA_HS2_IDLE_SECONDS", "3600"))
 # Streams (docs/streaming.md): a worker process runs at most this many streaming
 # jobs at once, and never in its last slot (--concurrency 4: at most min(this, 3)); a
 # streaming statement sent when no live worker has a stream slot free is refused (429

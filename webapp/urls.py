@@ -74,9 +74,11 @@ urlpatterns = [
     # matched before the admin's own URLs, and reverse("admin:login") names this path.
     path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
+    # HiveServer2 over HTTP (docs/api.md, "HiveServer2"): Thrift calls, Basic credentials.
+    path("", include("hiveserver2.urls")),
     # The UI's client-side routes: anything not under api/, admin/ or static/ (unknown API
     # paths stay JSON 404s; /admin and /static without a slash are not UI routes either).
-    re_path(r"^(?!(?:api|admin|static)(?:/|$))", ui_index, name="ui"),
+    re_path(r"^(?!(?:api|admin|static|cliservice)(?:/|$))", ui_index, name="ui"),
 ]
 
 handler400 = "webapp.errors.json_bad_request"

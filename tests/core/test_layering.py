@@ -18,6 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # REST helpers). The front door plans and submits; results and table data are written by
 # jobs' workers; jobs keep the record; the catalog is below all of them; core is pure.
 ROOMS_TOP_DOWN = (
+    "hiveserver2",
     "sessions",
     "results",
     "tabledata",
@@ -71,6 +72,7 @@ APP_PUBLIC_MODULES = frozenset(
         "tabledata.urls",
         "jobs.dispatch",
         "workbench.urls",
+        "hiveserver2.urls",
     }
 )
 # What the rooms may import of webapp: the shared REST helpers. The Celery app itself is

@@ -56,6 +56,7 @@ class Launcher:
 
     def __init__(self, tmp_path: Path) -> None:
         self.port = _free_port()
+        self.hs2_port = _free_port()
         self.data_dir = tmp_path / "data"
         self.log_path = tmp_path / "run.log"
         env = {
@@ -66,6 +67,7 @@ class Launcher:
         }
         env.update(
             PORT=str(self.port),
+            TESSERA_HS2_PORT=str(self.hs2_port),
             TESSERA_DATA_DIR=str(self.data_dir),
             TESSERA_WORKER_HEARTBEAT_SECONDS="1",
             # Long: only the new worker's identity check can reap the lost job quickly.
@@ -247,7 +249,7 @@ def _compose_config() -> dict[str, Any]:
 
 def test_web_and_workers_run_as_an_unprivileged_user() -> None:
     services = _compose_config()["services"]
-    for name in ("web", "worker", "spark-worker"):
+    for name in ("web", "worker", "spark-worker", "hiveserver2"):
         service = services[name]
         uid = str(service.get("user", "")).split(":")[0]
         assert uid not in {"", "0", "root"}, (name, service.get("user"))
