@@ -1,4 +1,4 @@
-"""/teams, /teams/{team}, /teams/{team}/members[/{username}] and /principals (issue 18).
+"""/teams, /teams/{team}, /teams/{team}/members[/{username}] and /principals (ADR 0011).
 Thin: parse, call accounts.teams, serialize."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Teams (Django groups) and the principal picker (issue 18, ADR 0011 §4.4).
+"""Teams (Django groups) and the principal picker (ADR 0011 §4.4).
 
 Admins create and delete teams and edit their members; everybody sees the teams they are in
 and ``everyone``, the implicit team of every signed-in user (a real group with no membership

@@ -12,7 +12,7 @@ cost: this process's (p50/p95, ``time.thread_time``) and the PostgreSQL backend'
 (``/proc``, when the server runs on this machine) — on a shared machine wall times mostly
 measure the wait for a core, CPU times what the request itself costs.
 
-``--grants`` (issue 18) sets up, idempotently, a team ``bench_analysts`` with the user
+``--grants`` (ADR 0011) sets up, idempotently, a team ``bench_analysts`` with the user
 ``bench_reader``: ``USE, SELECT`` on 10 of the 100 databases, ``SELECT`` on 500 tables spread
 over 30 others (``--grants heavy``: 2,000 more over the same 30), and 100 tables of 10 other
 databases owned by ``bench_reader``. ``--as owner`` (the default: ``bench``, who owns the
@@ -124,7 +124,7 @@ def parse_args() -> argparse.Namespace:
         nargs="?",
         const="on",
         choices=["on", "heavy"],
-        help="set up the grants of issue 18 (team bench_analysts, user bench_reader); "
+        help="set up the grants of ADR 0011 (team bench_analysts, user bench_reader); "
         "heavy: 2,000 more table grants",
     )
     parser.add_argument(

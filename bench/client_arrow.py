@@ -1,4 +1,4 @@
-"""The Python client's data path (issue 15): ``python bench/client_arrow.py``.
+"""The Python client's data path: ``python bench/client_arrow.py``.
 
 Runs the product as ``make run`` does (``bench/latency.py``'s ``Stack``: gunicorn and one
 Celery worker with its own warm Spark, the ``make run`` defaults or ``--config pg-redis``)
@@ -17,7 +17,7 @@ same data in the same run, each side in turn (the two Sparks never work at the s
 
 Each figure is the median of ``--repeat`` runs (after one warm-up run each). It prints a
 markdown table with the ratios Tessera / plain and the issue's target (<= 1.5x); it never
-asserts a bound. docs/benchmarks.md, "Python client (issue 15)", keeps the figures.
+asserts a bound. docs/benchmarks.md, "Python client", keeps the figures.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Interactive latency, end to end over HTTP (issue 12): ``python bench/latency.py``.
+"""Interactive latency, end to end over HTTP: ``python bench/latency.py``.
 
 Runs the product for real, as ``make run`` runs it — ``gunicorn webapp.wsgi -c
 python:webapp.gunicorn_conf`` (2 processes x 16 threads) and one Celery worker (threads pool,
@@ -32,8 +32,8 @@ PySpark (``local[*]``) in this process; the two Sparks never run at the same tim
    ``cancelJobGroup`` next to it.
 
 It reports (markdown tables; ``--json`` for the raw figures); it never asserts a bound. The
-issue's targets are printed next to the figures. docs/benchmarks.md, "Interactive latency
-(issue 12)", says how to read them.
+targets are printed next to the figures. docs/benchmarks.md, "Interactive latency", says
+how to read them.
 """
 
 from __future__ import annotations

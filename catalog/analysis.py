@@ -67,7 +67,7 @@ def needs_analyzer(schema: Schema) -> bool:
 
 
 def as_error(answer: Any) -> CoreError:
-    """The error a worker answered (API.md's ``{"code", "message", "details"}``), as raised
+    """The error a worker answered (docs/api.md's ``{"code", "message", "details"}``), as raised
     here: a refusal of the schema stays a refusal (400, with its field and column); anything
     else (the worker's Spark failed) is ``Unavailable``."""
     code = str(answer.get("code") or "") if isinstance(answer, dict) else ""

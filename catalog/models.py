@@ -118,7 +118,7 @@ class Table(Named):
         on_delete=models.SET_NULL,
         related_name="+",
     )
-    # Who holds every privilege on it (issue 18): its creator until ownership is transferred.
+    # Who holds every privilege on it (ADR 0011): its creator until ownership is transferred.
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -298,7 +298,7 @@ EVERYONE = "everyone"  # the team every signed-in user is implicitly in
 
 
 class Grant(models.Model):
-    """One privilege given to one principal (a user or a team) on one securable (issue 18).
+    """One privilege given to one principal (a user or a team) on one securable (ADR 0011).
 
     The securable's ancestry is stored on the row (``catalog``, ``database``, then the object
     itself), so that what a user holds loads in one query and a list filters without joins.

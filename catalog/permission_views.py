@@ -1,4 +1,4 @@
-"""REST permissions of catalog objects and storage roots (issue 18, ADR 0011 §4.2; docs/api.md
+"""REST permissions of catalog objects and storage roots (ADR 0011 §4.2; docs/api.md
 "Permissions"). Thin: find the securable as the user may see it, call ``catalog.grants``.
 
 - ``GET|PATCH …/{object}/permissions``: who holds what on it (direct and inherited), what the

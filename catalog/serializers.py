@@ -1,4 +1,4 @@
-"""Request and response shapes of the catalog API (../shared/API.md §2 "Catalog").
+"""Request and response shapes of the catalog API (docs/api.md §2 "Catalog").
 
 Input serializers check only the JSON shape; meaning is checked by the services.
 Names are taken as given (no trimming) so that the services can say what is wrong with them.

@@ -261,7 +261,7 @@ class Overlapping:
     path: str  # the other table's path (as stored, or resolved)
 
     def visible_to(self, user: Any) -> bool:
-        """Whether ``user`` may see the other table (issue 18): only then is it named."""
+        """Whether ``user`` may see the other table (ADR 0011): only then is it named."""
         if user is None:
             return False
         from catalog import access

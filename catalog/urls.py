@@ -32,7 +32,7 @@ urlpatterns = [
     route(f"{D}/functions", views.FunctionListView, "function-list"),
     route(rf"{D}/functions/(?P<name>{NAME})", views.FunctionDetailView, "function-detail"),
     route("search", views.SearchView, "search"),
-    # Permissions (issue 18): who holds what on an object, and its recent access.
+    # Permissions (ADR 0011): who holds what on an object, and its recent access.
     route(rf"{C}/permissions", pv.CatalogPermissionsView, "catalog-permissions"),
     route(rf"{C}/access", pv.CatalogAccessView, "catalog-access"),
     route(rf"{D}/permissions", pv.DatabasePermissionsView, "database-permissions"),

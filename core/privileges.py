@@ -1,4 +1,4 @@
-"""Who may see, read, write and manage a catalog object: the one rule (issue 18, ADR 0011).
+"""Who may see, read, write and manage a catalog object: the one rule (ADR 0011).
 
 Unity Catalog's model, decided here and nowhere else. Principals are users and teams; a grant
 gives a principal a privilege on a *securable* — a catalog, a database, a table, a view, a

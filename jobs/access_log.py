@@ -1,5 +1,5 @@
 """Which user's job read or wrote which tables, and what it was refused: the access events of
-the audit log (issue 18, ADR 0011 §5), each in the transaction of what it records.
+the audit log (ADR 0011 §5), each in the transaction of what it records.
 
 - ``record_reads``: one ``read`` event per distinct securable a job's plan reads (its
   ``Plan.access`` records with SELECT, EXECUTE or READ FILES), written by

@@ -119,7 +119,7 @@ class Job(models.Model):
     cancel_requested = models.BooleanField(default=False)
     # Writes (CTAS, INSERT, statement sets): where this job staged its data, per target.
     staging = models.JSONField(default=dict, blank=True)
-    # What the planner checked for the statement (issue 18): ``AccessPlan.to_dict()`` per
+    # What the planner checked for the statement (ADR 0011): ``AccessPlan.to_dict()`` per
     # privilege — the reads and writes of the audit log and of the re-checks of commits and
     # stream batches (``catalog.access.recheck_reads``). Not part of the plan JSON.
     access = models.JSONField(default=list, blank=True)

@@ -8,7 +8,7 @@ are the planner's own list). Names match case-insensitively; objects carry their
 stored. A reader serves one statement: it reads the session's temporary objects once (one
 query) and keeps them.
 
-The reader carries the statement's user (issue 18, ADR 0011 §3.3): the planner decides
+The reader carries the statement's user (ADR 0011 §3.3): the planner decides
 privileges with ``core.privileges`` on what ``access()`` answers (the user's, or a view
 owner's for definer rights, each loaded once per statement) and on the securables that
 permanent objects carry (``Relation.securable``/``owner``). It answers every row it has,

@@ -16,7 +16,7 @@ empty, and it may start with a backtick). What completes it, in this order:
 - two parts ``X.Y``: temporary objects in ``X.Y``, then the tables, views and functions of
   ``X.Y``.
 
-Each kind by name. Only what the user may see completes (issue 18): each group's query is
+Each kind by name. Only what the user may see completes (ADR 0011): each group's query is
 filtered in SQL by ``catalog.access`` (``relations_q``, ``functions_q``, ``databases_q``,
 ``catalogs_q``), so a hidden catalog's or database's path completes to nothing, exactly as a
 missing one's. The session's temporary objects are its own and always complete. Reads both

@@ -1,6 +1,6 @@
 """Example pipelines shipped with Tessera (``TESSERA_PIPELINE_PACKAGES`` allows this package by
 default): functions ``f(t_env, **args)`` written only against the Python Table API of
-API.md §4, so each runs unchanged with a remote ``tessera.connect()`` environment and as a
+docs/api.md §4, so each runs unchanged with a remote ``tessera.connect()`` environment and as a
 pipeline job on a worker::
 
     EXECUTE PIPELINE 'tessera_pipelines.sessions:sessionize'

@@ -1,6 +1,6 @@
 """One place where errors become HTTP responses of the contract's shape.
 
-Every 4xx/5xx body is ``{"error": {"code", "message", "details"?}}`` (../shared/API.md §2),
+Every 4xx/5xx body is ``{"error": {"code", "message", "details"?}}`` (docs/api.md §2),
 made by ``ErrorOut`` (the OpenAPI document's description says the shape).
 Domain errors are ``core.errors.CoreError`` subclasses carrying their own code; DRF's and
 Django's own errors are translated here, so views never build error responses themselves.

@@ -1,4 +1,4 @@
-"""drf-spectacular hooks that keep the OpenAPI document in line with ../shared/API.md."""
+"""drf-spectacular hooks that keep the OpenAPI document in line with docs/api.md."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ def contract_paths(endpoints: list[tuple[Any, ...]], **kwargs: Any) -> list[tupl
     """Document each route under its contract path (``/api/v1/catalogs``).
 
     Routes accept an optional trailing slash (``^catalogs/?$``), which drf-spectacular would
-    otherwise turn into ``/api/v1/catalogs/``, a path API.md does not name.
+    otherwise turn into ``/api/v1/catalogs/``, a path docs/api.md does not name.
     """
     result = []
     for path, path_regex, method, callback in endpoints:

@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (see ../shared/API.md §1 and README.md).
+"""Django settings, read from the environment (see docs/api.md §1 and README.md).
 
 Embedded defaults need no server: SQLite and a file-system Celery broker, both under
 ``TESSERA_DATA_DIR``. ``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch to PostgreSQL/Redis.
@@ -337,7 +337,7 @@ TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", st
 TESSERA_VERSION_RETENTION_SECONDS = parse_seconds(
     os.environ.get("TESSERA_VERSION_RETENTION", "7d"), "TESSERA_VERSION_RETENTION"
 )
-# Grants (issue 18, docs/security.md "Grants"). Who may create catalogs: ``everyone`` (every
+# Grants (docs/security.md "Grants"). Who may create catalogs: ``everyone`` (every
 # signed-in user) or ``admins``. Who may declare tables over paths under the storage roots
 # without a ``READ FILES`` grant: ``admins`` (only they, and whoever they granted it to) or
 # ``everyone``. How long the audit log keeps read, write and denied events.

@@ -1,5 +1,5 @@
-"""Grants, revokes, SHOW GRANTS, the REST permissions body and ownership transfer (issue 18,
-ADR 0011 §4): the one package that writes ``Grant`` rows and moves ownership, for SQL
+"""Grants, revokes, SHOW GRANTS, the REST permissions body and ownership transfer
+(ADR 0011 §4): the one package that writes ``Grant`` rows and moves ownership, for SQL
 commands (``sessions/commands/grants.py``) and REST (``catalog/permission_views.py``) alike.
 Every change is one transaction with its audit event (``audit.services.record``).
 
@@ -12,7 +12,7 @@ modules of the package import from one another, never from here.
 
 The signatures and docstrings of ``find_principal``, ``find_securable``, ``grant``,
 ``revoke``, ``show_grants``, ``permissions``, ``update_permissions`` and ``transfer_owner``
-are the contract between the chunks of issue 18: callers rely on them.
+are the contract between the modules (ADR 0011): callers rely on them.
 
 Hidden = missing: an object the caller may not see answers exactly as a missing one
 (``hidden_error``), the message the catalog's lookups give for a name that does not exist.

@@ -1,4 +1,4 @@
-"""What several nouns of ``catalog.services`` share: the permission check on a row (issue 18:
+"""What several nouns of ``catalog.services`` share: the permission check on a row (ADR 0011:
 ``catalog.access`` decides, ``catalog.grants`` answers hidden as missing), the drop's audit
 event, the owner hand-over check, the checks of names and string maps, the column copy and
 the deletion of data directories after commit."""

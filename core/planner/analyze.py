@@ -3,7 +3,7 @@
 Spark's own ANALYZE TABLE needs a table of its session catalog; Tessera's tables are
 registered as temporary views, so the statement is Tessera's: the planner resolves the
 permanent table and its columns, checks that the user holds ``MODIFY`` on the table
-(issue 18: statistics are its metadata) and hands a worker a plan
+(ADR 0011: statistics are its metadata) and hands a worker a plan
 (action ``analyze_table``) that reads the table through its usual relation and computes
 the figures with DataFrame aggregations in one pass (``engine/analyze_table.py``).
 

@@ -1,4 +1,4 @@
-"""The privilege checks of one statement (issue 18, ADR 0011 §3.3), before any plan is made.
+"""The privilege checks of one statement (ADR 0011 §3.3), before any plan is made.
 
 The planner stays user-agnostic: the reader carries the user (``CatalogReader.access()``)
 and, for definer rights, loads what a view's or SQL function's owner holds

@@ -1,4 +1,4 @@
-"""GRANT, REVOKE, SHOW GRANTS and ALTER … OWNER TO (issue 18, ADR 0011 §4.1).
+"""GRANT, REVOKE, SHOW GRANTS and ALTER … OWNER TO (ADR 0011 §4.1).
 
     GRANT  priv [, priv …] | ALL PRIVILEGES ON securable TO   USER name | TEAM name
     REVOKE priv [, priv …] | ALL PRIVILEGES ON securable FROM USER name | TEAM name

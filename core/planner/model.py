@@ -94,7 +94,7 @@ class CatalogReader(Protocol):
     else the permanent one; ``get_system_function`` returns the session's temporary system
     function of that (one-part, case-insensitive) name. The planner keeps nothing itself.
 
-    Privileges (issue 18): the reader carries the statement's user. The planner asks
+    Privileges (ADR 0011): the reader carries the statement's user. The planner asks
     ``access()`` what they hold (and ``access(owner_id)`` what a view's owner holds), decides
     with ``core.privileges`` on the securables of ``catalog_securable``,
     ``database_securable`` and of the relations and functions it returns (filled for every

@@ -57,7 +57,7 @@ class Action(StrEnum):
     STATEMENT_SET = "statement_set"
     ANALYZE_TABLE = "analyze_table"
     PIPELINE = "pipeline"
-    # Grants (issue 18, docs/statements.md "Grants"): run in the web process.
+    # Grants (docs/statements.md "Grants"): run in the web process.
     GRANT = "grant"
     REVOKE = "revoke"
     ALTER_OWNER = "alter_owner"
@@ -243,7 +243,7 @@ class FunctionPlan:
 
 @dataclass(frozen=True)
 class AccessPlan:
-    """One privilege the planner checked for a statement (issue 18, ADR 0011 §3.3).
+    """One privilege the planner checked for a statement (ADR 0011 §3.3).
 
     ``kind`` is the securable's kind (catalog, database, table, view, function, storage),
     ``identifier`` its path as stored (a storage root: ``(path,)``), ``privilege`` what was

@@ -1,4 +1,4 @@
-"""GRANT, REVOKE, SHOW GRANTS and ALTER … OWNER TO (issue 18, ADR 0011 §4.1), run in the web
+"""GRANT, REVOKE, SHOW GRANTS and ALTER … OWNER TO (ADR 0011 §4.1), run in the web
 process like the other commands.
 
 The planner (``core/planner/grants.py``) checked that the user may see the object and hold

@@ -109,7 +109,7 @@ def _temporary_table_options(options: Mapping[str, Any], job: Job) -> dict[str, 
     uploads (checked again here: the plan may be older than the upload's deletion); one
     over a DataFrame must be a statement of the running pipeline it names; one over the
     ``rate`` connector has its options checked again and no path. A path needs ``READ
-    FILES`` on its storage root (issue 18), checked again here."""
+    FILES`` on its storage root (ADR 0011), checked again here."""
     session_id = job.session_id
     if names_rate(None, dict(options)):  # Spark's rate source: no path (docs/streaming.md)
         rate = rate_source(None, dict(options), None)
