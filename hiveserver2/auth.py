@@ -5,6 +5,7 @@ counts against the sign-in throttle of the client's address, as REST's login doe
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass
 
@@ -38,6 +39,9 @@ class SignedIn:
 
     user_id: int
     key: bytes | None = None
+    # A mark of the password's stored hash at sign-in: a password changed since then ends
+    # the sign-in (an open connection's, and a remembered HTTP credential's) at its next call.
+    password_mark: str | None = None
 
     def current(self) -> User:
         """The user again, for one call: a user deactivated, or a token revoked or expired,
@@ -51,7 +55,20 @@ class SignedIn:
         user = User.objects.filter(pk=self.user_id, is_active=True).first()
         if user is None:
             raise NotAuthenticated("This user can no longer sign in.")
+        if self.password_mark is not None and _mark(user.password) != self.password_mark:
+            raise NotAuthenticated("The password changed since this client signed in.")
         return user
+
+    def password_changed(self) -> bool:
+        """Whether the password signed in with is no longer the user's (one small read)."""
+        if self.password_mark is None:
+            return False
+        user = User.objects.filter(pk=self.user_id).only("password").first()
+        return user is None or _mark(user.password) != self.password_mark
+
+
+def _mark(password_hash: str) -> str:
+    return hashlib.sha256(password_hash.encode("utf-8")).hexdigest()
 
 
 def sign_in(name: str, password: str, peer: str) -> SignedIn:
@@ -73,4 +90,4 @@ def sign_in(name: str, password: str, peer: str) -> SignedIn:
     if not isinstance(found, User) or not found.is_active:
         log.info("HiveServer2 sign-in refused for %r from %s", name[:40], peer)
         raise SaslRefused("The username or password is not correct. [INVALID_CREDENTIALS]")
-    return SignedIn(found.pk)
+    return SignedIn(found.pk, password_mark=_mark(found.password))

@@ -4,8 +4,9 @@ a user's name and password, or ``token`` and an API token — on every request (
 
 A credential checked once is remembered for ``SIGNED_IN_SECONDS`` under the SHA-256 of the
 header (salted with the secret key), so that a client's many calls cost one password hash and
-one count in the sign-in throttle; the handler still reads the user (and checks a token)
-again at every call. Operations and fetch positions live in a cache every web process shares.
+one count in the sign-in throttle, until the user's password changes; the handler still
+reads the user (and checks a token) again at every call. Operations and fetch positions live
+in a cache every web process shares.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def _signed_in(request: HttpRequest) -> auth.SignedIn:
     salted = f"{settings.SECRET_KEY}\x00{header}".encode("utf-8", "surrogatepass")
     remembered = f"signed-in:{hashlib.sha256(salted).hexdigest()}"
     found = cache.get(remembered)
-    if isinstance(found, auth.SignedIn):
+    if isinstance(found, auth.SignedIn) and not found.password_changed():
         return found
     try:
         name, _, password = base64.b64decode(value, validate=True).decode().partition(":")

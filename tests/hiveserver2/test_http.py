@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from django.contrib.auth.models import User
 from pyhive import hive  # type: ignore[import-untyped]
 from TCLIService import ttypes  # type: ignore[import-untyped]
 
@@ -63,3 +64,23 @@ def test_wrong_credentials_over_http_are_refused(shop: HiveServer2, server: str)
         over_http(server, "alice", "not-it")
     with pytest.raises(Exception):  # noqa: B017
         over_http(server, "token", "tsr_not-a-token")
+
+
+def test_a_changed_password_ends_a_remembered_http_sign_in(shop: HiveServer2, server: str) -> None:
+    conn = over_http(server, "alice")
+    try:
+        cursor = conn.cursor()
+        cursor.execute("SELECT 1")
+        assert cursor.fetchall() == [(1,)]
+        alice = User.objects.get(username="alice")
+        alice.set_password("a-new-one-entirely")
+        alice.save()
+        # The same header answered a moment ago: now it is checked again, and refused.
+        with pytest.raises(Exception):  # noqa: B017 - THttpClient: the 401 is not a Thrift answer
+            cursor.execute("SELECT 2")
+    finally:
+        alice = User.objects.get(username="alice")
+        alice.set_password(PASSWORD)
+        alice.save()
+    with pytest.raises(Exception):  # noqa: B017 - the old header is not remembered any more
+        over_http(server, "alice", "not-it")
