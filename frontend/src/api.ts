@@ -281,6 +281,10 @@ export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "res
 /** One attempt of a Spark stage of a job (``progress.stages``). */
 export type JobStage = Schemas["StageOut"];
 
+/** A statement POST's job: its 201 is documented as JobOut, and `result_page` (with `wait` +
+ * `page_size`, once FINISHED) only in the description. */
+export type StatementAnswer = Job & { result_page?: ResultPage };
+
 export type JobEvent = Omit<Schemas["EventOut"], "detail"> & {
   detail: Record<string, unknown> | string | null;
 };

@@ -16,7 +16,7 @@ function useRunDdl(): (sql: string) => Promise<void> {
   const client = useQueryClient();
   return useCallback(
     async (sql: string) => {
-      const job = await runStatement(client, sql, DDL_WAIT_SECONDS, new AbortController().signal);
+      const { job } = await runStatement(client, sql, DDL_WAIT_SECONDS, new AbortController().signal);
       if (job.status !== "FINISHED") {
         const error = job.error;
         throw new ApiError(400, {

@@ -7,7 +7,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { ApiError, TERMINAL, get, type Job } from "../../../api";
 import { JobProgress } from "../../../components/jobs/JobProgress";
 import { formatTimestamp } from "../../../components/jobs/time";
-import { followJob } from "../../../data/jobs";
+import { untilEnded } from "../../../data/statements";
 import { keyOf } from "../../../data/queries";
 import { Link, pathOf } from "../../../router";
 import { ErrorAlert } from "../common";
@@ -148,11 +148,9 @@ function ComputeButton({ sqlPath, statsKey }: { sqlPath: string; statsKey: reado
     abort.current = controller;
     setError(null);
     try {
-      const first = await submit(analyzeStatement(sqlPath), 0, controller.signal);
+      const first = await submit(client, analyzeStatement(sqlPath), 0, controller.signal);
       setJob(first);
-      const last = TERMINAL.has(first.status)
-        ? first
-        : await followJob(client, first.id, setJob, controller.signal);
+      const last = await untilEnded(client, first, controller.signal, setJob);
       setJob(last);
       if (last.status !== "FINISHED") {
         throw new ApiError(400, {
