@@ -24,6 +24,7 @@ import {
   hasFilters,
   oneLine,
   searchOfFilters,
+  toggleStatus,
   type JobFilters,
 } from "./filters";
 import "./jobs-pages.css";
@@ -226,12 +227,6 @@ function Filters({ filters, onChange }: { filters: JobFilters; onChange: (c: Par
     window.clearTimeout(commit.current);
     commit.current = window.setTimeout(() => flush(value), 350);
   };
-  const toggleStatus = (status: (typeof STATUSES)[number]) =>
-    onChange({
-      status: filters.status.includes(status)
-        ? filters.status.filter((s) => s !== status)
-        : STATUSES.filter((s) => s === status || filters.status.includes(s)),
-    });
 
   return (
     <form className="jobs-filters card" role="search" aria-label="Filter jobs" onSubmit={(e) => e.preventDefault()}>
@@ -242,7 +237,7 @@ function Filters({ filters, onChange }: { filters: JobFilters; onChange: (c: Par
             <input
               type="checkbox"
               checked={filters.status.includes(status)}
-              onChange={() => toggleStatus(status)}
+              onChange={() => onChange({ status: toggleStatus(filters, status) })}
             />
             {status}
           </label>
