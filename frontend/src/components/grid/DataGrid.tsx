@@ -9,11 +9,15 @@ export interface GridColumn<T> {
   header: string;
   /** The header is for screen readers only (e.g. an actions column). */
   hideHeader?: boolean;
+  headerClassName?: string;
+  headerTitle?: string;
   cell(row: T, index: number): ReactNode;
   /** Classes of this column's cells (e.g. "nowrap"). */
   className?: string;
   /** A tooltip for a cell. */
   title?(row: T): string | undefined;
+  /** The `data-testid` of this column's cells. */
+  testId?: string;
 }
 
 /** The attributes a grid row may carry (tests and styles find rows by them). */
@@ -38,27 +42,41 @@ export interface DataGridProps<T> {
   more?: Paging;
   /** "link": the small link-style "Load more" of the panels inside a page. */
   moreStyle?: "button" | "link";
+  /** No header row: a key/value list whose cells say what they are. */
+  headless?: boolean;
 }
 
-export function DataGrid<T>({ rows, columns, rowKey, className, testId, rowAttributes, more, moreStyle }: DataGridProps<T>) {
+export function DataGrid<T>({
+  rows,
+  columns,
+  rowKey,
+  className,
+  testId,
+  rowAttributes,
+  more,
+  moreStyle,
+  headless,
+}: DataGridProps<T>) {
   return (
     <>
       {rows.length > 0 ? (
         <table className={className ? `grid ${className}` : "grid"} data-testid={testId}>
-          <thead>
-            <tr>
-              {columns.map((column, index) => (
-                <th key={index} scope="col">
-                  {column.hideHeader ? <span className="visually-hidden">{column.header}</span> : column.header}
-                </th>
-              ))}
-            </tr>
-          </thead>
+          {headless ? null : (
+            <thead>
+              <tr>
+                {columns.map((column, index) => (
+                  <th key={index} scope="col" className={column.headerClassName} title={column.headerTitle}>
+                    {column.hideHeader ? <span className="visually-hidden">{column.header}</span> : column.header}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+          )}
           <tbody>
             {rows.map((row, rowIndex) => (
               <tr key={rowKey(row)} {...rowAttributes?.(row)}>
                 {columns.map((column, index) => (
-                  <td key={index} className={column.className} title={column.title?.(row)}>
+                  <td key={index} className={column.className} title={column.title?.(row)} data-testid={column.testId}>
                     {column.cell(row, rowIndex)}
                   </td>
                 ))}

@@ -3,6 +3,7 @@
 // Edit and Drop need MANAGE (`can`).
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { LIST_POLL_MS } from "../../data/client";
 import { enc, type Database } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
@@ -109,32 +110,24 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
           {kids.tables.length === 0 ? (
             <p className="muted">No tables.</p>
           ) : (
-            <table className="grid" data-testid="database-tables">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Storage</th>
-                  <th scope="col">Owner</th>
-                  <th scope="col">Comment</th>
-                </tr>
-              </thead>
-              <tbody>
-                {kids.tables.map((table) => (
-                  <tr key={table.name} data-testid={`row-${table.name}`}>
-                    <td>
-                      <Link to={pathOf("catalog", catalog, database, "table", table.name)}>{table.name}</Link>
-                    </td>
-                    <td>
-                      <StatusBadge table={table} />
-                    </td>
-                    <td>{table.managed ? "managed" : "external"}</td>
-                    <td>{ownerOf(table) ?? ""}</td>
-                    <td className="cat-cell-comment">{table.comment}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataGrid
+              rows={kids.tables}
+              testId="database-tables"
+              rowKey={(table) => table.name}
+              rowAttributes={(table) => ({ "data-testid": `row-${table.name}` })}
+              columns={[
+                {
+                  header: "Name",
+                  cell: (table) => (
+                    <Link to={pathOf("catalog", catalog, database, "table", table.name)}>{table.name}</Link>
+                  ),
+                },
+                { header: "Status", cell: (table) => <StatusBadge table={table} /> },
+                { header: "Storage", cell: (table) => (table.managed ? "managed" : "external") },
+                { header: "Owner", cell: (table) => ownerOf(table) ?? "" },
+                { header: "Comment", className: "cat-cell-comment", cell: (table) => table.comment },
+              ]}
+            />
           )}
           <h2>Views</h2>
           {kids.views.length === 0 ? (

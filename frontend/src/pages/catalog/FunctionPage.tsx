@@ -1,6 +1,7 @@
 // The page of one function: language, owner, return type; tabs Definition (parameters and
 // implementation) and Permissions.
 import { useState } from "react";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
 import { DropDialog, EditableComment, ReadOnlyNote, canOf } from "./common";
@@ -53,22 +54,14 @@ export function FunctionPage({ catalog, database, name }: ObjectProps) {
               <>
                 <h3>Parameters</h3>
                 {fn.parameters && fn.parameters.length > 0 ? (
-                  <table className="grid">
-                    <thead>
-                      <tr>
-                        <th scope="col">Name</th>
-                        <th scope="col">Type</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {fn.parameters.map((p) => (
-                        <tr key={p.name}>
-                          <td className="mono">{p.name}</td>
-                          <td className="mono">{p.data_type}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                  <DataGrid
+                    rows={fn.parameters}
+                    rowKey={(p) => p.name}
+                    columns={[
+                      { header: "Name", className: "mono", cell: (p) => p.name },
+                      { header: "Type", className: "mono", cell: (p) => p.data_type },
+                    ]}
+                  />
                 ) : (
                   <p className="muted">No declared parameters.</p>
                 )}

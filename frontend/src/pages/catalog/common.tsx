@@ -4,6 +4,7 @@ import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { del, patch, type Can, type SecurableKind, type Table } from "../../api";
 import { LIST_POLL_MS } from "../../data/client";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { ErrorAlert, errorMessage } from "../../components/ErrorAlert";
 import { apiQuery, invalidate, keyOf, useMe, useWrite } from "../../data/queries";
 import { Link, pathOf } from "../../router";
@@ -247,22 +248,15 @@ export function KeyValues({ values, empty }: { values: Record<string, string>; e
   const entries = Object.entries(values);
   if (entries.length === 0) return <p className="muted">{empty}</p>;
   return (
-    <table className="grid cat-kv">
-      <thead>
-        <tr>
-          <th scope="col">Key</th>
-          <th scope="col">Value</th>
-        </tr>
-      </thead>
-      <tbody>
-        {entries.map(([key, value]) => (
-          <tr key={key}>
-            <td className="mono">{key}</td>
-            <td className="mono">{value}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataGrid
+      rows={entries}
+      className="cat-kv"
+      rowKey={([key]) => key}
+      columns={[
+        { header: "Key", className: "mono", cell: ([key]) => key },
+        { header: "Value", className: "mono", cell: ([, value]) => value },
+      ]}
+    />
   );
 }
 

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { ApiError, TERMINAL, get, type Job } from "../../../api";
 import { JobProgress } from "../../../components/jobs/JobProgress";
+import { DataGrid } from "../../../components/grid/DataGrid";
 import { formatTimestamp } from "../../../components/jobs/time";
 import { untilEnded } from "../../../data/statements";
 import { keyOf } from "../../../data/queries";
@@ -99,34 +100,23 @@ function ColumnStatisticsTable({ stats, lastCommitAt }: { stats: ColumnStatistic
       {stats.columns.length === 0 ? (
         <p className="muted">No column was analyzed.</p>
       ) : (
-        <table className="grid cat-schema" data-testid="column-stats">
-          <thead>
-            <tr>
-              <th scope="col">Column</th>
-              <th scope="col">Type</th>
-              <th scope="col">Nulls</th>
-              <th scope="col">Distinct</th>
-              <th scope="col">Min</th>
-              <th scope="col">Max</th>
-              <th scope="col">Avg</th>
-              <th scope="col">Avg / max length</th>
-            </tr>
-          </thead>
-          <tbody>
-            {stats.columns.map((c) => (
-              <tr key={c.name} data-column={c.name}>
-                <td>{c.name}</td>
-                <td className="muted">{c.data_type ?? "—"}</td>
-                <td>{count(c.null_count)}</td>
-                <td>{count(c.distinct_count)}</td>
-                <td>{c.min ?? "—"}</td>
-                <td>{c.max ?? "—"}</td>
-                <td>{decimal(c.avg)}</td>
-                <td>{lengths(c)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataGrid
+          rows={stats.columns}
+          className="cat-schema"
+          testId="column-stats"
+          rowKey={(c) => c.name}
+          rowAttributes={(c) => ({ "data-column": c.name })}
+          columns={[
+            { header: "Column", cell: (c) => c.name },
+            { header: "Type", className: "muted", cell: (c) => c.data_type ?? "—" },
+            { header: "Nulls", cell: (c) => count(c.null_count) },
+            { header: "Distinct", cell: (c) => count(c.distinct_count) },
+            { header: "Min", cell: (c) => c.min ?? "—" },
+            { header: "Max", cell: (c) => c.max ?? "—" },
+            { header: "Avg", cell: (c) => decimal(c.avg) },
+            { header: "Avg / max length", cell: lengths },
+          ]}
+        />
       )}
     </>
   );
