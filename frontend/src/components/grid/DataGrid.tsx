@@ -4,13 +4,16 @@
 import type { ReactNode } from "react";
 import { ErrorAlert } from "../ErrorAlert";
 
-export interface GridColumn<T> {
+export interface GridHeader {
   /** The header cell's text (its accessible name); "" for a column without one. */
   header: string;
   /** The header is for screen readers only (e.g. an actions column). */
   hideHeader?: boolean;
   headerClassName?: string;
   headerTitle?: string;
+}
+
+export interface GridColumn<T> extends GridHeader {
   cell(row: T, index: number): ReactNode;
   /** Classes of this column's cells (e.g. "nowrap"). */
   className?: string;
@@ -30,11 +33,9 @@ export interface Paging {
   onMore(): void;
 }
 
-export interface DataGridProps<T> {
+interface GridBase<T> {
   /** The rows; nothing is drawn for none (the page says why: loading, empty, an error). */
   rows: readonly T[];
-  columns: readonly GridColumn<T>[];
-  rowKey(row: T): string;
   /** Classes after "grid" (e.g. "admin-table"). */
   className?: string;
   testId?: string;
@@ -44,22 +45,23 @@ export interface DataGridProps<T> {
   moreStyle?: "button" | "link";
   /** No header row: a key/value list whose cells say what they are. */
   headless?: boolean;
+  /** Draw the header with no rows too (an editable table the user adds rows to). */
+  showEmpty?: boolean;
 }
 
-export function DataGrid<T>({
-  rows,
-  columns,
-  rowKey,
-  className,
-  testId,
-  rowAttributes,
-  more,
-  moreStyle,
-  headless,
-}: DataGridProps<T>) {
+/** Cells from column definitions, or (for a row editor that owns its `<tr>`, e.g. its
+ * validation state) headers and a row component. */
+export type DataGridProps<T> = GridBase<T> &
+  (
+    | { columns: readonly GridColumn<T>[]; rowKey(row: T, index: number): string; renderRow?: undefined }
+    | { columns: readonly GridHeader[]; renderRow(row: T, index: number): ReactNode }
+  );
+
+export function DataGrid<T>(props: DataGridProps<T>) {
+  const { rows, columns, className, testId, more, moreStyle, headless, showEmpty } = props;
   return (
     <>
-      {rows.length > 0 ? (
+      {rows.length > 0 || showEmpty ? (
         <table className={className ? `grid ${className}` : "grid"} data-testid={testId}>
           {headless ? null : (
             <thead>
@@ -72,22 +74,29 @@ export function DataGrid<T>({
               </tr>
             </thead>
           )}
-          <tbody>
-            {rows.map((row, rowIndex) => (
-              <tr key={rowKey(row)} {...rowAttributes?.(row)}>
-                {columns.map((column, index) => (
-                  <td key={index} className={column.className} title={column.title?.(row)} data-testid={column.testId}>
-                    {column.cell(row, rowIndex)}
-                  </td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
+          <tbody>{props.renderRow ? rows.map(props.renderRow) : <Rows {...props} />}</tbody>
         </table>
       ) : null}
       {more ? <LoadMore {...more} style={moreStyle} /> : null}
     </>
   );
+}
+
+function Rows<T>({
+  rows,
+  columns,
+  rowKey,
+  rowAttributes,
+}: Pick<GridBase<T>, "rows" | "rowAttributes"> & { columns: readonly GridColumn<T>[]; rowKey(row: T, index: number): string }) {
+  return rows.map((row, rowIndex) => (
+    <tr key={rowKey(row, rowIndex)} {...rowAttributes?.(row)}>
+      {columns.map((column, index) => (
+        <td key={index} className={column.className} title={column.title?.(row)} data-testid={column.testId}>
+          {column.cell(row, rowIndex)}
+        </td>
+      ))}
+    </tr>
+  ));
 }
 
 /** The "Load more" button of a paged list (nothing once the last page is loaded). */
@@ -118,7 +127,13 @@ export function PagedGrid<T>({
   loadingText,
   empty,
   ...grid
-}: Omit<DataGridProps<T>, "rows" | "more"> & { list: PagedList<T>; loadingText: string; empty: ReactNode }) {
+}: Omit<GridBase<T>, "rows" | "more"> & {
+  columns: readonly GridColumn<T>[];
+  rowKey(row: T, index: number): string;
+  list: PagedList<T>;
+  loadingText: string;
+  empty: ReactNode;
+}) {
   return (
     <>
       <ErrorAlert error={list.error} />

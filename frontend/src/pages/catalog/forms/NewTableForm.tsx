@@ -2,6 +2,7 @@
 // watermarks, options. Validation errors are shown next to the field they name.
 import { useState } from "react";
 import { ApiError, enc, post, type Database, type Table } from "../../../api";
+import { DataGrid } from "../../../components/grid/DataGrid";
 import { useWrite } from "../../../data/queries";
 import { navigate, pathOf } from "../../../router";
 import { ErrorAlert, useCatalogQuery } from "../common";
@@ -95,34 +96,31 @@ export function NewTableForm({ catalog, database }: { catalog: string; database:
       <FieldError id="err-comment" message={errors["comment"]} />
 
       <h2>Columns</h2>
-      <table className="grid cat-columns">
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Name</th>
-            <th scope="col">Type / expression</th>
-            <th scope="col">Constraints / metadata</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {form.columns.map((row, index) => (
-            <ColumnEditor
-              key={row.id}
-              row={row}
-              index={index}
-              count={form.columns.length}
-              errors={errors}
-              onChange={(next) => setColumns(form.columns.map((r) => (r.id === row.id ? next : r)))}
-              onMove={(delta) => setColumns(moveRow(form.columns, index, delta))}
-              onRemove={() => setColumns(form.columns.filter((r) => r.id !== row.id))}
-            />
-          ))}
-        </tbody>
-      </table>
+      <DataGrid
+        showEmpty
+        rows={form.columns}
+        className="cat-columns"
+        columns={[
+          { header: "#" },
+          { header: "Kind" },
+          { header: "Name" },
+          { header: "Type / expression" },
+          { header: "Constraints / metadata" },
+          { header: "Actions", hideHeader: true },
+        ]}
+        renderRow={(row, index) => (
+          <ColumnEditor
+            key={row.id}
+            row={row}
+            index={index}
+            count={form.columns.length}
+            errors={errors}
+            onChange={(next) => setColumns(form.columns.map((r) => (r.id === row.id ? next : r)))}
+            onMove={(delta) => setColumns(moveRow(form.columns, index, delta))}
+            onRemove={() => setColumns(form.columns.filter((r) => r.id !== row.id))}
+          />
+        )}
+      />
       <FieldError id="err-columns" message={errors["columns"]} />
       <p className="muted" data-testid="analyzer-note">
         Computed columns and the watermark are typed by Spark&apos;s analyzer on a worker before the
