@@ -4,10 +4,10 @@ import { useState } from "react";
 import { ApiError, enc, post, type Database, type Table } from "../../../api";
 import { DataGrid } from "../../../components/grid/DataGrid";
 import { useWrite } from "../../../data/queries";
-import { navigate, pathOf } from "../../../router";
+import { pathOf } from "../../../router";
 import { ErrorAlert, useCatalogQuery } from "../common";
 import { ColumnChecks, ColumnEditor } from "./ColumnEditor";
-import { FieldError, FormShell, focusFirstInvalid, invalid } from "./shared";
+import { FieldError, FormShell, invalid, useCreateSubmit } from "./shared";
 import {
   FORMATS,
   columnNames,
@@ -25,9 +25,6 @@ import {
 
 export function NewTableForm({ catalog, database }: { catalog: string; database: string }) {
   const [form, setForm] = useState<TableForm>(emptyForm);
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [general, setGeneral] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const db = useCatalogQuery<Database>(`/catalogs/${enc(catalog)}/databases/${enc(database)}`);
   const create = useWrite(
     (body: unknown) => post<Table>(`/catalogs/${enc(catalog)}/databases/${enc(database)}/tables`, body),
@@ -40,24 +37,22 @@ export function NewTableForm({ catalog, database }: { catalog: string; database:
   // Selections follow renames/removals: keep only names that still exist.
   const keep = (list: string[]) => list.filter((name) => names.includes(name));
 
-  const submit = async () => {
-    setBusy(true);
-    setErrors({});
-    setGeneral(null);
-    const clean = { ...form, pkColumns: keep(form.pkColumns), partitionBy: keep(form.partitionBy) };
-    try {
+  const { busy, error, submit } = useCreateSubmit(
+    async () => {
+      const clean = { ...form, pkColumns: keep(form.pkColumns), partitionBy: keep(form.partitionBy) };
       const created = await create(toTableRequest(clean));
-      navigate(pathOf("catalog", created.catalog, created.database, "table", created.name));
-    } catch (err) {
-      setBusy(false);
-      if (err instanceof ApiError) {
-        const target = errorTarget(err.field, form);
-        if (target.area === "general") setGeneral(err);
-        else setErrors({ [targetKey(target)]: err.message, summary: err.message });
-      } else setGeneral(err);
-      focusFirstInvalid();
-    }
-  };
+      return pathOf("catalog", created.catalog, created.database, "table", created.name);
+    },
+    // Placed by the form as it was sent: a later edit does not move the message.
+    (failure): { errors: Record<string, string>; general: unknown } => {
+      if (!(failure instanceof ApiError)) return { errors: {}, general: failure };
+      const target = errorTarget(failure.field, form);
+      if (target.area === "general") return { errors: {}, general: failure };
+      return { errors: { [targetKey(target)]: failure.message, summary: failure.message }, general: null };
+    },
+  );
+  const errors = error?.errors ?? {};
+  const general = error?.general ?? null;
 
   const optionError = (key: string) => errors[`options:${key}`];
   const knownOptionKeys = ["", "format", "connector", "path"];
