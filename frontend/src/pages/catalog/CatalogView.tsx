@@ -131,9 +131,9 @@ export function CatalogView({ catalog }: { catalog: string }) {
           {defaultError ? <div className="field-error">{(defaultError as Error).message}</div> : null}
         </dd>
         <dt>Created</dt>
-        <dd>{formatTimestamp((cat as Catalog & { created_at?: string }).created_at)}</dd>
+        <dd>{formatTimestamp(cat.created_at)}</dd>
         <dt>Updated</dt>
-        <dd>{formatTimestamp((cat as Catalog & { updated_at?: string }).updated_at)}</dd>
+        <dd>{formatTimestamp(cat.updated_at)}</dd>
       </dl>
       <h2>Databases</h2>
       <ErrorAlert error={dbs.error} />
@@ -156,7 +156,7 @@ export function CatalogView({ catalog }: { catalog: string }) {
                 </>
               ),
             },
-            { header: "Owner", cell: (db) => (db as Database & { owner?: string }).owner ?? "" },
+            { header: "Owner", cell: (db) => db.owner ?? "" },
             { header: "Comment", className: "cat-cell-comment", cell: (db) => db.comment },
           ]}
         />

@@ -84,7 +84,7 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
           </button>
         ) : null}
       </div>
-      <ReadOnlyNote can={can} what="database" owner={(db as Database & { owner?: string | null }).owner} />
+      <ReadOnlyNote can={can} what="database" owner={db.owner} />
       <EditableComment
         editable={can.modify}
         value={db.comment}
@@ -98,9 +98,9 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
           <Link to={pathOf("catalog", db.catalog)}>{db.catalog}</Link>
         </dd>
         <dt>Owner</dt>
-        <dd>{(db as Database & { owner?: string }).owner ?? "—"}</dd>
+        <dd>{db.owner ?? "—"}</dd>
         <dt>Created</dt>
-        <dd>{formatTimestamp((db as Database & { created_at?: string }).created_at)}</dd>
+        <dd>{formatTimestamp(db.created_at)}</dd>
       </dl>
       <ErrorAlert error={children.error} />
       {children.isPending ? <p className="muted">Loading tables, views and functions…</p> : null}

@@ -4,7 +4,15 @@
 // table computes here (a job, followed until it ends).
 import { useEffect, useRef, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { ApiError, TERMINAL, get, type Job } from "../../../api";
+import {
+  ApiError,
+  TERMINAL,
+  get,
+  type ColumnFigures,
+  type ColumnStatistics,
+  type Job,
+  type TableStatistics,
+} from "../../../api";
 import { JobProgress } from "../../../components/jobs/JobProgress";
 import { DataGrid } from "../../../components/grid/DataGrid";
 import { formatTimestamp } from "../../../components/jobs/time";
@@ -14,43 +22,7 @@ import { Link, pathOf } from "../../../router";
 import { ErrorAlert } from "../common";
 import { submit } from "../sql";
 
-export interface ColumnFigures {
-  name: string;
-  data_type: string | null;
-  null_count: number;
-  distinct_count: number | null;
-  min: string | null;
-  max: string | null;
-  avg: number | null;
-  avg_length: number | null;
-  max_length: number | null;
-}
-
-export interface ColumnStatistics {
-  computed_at: string | null;
-  row_count: number | null;
-  columns: ColumnFigures[];
-  files: number;
-  size_bytes: number;
-  size_computed_at: string;
-}
-
-export interface TableStatistics {
-  files: number;
-  size_bytes: number;
-  row_count: number | null;
-  row_count_source: string | null;
-  complete: boolean;
-  last_modified: string | null;
-  last_commit: {
-    at: string;
-    kind: string;
-    rows_written: number | null;
-    user: string | null;
-    job: string | null;
-  } | null;
-  column_statistics: ColumnStatistics | null;
-}
+export type { ColumnFigures, ColumnStatistics, TableStatistics };
 
 const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB"];
 
