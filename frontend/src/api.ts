@@ -184,11 +184,13 @@ export const del = <T = void>(path: string) => api<T>("DELETE", path);
 
 // --- Shapes (API.md §2) -----------------------------------------------------------------
 // Generated from the server's OpenAPI document (src/openapi/, `make api-types`; `make test`
-// fails when they drift). Where the document is loose (JSON fields, free strings that are
-// enums in API.md) a narrow hand type refines the generated one, field by field.
+// fails when they drift). Only what the document lacks is written here, each with its reason:
+// a field the document leaves loose (a JSON field, a free string that is an enum in API.md) is
+// refined field by field, everything else is the generated type under a short name.
 
 type Schemas = components["schemas"];
 
+/** Hand-written: one generic for the document's many `…Page` types (same two fields). */
 export interface Page<T> {
   items: T[];
   next_page_token: string | null;
@@ -204,7 +206,8 @@ export type Workspace = Schemas["WorkspaceOut"];
 export type ResultColumn = Schemas["ColumnOut"];
 export type ResultPage = Schemas["ResultPageOut"];
 /** One version of a managed table (docs/api.md, "Table versions"), newest first in lists;
- * `rows` and `metrics` are null for a reader without SELECT on the table. */
+ * `rows` and `metrics` are null for a reader without SELECT on the table. Refined: `metrics`
+ * is a JSON field. */
 export type TableVersion = Omit<Schemas["TableVersionOut"], "metrics"> & {
   metrics: Record<string, unknown> | null;
 };
@@ -241,7 +244,8 @@ export interface Schema {
   primary_key: PrimaryKey | null;
 }
 
-/** A table or a view (the list endpoints answer both shapes). */
+/** A table or a view (the list endpoints answer both shapes). Refined: `kind` and `status`
+ * are free strings in the document, `schema` a JSON field. */
 export type Table = Omit<Schemas["TableOut"], "kind" | "status" | "schema" | "resolved_schema"> &
   Partial<Pick<Schemas["ViewOut"], "query" | "expanded_query">> & {
     kind: "table" | "view";
@@ -250,30 +254,22 @@ export type Table = Omit<Schemas["TableOut"], "kind" | "status" | "schema" | "re
     resolved_schema: Schema | null;
   };
 
+/** Refined: `kind` and `language` are free strings, `parameters` JSON objects in the document. */
 export type FunctionObject = Omit<Schemas["FunctionOut"], "kind" | "language" | "parameters"> & {
   kind: "function";
   language: "python" | "sql";
   parameters?: { name: string; data_type: string }[];
 };
 
+/** Hand-written: a free string in the document (core/jobstate.py). */
 export type JobStatus = "CREATED" | "RUNNING" | "FINISHED" | "FAILED" | "CANCELED";
 
 /** A running stream's latest micro-batch (``progress.stream``, API.md §5 "Streaming"). */
 export type StreamProgress = Schemas["StreamProgressOut"];
 
-// Hand-refined: status, progress, error and result are free-form in the document.
-export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "result"> & {
+/** Refined: `status` is a free string, `error` and `result` are JSON fields in the document. */
+export type Job = Omit<Schemas["JobOut"], "status" | "error" | "result"> & {
   status: JobStatus;
-  progress: {
-    stages_total: number;
-    stages_done: number;
-    tasks_total: number;
-    tasks_done: number;
-    /** Per-stage Spark metrics, recorded when the job's Spark work ended (null: not recorded). */
-    stages?: JobStage[] | null;
-    /** A stream's latest micro-batch, once one has run (streaming jobs only). */
-    stream?: StreamProgress | null;
-  };
   error: ApiErrorBody | null;
   result: { columns: ResultColumn[]; row_count: number; truncated: boolean } | null;
 };
@@ -281,6 +277,11 @@ export type Job = Omit<Schemas["JobOut"], "status" | "progress" | "error" | "res
 /** One attempt of a Spark stage of a job (``progress.stages``). */
 export type JobStage = Schemas["StageOut"];
 
+/** A statement POST's job: its 201 is documented as JobOut, and `result_page` (with `wait` +
+ * `page_size`, once FINISHED) only in the description. */
+export type StatementAnswer = Job & { result_page?: ResultPage };
+
+/** Refined: `detail` is a JSON field in the document. */
 export type JobEvent = Omit<Schemas["EventOut"], "detail"> & {
   detail: Record<string, unknown> | string | null;
 };
@@ -321,11 +322,10 @@ export type PrivilegeAssignment = Omit<Schemas["PrivilegeAssignmentOut"], "privi
   inherited_from: ObjectRef | null;
 };
 
-/** GET …/{object}/permissions (and the PATCH answer). */
-export type Permissions = Omit<Schemas["PermissionsOut"], "privilege_assignments" | "effective" | "can"> & {
+/** GET …/{object}/permissions (and the PATCH answer). Refined: privileges are free strings. */
+export type Permissions = Omit<Schemas["PermissionsOut"], "privilege_assignments" | "effective"> & {
   privilege_assignments: PrivilegeAssignment[];
   effective: Privilege[];
-  can: Partial<Can>;
 };
 
 /** One entry of PATCH …/{object}/permissions `changes`. */
@@ -334,8 +334,8 @@ export type PermissionChange = Omit<Schemas["PermissionChangeInRequest"], "add" 
   remove: Privilege[];
 };
 
-/** /users/me (and /auth/session): the user with `can.create_catalog`. */
-export type Me = User;
+/** /users/me: the user with `can.create_catalog` and their quotas. */
+export type Me = Schemas["MeOut"];
 
 /** A team (a Django group); `everyone` is implicit (every user, no member rows). */
 export type Team = Schemas["TeamOut"];
@@ -350,9 +350,13 @@ export type ApiToken = Schemas["TokenOut"];
 /** A new token with its key (POST /auth/tokens): the one time the key is shown. */
 export type IssuedToken = Schemas["IssuedToken"];
 
-/** One event of the audit log (GET /audit) or of an object's recent access (…/{object}/access;
- * its `action` and principal type are free strings in the document). */
-export type AuditEvent = Omit<Schemas["AuditEventOut"], "action" | "principal"> & {
+/** One event of the audit log (GET /audit) or of an object's recent access (…/{object}/access).
+ * Widened: an action this build does not know yet (a newer server) is shown as it is. */
+export type AuditEvent = Omit<Schemas["AuditEventOut"], "action"> & {
   action: AuditAction | (string & {});
-  principal: PrincipalRef | null;
 };
+
+/** GET …/tables/{t}/statistics, and the column statistics ANALYZE stored. */
+export type TableStatistics = Schemas["TableStatisticsOut"];
+export type ColumnStatistics = Schemas["ColumnStatisticsOut"];
+export type ColumnFigures = Schemas["ColumnFiguresOut"];

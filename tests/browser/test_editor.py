@@ -165,6 +165,36 @@ def test_syntax_error_is_shown_and_marked_on_its_line(ui: UI, page: Any, demo: U
     expect(pane(page).locator(".cm-activeLine")).to_contain_text("FROM WHERE")
 
 
+def is_statement_post(response: Any) -> bool:
+    return bool(response.request.method == "POST" and response.url.endswith("/statements"))
+
+
+def test_a_short_select_is_one_request(ui: UI, page: Any, demo: User) -> None:
+    """The statement POST asks for the first page (wait + page_size): a SELECT that ends within
+    the wait shows its rows with no further request for the job or its result."""
+    ui.login(page, "alice")
+    set_sql(page, "SELECT 41 + 1 AS answer")
+    requests: list[Any] = []
+    page.on("request", lambda request: requests.append(request))
+    # A loaded worker may take longer than the wait: then the job is followed, which is right
+    # too, so the run is repeated until its answer came FINISHED.
+    for _ in range(5):
+        requests.clear()
+        with page.expect_response(is_statement_post) as posted:
+            run_and_wait(page)
+        answer = posted.value.json()
+        if answer["status"] == "FINISHED":
+            break
+    assert answer["status"] == "FINISHED", answer
+    assert answer["result_page"]["rows"] == [[42]]
+    post = posted.value.request
+    assert json.loads(post.post_data or "{}")["page_size"] >= 1
+    expect(pane(page).get_by_test_id("result-view")).to_contain_text("42")
+    job_path = f"/api/v1/jobs/{answer['id']}"
+    statement = [r.url for r in requests if "/statements" in r.url or job_path in r.url]
+    assert statement == [post.url], statement
+
+
 def test_cancel_shows_canceled_within_two_seconds(ui: UI, page: Any, demo: User) -> None:
     ui.login(page, "alice")
     set_sql(page, SLOW_SQL)

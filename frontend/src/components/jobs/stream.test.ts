@@ -21,7 +21,7 @@ import {
   type StreamPoint,
 } from "./stream";
 
-const PROGRESS = { stages_total: 0, stages_done: 0, tasks_total: 0, tasks_done: 0 };
+const PROGRESS = { stages_total: 0, stages_done: 0, tasks_total: 0, tasks_done: 0, stages: null };
 
 function stream(batch: number, extra: Partial<StreamProgress> = {}): StreamProgress {
   return {
@@ -103,8 +103,8 @@ describe("streamState", () => {
     });
   });
 
-  it("does not take streaming: false or a null stream for a stream", () => {
-    expect(streamState(job("RUNNING", "query", { streaming: false, progress: { ...PROGRESS, stream: null } }))).toEqual({
+  it("does not take streaming: false or a missing stream for a stream", () => {
+    expect(streamState(job("RUNNING", "query", { streaming: false, progress: { ...PROGRESS, stream: undefined } }))).toEqual({
       phase: "batch",
     });
   });

@@ -48,7 +48,7 @@ describe("formatOffset", () => {
 });
 
 describe("progressFraction", () => {
-  const p = { stages_total: 0, stages_done: 0, tasks_total: 0, tasks_done: 0 };
+  const p = { stages_total: 0, stages_done: 0, tasks_total: 0, tasks_done: 0, stages: null };
   it("is unknown with no tasks", () => {
     expect(progressFraction({ status: "RUNNING", progress: p })).toBeNull();
   });

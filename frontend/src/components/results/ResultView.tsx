@@ -4,14 +4,14 @@
 // value viewer, and a chart over the whole result whose config a saved query keeps.
 import { useCallback, useMemo, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { API, ApiError, enc, get, patch, type Job, type ResultColumn, type ResultPage, type SavedQuery } from "../../api";
-import { jobPath } from "../../data/jobs";
+import { API, ApiError, enc, get, patch, type Job, type ResultPage, type SavedQuery } from "../../api";
 import { FilterBar } from "./FilterBar";
 import { HEADER_HEIGHT, ResultGrid } from "./ResultGrid";
 import { ResultChart } from "./ResultChart";
 import { ValueViewer } from "./ValueViewer";
 import { fittingChart, type ChartConfig } from "./chartModel";
 import { copyText } from "./clipboard";
+import { pageIdentity, resultPageKey, type LoadedPage } from "./resultCache";
 import { PAGE_SIZE, ROW_HEIGHT, cellText, pageRange } from "./model";
 import {
   filterParam,
@@ -44,13 +44,6 @@ export function ResultView({ job, height, savedQueryId }: ResultViewProps) {
 
 type Result = NonNullable<Job["result"]>;
 type Block = { columns: { name: string }[]; rows: unknown[][] };
-
-interface LoadedPage {
-  key: string;
-  columns: ResultColumn[];
-  rows: unknown[][];
-  rowCount: number;
-}
 
 const plural = (n: number, one: string, many = `${one}s`) =>
   `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
@@ -100,9 +93,9 @@ function ResultBody({
     () => (server ? filters.map((f) => filterParam(f, result.columns)) : []),
     [server, filters, result.columns],
   );
-  const key = JSON.stringify([pageIndex, sortText, filterTexts]);
+  const key = pageIdentity(pageIndex, sortText, filterTexts);
   const query = useQuery({
-    queryKey: ["jobs", jobPath(job.id), "result", pageIndex, sortText, filterTexts],
+    queryKey: resultPageKey(job.id, pageIndex, sortText, filterTexts),
     queryFn: async ({ signal }): Promise<LoadedPage> => {
       const search = new URLSearchParams({ page_size: String(PAGE_SIZE), offset: String(pageIndex * PAGE_SIZE) });
       if (sortText) search.set("sort", sortText);

@@ -7,6 +7,7 @@ import { copyText } from "../../components/results/clipboard";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTokens, useWrite } from "../../data/queries";
 import { useTitle } from "../../router";
+import { PagedGrid } from "../../components/grid/DataGrid";
 import { ConfirmDialog, ErrorAlert } from "../catalog/common";
 import "../admin/admin.css";
 
@@ -125,54 +126,44 @@ export function TokensPage() {
       </form>
       <ErrorAlert error={createError} />
       {issued ? <NewKey issued={issued} onDone={() => setIssued(null)} /> : null}
-      <ErrorAlert error={tokens.error} />
-      {!tokens.loaded && !tokens.error ? <p className="muted">Loading tokens…</p> : null}
-      {tokens.loaded && tokens.items.length === 0 ? <p className="muted">You have no tokens.</p> : null}
-      {tokens.items.length > 0 ? (
-        <table className="grid admin-table" data-testid="tokens">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Expires</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.items.map((token) => (
-              <tr key={token.id} data-testid={`token-${token.id}`}>
-                <td>
-                  {token.name || <span className="muted">unnamed</span>}
-                  {token.current ? <span className="badge"> this session</span> : null}
-                </td>
-                <td>{formatTimestamp(token.created)}</td>
-                <td>{token.last_used ? formatTimestamp(token.last_used) : "never"}</td>
-                <td>{expiresText(token)}</td>
-                <td className="admin-actions">
-                  <button
-                    type="button"
-                    className="small danger"
-                    aria-label={`Revoke token ${token.name || token.id}`}
-                    onClick={() => setRevoking(token)}
-                  >
-                    Revoke
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      {tokens.next ? (
-        <div className="load-more">
-          <button type="button" onClick={tokens.loadMore} disabled={tokens.loading}>
-            Load more
-          </button>
-        </div>
-      ) : null}
+      <PagedGrid
+        list={tokens}
+        loadingText="Loading tokens…"
+        empty={<p className="muted">You have no tokens.</p>}
+        className="admin-table"
+        testId="tokens"
+        rowKey={(token) => String(token.id)}
+        rowAttributes={(token) => ({ "data-testid": `token-${token.id}` })}
+        columns={[
+          {
+            header: "Name",
+            cell: (token) => (
+              <>
+                {token.name || <span className="muted">unnamed</span>}
+                {token.current ? <span className="badge"> this session</span> : null}
+              </>
+            ),
+          },
+          { header: "Created", cell: (token) => formatTimestamp(token.created) },
+          { header: "Last used", cell: (token) => (token.last_used ? formatTimestamp(token.last_used) : "never") },
+          { header: "Expires", cell: expiresText },
+          {
+            header: "Actions",
+            hideHeader: true,
+            className: "admin-actions",
+            cell: (token) => (
+              <button
+                type="button"
+                className="small danger"
+                aria-label={`Revoke token ${token.name || token.id}`}
+                onClick={() => setRevoking(token)}
+              >
+                Revoke
+              </button>
+            ),
+          },
+        ]}
+      />
       {revoking ? (
         <ConfirmDialog
           title={`Revoke token ${revoking.name || `#${revoking.id}`}?`}

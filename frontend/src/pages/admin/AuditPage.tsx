@@ -6,7 +6,7 @@ import type { AuditAction, AuditEvent, User } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useAudit } from "../../data/queries";
 import { Link, navigate, pathOf, useLocation, useTitle } from "../../router";
-import { ErrorAlert } from "../catalog/common";
+import { PagedGrid } from "../../components/grid/DataGrid";
 import {
   ACTION_LABELS,
   AUDIT_ACTIONS,
@@ -139,81 +139,70 @@ function Filters({ filters, onApply }: { filters: AuditFilters; onApply: (filter
 function Events({ filters, onFilter }: { filters: AuditFilters; onFilter: (filters: AuditFilters) => void }) {
   const events = useAudit(auditApiParams(filters), PAGE_SIZE);
   return (
-    <>
-      <ErrorAlert error={events.error} />
-      {!events.loaded && !events.error ? <p className="muted">Loading events…</p> : null}
-      {events.loaded && events.items.length === 0 ? (
+    <PagedGrid
+      list={events}
+      loadingText="Loading events…"
+      empty={
         <div className="empty-state card" data-testid="audit-empty">
           {hasAuditFilters(filters) ? "No events match these filters." : "Nothing has been recorded yet."}
         </div>
+      }
+      className="admin-table audit-table"
+      testId="audit-events"
+      rowKey={(event) => String(event.id)}
+      rowAttributes={(event) => ({ "data-action": event.action })}
+      columns={[
+        { header: "When", className: "nowrap", title: (event) => event.at, cell: (event) => formatTimestamp(event.at) },
+        {
+          header: "Actor",
+          cell: (event) =>
+            event.actor ? (
+              <button
+                type="button"
+                className="link"
+                title={`Only ${event.actor}'s events`}
+                onClick={() => onFilter({ ...filters, actor: event.actor ?? "" })}
+              >
+                {event.actor}
+              </button>
+            ) : (
+              <span className="muted">system</span>
+            ),
+        },
+        {
+          header: "Action",
+          cell: (event) => (
+            <span className={event.action === "denied" ? "badge danger" : "badge"}>
+              {(AUDIT_ACTIONS as readonly string[]).includes(event.action)
+                ? ACTION_LABELS[event.action as AuditAction]
+                : event.action}
+            </span>
+          ),
+        },
+        { header: "Event", cell: (event) => <EventText event={event} /> },
+      ]}
+    />
+  );
+}
+
+function EventText({ event }: { event: AuditEvent }) {
+  const page = objectPage(event);
+  return (
+    <>
+      {event.actor ?? "The system"} {describeEvent(event)}
+      {page ? (
+        <>
+          {" "}
+          <Link to={page} className="muted">
+            (open)
+          </Link>
+        </>
       ) : null}
-      {events.items.length > 0 ? (
-        <table className="grid admin-table audit-table" data-testid="audit-events">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Actor</th>
-              <th scope="col">Action</th>
-              <th scope="col">Event</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.items.map((event) => {
-              const page = objectPage(event);
-              const known = (AUDIT_ACTIONS as readonly string[]).includes(event.action);
-              return (
-                <tr key={String(event.id)} data-action={event.action}>
-                  <td className="nowrap" title={event.at}>
-                    {formatTimestamp(event.at)}
-                  </td>
-                  <td>
-                    {event.actor ? (
-                      <button
-                        type="button"
-                        className="link"
-                        title={`Only ${event.actor}'s events`}
-                        onClick={() => onFilter({ ...filters, actor: event.actor ?? "" })}
-                      >
-                        {event.actor}
-                      </button>
-                    ) : (
-                      <span className="muted">system</span>
-                    )}
-                  </td>
-                  <td>
-                    <span className={event.action === "denied" ? "badge danger" : "badge"}>
-                      {known ? ACTION_LABELS[event.action as AuditAction] : event.action}
-                    </span>
-                  </td>
-                  <td>
-                    {event.actor ?? "The system"} {describeEvent(event)}
-                    {page ? (
-                      <>
-                        {" "}
-                        <Link to={page} className="muted">
-                          (open)
-                        </Link>
-                      </>
-                    ) : null}
-                    {event.job ? (
-                      <>
-                        {" "}
-                        <Link to={pathOf("jobs", event.job)}>job {event.job.slice(0, 8)}</Link>
-                      </>
-                    ) : null}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      ) : null}
-      {events.next ? (
-        <div className="load-more">
-          <button type="button" onClick={events.loadMore} disabled={events.loading}>
-            {events.loading ? "Loading…" : "Load more"}
-          </button>
-        </div>
+      {event.job ? (
+        <>
+          {" "}
+          <Link to={pathOf("jobs", event.job)}>job {event.job.slice(0, 8)}</Link>
+        </>
       ) : null}
     </>
   );

@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { del, enc, put, qs, type Team, type TeamMember, type User } from "../../api";
 import { apiQuery, usePagedQuery, useWrite } from "../../data/queries";
 import { Link, navigate, useTitle } from "../../router";
+import { PagedGrid } from "../../components/grid/DataGrid";
 import { ConfirmDialog, ErrorAlert } from "../catalog/common";
 import { PrincipalPicker, usePrincipalPicker } from "../catalog/object/PrincipalPicker";
 import "./admin.css";
@@ -94,27 +95,23 @@ export function TeamPage({ name, user }: { name: string; user: User }) {
       {!implicit ? (
         <>
           <h2>Members</h2>
-          <ErrorAlert error={members.error} />
-          {!members.loaded && !members.error ? <p className="muted">Loading members…</p> : null}
-          {members.loaded && members.items.length === 0 ? <p className="muted">No members yet.</p> : null}
-          {members.items.length > 0 ? (
-            <table className="grid admin-table" data-testid="members">
-              <thead>
-                <tr>
-                  <th scope="col">User</th>
-                  {admin ? (
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  ) : null}
-                </tr>
-              </thead>
-              <tbody>
-                {members.items.map(({ username: member }) => (
-                  <tr key={member} data-testid={`member-${member}`}>
-                    <td className="mono">{member}</td>
-                    {admin ? (
-                      <td className="admin-actions">
+          <PagedGrid
+            list={members}
+            loadingText="Loading members…"
+            empty={<p className="muted">No members yet.</p>}
+            className="admin-table"
+            testId="members"
+            rowKey={(member) => member.username}
+            rowAttributes={(member) => ({ "data-testid": `member-${member.username}` })}
+            columns={[
+              { header: "User", className: "mono", cell: (member) => member.username },
+              ...(admin
+                ? [
+                    {
+                      header: "Actions",
+                      hideHeader: true,
+                      className: "admin-actions",
+                      cell: ({ username: member }: TeamMember) => (
                         <button
                           type="button"
                           className="small danger"
@@ -123,20 +120,12 @@ export function TeamPage({ name, user }: { name: string; user: User }) {
                         >
                           Remove
                         </button>
-                      </td>
-                    ) : null}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          ) : null}
-          {members.next ? (
-            <div className="load-more">
-              <button type="button" onClick={members.loadMore} disabled={members.loading}>
-                Load more
-              </button>
-            </div>
-          ) : null}
+                      ),
+                    },
+                  ]
+                : []),
+            ]}
+          />
         </>
       ) : null}
       {removing ? (

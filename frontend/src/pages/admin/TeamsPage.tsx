@@ -4,6 +4,7 @@ import { useState } from "react";
 import { del, enc, post, type Team, type User } from "../../api";
 import { useTeams, useWrite } from "../../data/queries";
 import { Link, pathOf, useTitle } from "../../router";
+import { PagedGrid } from "../../components/grid/DataGrid";
 import { ConfirmDialog, ErrorAlert } from "../catalog/common";
 import "./admin.css";
 
@@ -52,37 +53,35 @@ export function TeamsPage({ user }: { user: User }) {
         </form>
       ) : null}
       <ErrorAlert error={createError} />
-      <ErrorAlert error={teams.error} />
-      {!teams.loaded && !teams.error ? <p className="muted">Loading teams…</p> : null}
-      {teams.loaded && teams.items.length === 0 ? (
-        <p className="muted">{admin ? "No teams yet." : "You are in no team."}</p>
-      ) : null}
-      {teams.items.length > 0 ? (
-        <table className="grid admin-table" data-testid="teams">
-          <thead>
-            <tr>
-              <th scope="col">Team</th>
-              <th scope="col">Members</th>
-              {admin ? (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              ) : null}
-            </tr>
-          </thead>
-          <tbody>
-            {teams.items.map((team) => (
-              <tr key={team.name} data-testid={`team-${team.name}`}>
-                <td>
-                  <Link to={pathOf("teams", team.name)} className="mono">
-                    {team.name}
-                  </Link>
-                  {team.implicit ? <span className="badge"> implicit</span> : null}
-                </td>
-                <td>{membersText(team)}</td>
-                {admin ? (
-                  <td className="admin-actions">
-                    {!team.implicit ? (
+      <PagedGrid
+        list={teams}
+        loadingText="Loading teams…"
+        empty={<p className="muted">{admin ? "No teams yet." : "You are in no team."}</p>}
+        className="admin-table"
+        testId="teams"
+        rowKey={(team) => team.name}
+        rowAttributes={(team) => ({ "data-testid": `team-${team.name}` })}
+        columns={[
+          {
+            header: "Team",
+            cell: (team) => (
+              <>
+                <Link to={pathOf("teams", team.name)} className="mono">
+                  {team.name}
+                </Link>
+                {team.implicit ? <span className="badge"> implicit</span> : null}
+              </>
+            ),
+          },
+          { header: "Members", cell: membersText },
+          ...(admin
+            ? [
+                {
+                  header: "Actions",
+                  hideHeader: true,
+                  className: "admin-actions",
+                  cell: (team: Team) =>
+                    !team.implicit ? (
                       <button
                         type="button"
                         className="small danger"
@@ -91,21 +90,12 @@ export function TeamsPage({ user }: { user: User }) {
                       >
                         Delete
                       </button>
-                    ) : null}
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      {teams.next ? (
-        <div className="load-more">
-          <button type="button" onClick={teams.loadMore} disabled={teams.loading}>
-            Load more
-          </button>
-        </div>
-      ) : null}
+                    ) : null,
+                },
+              ]
+            : []),
+        ]}
+      />
       {deleting ? (
         <ConfirmDialog
           title={`Delete team ${deleting.name}?`}

@@ -1,6 +1,7 @@
 // The audit page's filters as they live in the URL query string and as GET /audit takes them,
 // and an event told as a sentence. Pure (unit-tested in audit.test.ts).
 import type { AuditAction, AuditEvent } from "../../api";
+import { choicesFromText, inOrder, listParam, localToIso, searchOf, textParam, toggleChoice } from "../../data/filters";
 
 /** Every action an event may record (audit/models.py ACTIONS), in that order. */
 export const AUDIT_ACTIONS: readonly AuditAction[] = [
@@ -72,51 +73,29 @@ const TEXT_KEYS: [keyof AuditFilters, string][] = [
   ["until", "until"],
 ];
 
-function actionsOf(text: string): AuditAction[] {
-  const wanted = new Set(
-    text
-      .split(",")
-      .map((part) => part.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  return AUDIT_ACTIONS.filter((action) => wanted.has(action));
-}
-
 export function auditFiltersFromSearch(search: URLSearchParams): AuditFilters {
-  const filters: AuditFilters = { ...NO_AUDIT_FILTERS, action: actionsOf(search.get("action") ?? "") };
+  const action = inOrder(choicesFromText(search.get("action") ?? "", AUDIT_ACTIONS, (part) => part.toLowerCase()), AUDIT_ACTIONS);
+  const filters: AuditFilters = { ...NO_AUDIT_FILTERS, action };
   for (const [field, key] of TEXT_KEYS) (filters[field] as string) = search.get(key) ?? "";
   return filters;
 }
 
 /** The query string of the page's URL ("" or "?action=…"), keys in a stable order. */
 export function searchOfAuditFilters(filters: AuditFilters): string {
-  const search = new URLSearchParams();
-  if (filters.action.length) search.set("action", AUDIT_ACTIONS.filter((a) => filters.action.includes(a)).join(","));
-  for (const [field, key] of TEXT_KEYS) {
-    const value = (filters[field] as string).trim();
-    if (value) search.set(key, value);
-  }
-  const text = search.toString();
-  return text ? `?${text}` : "";
-}
-
-/** A datetime-local value as an ISO-8601 instant for the API (undefined when unset/invalid). */
-export function localToIso(value: string): string | undefined {
-  if (!value) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+  const params: Record<string, string | undefined> = { action: listParam(inOrder(filters.action, AUDIT_ACTIONS)) };
+  for (const [field, key] of TEXT_KEYS) params[key] = textParam(filters[field] as string);
+  return searchOf(params);
 }
 
 /** GET /audit's query parameters for these filters. */
 export function auditApiParams(filters: AuditFilters): Record<string, string | undefined> {
-  const text = (value: string) => value.trim() || undefined;
   return {
-    action: filters.action.length ? AUDIT_ACTIONS.filter((a) => filters.action.includes(a)).join(",") : undefined,
-    actor: text(filters.actor),
-    principal: text(filters.principal),
-    object: text(filters.object),
-    object_kind: text(filters.objectKind),
-    job: text(filters.job),
+    action: listParam(inOrder(filters.action, AUDIT_ACTIONS)),
+    actor: textParam(filters.actor),
+    principal: textParam(filters.principal),
+    object: textParam(filters.object),
+    object_kind: textParam(filters.objectKind),
+    job: textParam(filters.job),
     since: localToIso(filters.since),
     until: localToIso(filters.until),
   };
@@ -128,10 +107,7 @@ export function hasAuditFilters(filters: AuditFilters): boolean {
 
 /** Turn one action on or off. */
 export function toggleAction(filters: AuditFilters, action: AuditAction, on: boolean): AuditFilters {
-  const chosen = new Set(filters.action);
-  if (on) chosen.add(action);
-  else chosen.delete(action);
-  return { ...filters, action: AUDIT_ACTIONS.filter((a) => chosen.has(a)) };
+  return { ...filters, action: toggleChoice(filters.action, action, on, AUDIT_ACTIONS) };
 }
 
 // --- an event in words ------------------------------------------------------------------------

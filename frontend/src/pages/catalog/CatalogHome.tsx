@@ -1,5 +1,6 @@
 // /catalog: the catalogs the user may see; New catalog for those who may create one.
 import type { Catalog, Page } from "../../api";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { Link, navigate, pathOf, useTitle } from "../../router";
 import { ErrorAlert, useCatalogQuery, useMayCreateCatalog } from "./common";
 
@@ -25,27 +26,16 @@ export function CatalogHome() {
           {mayCreate ? "No catalogs yet. Create one to get started." : "No catalogs you may see yet: an owner must grant you one."}
         </p>
       ) : null}
-      {catalogs.data && catalogs.data.items.length > 0 ? (
-        <table className="grid">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Owner</th>
-              <th scope="col">Comment</th>
-            </tr>
-          </thead>
-          <tbody>
-            {catalogs.data.items.map((catalog) => (
-              <tr key={catalog.name}>
-                <td>
-                  <Link to={pathOf("catalog", catalog.name)}>{catalog.name}</Link>
-                </td>
-                <td>{catalog.owner}</td>
-                <td className="cat-cell-comment">{catalog.comment}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      {catalogs.data ? (
+        <DataGrid
+          rows={catalogs.data.items}
+          rowKey={(catalog) => catalog.name}
+          columns={[
+            { header: "Name", cell: (catalog) => <Link to={pathOf("catalog", catalog.name)}>{catalog.name}</Link> },
+            { header: "Owner", cell: (catalog) => catalog.owner },
+            { header: "Comment", className: "cat-cell-comment", cell: (catalog) => catalog.comment },
+          ]}
+        />
       ) : null}
     </div>
   );

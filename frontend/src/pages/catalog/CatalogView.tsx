@@ -2,6 +2,7 @@
 // permissions, drop. New database needs CREATE on it; Edit and Drop need MANAGE (`can`).
 import { useState } from "react";
 import { enc, type Catalog, type Database, type Page } from "../../api";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { formatTimestamp } from "../../components/jobs/time";
 import { Link, navigate, pathOf, useTitle } from "../../router";
 import {
@@ -130,38 +131,35 @@ export function CatalogView({ catalog }: { catalog: string }) {
           {defaultError ? <div className="field-error">{(defaultError as Error).message}</div> : null}
         </dd>
         <dt>Created</dt>
-        <dd>{formatTimestamp((cat as Catalog & { created_at?: string }).created_at)}</dd>
+        <dd>{formatTimestamp(cat.created_at)}</dd>
         <dt>Updated</dt>
-        <dd>{formatTimestamp((cat as Catalog & { updated_at?: string }).updated_at)}</dd>
+        <dd>{formatTimestamp(cat.updated_at)}</dd>
       </dl>
       <h2>Databases</h2>
       <ErrorAlert error={dbs.error} />
       {dbs.isPending ? <p className="muted">Loading databases…</p> : null}
       {dbs.data && dbs.data.items.length === 0 ? <p className="muted">No databases.</p> : null}
-      {dbs.data && dbs.data.items.length > 0 ? (
-        <table className="grid" data-testid="children">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Owner</th>
-              <th scope="col">Comment</th>
-            </tr>
-          </thead>
-          <tbody>
-            {dbs.data.items.map((db) => (
-              <tr key={db.name}>
-                <td>
+      {dbs.data ? (
+        <DataGrid
+          rows={dbs.data.items}
+          testId="children"
+          rowKey={(db) => db.name}
+          columns={[
+            {
+              header: "Name",
+              cell: (db) => (
+                <>
                   <Link to={pathOf("catalog", catalog, db.name)}>{db.name}</Link>
                   {db.name.toLowerCase() === cat.default_database.toLowerCase() ? (
                     <span className="badge"> default</span>
                   ) : null}
-                </td>
-                <td>{(db as Database & { owner?: string }).owner ?? ""}</td>
-                <td className="cat-cell-comment">{db.comment}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { header: "Owner", cell: (db) => db.owner ?? "" },
+            { header: "Comment", className: "cat-cell-comment", cell: (db) => db.comment },
+          ]}
+        />
       ) : null}
       {dbs.data?.next_page_token ? <p className="muted">More databases are listed in the tree.</p> : null}
       <h2>Properties</h2>

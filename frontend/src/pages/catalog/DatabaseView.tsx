@@ -3,6 +3,7 @@
 // Edit and Drop need MANAGE (`can`).
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { LIST_POLL_MS } from "../../data/client";
 import { enc, type Database } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
@@ -83,7 +84,7 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
           </button>
         ) : null}
       </div>
-      <ReadOnlyNote can={can} what="database" owner={(db as Database & { owner?: string | null }).owner} />
+      <ReadOnlyNote can={can} what="database" owner={db.owner} />
       <EditableComment
         editable={can.modify}
         value={db.comment}
@@ -97,9 +98,9 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
           <Link to={pathOf("catalog", db.catalog)}>{db.catalog}</Link>
         </dd>
         <dt>Owner</dt>
-        <dd>{(db as Database & { owner?: string }).owner ?? "—"}</dd>
+        <dd>{db.owner ?? "—"}</dd>
         <dt>Created</dt>
-        <dd>{formatTimestamp((db as Database & { created_at?: string }).created_at)}</dd>
+        <dd>{formatTimestamp(db.created_at)}</dd>
       </dl>
       <ErrorAlert error={children.error} />
       {children.isPending ? <p className="muted">Loading tables, views and functions…</p> : null}
@@ -109,32 +110,24 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
           {kids.tables.length === 0 ? (
             <p className="muted">No tables.</p>
           ) : (
-            <table className="grid" data-testid="database-tables">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Storage</th>
-                  <th scope="col">Owner</th>
-                  <th scope="col">Comment</th>
-                </tr>
-              </thead>
-              <tbody>
-                {kids.tables.map((table) => (
-                  <tr key={table.name} data-testid={`row-${table.name}`}>
-                    <td>
-                      <Link to={pathOf("catalog", catalog, database, "table", table.name)}>{table.name}</Link>
-                    </td>
-                    <td>
-                      <StatusBadge table={table} />
-                    </td>
-                    <td>{table.managed ? "managed" : "external"}</td>
-                    <td>{ownerOf(table) ?? ""}</td>
-                    <td className="cat-cell-comment">{table.comment}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <DataGrid
+              rows={kids.tables}
+              testId="database-tables"
+              rowKey={(table) => table.name}
+              rowAttributes={(table) => ({ "data-testid": `row-${table.name}` })}
+              columns={[
+                {
+                  header: "Name",
+                  cell: (table) => (
+                    <Link to={pathOf("catalog", catalog, database, "table", table.name)}>{table.name}</Link>
+                  ),
+                },
+                { header: "Status", cell: (table) => <StatusBadge table={table} /> },
+                { header: "Storage", cell: (table) => (table.managed ? "managed" : "external") },
+                { header: "Owner", cell: (table) => ownerOf(table) ?? "" },
+                { header: "Comment", className: "cat-cell-comment", cell: (table) => table.comment },
+              ]}
+            />
           )}
           <h2>Views</h2>
           {kids.views.length === 0 ? (

@@ -6,19 +6,16 @@ import { useEffect, useRef, useState } from "react";
 import { sqlPath, type Schema } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
-import { DropDialog, EditableComment, ErrorAlert, ReadOnlyNote, StatusBadge, canOf, useRefreshCatalog } from "./common";
+import { ErrorAlert, StatusBadge, canOf, useRefreshCatalog } from "./common";
 import { HistoryPanel } from "./object/HistoryPanel";
 import { DdlPanel, PropertiesPanel, SamplePanel } from "./object/panels";
 import { SchemaEditor } from "./object/SchemaEditor";
 import { StatisticsPanel } from "./object/StatisticsPanel";
 import { PermissionsPanel } from "./object/PermissionsPanel";
+import { ObjectPage } from "./object/ObjectPage";
 import {
-  Header,
-  NoSelectNote,
   NotLoaded,
-  Tabs,
   ownerOf,
-  queryInEditor,
   useObject,
   type ObjectProps,
   type TabSpec,
@@ -34,7 +31,6 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
   useTitle(parts.join("."));
   // A staged table (being created by a job) is polled until it is active.
   const { base, info, save, drop } = useObject<TableInfo>({ catalog, database, name }, "tables", isStaged);
-  const [dropping, setDropping] = useState(false);
   const [editing, setEditing] = useState(false);
   const refresh = useRefreshCatalog();
   const staged = info.data ? isStaged(info.data) : false;
@@ -105,64 +101,40 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
     }
   }
   tabs.push({ id: "permissions", label: "Permissions", render: () => <PermissionsPanel base={base} kind="table" /> });
-  const owner = ownerOf(table);
-
   return (
-    <div className="cat-main-inner">
-      <Header
-        parts={parts}
-        kind="table"
-        actions={
-          <>
-            {can.select ? (
-              <button type="button" onClick={() => queryInEditor(path, name)} disabled={staged}>
-                Query
-              </button>
-            ) : null}
-            {can.drop ? (
-              <button type="button" className="danger" onClick={() => setDropping(true)}>
-                Drop table
-              </button>
-            ) : null}
-          </>
-        }
-      >
-        <span data-testid="table-status">
-          <StatusBadge table={table} />
-        </span>
-        <span className="badge">{table.managed ? "managed" : "external"}</span>
-      </Header>
-      {info.error ? <ErrorAlert error={info.error} /> : null}
-      <ReadOnlyNote can={can} what="table" owner={owner} />
-      {!can.select && !staged ? <NoSelectNote what="table" /> : null}
-      <EditableComment value={table.comment} editable={can.modify} onSave={(comment) => save({ comment })} />
-      <dl className="cat-facts">
-        <dt>Owner</dt>
-        <dd data-testid="owner">{owner ?? "—"}</dd>
-        <dt>Created</dt>
-        <dd>{formatTimestamp(table.created_at)}</dd>
-        <dt>Updated</dt>
-        <dd>{formatTimestamp(table.updated_at)}</dd>
-        <dt>Format</dt>
-        <dd>{table.options?.format ?? table.options?.connector ?? "parquet"}</dd>
-      </dl>
-      <Tabs key={staged ? "staged" : "active"} tabs={tabs} />
-      {dropping ? (
-        <DropDialog
-          what={`table ${parts.join(".")}`}
-          name={name}
-          typeToConfirm={false}
-          onClose={() => setDropping(false)}
-          onConfirm={drop}
-        >
-          <p>
-            {table.managed
-              ? "The table is managed: its data in the warehouse is deleted with it."
-              : "The table is external: only the catalog entry goes; its files stay where they are."}
-          </p>
-        </DropDialog>
-      ) : null}
-    </div>
+    <ObjectPage
+      parts={parts}
+      kind="table"
+      can={can}
+      owner={ownerOf(table)}
+      comment={table.comment}
+      onSaveComment={(comment) => save({ comment })}
+      onDrop={drop}
+      dropText={
+        table.managed
+          ? "The table is managed: its data in the warehouse is deleted with it."
+          : "The table is external: only the catalog entry goes; its files stay where they are."
+      }
+      badges={
+        <>
+          <span data-testid="table-status">
+            <StatusBadge table={table} />
+          </span>
+          <span className="badge">{table.managed ? "managed" : "external"}</span>
+        </>
+      }
+      queryPath={path}
+      queryDisabled={staged}
+      alert={info.error ? <ErrorAlert error={info.error} /> : null}
+      noSelectNote={!can.select && !staged}
+      facts={[
+        { label: "Owner", value: ownerOf(table) ?? "—", testId: "owner" },
+        { label: "Created", value: formatTimestamp(table.created_at) },
+        { label: "Updated", value: formatTimestamp(table.updated_at) },
+        { label: "Format", value: table.options?.format ?? table.options?.connector ?? "parquet" },
+      ]}
+      tabs={tabs}
+      tabsKey={staged ? "staged" : "active"}
+    />
   );
 }
-

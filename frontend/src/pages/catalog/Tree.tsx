@@ -4,6 +4,7 @@
 import { useState, type KeyboardEvent } from "react";
 import { qs, type Catalog, type Database } from "../../api";
 import type { components } from "../../openapi/schema";
+import { LoadMore } from "../../components/grid/DataGrid";
 import { useDebounced, usePagedQuery } from "../../data/queries";
 import { Link, pathOf } from "../../router";
 import { errorMessage, useMayCreateCatalog, useRefreshCatalog } from "./common";
@@ -303,11 +304,7 @@ function Search({ q, kind }: { q: string; kind: string }) {
           })}
         </ul>
       ) : null}
-      {next ? (
-        <button type="button" className="link small" onClick={found.loadMore} disabled={loading}>
-          Load more
-        </button>
-      ) : null}
+      <LoadMore next={next} loading={loading} onMore={found.loadMore} style="link" />
     </div>
   );
 }

@@ -1,19 +1,15 @@
 // The page of one view: its query (as written and expanded), schema, details, sample data
 // (with SELECT) and permissions. A view reads its tables with its owner's rights.
-import { useState } from "react";
 import { sqlPath } from "../../api";
 import { formatTimestamp } from "../../components/jobs/time";
 import { useTitle } from "../../router";
-import { DropDialog, EditableComment, ReadOnlyNote, canOf } from "./common";
+import { canOf } from "./common";
 import { SamplePanel } from "./object/panels";
 import { PermissionsPanel } from "./object/PermissionsPanel";
+import { ObjectPage } from "./object/ObjectPage";
 import {
-  Header,
-  NoSelectNote,
   NotLoaded,
-  Tabs,
   ownerOf,
-  queryInEditor,
   useObject,
   type ObjectProps,
   type TabSpec,
@@ -26,7 +22,6 @@ export function ViewPage({ catalog, database, name }: ObjectProps) {
   const path = sqlPath(parts);
   useTitle(parts.join("."));
   const { base, info, save, drop } = useObject<TableInfo>({ catalog, database, name }, "views");
-  const [dropping, setDropping] = useState(false);
 
   if (!info.data) return <NotLoaded parts={parts} error={info.error} what="view" />;
   const view = info.data;
@@ -58,51 +53,24 @@ export function ViewPage({ catalog, database, name }: ObjectProps) {
   ];
   if (can.select) tabs.push({ id: "sample", label: "Sample data", render: () => <SamplePanel path={path} title={name} /> });
   tabs.push({ id: "permissions", label: "Permissions", render: () => <PermissionsPanel base={base} kind="view" /> });
-  const owner = ownerOf(view);
   return (
-    <div className="cat-main-inner">
-      <Header
-        parts={parts}
-        kind="view"
-        actions={
-          <>
-            {can.select ? (
-              <button type="button" onClick={() => queryInEditor(path, name)}>
-                Query
-              </button>
-            ) : null}
-            {can.drop ? (
-              <button type="button" className="danger" onClick={() => setDropping(true)}>
-                Drop view
-              </button>
-            ) : null}
-          </>
-        }
-      />
-      <ReadOnlyNote can={can} what="view" owner={owner} />
-      {!can.select ? <NoSelectNote what="view" /> : null}
-      <EditableComment value={view.comment} editable={can.modify} onSave={(comment) => save({ comment })} />
-      <dl className="cat-facts">
-        <dt>Owner</dt>
-        <dd data-testid="owner">{owner ?? "—"}</dd>
-        <dt>Created</dt>
-        <dd>{formatTimestamp(view.created_at)}</dd>
-        <dt>Updated</dt>
-        <dd>{formatTimestamp(view.updated_at)}</dd>
-      </dl>
-      <Tabs tabs={tabs} />
-      {dropping ? (
-        <DropDialog
-          what={`view ${parts.join(".")}`}
-          name={name}
-          typeToConfirm={false}
-          onClose={() => setDropping(false)}
-          onConfirm={drop}
-        >
-          <p>Only the view definition is dropped; the tables it reads stay.</p>
-        </DropDialog>
-      ) : null}
-    </div>
+    <ObjectPage
+      parts={parts}
+      kind="view"
+      can={can}
+      owner={ownerOf(view)}
+      comment={view.comment}
+      onSaveComment={(comment) => save({ comment })}
+      onDrop={drop}
+      dropText="Only the view definition is dropped; the tables it reads stay."
+      queryPath={path}
+      noSelectNote={!can.select}
+      facts={[
+        { label: "Owner", value: ownerOf(view) ?? "—", testId: "owner" },
+        { label: "Created", value: formatTimestamp(view.created_at) },
+        { label: "Updated", value: formatTimestamp(view.updated_at) },
+      ]}
+      tabs={tabs}
+    />
   );
 }
-

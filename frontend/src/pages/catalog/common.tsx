@@ -2,8 +2,10 @@
 // alert, inline comment editor, drop confirmation dialog, key/value table.
 import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { ApiError, del, patch, type Can, type SecurableKind, type Table } from "../../api";
+import { del, patch, type Can, type SecurableKind, type Table } from "../../api";
 import { LIST_POLL_MS } from "../../data/client";
+import { DataGrid } from "../../components/grid/DataGrid";
+import { ErrorAlert, errorMessage } from "../../components/ErrorAlert";
 import { apiQuery, invalidate, keyOf, useMe, useWrite } from "../../data/queries";
 import { Link, pathOf } from "../../router";
 import { fullCan, readOnlyText } from "./privileges";
@@ -43,22 +45,7 @@ export function useRefreshCatalog(): () => void {
   return useCallback(() => void invalidate(client, "catalogs"), [client]);
 }
 
-export function errorMessage(error: unknown): string {
-  if (error instanceof ApiError) return error.message;
-  if (error instanceof Error) return error.message;
-  return String(error);
-}
-
-export function ErrorAlert({ error }: { error: unknown }) {
-  if (!error) return null;
-  const code = error instanceof ApiError ? error.code : null;
-  return (
-    <div className="alert" role="alert">
-      {errorMessage(error)}
-      {code && code !== "VALIDATION_ERROR" ? <span className="cat-code"> ({code})</span> : null}
-    </div>
-  );
-}
+export { ErrorAlert, errorMessage };
 
 // --- inline comment editor -------------------------------------------------------------------
 
@@ -261,22 +248,15 @@ export function KeyValues({ values, empty }: { values: Record<string, string>; e
   const entries = Object.entries(values);
   if (entries.length === 0) return <p className="muted">{empty}</p>;
   return (
-    <table className="grid cat-kv">
-      <thead>
-        <tr>
-          <th scope="col">Key</th>
-          <th scope="col">Value</th>
-        </tr>
-      </thead>
-      <tbody>
-        {entries.map(([key, value]) => (
-          <tr key={key}>
-            <td className="mono">{key}</td>
-            <td className="mono">{value}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataGrid
+      rows={entries}
+      className="cat-kv"
+      rowKey={([key]) => key}
+      columns={[
+        { header: "Key", className: "mono", cell: ([key]) => key },
+        { header: "Value", className: "mono", cell: ([, value]) => value },
+      ]}
+    />
   );
 }
 

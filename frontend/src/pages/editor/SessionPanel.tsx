@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { ApiError, del, enc, get, sqlPath, type Page, type Session } from "../../api";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { Link, pathOf } from "../../router";
 import { errorText, type TemporaryItem } from "./types";
 
@@ -189,18 +190,16 @@ export function SessionPanel({
       {properties.length === 0 ? (
         <p className="muted small-text">No settings (use SET key = value).</p>
       ) : (
-        <table className="grid compact">
-          <tbody>
-            {properties.map(([key, value]) => (
-              <tr key={key}>
-                <td>
-                  <code>{key}</code>
-                </td>
-                <td>{value}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataGrid
+          headless
+          rows={properties}
+          className="compact"
+          rowKey={([key]) => key}
+          columns={[
+            { header: "Key", cell: ([key]) => <code>{key}</code> },
+            { header: "Value", cell: ([, value]) => value },
+          ]}
+        />
       )}
       {error && <div className="alert danger">{error}</div>}
       {KINDS.map(({ list, label }) => {

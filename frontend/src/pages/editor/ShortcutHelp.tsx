@@ -1,4 +1,6 @@
 // The keyboard shortcuts, shown by "?" anywhere outside a text field (and closed by Escape).
+import { DataGrid } from "../../components/grid/DataGrid";
+
 export const SHORTCUTS: { keys: string; what: string; where: string }[] = [
   { keys: "?", what: "Show or hide this list", where: "Anywhere" },
   { keys: "Alt+Shift+E / C / J / S", what: "Go to the Editor, Catalog, Jobs, Saved queries", where: "Anywhere" },
@@ -23,19 +25,17 @@ export function ShortcutHelp({ onClose }: { onClose(): void }) {
     >
       <div className="modal card shortcut-help" role="dialog" aria-modal="true" aria-labelledby="shortcuts-title">
         <h2 id="shortcuts-title">Keyboard shortcuts</h2>
-        <table className="grid compact">
-          <tbody>
-            {SHORTCUTS.map((item) => (
-              <tr key={item.keys}>
-                <td>
-                  <kbd>{item.keys}</kbd>
-                </td>
-                <td>{item.what}</td>
-                <td className="muted">{item.where}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataGrid
+          headless
+          rows={SHORTCUTS}
+          className="compact"
+          rowKey={(item) => item.keys}
+          columns={[
+            { header: "Keys", cell: (item) => <kbd>{item.keys}</kbd> },
+            { header: "What", cell: (item) => item.what },
+            { header: "Where", className: "muted", cell: (item) => item.where },
+          ]}
+        />
         <div className="modal-actions">
           <button type="button" autoFocus onClick={onClose}>
             Close

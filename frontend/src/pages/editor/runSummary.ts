@@ -5,7 +5,8 @@ import { enc, get, type Job, type JobEvent, type Page, type ResultPage, type Ses
 /** Result columns that hold a sentence rather than data (no grid is shown for them). */
 export const SENTENCE_COLUMNS = new Set(["result", "existed"]);
 
-export async function summaryOf(job: Job, session: Session | null): Promise<string | null> {
+/** `firstPage`: the result's first page when the run already has it (no request for it then). */
+export async function summaryOf(job: Job, session: Session | null, firstPage: ResultPage | null = null): Promise<string | null> {
   if (job.status !== "FINISHED") return null;
   const columns = job.result?.columns.map((column) => column.name) ?? [];
   if (job.kind === "use" && session)
@@ -24,7 +25,7 @@ export async function summaryOf(job: Job, session: Session | null): Promise<stri
         .join("; ");
   }
   if (columns.length > 0 && columns.every((name) => SENTENCE_COLUMNS.has(name)) && columns[0] === "result") {
-    const page = await get<ResultPage>(`/jobs/${enc(job.id)}/result?page_size=1`).catch(() => null);
+    const page = firstPage ?? (await get<ResultPage>(`/jobs/${enc(job.id)}/result?page_size=1`).catch(() => null));
     const value = page?.rows[0]?.[0];
     if (typeof value === "string") return value;
   }

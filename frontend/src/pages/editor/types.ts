@@ -1,5 +1,5 @@
 // Types and small API helpers of the editor page (beyond src/api.ts).
-import { ApiError, type Job } from "../../api";
+import { ApiError } from "../../api";
 import type { components } from "../../openapi/schema";
 import type { ParameterMode } from "./sqlText";
 
@@ -42,8 +42,6 @@ export type TemporaryItem = Omit<components["schemas"]["TemporaryObjectOut"], "k
   system?: boolean;
   query?: string;
 };
-
-export type ScriptJob = Job;
 
 /** A job's parameter values as the tab's inputs (to run it again with the same values). */
 export function parameterEntries(values: Record<string, unknown> | undefined): Record<string, ParameterEntry> {

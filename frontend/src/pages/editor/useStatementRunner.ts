@@ -7,14 +7,14 @@ import { useQueryClient } from "@tanstack/react-query";
 import { setDiagnostics } from "@codemirror/lint";
 import { EditorSelection } from "@codemirror/state";
 import type { EditorView } from "@codemirror/view";
-import { ApiError, enc, isAbort, post, type Job, type Session } from "../../api";
-import { followJob } from "../../data/jobs";
+import { ApiError, isAbort, type Job, type ResultPage, type Session } from "../../api";
+import { keepAnswer, startStatement, untilEnded, type SessionSource } from "../../data/statements";
 import { useClock } from "../../data/queries";
 import { cancelJob } from "../../components/jobs/JobProgress";
 import { isStreaming } from "../../components/jobs/stream";
 import { summaryOf } from "./runSummary";
 import { indexOfCodePoint, mapErrorPosition, parameterNames, splitStatements, statementAt } from "./sqlText";
-import { errorText, type ScriptJob } from "./types";
+import { errorText } from "./types";
 
 /** How often the elapsed time of a running statement is redrawn. */
 const ELAPSED_TICK_MS = 200;
@@ -133,28 +133,12 @@ export function useStatementRunner({
       setRun({ job: null, step: null, startedAt: Date.now(), endedAt: null, summary: null, requestError: null, done: [] });
       setPicked(null);
       let last: Job | null = null;
+      let lastPage: ResultPage | null = null;
       try {
-        let current = await ensureSession();
-        const submit = () =>
-          post<ScriptJob | { jobs: ScriptJob[] }>(
-            `/sessions/${enc(current.id)}/statements`,
-            script
-              ? { sql: sent, script: true }
-              : Object.keys(parameters).length > 0
-                ? { sql: sent, parameters }
-                : { sql: sent },
-          );
-        let answer: ScriptJob | { jobs: ScriptJob[] };
-        try {
-          answer = await submit();
-        } catch (error) {
-          if (!(error instanceof ApiError && error.status === 404)) throw error;
-          // The session expired or was deleted: open a new one transparently, once.
-          forgetSession();
-          current = await ensureSession();
-          answer = await submit();
-        }
-        const jobs: ScriptJob[] = "jobs" in answer ? answer.jobs : [answer];
+        const sessions: SessionSource = { current: () => ensureSession().then((found) => found.id), forget: forgetSession };
+        const answers = await startStatement(sessions, script ? { sql: sent, script: true } : { sql: sent, parameters });
+        const kept = answers.map((answer) => keepAnswer(client, answer));
+        const jobs: Job[] = kept.map((entry) => entry.job);
         // Where each job's text starts in the editor: the server says where each statement of
         // a script starts in what was sent (in code points), so nothing is split again here.
         const bases = jobs.map((job) => base + indexOfCodePoint(sent, job.script?.offset ?? 0));
@@ -162,19 +146,15 @@ export function useStatementRunner({
           const step: [number, number] | null = jobs.length > 1 ? [index + 1, jobs.length] : null;
           setRun((state) => state && { ...state, job: jobs[index], step });
           let streamShown = false;
-          const ended: Job = await followJob(
-            client,
-            jobs[index].id,
-            (job) => {
-              setRun((state) => state && { ...state, job, step });
-              if (!streamShown && isStreaming(job)) {
-                streamShown = true;
-                onStream?.(job);
-              }
-            },
-            controller.signal,
-          );
+          const ended: Job = await untilEnded(client, jobs[index], controller.signal, (job) => {
+            setRun((state) => state && { ...state, job, step });
+            if (!streamShown && isStreaming(job)) {
+              streamShown = true;
+              onStream?.(job);
+            }
+          });
           last = ended;
+          if (ended === jobs[index]) lastPage = kept[index].firstPage;
           setRun((state) => state && { ...state, done: [...state.done, ended] });
           if (ended.status !== "FINISHED") {
             markError(viewRef.current, ended, bases[index], doc);
@@ -192,7 +172,7 @@ export function useStatementRunner({
       const fresh = await afterRun(last);
       if (last) {
         const finished = last;
-        const summary = await summaryOf(finished, fresh).catch(() => null);
+        const summary = await summaryOf(finished, fresh, lastPage).catch(() => null);
         setRun((state) => (state && state.job?.id === finished.id ? { ...state, summary } : state));
       }
     },

@@ -12,6 +12,7 @@ import {
   cancelJob,
   formatDuration,
 } from "../../components/jobs/JobProgress";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { StreamingBadge } from "../../components/jobs/StreamView";
 import { formatRate, isStreaming } from "../../components/jobs/stream";
 import { formatTimestamp } from "../../components/jobs/time";
@@ -24,6 +25,7 @@ import {
   hasFilters,
   oneLine,
   searchOfFilters,
+  toggleStatus,
   type JobFilters,
 } from "./filters";
 import "./jobs-pages.css";
@@ -131,79 +133,67 @@ export function JobsPage() {
           )}
         </div>
       ) : (
-        <>
-          <table className="grid jobs-table" data-testid="jobs-table">
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">Kind</th>
-                <th scope="col">SQL</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Progress</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {jobs.map((job) => (
-                <tr key={job.id} data-job-id={job.id}>
-                  <td className="nowrap" title={job.created_at}>
-                    {formatTimestamp(job.created_at)}
-                  </td>
-                  <td>
-                    <JobStatusBadge status={job.status} />
-                  </td>
-                  <td>{job.kind}</td>
-                  <td className="sql-cell">
-                    <Link to={pathOf("jobs", job.id)} className="mono one-line" title={job.sql}>
-                      {oneLine(job.sql) || "(empty)"}
-                    </Link>
-                  </td>
-                  <td className="nowrap">{formatDuration(job, now)}</td>
-                  <td>
-                    {!TERMINAL.has(job.status) &&
-                      (isStreaming(job) ? (
-                        <span className="nowrap">
-                          <StreamingBadge />{" "}
-                          {job.progress.stream && (
-                            <span className="muted small-text">
-                              {formatRate(job.progress.stream.input_rows_per_second)} rows/s
-                            </span>
-                          )}
-                        </span>
-                      ) : (
-                        <JobProgress job={job} />
-                      ))}
-                  </td>
-                  <td>
-                    {(job.status === "CREATED" || job.status === "RUNNING") && (
-                      <button
-                        type="button"
-                        className="small danger"
-                        disabled={cancelling.has(job.id)}
-                        onClick={() => void cancel(job)}
-                        aria-label={`${isStreaming(job) ? "Stop stream" : "Cancel job"} ${oneLine(job.sql, 40)}`}
-                      >
-                        {cancelling.has(job.id) ? "Canceling…" : isStreaming(job) ? "Stop" : "Cancel"}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {next && (
-            <div className="load-more">
-              <button type="button" onClick={() => void loadMore()} disabled={loadingMore}>
-                {loadingMore ? "Loading…" : "Load more"}
-              </button>
-            </div>
-          )}
-        </>
+        <DataGrid
+          rows={jobs}
+          className="jobs-table"
+          testId="jobs-table"
+          rowKey={(job) => job.id}
+          rowAttributes={(job) => ({ "data-job-id": job.id })}
+          more={{ next, loading: loadingMore, onMore: loadMore }}
+          columns={[
+            {
+              header: "Created",
+              className: "nowrap",
+              title: (job) => job.created_at,
+              cell: (job) => formatTimestamp(job.created_at),
+            },
+            { header: "Status", cell: (job) => <JobStatusBadge status={job.status} /> },
+            { header: "Kind", cell: (job) => job.kind },
+            {
+              header: "SQL",
+              className: "sql-cell",
+              cell: (job) => (
+                <Link to={pathOf("jobs", job.id)} className="mono one-line" title={job.sql}>
+                  {oneLine(job.sql) || "(empty)"}
+                </Link>
+              ),
+            },
+            { header: "Duration", className: "nowrap", cell: (job) => formatDuration(job, now) },
+            { header: "Progress", cell: (job) => <LiveProgress job={job} /> },
+            {
+              header: "Actions",
+              hideHeader: true,
+              cell: (job) =>
+                job.status === "CREATED" || job.status === "RUNNING" ? (
+                  <button
+                    type="button"
+                    className="small danger"
+                    disabled={cancelling.has(job.id)}
+                    onClick={() => void cancel(job)}
+                    aria-label={`${isStreaming(job) ? "Stop stream" : "Cancel job"} ${oneLine(job.sql, 40)}`}
+                  >
+                    {cancelling.has(job.id) ? "Canceling…" : isStreaming(job) ? "Stop" : "Cancel"}
+                  </button>
+                ) : null,
+            },
+          ]}
+        />
       )}
     </div>
+  );
+}
+
+/** A job's progress while it runs: a stream's input rate, else its stages and tasks. */
+function LiveProgress({ job }: { job: Job }) {
+  if (TERMINAL.has(job.status)) return null;
+  if (!isStreaming(job)) return <JobProgress job={job} />;
+  return (
+    <span className="nowrap">
+      <StreamingBadge />{" "}
+      {job.progress.stream && (
+        <span className="muted small-text">{formatRate(job.progress.stream.input_rows_per_second)} rows/s</span>
+      )}
+    </span>
   );
 }
 
@@ -226,12 +216,6 @@ function Filters({ filters, onChange }: { filters: JobFilters; onChange: (c: Par
     window.clearTimeout(commit.current);
     commit.current = window.setTimeout(() => flush(value), 350);
   };
-  const toggleStatus = (status: (typeof STATUSES)[number]) =>
-    onChange({
-      status: filters.status.includes(status)
-        ? filters.status.filter((s) => s !== status)
-        : STATUSES.filter((s) => s === status || filters.status.includes(s)),
-    });
 
   return (
     <form className="jobs-filters card" role="search" aria-label="Filter jobs" onSubmit={(e) => e.preventDefault()}>
@@ -242,7 +226,7 @@ function Filters({ filters, onChange }: { filters: JobFilters; onChange: (c: Par
             <input
               type="checkbox"
               checked={filters.status.includes(status)}
-              onChange={() => toggleStatus(status)}
+              onChange={() => onChange({ status: toggleStatus(filters, status) })}
             />
             {status}
           </label>

@@ -1,6 +1,7 @@
 // /saved: saved queries — mine and those teammates share with me; create, edit, delete mine.
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
 import { ApiError, del, enc, patch, post, qs, type SavedQuery, type User } from "../../api";
+import { LoadMore } from "../../components/grid/DataGrid";
 import { useDebounced, usePagedQuery, useWrite } from "../../data/queries";
 import { navigate, useTitle } from "../../router";
 import { openInEditor } from "../../store";
@@ -193,13 +194,7 @@ export function SavedQueriesPage({ user }: { user: User }) {
           ))}
         </ul>
       )}
-      {next && (
-        <div className="load-more">
-          <button type="button" onClick={list.loadMore}>
-            Load more
-          </button>
-        </div>
-      )}
+      <LoadMore next={next} loading={list.loading} onMore={list.loadMore} />
 
       {deleting && (
         <ConfirmDialog

@@ -2,12 +2,15 @@
 // job's Spark work ended (progress.stages), and the "Spark stages" link of the job's summary.
 import { useQuery } from "@tanstack/react-query";
 import { get, type Job, type JobStage } from "../../api";
+import { DataGrid } from "../../components/grid/DataGrid";
 import { jobPath } from "../../data/jobs";
 import { formatBytes, formatCount, formatStageDuration, stageLabel, stagesSummary } from "./stages";
 
 export const STAGES_ID = "job-stages";
 /** The worker records at most this many stages (jobs.executor.stage_metrics.MAX_STAGES). */
 const MAX_STAGES = 100;
+/** A column of figures: header and cells right-aligned. */
+const NUM = { className: "num", headerClassName: "num" } as const;
 /** A canceled or timed-out job gets its stages a moment after it ended (once its stopped tasks
  * settled): asked again this often, this many times, as the page stops following ended jobs. */
 const SETTLE_POLL_MS = 1000;
@@ -96,62 +99,51 @@ export function StagesView({ stages, total }: { stages: JobStage[] | null | unde
         <p className="muted">Spark ran no stage for this job.</p>
       ) : (
         <div className="stages-scroll">
-          <table className="grid stages-table" data-testid="job-stages">
-            <thead>
-              <tr>
-                <th>Stage</th>
-                <th>Name</th>
-                <th>Status</th>
-                <th className="num">Tasks</th>
-                <th className="num">Rows read</th>
-                <th className="num">Bytes read</th>
-                <th className="num">Rows written</th>
-                <th className="num">Bytes written</th>
-                <th className="num">Shuffle read</th>
-                <th className="num">Shuffle write</th>
-                <th className="num" title="Memory / disk">
-                  Spill
-                </th>
-                <th className="num">Duration</th>
-              </tr>
-            </thead>
-            <tbody>
-              {stages.map((stage) => (
-                <tr key={`${stage.stage_id}-${stage.attempt}`} data-stage-id={stage.stage_id}>
-                  <td className="num">{stageLabel(stage)}</td>
-                  <td className="stage-name" title={stage.failure ?? stage.name}>
+          <DataGrid
+            rows={stages}
+            className="stages-table"
+            testId="job-stages"
+            rowKey={(stage) => `${stage.stage_id}-${stage.attempt}`}
+            rowAttributes={(stage) => ({ "data-stage-id": String(stage.stage_id) })}
+            columns={[
+              { header: "Stage", className: "num", cell: (stage) => stageLabel(stage) },
+              {
+                header: "Name",
+                className: "stage-name",
+                title: (stage) => stage.failure ?? stage.name,
+                cell: (stage) => (
+                  <>
                     {stage.name}
                     {stage.failure && <div className="stage-failure">{stage.failure}</div>}
-                  </td>
-                  <td>{stage.status}</td>
-                  <td className="num">
+                  </>
+                ),
+              },
+              { header: "Status", cell: (stage) => stage.status },
+              {
+                header: "Tasks",
+                ...NUM,
+                cell: (stage) => (
+                  <>
                     {stage.tasks_completed}/{stage.tasks}
                     {stage.tasks_failed > 0 && <span className="stage-failed"> ({stage.tasks_failed} failed)</span>}
-                  </td>
-                  <td className="num">{formatCount(stage.rows_read)}</td>
-                  <td className="num">
-                    <Bytes value={stage.bytes_read} />
-                  </td>
-                  <td className="num">{formatCount(stage.rows_written)}</td>
-                  <td className="num">
-                    <Bytes value={stage.bytes_written} />
-                  </td>
-                  <td className="num">
-                    <Bytes value={stage.shuffle_read_bytes} />
-                  </td>
-                  <td className="num">
-                    <Bytes value={stage.shuffle_write_bytes} />
-                  </td>
-                  <td className="num">
-                    <Spill stage={stage} />
-                  </td>
-                  <td className="num" title={`Executor run time ${formatStageDuration(stage.run_time_ms)}`}>
-                    {formatStageDuration(stage.duration_ms)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                  </>
+                ),
+              },
+              { header: "Rows read", ...NUM, cell: (stage) => formatCount(stage.rows_read) },
+              { header: "Bytes read", ...NUM, cell: (stage) => <Bytes value={stage.bytes_read} /> },
+              { header: "Rows written", ...NUM, cell: (stage) => formatCount(stage.rows_written) },
+              { header: "Bytes written", ...NUM, cell: (stage) => <Bytes value={stage.bytes_written} /> },
+              { header: "Shuffle read", ...NUM, cell: (stage) => <Bytes value={stage.shuffle_read_bytes} /> },
+              { header: "Shuffle write", ...NUM, cell: (stage) => <Bytes value={stage.shuffle_write_bytes} /> },
+              { header: "Spill", ...NUM, headerTitle: "Memory / disk", cell: (stage) => <Spill stage={stage} /> },
+              {
+                header: "Duration",
+                ...NUM,
+                title: (stage) => `Executor run time ${formatStageDuration(stage.run_time_ms)}`,
+                cell: (stage) => formatStageDuration(stage.duration_ms),
+              },
+            ]}
+          />
           {skipped > 0 && (
             <p className="muted" data-testid="job-stages-skipped">
               {skipped === 1 ? "1 stage was" : `${skipped} stages were`} skipped (Spark reused its shuffle

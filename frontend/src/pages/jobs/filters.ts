@@ -1,6 +1,7 @@
 // The jobs page's filters as they live in the URL query string and as the API takes them
 // (unit-tested in filters.test.ts).
 import type { JobStatus } from "../../api";
+import { choicesFromText, listParam, localToIso, searchOf, textParam, toggleChoice } from "../../data/filters";
 
 export const STATUSES: JobStatus[] = ["CREATED", "RUNNING", "FINISHED", "FAILED", "CANCELED"];
 export const KINDS = [
@@ -28,12 +29,8 @@ export interface JobFilters {
 export const NO_FILTERS: JobFilters = { status: [], kind: "", createdAfter: "", createdBefore: "", q: "" };
 
 export function filtersFromSearch(search: URLSearchParams): JobFilters {
-  const status = (search.get("status") ?? "")
-    .split(",")
-    .map((s) => s.trim().toUpperCase())
-    .filter((s): s is JobStatus => (STATUSES as string[]).includes(s));
   return {
-    status,
+    status: choicesFromText(search.get("status") ?? "", STATUSES, (part) => part.toUpperCase()),
     kind: search.get("kind") ?? "",
     createdAfter: search.get("created_after") ?? "",
     createdBefore: search.get("created_before") ?? "",
@@ -43,37 +40,33 @@ export function filtersFromSearch(search: URLSearchParams): JobFilters {
 
 /** The query string of the page's URL ("" or "?status=…"), keys in a stable order. */
 export function searchOfFilters(filters: JobFilters): string {
-  const search = new URLSearchParams();
-  if (filters.status.length) search.set("status", filters.status.join(","));
-  if (filters.kind) search.set("kind", filters.kind);
-  if (filters.createdAfter) search.set("created_after", filters.createdAfter);
-  if (filters.createdBefore) search.set("created_before", filters.createdBefore);
-  if (filters.q) search.set("q", filters.q);
-  const text = search.toString();
-  return text ? `?${text}` : "";
-}
-
-/** A datetime-local value as an ISO-8601 instant for the API (undefined when unset/invalid). */
-export function localToIso(value: string): string | undefined {
-  if (!value) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+  return searchOf({
+    status: listParam(filters.status),
+    kind: filters.kind,
+    created_after: filters.createdAfter,
+    created_before: filters.createdBefore,
+    q: filters.q,
+  });
 }
 
 /** The API's query parameters for these filters. */
 export function apiParams(filters: JobFilters): Record<string, string | undefined> {
   return {
-    status: filters.status.length ? filters.status.join(",") : undefined,
+    status: listParam(filters.status),
     kind: filters.kind || undefined,
     created_after: localToIso(filters.createdAfter),
     created_before: localToIso(filters.createdBefore),
-    q: filters.q.trim() || undefined,
+    q: textParam(filters.q),
   };
 }
 
 export function hasFilters(filters: JobFilters): boolean {
   return searchOfFilters(filters) !== "";
 }
+
+/** Turn one status on or off (kept in STATUSES' order). */
+export const toggleStatus = (filters: JobFilters, status: JobStatus): JobStatus[] =>
+  toggleChoice(filters.status, status, !filters.status.includes(status), STATUSES);
 
 /** The first line of SQL, trimmed and cut for a one-line cell. */
 export function oneLine(sql: string, max = 120): string {

@@ -2,36 +2,25 @@
 import { useState } from "react";
 import { post, type Catalog } from "../../../api";
 import { useWrite } from "../../../data/queries";
-import { navigate, pathOf } from "../../../router";
+import { pathOf } from "../../../router";
 import { ErrorAlert, errorMessage } from "../common";
-import { FieldError, FormShell, focusFirstInvalid, invalid, splitError } from "./shared";
+import { FieldError, FormShell, invalid, splitError, useCreateSubmit } from "./shared";
 
 export function NewCatalogForm() {
   const [name, setName] = useState("");
   const [comment, setComment] = useState("");
   const [defaultDatabase, setDefaultDatabase] = useState("default");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const create = useWrite((body: unknown) => post<Catalog>("/catalogs", body), ["catalogs"]).mutateAsync;
+  const { busy, error, submit } = useCreateSubmit(async () => {
+    const created = await create({
+      name: name.trim(),
+      comment,
+      default_database: defaultDatabase.trim() || "default",
+    });
+    return pathOf("catalog", created.name);
+  });
   const split = splitError(error, ["name", "comment", "default_database"]);
   const msg = (field: string) => (split.field === field ? errorMessage(error) : undefined);
-
-  const submit = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const created = await create({
-        name: name.trim(),
-        comment,
-        default_database: defaultDatabase.trim() || "default",
-      });
-      navigate(pathOf("catalog", created.name));
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-      focusFirstInvalid();
-    }
-  };
 
   return (
     <FormShell

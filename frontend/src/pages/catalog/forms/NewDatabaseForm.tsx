@@ -2,34 +2,23 @@
 import { useState } from "react";
 import { enc, post, type Database } from "../../../api";
 import { useWrite } from "../../../data/queries";
-import { navigate, pathOf } from "../../../router";
+import { pathOf } from "../../../router";
 import { ErrorAlert, errorMessage } from "../common";
-import { FieldError, FormShell, focusFirstInvalid, invalid, splitError } from "./shared";
+import { FieldError, FormShell, invalid, splitError, useCreateSubmit } from "./shared";
 
 export function NewDatabaseForm({ catalog }: { catalog: string }) {
   const [name, setName] = useState("");
   const [comment, setComment] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const create = useWrite(
     (body: unknown) => post<Database>(`/catalogs/${enc(catalog)}/databases`, body),
     ["catalogs"],
   ).mutateAsync;
+  const { busy, error, submit } = useCreateSubmit(async () => {
+    const created = await create({ name: name.trim(), comment });
+    return pathOf("catalog", created.catalog, created.name);
+  });
   const split = splitError(error, ["name", "comment"]);
   const msg = (field: string) => (split.field === field ? errorMessage(error) : undefined);
-
-  const submit = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const created = await create({ name: name.trim(), comment });
-      navigate(pathOf("catalog", created.catalog, created.name));
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-      focusFirstInvalid();
-    }
-  };
 
   return (
     <FormShell

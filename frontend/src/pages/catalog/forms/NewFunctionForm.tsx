@@ -2,6 +2,7 @@
 // a Python one (`package.module.function`), shown as the CREATE FUNCTION it runs in the catalog
 // pages' session — the same planner and checks as DDL typed in the editor.
 import { useState } from "react";
+import { DataGrid } from "../../../components/grid/DataGrid";
 import { pathOf } from "../../../router";
 import { ErrorAlert } from "../common";
 import { functionDdl, type FunctionDraft, type ParameterRow } from "../ddl";
@@ -45,49 +46,50 @@ export function NewFunctionForm({ catalog, database }: { catalog: string; databa
       {language === "sql" ? (
         <>
           <h2>Parameters</h2>
-          <table className="grid cat-columns">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {parameters.map((row, index) => (
-                <tr key={index}>
-                  <td>
-                    <input
-                      aria-label={`Parameter ${index + 1} name`}
-                      value={row.name}
-                      spellCheck={false}
-                      onChange={(ev) => setParameter(index, { name: ev.target.value })}
-                    />
-                  </td>
-                  <td>
-                    <input
-                      aria-label={`Parameter ${index + 1} type`}
-                      value={row.type}
-                      spellCheck={false}
-                      placeholder="INT"
-                      onChange={(ev) => setParameter(index, { type: ev.target.value })}
-                    />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      className="small"
-                      onClick={() => setParameters((rows) => rows.filter((_, i) => i !== index))}
-                    >
-                      Remove
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataGrid
+            showEmpty
+            rows={parameters}
+            className="cat-columns"
+            rowKey={(_row, index) => String(index)}
+            columns={[
+              {
+                header: "Name",
+                cell: (row, index) => (
+                  <input
+                    aria-label={`Parameter ${index + 1} name`}
+                    value={row.name}
+                    spellCheck={false}
+                    onChange={(ev) => setParameter(index, { name: ev.target.value })}
+                  />
+                ),
+              },
+              {
+                header: "Type",
+                cell: (row, index) => (
+                  <input
+                    aria-label={`Parameter ${index + 1} type`}
+                    value={row.type}
+                    spellCheck={false}
+                    placeholder="INT"
+                    onChange={(ev) => setParameter(index, { type: ev.target.value })}
+                  />
+                ),
+              },
+              {
+                header: "Actions",
+                hideHeader: true,
+                cell: (_row, index) => (
+                  <button
+                    type="button"
+                    className="small"
+                    onClick={() => setParameters((rows) => rows.filter((_, i) => i !== index))}
+                  >
+                    Remove
+                  </button>
+                ),
+              },
+            ]}
+          />
           <button type="button" className="small" onClick={() => setParameters((rows) => [...rows, { name: "", type: "" }])}>
             Add parameter
           </button>

@@ -2,11 +2,12 @@
 // watermarks, options. Validation errors are shown next to the field they name.
 import { useState } from "react";
 import { ApiError, enc, post, type Database, type Table } from "../../../api";
+import { DataGrid } from "../../../components/grid/DataGrid";
 import { useWrite } from "../../../data/queries";
-import { navigate, pathOf } from "../../../router";
+import { pathOf } from "../../../router";
 import { ErrorAlert, useCatalogQuery } from "../common";
 import { ColumnChecks, ColumnEditor } from "./ColumnEditor";
-import { FieldError, FormShell, focusFirstInvalid, invalid } from "./shared";
+import { FieldError, FormShell, invalid, useCreateSubmit } from "./shared";
 import {
   FORMATS,
   columnNames,
@@ -24,9 +25,6 @@ import {
 
 export function NewTableForm({ catalog, database }: { catalog: string; database: string }) {
   const [form, setForm] = useState<TableForm>(emptyForm);
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [general, setGeneral] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const db = useCatalogQuery<Database>(`/catalogs/${enc(catalog)}/databases/${enc(database)}`);
   const create = useWrite(
     (body: unknown) => post<Table>(`/catalogs/${enc(catalog)}/databases/${enc(database)}/tables`, body),
@@ -39,24 +37,22 @@ export function NewTableForm({ catalog, database }: { catalog: string; database:
   // Selections follow renames/removals: keep only names that still exist.
   const keep = (list: string[]) => list.filter((name) => names.includes(name));
 
-  const submit = async () => {
-    setBusy(true);
-    setErrors({});
-    setGeneral(null);
-    const clean = { ...form, pkColumns: keep(form.pkColumns), partitionBy: keep(form.partitionBy) };
-    try {
+  const { busy, error, submit } = useCreateSubmit(
+    async () => {
+      const clean = { ...form, pkColumns: keep(form.pkColumns), partitionBy: keep(form.partitionBy) };
       const created = await create(toTableRequest(clean));
-      navigate(pathOf("catalog", created.catalog, created.database, "table", created.name));
-    } catch (err) {
-      setBusy(false);
-      if (err instanceof ApiError) {
-        const target = errorTarget(err.field, form);
-        if (target.area === "general") setGeneral(err);
-        else setErrors({ [targetKey(target)]: err.message, summary: err.message });
-      } else setGeneral(err);
-      focusFirstInvalid();
-    }
-  };
+      return pathOf("catalog", created.catalog, created.database, "table", created.name);
+    },
+    // Placed by the form as it was sent: a later edit does not move the message.
+    (failure): { errors: Record<string, string>; general: unknown } => {
+      if (!(failure instanceof ApiError)) return { errors: {}, general: failure };
+      const target = errorTarget(failure.field, form);
+      if (target.area === "general") return { errors: {}, general: failure };
+      return { errors: { [targetKey(target)]: failure.message, summary: failure.message }, general: null };
+    },
+  );
+  const errors = error?.errors ?? {};
+  const general = error?.general ?? null;
 
   const optionError = (key: string) => errors[`options:${key}`];
   const knownOptionKeys = ["", "format", "connector", "path"];
@@ -95,34 +91,31 @@ export function NewTableForm({ catalog, database }: { catalog: string; database:
       <FieldError id="err-comment" message={errors["comment"]} />
 
       <h2>Columns</h2>
-      <table className="grid cat-columns">
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Name</th>
-            <th scope="col">Type / expression</th>
-            <th scope="col">Constraints / metadata</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {form.columns.map((row, index) => (
-            <ColumnEditor
-              key={row.id}
-              row={row}
-              index={index}
-              count={form.columns.length}
-              errors={errors}
-              onChange={(next) => setColumns(form.columns.map((r) => (r.id === row.id ? next : r)))}
-              onMove={(delta) => setColumns(moveRow(form.columns, index, delta))}
-              onRemove={() => setColumns(form.columns.filter((r) => r.id !== row.id))}
-            />
-          ))}
-        </tbody>
-      </table>
+      <DataGrid
+        showEmpty
+        rows={form.columns}
+        className="cat-columns"
+        columns={[
+          { header: "#" },
+          { header: "Kind" },
+          { header: "Name" },
+          { header: "Type / expression" },
+          { header: "Constraints / metadata" },
+          { header: "Actions", hideHeader: true },
+        ]}
+        renderRow={(row, index) => (
+          <ColumnEditor
+            key={row.id}
+            row={row}
+            index={index}
+            count={form.columns.length}
+            errors={errors}
+            onChange={(next) => setColumns(form.columns.map((r) => (r.id === row.id ? next : r)))}
+            onMove={(delta) => setColumns(moveRow(form.columns, index, delta))}
+            onRemove={() => setColumns(form.columns.filter((r) => r.id !== row.id))}
+          />
+        )}
+      />
       <FieldError id="err-columns" message={errors["columns"]} />
       <p className="muted" data-testid="analyzer-note">
         Computed columns and the watermark are typed by Spark&apos;s analyzer on a worker before the

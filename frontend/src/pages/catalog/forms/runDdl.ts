@@ -1,13 +1,12 @@
 // Running a create form's DDL as a statement: the job is followed until it ends; a FAILED job
 // becomes an Error carrying the job's error code and message, and a success makes every catalog
 // page, the tree and search answers load again.
-import { useCallback, useState } from "react";
+import { useCallback } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { ApiError } from "../../../api";
 import { invalidate } from "../../../data/queries";
-import { navigate } from "../../../router";
 import { runStatement } from "../sql";
-import { focusFirstInvalid } from "./shared";
+import { useCreateSubmit } from "./shared";
 
 /** How long a create statement is waited for in the request before the job is followed. */
 const DDL_WAIT_SECONDS = 10;
@@ -16,7 +15,7 @@ function useRunDdl(): (sql: string) => Promise<void> {
   const client = useQueryClient();
   return useCallback(
     async (sql: string) => {
-      const job = await runStatement(client, sql, DDL_WAIT_SECONDS, new AbortController().signal);
+      const { job } = await runStatement(client, sql, DDL_WAIT_SECONDS, new AbortController().signal);
       if (job.status !== "FINISHED") {
         const error = job.error;
         throw new ApiError(400, {
@@ -39,19 +38,8 @@ export function useDdlSubmit(): {
   submit: (sql: string, destination: string) => Promise<void>;
 } {
   const run = useRunDdl();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (sql: string, destination: string) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await run(sql);
-      navigate(destination);
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-      focusFirstInvalid();
-    }
-  };
-  return { busy, error, submit };
+  return useCreateSubmit(async (sql: string, destination: string) => {
+    await run(sql);
+    return destination;
+  });
 }

@@ -1,5 +1,5 @@
 // What the create forms share: the form frame, field errors, focusing the first invalid field.
-import type { FormEvent, ReactNode } from "react";
+import { useState, type FormEvent, type ReactNode } from "react";
 import { ApiError } from "../../../api";
 import { navigate, useTitle } from "../../../router";
 import { Breadcrumbs } from "../common";
@@ -63,6 +63,29 @@ export function FormShell({
       </form>
     </div>
   );
+}
+
+/** A create form's submit: `create` makes the object and answers the page to open next. A
+ * failure is kept as `error` (`explain` turns it into what the form marks, e.g. per field), the
+ * first invalid field is brought into view, and the form can be sent again. */
+export function useCreateSubmit<A extends unknown[], E = unknown>(
+  create: (...args: A) => Promise<string>,
+  explain: (error: unknown) => E = (error) => error as E,
+): { busy: boolean; error: E | null; submit: (...args: A) => Promise<void> } {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<E | null>(null);
+  const submit = async (...args: A) => {
+    setBusy(true);
+    setError(null);
+    try {
+      navigate(await create(...args));
+    } catch (failure) {
+      setError(explain(failure));
+      setBusy(false);
+      focusFirstInvalid();
+    }
+  };
+  return { busy, error, submit };
 }
 
 /** After a failed submit: bring the first field marked invalid (or the alert) into view. */

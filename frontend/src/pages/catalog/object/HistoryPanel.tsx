@@ -2,6 +2,7 @@
 // and when; a readable version opens in the editor as `SELECT … VERSION AS OF n`.
 import { useState } from "react";
 import type { TableVersion } from "../../../api";
+import { DataGrid } from "../../../components/grid/DataGrid";
 import { formatTimestamp } from "../../../components/jobs/time";
 import { Link, navigate, pathOf } from "../../../router";
 import { openInEditor } from "../../../store";
@@ -34,56 +35,52 @@ export function HistoryPanel({ base, path }: { base: string; path: string }) {
   return (
     <div data-testid="history">
       {items.length === 0 ? <p className="muted">No versions.</p> : null}
-      {items.length ? (
-        <table className="grid cat-history">
-          <thead>
-            <tr>
-              <th>Version</th>
-              <th>Committed</th>
-              <th>User</th>
-              <th>Operation</th>
-              <th>Rows</th>
-              <th>Metrics</th>
-              <th>Job</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((item) => (
-              <tr key={item.version} data-testid="history-row">
-                <td>
-                  {item.version}
-                  {item.current ? <span className="badge">current</span> : null}
-                </td>
-                <td>{formatTimestamp(item.created_at)}</td>
-                <td>{item.user ?? "—"}</td>
-                <td>{item.operation}</td>
-                <td>{item.rows ?? "—"}</td>
-                <td className="muted">{metricsText(item.metrics)}</td>
-                <td>{item.job_id ? <Link to={pathOf("jobs", item.job_id)}>{item.job_id.slice(0, 8)}</Link> : "—"}</td>
-                <td>
-                  {item.readable ? (
-                    <button
-                      type="button"
-                      className="small"
-                      onClick={() => {
-                        openInEditor({ sql: versionQuery(path, item.version), title: `v${item.version}` });
-                        navigate("/editor");
-                      }}
-                    >
-                      Query
-                    </button>
-                  ) : (
-                    <span className="muted" title="The retention has passed: its data was removed.">
-                      expired
-                    </span>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <DataGrid
+        rows={items}
+        className="cat-history"
+        rowKey={(item) => String(item.version)}
+        rowAttributes={() => ({ "data-testid": "history-row" })}
+        columns={[
+          {
+            header: "Version",
+            cell: (item) => (
+              <>
+                {item.version}
+                {item.current ? <span className="badge">current</span> : null}
+              </>
+            ),
+          },
+          { header: "Committed", cell: (item) => formatTimestamp(item.created_at) },
+          { header: "User", cell: (item) => item.user ?? "—" },
+          { header: "Operation", cell: (item) => item.operation },
+          { header: "Rows", cell: (item) => item.rows ?? "—" },
+          { header: "Metrics", className: "muted", cell: (item) => metricsText(item.metrics) },
+          {
+            header: "Job",
+            cell: (item) => (item.job_id ? <Link to={pathOf("jobs", item.job_id)}>{item.job_id.slice(0, 8)}</Link> : "—"),
+          },
+          {
+            header: "",
+            cell: (item) =>
+              item.readable ? (
+                <button
+                  type="button"
+                  className="small"
+                  onClick={() => {
+                    openInEditor({ sql: versionQuery(path, item.version), title: `v${item.version}` });
+                    navigate("/editor");
+                  }}
+                >
+                  Query
+                </button>
+              ) : (
+                <span className="muted" title="The retention has passed: its data was removed.">
+                  expired
+                </span>
+              ),
+          },
+        ]}
+      />
       <div className="toolbar">
         {tokens.length ? (
           <button

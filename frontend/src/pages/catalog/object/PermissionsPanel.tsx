@@ -10,6 +10,7 @@ import {
   type Privilege,
   type SecurableKind,
 } from "../../../api";
+import { DataGrid, PagedGrid } from "../../../components/grid/DataGrid";
 import { formatTimestamp } from "../../../components/jobs/time";
 import { usePagedQuery, usePatchPermissions, usePermissions } from "../../../data/queries";
 import { Link, pathOf } from "../../../router";
@@ -96,18 +97,17 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
             : `Neither you nor your teams hold a grant on this ${kind} or on what contains it.`}
         </p>
       ) : (
-        <table className="grid perm-table" data-testid="who-has-access">
-          <thead>
-            <tr>
-              <th scope="col">Principal</th>
-              <th scope="col">Privileges</th>
-              <th scope="col">Granted</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.key} data-testid={`grant-${row.type}-${row.principal}${row.from ? "-inherited" : ""}`}>
-                <td>
+        <DataGrid
+          rows={rows}
+          className="perm-table"
+          testId="who-has-access"
+          rowKey={(row) => row.key}
+          rowAttributes={(row) => ({ "data-testid": `grant-${row.type}-${row.principal}${row.from ? "-inherited" : ""}` })}
+          columns={[
+            {
+              header: "Principal",
+              cell: (row) => (
+                <>
                   <span className="badge">{row.type}</span>{" "}
                   {row.type === "team" ? (
                     <Link to={pathOf("teams", row.principal)} className="mono">
@@ -116,53 +116,58 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
                   ) : (
                     <span className="mono">{row.principal}</span>
                   )}
-                </td>
-                <td>
-                  <span className="perm-chips">
-                    {row.privileges.map((privilege) => (
-                      <span key={privilege} className="perm-chip" title={meaning(privilege, kind)}>
-                        {privilege}
-                        {can.manage && !row.from ? (
-                          <button
-                            type="button"
-                            className="perm-revoke"
-                            aria-label={`Revoke ${privilege} from ${row.type} ${row.principal}`}
-                            title={`Revoke ${privilege}`}
-                            disabled={patch.isPending}
-                            onClick={() => void revoke(row, [privilege])}
-                          >
-                            ×
-                          </button>
-                        ) : null}
-                      </span>
-                    ))}
-                  </span>
-                </td>
-                <td>
-                  {row.from ? (
-                    <Link to={pageOf(row.from.kind, row.from.identifier)} className="muted">
-                      {inheritedLabel(row.from)}
-                    </Link>
-                  ) : (
-                    <span className="perm-direct">
-                      on this {kind}
-                      {can.manage && row.privileges.length > 1 ? (
+                </>
+              ),
+            },
+            {
+              header: "Privileges",
+              cell: (row) => (
+                <span className="perm-chips">
+                  {row.privileges.map((privilege) => (
+                    <span key={privilege} className="perm-chip" title={meaning(privilege, kind)}>
+                      {privilege}
+                      {can.manage && !row.from ? (
                         <button
                           type="button"
-                          className="small link"
+                          className="perm-revoke"
+                          aria-label={`Revoke ${privilege} from ${row.type} ${row.principal}`}
+                          title={`Revoke ${privilege}`}
                           disabled={patch.isPending}
-                          onClick={() => void revoke(row, row.privileges)}
+                          onClick={() => void revoke(row, [privilege])}
                         >
-                          Revoke all
+                          ×
                         </button>
                       ) : null}
                     </span>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                  ))}
+                </span>
+              ),
+            },
+            {
+              header: "Granted",
+              cell: (row) =>
+                row.from ? (
+                  <Link to={pageOf(row.from.kind, row.from.identifier)} className="muted">
+                    {inheritedLabel(row.from)}
+                  </Link>
+                ) : (
+                  <span className="perm-direct">
+                    on this {kind}
+                    {can.manage && row.privileges.length > 1 ? (
+                      <button
+                        type="button"
+                        className="small link"
+                        disabled={patch.isPending}
+                        onClick={() => void revoke(row, row.privileges)}
+                      >
+                        Revoke all
+                      </button>
+                    ) : null}
+                  </span>
+                ),
+            },
+          ]}
+        />
       )}
       <ErrorAlert error={revokeError} />
       {status ? (
@@ -285,42 +290,33 @@ function RecentAccess({ base }: { base: string }) {
   return (
     <>
       <h3>Recent access</h3>
-      <ErrorAlert error={events.error} />
-      {events.loaded && events.items.length === 0 ? <p className="muted">No recorded access yet.</p> : null}
-      {!events.loaded && !events.error ? <p className="muted">Loading recent access…</p> : null}
-      {events.items.length > 0 ? (
-        <table className="grid perm-table" data-testid="recent-access">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Who</th>
-              <th scope="col">What</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.items.map((event) => (
-              <tr key={String(event.id)}>
-                <td className="nowrap">{formatTimestamp(event.at)}</td>
-                <td>{event.actor ?? <span className="muted">system</span>}</td>
-                <td>
-                  {describeEvent(event)}
-                  {event.job ? (
-                    <>
-                      {" "}
-                      (<Link to={pathOf("jobs", event.job)}>job {event.job.slice(0, 8)}</Link>)
-                    </>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      {events.next ? (
-        <button type="button" className="link small" onClick={events.loadMore} disabled={events.loading}>
-          Load more
-        </button>
-      ) : null}
+      <PagedGrid
+        list={events}
+        loadingText="Loading recent access…"
+        empty={<p className="muted">No recorded access yet.</p>}
+        className="perm-table"
+        testId="recent-access"
+        moreStyle="link"
+        rowKey={(event) => String(event.id)}
+        columns={[
+          { header: "When", className: "nowrap", cell: (event) => formatTimestamp(event.at) },
+          { header: "Who", cell: (event) => event.actor ?? <span className="muted">system</span> },
+          {
+            header: "What",
+            cell: (event) => (
+              <>
+                {describeEvent(event)}
+                {event.job ? (
+                  <>
+                    {" "}
+                    (<Link to={pathOf("jobs", event.job)}>job {event.job.slice(0, 8)}</Link>)
+                  </>
+                ) : null}
+              </>
+            ),
+          },
+        ]}
+      />
     </>
   );
 }

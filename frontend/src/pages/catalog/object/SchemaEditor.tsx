@@ -4,6 +4,7 @@
 // it checks a created table's).
 import { useState } from "react";
 import type { Column, Schema } from "../../../api";
+import { DataGrid } from "../../../components/grid/DataGrid";
 import { ErrorAlert } from "../common";
 import { alterStatements, createDdl, draftOf, newRow, schemaOf, type EditRow, type SchemaDraft } from "../schemaEdit";
 
@@ -70,61 +71,62 @@ export function SchemaEditor({
 
   return (
     <div className="cat-schema-editor" data-testid="schema-editor">
-      <table className="grid cat-columns">
-        <thead>
-          <tr>
-            <th scope="col">Column</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Type / expression</th>
-            <th scope="col">Comment</th>
-            <th scope="col">Key</th>
-            <th scope="col">
-              <span className="sr-only">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {draft.rows.map((row, index) => (
-            <tr key={row.key}>
-              <td>
+      <DataGrid
+        showEmpty
+        rows={draft.rows}
+        className="cat-columns"
+        rowKey={(row) => String(row.key)}
+        columns={[
+          {
+            header: "Column",
+            cell: (row, index) => (
+              <input
+                aria-label={`Column ${index + 1} name`}
+                className="mono"
+                value={row.column.name}
+                spellCheck={false}
+                onChange={(ev) => setRow(row.key, { name: ev.target.value })}
+              />
+            ),
+          },
+          { header: "Kind", cell: (row) => row.column.kind },
+          { header: "Type / expression", cell: typeCell },
+          {
+            header: "Comment",
+            cell: (row, index) => (
+              <input
+                aria-label={`Column ${index + 1} comment`}
+                value={row.column.comment ?? ""}
+                onChange={(ev) => setRow(row.key, { comment: ev.target.value })}
+              />
+            ),
+          },
+          {
+            header: "Key",
+            cell: (row, index) => (
+              <label className="inline">
                 <input
-                  aria-label={`Column ${index + 1} name`}
-                  className="mono"
-                  value={row.column.name}
-                  spellCheck={false}
-                  onChange={(ev) => setRow(row.key, { name: ev.target.value })}
+                  type="checkbox"
+                  checked={draft.pkRows.includes(row.key)}
+                  disabled={row.column.kind !== "physical"}
+                  onChange={(ev) => togglePk(row.key, ev.target.checked)}
                 />
-              </td>
-              <td>{row.column.kind}</td>
-              <td>{typeCell(row, index)}</td>
-              <td>
-                <input
-                  aria-label={`Column ${index + 1} comment`}
-                  value={row.column.comment ?? ""}
-                  onChange={(ev) => setRow(row.key, { comment: ev.target.value })}
-                />
-              </td>
-              <td>
-                <label className="inline">
-                  <input
-                    type="checkbox"
-                    checked={draft.pkRows.includes(row.key)}
-                    disabled={row.column.kind !== "physical"}
-                    onChange={(ev) => togglePk(row.key, ev.target.checked)}
-                  />
-                  <span className="sr-only">Column {index + 1} in the primary key</span>
-                  PK
-                </label>
-              </td>
-              <td>
-                <button type="button" className="small" onClick={() => removeRow(row.key)}>
-                  Remove
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+                <span className="sr-only">Column {index + 1} in the primary key</span>
+                PK
+              </label>
+            ),
+          },
+          {
+            header: "Actions",
+            hideHeader: true,
+            cell: (row) => (
+              <button type="button" className="small" onClick={() => removeRow(row.key)}>
+                Remove
+              </button>
+            ),
+          },
+        ]}
+      />
       <div className="toolbar">
         <button type="button" className="small" onClick={() => setDraft((d) => ({ ...d, rows: [...d.rows, newRow()] }))}>
           + Column

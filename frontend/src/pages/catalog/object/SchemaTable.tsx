@@ -1,6 +1,7 @@
 // The schema table and the details section of a table or view page.
 import type { ReactNode } from "react";
 import type { Column, Schema } from "../../../api";
+import { DataGrid } from "../../../components/grid/DataGrid";
 import { KeyValues } from "../common";
 import type { TableInfo } from "./parts";
 
@@ -20,36 +21,33 @@ export function SchemaTable({ schema }: { schema: Schema }) {
   const pk = new Set((schema.primary_key?.columns ?? []).map((c) => c.toLowerCase()));
   if (schema.columns.length === 0) return <p className="muted">No columns.</p>;
   return (
-    <table className="grid cat-schema" data-testid="schema">
-      <thead>
-        <tr>
-          <th scope="col">Column</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Type</th>
-          <th scope="col">Nullable</th>
-          <th scope="col">Expression / metadata</th>
-          <th scope="col">Key</th>
-        </tr>
-      </thead>
-      <tbody>
-        {schema.columns.map((column) => {
-          const nullable =
-            column.nullable ?? !(column.data_type ?? "").toUpperCase().includes("NOT NULL");
-          return (
-            <tr key={column.name} data-testid={`column-${column.name}`}>
-              <td className="mono">{column.name}</td>
-              <td>{column.kind}</td>
-              <td className="mono" data-testid="column-type">
-                {column.data_type ?? ""}
-              </td>
-              <td>{nullable ? "yes" : "NOT NULL"}</td>
-              <td>{kindDetails(column)}</td>
-              <td>{pk.has(column.name.toLowerCase()) ? <span className="badge info" title="Primary key">PK</span> : null}</td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <DataGrid
+      rows={schema.columns}
+      className="cat-schema"
+      testId="schema"
+      rowKey={(column) => column.name}
+      rowAttributes={(column) => ({ "data-testid": `column-${column.name}` })}
+      columns={[
+        { header: "Column", className: "mono", cell: (column) => column.name },
+        { header: "Kind", cell: (column) => column.kind },
+        { header: "Type", className: "mono", testId: "column-type", cell: (column) => column.data_type ?? "" },
+        {
+          header: "Nullable",
+          cell: (column) =>
+            (column.nullable ?? !(column.data_type ?? "").toUpperCase().includes("NOT NULL")) ? "yes" : "NOT NULL",
+        },
+        { header: "Expression / metadata", cell: kindDetails },
+        {
+          header: "Key",
+          cell: (column) =>
+            pk.has(column.name.toLowerCase()) ? (
+              <span className="badge info" title="Primary key">
+                PK
+              </span>
+            ) : null,
+        },
+      ]}
+    />
   );
 }
 

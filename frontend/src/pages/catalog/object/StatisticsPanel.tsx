@@ -4,52 +4,25 @@
 // table computes here (a job, followed until it ends).
 import { useEffect, useRef, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { ApiError, TERMINAL, get, type Job } from "../../../api";
+import {
+  ApiError,
+  TERMINAL,
+  get,
+  type ColumnFigures,
+  type ColumnStatistics,
+  type Job,
+  type TableStatistics,
+} from "../../../api";
 import { JobProgress } from "../../../components/jobs/JobProgress";
+import { DataGrid } from "../../../components/grid/DataGrid";
 import { formatTimestamp } from "../../../components/jobs/time";
-import { followJob } from "../../../data/jobs";
+import { untilEnded } from "../../../data/statements";
 import { keyOf } from "../../../data/queries";
 import { Link, pathOf } from "../../../router";
 import { ErrorAlert } from "../common";
 import { submit } from "../sql";
 
-export interface ColumnFigures {
-  name: string;
-  data_type: string | null;
-  null_count: number;
-  distinct_count: number | null;
-  min: string | null;
-  max: string | null;
-  avg: number | null;
-  avg_length: number | null;
-  max_length: number | null;
-}
-
-export interface ColumnStatistics {
-  computed_at: string | null;
-  row_count: number | null;
-  columns: ColumnFigures[];
-  files: number;
-  size_bytes: number;
-  size_computed_at: string;
-}
-
-export interface TableStatistics {
-  files: number;
-  size_bytes: number;
-  row_count: number | null;
-  row_count_source: string | null;
-  complete: boolean;
-  last_modified: string | null;
-  last_commit: {
-    at: string;
-    kind: string;
-    rows_written: number | null;
-    user: string | null;
-    job: string | null;
-  } | null;
-  column_statistics: ColumnStatistics | null;
-}
+export type { ColumnFigures, ColumnStatistics, TableStatistics };
 
 const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB"];
 
@@ -99,34 +72,23 @@ function ColumnStatisticsTable({ stats, lastCommitAt }: { stats: ColumnStatistic
       {stats.columns.length === 0 ? (
         <p className="muted">No column was analyzed.</p>
       ) : (
-        <table className="grid cat-schema" data-testid="column-stats">
-          <thead>
-            <tr>
-              <th scope="col">Column</th>
-              <th scope="col">Type</th>
-              <th scope="col">Nulls</th>
-              <th scope="col">Distinct</th>
-              <th scope="col">Min</th>
-              <th scope="col">Max</th>
-              <th scope="col">Avg</th>
-              <th scope="col">Avg / max length</th>
-            </tr>
-          </thead>
-          <tbody>
-            {stats.columns.map((c) => (
-              <tr key={c.name} data-column={c.name}>
-                <td>{c.name}</td>
-                <td className="muted">{c.data_type ?? "—"}</td>
-                <td>{count(c.null_count)}</td>
-                <td>{count(c.distinct_count)}</td>
-                <td>{c.min ?? "—"}</td>
-                <td>{c.max ?? "—"}</td>
-                <td>{decimal(c.avg)}</td>
-                <td>{lengths(c)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataGrid
+          rows={stats.columns}
+          className="cat-schema"
+          testId="column-stats"
+          rowKey={(c) => c.name}
+          rowAttributes={(c) => ({ "data-column": c.name })}
+          columns={[
+            { header: "Column", cell: (c) => c.name },
+            { header: "Type", className: "muted", cell: (c) => c.data_type ?? "—" },
+            { header: "Nulls", cell: (c) => count(c.null_count) },
+            { header: "Distinct", cell: (c) => count(c.distinct_count) },
+            { header: "Min", cell: (c) => c.min ?? "—" },
+            { header: "Max", cell: (c) => c.max ?? "—" },
+            { header: "Avg", cell: (c) => decimal(c.avg) },
+            { header: "Avg / max length", cell: lengths },
+          ]}
+        />
       )}
     </>
   );
@@ -148,11 +110,9 @@ function ComputeButton({ sqlPath, statsKey }: { sqlPath: string; statsKey: reado
     abort.current = controller;
     setError(null);
     try {
-      const first = await submit(analyzeStatement(sqlPath), 0, controller.signal);
+      const first = await submit(client, analyzeStatement(sqlPath), 0, controller.signal);
       setJob(first);
-      const last = TERMINAL.has(first.status)
-        ? first
-        : await followJob(client, first.id, setJob, controller.signal);
+      const last = await untilEnded(client, first, controller.signal, setJob);
       setJob(last);
       if (last.status !== "FINISHED") {
         throw new ApiError(400, {

@@ -1,6 +1,7 @@
 // The sections of a table or view page that ask the server: properties, the DDL (SHOW CREATE
 // TABLE, run as a statement) and sample data (a query job, followed until it ends).
 import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { TERMINAL } from "../../../api";
 import { JobProgress, JobStatusBadge } from "../../../components/jobs/JobProgress";
 import { ResultView } from "../../../components/results/ResultView";
 import { useJob } from "../../../data/jobs";
@@ -22,9 +23,9 @@ export function DdlPanel({ path }: { path: string }) {
   const ddl = useQuery({
     queryKey: ["statement", "ddl", path],
     queryFn: async ({ signal }) => {
-      const job = await runStatement(client, `SHOW CREATE TABLE ${path}`, 30, signal);
+      const { job, firstPage } = await runStatement(client, `SHOW CREATE TABLE ${path}`, 30, signal);
       if (job.status !== "FINISHED") throw new Error(job.error?.message ?? `The statement ended ${job.status}.`);
-      const result = await resultOf(job, signal);
+      const result = await resultOf(job, firstPage, signal);
       return result.rows.map((row) => String(row[0] ?? "")).join("\n");
     },
     // A statement is run once per mount (or "Run again"), never by a background refetch.
@@ -58,16 +59,19 @@ export function DdlPanel({ path }: { path: string }) {
 }
 
 export function SamplePanel({ path, title }: { path: string; title: string }) {
+  const client = useQueryClient();
   // Submitting is a query of its own (one per "Run again"); the job is then followed.
   const submitted = useQuery({
     queryKey: ["statement", "sample", path],
-    queryFn: ({ signal }) => submit(`SELECT * FROM ${path} LIMIT 100`, 5, signal),
+    queryFn: ({ signal }) => submit(client, `SELECT * FROM ${path} LIMIT 100`, 5, signal),
     // A statement is run once per mount (or "Run again"), never by a background refetch.
     staleTime: Infinity,
     retry: false,
     gcTime: 0,
   });
-  const followed = useJob(submitted.data?.id);
+  // A job that ended within the wait needs no following (its first page came with it).
+  const started = submitted.data;
+  const followed = useJob(started && !TERMINAL.has(started.status) ? started.id : null);
   const job = submitted.isFetching ? null : (followed.job ?? submitted.data ?? null);
   const error = submitted.error ?? followed.error;
   const { refetch } = submitted;

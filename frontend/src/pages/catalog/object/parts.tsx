@@ -12,19 +12,12 @@ export interface ObjectProps {
   name: string;
 }
 
-/** Extra fields docs/api.md adds to the table JSON. */
+/** A table with what docs/api.md adds to its resolved schema (a JSON field in the document). */
 export type TableInfo = Table & {
-  location?: string;
   resolved_schema: (Schema & { expressions_resolved?: boolean }) | null;
 };
 
-export type FunctionInfo = FunctionObject & {
-  parameters?: { name: string; data_type: string }[];
-  return_type?: string;
-  created_by?: string;
-  created_at?: string;
-  updated_at?: string;
-};
+export type FunctionInfo = FunctionObject;
 
 /** Who owns a table, view or function: `owner` (issue 18), else its creator (older servers). */
 export function ownerOf(object: { owner?: string | null; created_by?: string | null }): string | null {
