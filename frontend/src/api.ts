@@ -1,4 +1,4 @@
-// The one way the UI talks to the server: the public REST API under /api/v1 (API.md).
+// The one way the UI talks to the server: the public REST API under /api/v1 (docs/api.md).
 // Session cookie + CSRF header; every failure becomes an ApiError with the contract's code.
 import type { components } from "./openapi/schema";
 
@@ -34,7 +34,7 @@ export function csrfToken(): string {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
-/** One identifier part in a URL path (API.md: names are single parts, percent-encoded). */
+/** One identifier part in a URL path (docs/api.md: names are single parts, percent-encoded). */
 export const enc = (part: string): string => encodeURIComponent(part);
 
 /** A query string from the defined values only. */
@@ -182,10 +182,10 @@ export const patch = <T>(path: string, body: unknown) => api<T>("PATCH", path, b
 export const put = <T = void>(path: string, body?: unknown) => api<T>("PUT", path, body);
 export const del = <T = void>(path: string) => api<T>("DELETE", path);
 
-// --- Shapes (API.md §2) -----------------------------------------------------------------
+// --- Shapes (docs/api.md §2) -----------------------------------------------------------------
 // Generated from the server's OpenAPI document (src/openapi/, `make api-types`; `make test`
 // fails when they drift). Only what the document lacks is written here, each with its reason:
-// a field the document leaves loose (a JSON field, a free string that is an enum in API.md) is
+// a field the document leaves loose (a JSON field, a free string that is an enum in docs/api.md) is
 // refined field by field, everything else is the generated type under a short name.
 
 type Schemas = components["schemas"];
@@ -214,7 +214,7 @@ export type TableVersion = Omit<Schemas["TableVersionOut"], "metrics"> & {
 /** A saved query (docs/api.md): readable by the owner's teams when shared. */
 export type SavedQuery = Schemas["SavedQueryOut"];
 
-// Hand-written: the table schema is a JSON field on the server (FLIP-164 form, API.md §2).
+// Hand-written: the table schema is a JSON field on the server (FLIP-164 form, docs/api.md §2).
 export type ColumnKind = "physical" | "computed" | "metadata";
 
 export interface Column {
@@ -264,7 +264,7 @@ export type FunctionObject = Omit<Schemas["FunctionOut"], "kind" | "language" | 
 /** Hand-written: a free string in the document (core/jobstate.py). */
 export type JobStatus = "CREATED" | "RUNNING" | "FINISHED" | "FAILED" | "CANCELED";
 
-/** A running stream's latest micro-batch (``progress.stream``, API.md §5 "Streaming"). */
+/** A running stream's latest micro-batch (``progress.stream``, docs/api.md §5 "Streaming"). */
 export type StreamProgress = Schemas["StreamProgressOut"];
 
 /** Refined: `status` is a free string, `error` and `result` are JSON fields in the document. */
@@ -295,7 +295,7 @@ export function quoteIdent(part: string): string {
 
 export const sqlPath = (parts: string[]): string => parts.map(quoteIdent).join(".");
 
-// --- Grants, teams, audit (issue 18, ADR 0011 §4–5) ---------------------------------------
+// --- Grants, teams, audit (ADR 0011 §4–5) ---------------------------------------
 // Generated, refined where the document is loose (privileges and kinds are free strings there).
 
 /** A privilege (core/privileges.py `Privilege`). */

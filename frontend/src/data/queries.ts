@@ -88,7 +88,7 @@ export function useWrite<TArgs, TResult>(
   });
 }
 
-/** A paged list (API.md: `items` + `next_page_token`), loaded while `enabled`, one page at a
+/** A paged list (docs/api.md: `items` + `next_page_token`), loaded while `enabled`, one page at a
  * time ("Load more"), polled while `poll(items)` says something in it is still changing. */
 export function usePagedQuery<T>(
   path: string,
@@ -139,7 +139,7 @@ export function useClock(ms: number | null): number {
   return now;
 }
 
-// --- grants, teams, audit (issue 18) ---------------------------------------------------------
+// --- grants, teams, audit (ADR 0011) ---------------------------------------------------------
 
 /** Who may do what on one object: GET `${base}/permissions` (`base` is the object's API path). */
 export function usePermissions(base: string, enabled = true) {

@@ -1,4 +1,4 @@
-// The live view of a stream (issue 17): its latest micro-batch's figures, a small SVG chart of
+// The live view of a stream (docs/streaming.md): its latest micro-batch's figures, a small SVG chart of
 // input vs processed rows/s and of batch duration over the latest batches, and the one-line
 // summary the editor shows for a streaming write. The logic is in stream.ts.
 import { useState } from "react";

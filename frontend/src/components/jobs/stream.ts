@@ -1,4 +1,4 @@
-// Pure logic of the live view of streams (issue 17, API.md §5 "Streaming"): which state a
+// Pure logic of the live view of streams (docs/api.md §5 "Streaming"): which state a
 // streaming job is in, the series of its micro-batches (from `batch_committed` events and
 // from polls of the job), the chart's geometry, and the formatting of the figures
 // (unit-tested in stream.test.ts).

@@ -1,4 +1,4 @@
-// The live tail of a streaming SELECT (issue 17): the job's result is the latest rows of the
+// The live tail of a streaming SELECT (docs/streaming.md): the job's result is the latest rows of the
 // stream (at most 1,000, newest last, replaced after each micro-batch), read again with each
 // batch and every few seconds while the job runs, and shown newest first in the result grid.
 // Once the stream is stopped, the last tail stays readable.

@@ -256,7 +256,7 @@ function onTreeKey(event: KeyboardEvent<HTMLElement>) {
   event.preventDefault();
 }
 
-/** A search hit; `kind` is free text in the OpenAPI document, one of four in API.md. */
+/** A search hit; `kind` is free text in the OpenAPI document, one of four in docs/api.md. */
 type SearchHit = Omit<components["schemas"]["SearchHitOut"], "kind"> & {
   kind: "table" | "view" | "function" | "column";
 };

@@ -32,7 +32,7 @@ function form(): TableForm {
 }
 
 describe("toTableRequest", () => {
-  it("builds the API.md JSON", () => {
+  it("builds the docs/api.md JSON", () => {
     const body = toTableRequest(form());
     expect(body.name).toBe("t1");
     expect(body.schema.columns).toEqual([

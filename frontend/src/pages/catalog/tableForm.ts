@@ -1,4 +1,4 @@
-// Pure logic of the create-table form: form state → the API.md table JSON, and the
+// Pure logic of the create-table form: form state → the docs/api.md table JSON, and the
 // server's `details.field` paths → the form field that shows the error.
 
 export const METADATA_KEYS = [
@@ -124,7 +124,7 @@ export function toColumn(row: ColumnRow): ApiColumn {
   return { name, kind: "physical", data_type: columnType(row) };
 }
 
-/** The POST body of `/catalogs/{c}/databases/{d}/tables` (API.md). */
+/** The POST body of `/catalogs/{c}/databases/{d}/tables` (docs/api.md). */
 export function toTableRequest(form: TableForm): TableRequest {
   const options: Record<string, string> = {};
   if (form.storage === "managed") {

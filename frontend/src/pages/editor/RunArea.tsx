@@ -1,6 +1,6 @@
 // Below the editor: the running job (status, progress, elapsed, Cancel, job link), the
 // summary or error of the run, the statements of a script, and the result grid. A stream
-// (issue 17) shows "Streaming" instead of a progress bar and a Stop button: a streaming
+// (docs/streaming.md) shows "Streaming" instead of a progress bar and a Stop button: a streaming
 // SELECT its live tail in the grid, a streaming write its live figures and a job page link.
 import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { JobProgress, JobStatusBadge } from "../../components/jobs/JobProgress";

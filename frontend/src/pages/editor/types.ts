@@ -34,7 +34,7 @@ export interface TabOpen {
 }
 
 
-/** A temporary object of a session (generated type, with API.md's enum for `kind` and the
+/** A temporary object of a session (generated type, with docs/api.md's enum for `kind` and the
  * fields the document leaves out: `system` functions, a view's `query`). */
 export type TemporaryItem = Omit<components["schemas"]["TemporaryObjectOut"], "kind" | "shadows"> & {
   kind: "table" | "view" | "function";

@@ -19,7 +19,7 @@ export type TableInfo = Table & {
 
 export type FunctionInfo = FunctionObject;
 
-/** Who owns a table, view or function: `owner` (issue 18), else its creator (older servers). */
+/** Who owns a table, view or function: `owner` (ADR 0011), else its creator (older servers). */
 export function ownerOf(object: { owner?: string | null; created_by?: string | null }): string | null {
   return object.owner ?? object.created_by ?? null;
 }
