@@ -28,7 +28,7 @@ from tests.conftest import API
 from tests.grants_support import share
 from tests.runtimes.connect_server import ConnectServer, free_port, start_connect_server
 from tests.waiting import wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     SCHEMA,
     Pipeline,
     api_for,

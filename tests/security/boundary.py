@@ -14,7 +14,7 @@ from django.conf import settings
 from catalog.models import Table
 from jobs.models import Job, TemporaryObject
 from tests.conftest import API, assert_error
-from tests.worker.helpers import api_for, create_user, open_session, statement, wait_job
+from tests.worker_helpers import api_for, create_user, open_session, statement, wait_job
 
 SECRET = "TOP-SECRET-"  # every secret file's content starts with this
 

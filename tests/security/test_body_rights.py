@@ -418,7 +418,7 @@ def test_a_revoked_grant_fails_a_stored_body_at_planning_naming_the_object(
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("security_worker")
 def test_a_function_handed_over_with_a_body_both_may_reach_runs_on_spark() -> None:
-    from tests.worker.helpers import Pipeline
+    from tests.worker_helpers import Pipeline
 
     alice, bob = Pipeline("alice"), Pipeline("bob")
     mine, theirs = f"a{uuid.uuid4().hex[:8]}", f"b{uuid.uuid4().hex[:8]}"

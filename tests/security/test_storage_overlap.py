@@ -61,7 +61,7 @@ from tests.security.boundary import (
     storage_root,
     uid,
 )
-from tests.worker.helpers import events, wait_for_status
+from tests.worker_helpers import events, wait_for_status
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -965,7 +965,7 @@ def tmp_over(path: str, name: str = "tmp") -> str:
 
 def plans_a_read(actor: Actor, name: str = "tmp") -> dict[str, Any]:
     """The plan of ``SELECT * FROM x.y.<name>`` in the actor's session (no worker needed)."""
-    from tests.worker.helpers import planned
+    from tests.worker_helpers import planned
 
     return planned(Session.objects.get(pk=actor.session_id), f"SELECT * FROM x.y.{name}")
 

@@ -43,7 +43,7 @@ from tests.security.boundary import (
     table_dir,
     uid,
 )
-from tests.worker.helpers import hand_plan, submit_plan, wait_for_status
+from tests.worker_helpers import hand_plan, submit_plan, wait_for_status
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

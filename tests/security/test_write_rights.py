@@ -26,7 +26,7 @@ from sessions import statements as job_services
 from tests.grants_support import share
 from tests.security.boundary import Actor, error_of, files_under, refused, storage_root, uid
 from tests.waiting import wait_until
-from tests.worker.helpers import events, submit_plan, wait_for_status
+from tests.worker_helpers import events, submit_plan, wait_for_status
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from catalog.models import Column, Table
 from jobs.models import SchemaCheck
-from tests.api.conftest import Storage
 from tests.conftest import API, assert_error
+from tests.fixtures.api import Storage
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth.models import Group
 
 from tests.conftest import API
-from tests.worker.helpers import Pipeline
+from tests.worker_helpers import Pipeline
 
 pytestmark = [
     pytest.mark.spark,

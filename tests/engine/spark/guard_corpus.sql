@@ -1,4 +1,4 @@
--- The SQL guard's corpus (tests/spark/test_spark_guard.py): one statement per paragraph.
+-- The SQL guard's corpus (tests/engine/spark/test_spark_guard.py): one statement per paragraph.
 -- Relations and functions are placeholders: the test allows every one-part name, so
 -- what is judged is the syntax Spark builds. Written for Tessera; not from Spark.
 

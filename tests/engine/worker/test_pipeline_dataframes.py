@@ -15,7 +15,7 @@ from jobs.models import Job, TemporaryObject, Upload
 from results import uploads
 from tests.conftest import API
 from tests.waiting import wait_until
-from tests.worker.helpers import Pipeline, events, wait_job
+from tests.worker_helpers import Pipeline, events, wait_job
 
 pytestmark = [
     pytest.mark.spark,

@@ -15,7 +15,7 @@ from catalog import services as catalog_services
 from jobs.models import Job
 from tests.conftest import API
 from tests.waiting import wait_until
-from tests.worker.helpers import Pipeline, events, wait_for_status, wait_job
+from tests.worker_helpers import Pipeline, events, wait_for_status, wait_job
 
 pytestmark = [
     pytest.mark.spark,

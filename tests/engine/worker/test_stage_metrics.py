@@ -21,7 +21,7 @@ from engine import stage_metrics
 from jobs.models import Job
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until
-from tests.worker.helpers import Pipeline, wait_job
+from tests.worker_helpers import Pipeline, wait_job
 
 pytestmark = [
     pytest.mark.spark,

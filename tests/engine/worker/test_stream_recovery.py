@@ -32,7 +32,7 @@ from jobs.models import Job, JobEvent, Session, Worker
 from tabledata import stream_commit
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     Pipeline,
     get_job,
     open_session,

@@ -26,7 +26,7 @@ from tabledata import stream_commit
 from tests.conftest import API
 from tests.grants_support import share
 from tests.waiting import wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     STREAMING,
     TRIGGER_MS,
     Pipeline,

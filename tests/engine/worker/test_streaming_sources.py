@@ -6,7 +6,7 @@ own FAIR pool, ``streaming``).
 
 Every source is compared with a plain PySpark batch read of the same files with the same
 schema and options; files are written atomically (a hidden name, then a rename), as a
-producer feeding a stream must. Fixtures ``source_dir`` and ``streams``: tests/worker/conftest.py.
+producer feeding a stream must. Fixtures ``source_dir`` and ``streams``: tests/fixtures/worker.py.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 
 from catalog import services as catalog_services
 from tests.waiting import wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     Pipeline,
     cancel,
     count_of,

@@ -2,7 +2,8 @@
 without a worker: the fair claim's order, the per-user running limit, the sweeper and the
 hand-on of held-back jobs, and ``429 TOO_MANY_JOBS`` (docs/api.md, docs/adr/0009).
 
-The many-workers behaviour itself (two real Celery workers) is tests/worker/test_many_workers.py.
+The many-workers behaviour itself (two real Celery workers) is
+tests/jobs/worker/test_many_workers.py.
 """
 
 from __future__ import annotations

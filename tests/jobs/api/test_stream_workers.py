@@ -10,7 +10,7 @@ heartbeat rows on the real database, moved as a worker and the reaper would.
   a streaming statement with no slot free on any live worker is ``TOO_MANY_STREAMS``.
 
 The real thing (a worker killed under a running stream) is
-tests/worker/test_stream_recovery.py.
+tests/engine/worker/test_stream_recovery.py.
 """
 
 from __future__ import annotations

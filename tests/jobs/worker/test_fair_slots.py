@@ -18,7 +18,7 @@ import pytest
 from jobs.models import Job, JobEvent, Worker
 from tests.conftest import API
 from tests.waiting import wait_until
-from tests.worker.helpers import TERMINAL, api_for, create_user, submit_sql, wait_for_status
+from tests.worker_helpers import TERMINAL, api_for, create_user, submit_sql, wait_for_status
 from tests.workers import WorkerProcess
 
 pytestmark = [pytest.mark.spark, pytest.mark.django_db(transaction=True)]

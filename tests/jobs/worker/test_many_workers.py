@@ -25,7 +25,7 @@ from django.db.models import Q
 from jobs.models import Job
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     TERMINAL,
     api_for,
     create_user,

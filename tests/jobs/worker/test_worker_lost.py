@@ -9,7 +9,7 @@ import pytest
 
 from jobs.models import Job
 from tests.waiting import wait_until
-from tests.worker.helpers import api_for, create_user, events, get_job, submit_sql
+from tests.worker_helpers import api_for, create_user, events, get_job, submit_sql
 from tests.workers import WorkerProcess
 
 # The shared worker is the one killed (the ``worker`` fixture starts it again if a test

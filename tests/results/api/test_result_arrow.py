@@ -1,6 +1,6 @@
 """``GET /jobs/{id}/result.arrow`` (the whole result as an Arrow IPC stream) and the
 ``row_limit`` of ``POST /sessions/{id}/statements``: the web's side, with real PostgreSQL.
-The worker's side (Spark's types, large results) is tests/worker/test_result_arrow.py."""
+The worker's side (Spark's types, large results) is tests/results/worker/test_result_arrow.py."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from core import jobstate
 from jobs import lifecycle
 from jobs.models import Job, Session
 from results import arrow, store
-from tests.api.test_results import finished_job, sample_table, spark_job
 from tests.conftest import API, assert_error
+from tests.results.api.test_results import finished_job, sample_table, spark_job
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,7 @@
 """Uploads (``POST/GET /sessions/{id}/uploads``, ``DELETE …/uploads/{upload}``): Arrow IPC in,
 parquet on disk, the limits, ownership, and the files going with the upload or its session.
 Tables over uploads are planned here too (no worker: their refusals come from the planner);
-reading them with Spark is in tests/worker/test_uploads.py."""
+reading them with Spark is in tests/results/worker/test_uploads.py."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from django.test.utils import CaptureQueriesContext
 from core.errors import PayloadTooLarge
 from jobs.models import Session, TemporaryObject, Upload
 from results import uploads
-from tests.api.test_statements import Console
 from tests.conftest import API, assert_error
+from tests.sessions.api.test_statements import Console
 
 pytestmark = pytest.mark.django_db
 

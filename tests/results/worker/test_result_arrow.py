@@ -17,7 +17,7 @@ import pytest
 from django.http import StreamingHttpResponse
 
 from tests.conftest import API
-from tests.worker.helpers import Pipeline, wait_job
+from tests.worker_helpers import Pipeline, wait_job
 
 pytestmark = [
     pytest.mark.spark,

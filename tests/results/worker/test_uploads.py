@@ -17,9 +17,9 @@ from django.conf import settings
 
 from catalog import services as catalog_services
 from jobs.models import Session, Upload
-from tests.api.test_uploads import EVERY_TYPE, ipc, post
 from tests.conftest import API
-from tests.worker.helpers import (
+from tests.results.api.test_uploads import EVERY_TYPE, ipc, post
+from tests.worker_helpers import (
     Pipeline,
     open_session,
     planned,

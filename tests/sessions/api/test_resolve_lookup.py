@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.api.test_completion import open_session
 from tests.conftest import API, assert_error
+from tests.sessions.api.test_completion import open_session
 
 pytestmark = pytest.mark.django_db
 

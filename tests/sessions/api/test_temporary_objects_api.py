@@ -20,8 +20,8 @@ from core.datatypes import AtomicType
 from core.schema import PhysicalColumn, Schema
 from jobs import maintenance
 from jobs.models import Session, TemporaryObject
-from tests.api.test_statements import Console, play_worker
 from tests.conftest import API, assert_error
+from tests.sessions.api.test_statements import Console, play_worker
 
 pytestmark = pytest.mark.django_db
 

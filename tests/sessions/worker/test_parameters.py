@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import API
-from tests.worker.helpers import api_for, create_user, open_session, result_rows, wait_job
+from tests.worker_helpers import api_for, create_user, open_session, result_rows, wait_job
 
 pytestmark = [
     pytest.mark.spark,

@@ -23,11 +23,11 @@ from catalog.models import Column, Database, Table
 from core.schema import Schema
 from jobs import lifecycle
 from jobs.models import Job
+from tests import worker_helpers as helpers
 from tests.conftest import API
 from tests.grants_support import share
 from tests.waiting import wait_until
-from tests.worker import helpers
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     SCHEMA,
     events,
     hand_plan,

@@ -20,7 +20,7 @@ from catalog import services as catalog_services
 from catalog.models import Database
 from core.schema import Schema
 from tests.conftest import API
-from tests.worker.helpers import api_for, create_user, json_value, result_rows, wait_job
+from tests.worker_helpers import api_for, create_user, json_value, result_rows, wait_job
 
 pytestmark = [
     pytest.mark.spark,

@@ -14,7 +14,8 @@ from django.utils import timezone
 from catalog.models import Database, Table
 from jobs.models import Session
 from tabledata import manifest
-from tests.api.test_writes_lifecycle import (
+from tests.conftest import assert_error, client_for, simple_schema
+from tests.tabledata.api.test_writes_lifecycle import (
     TABLES,
     ctas_plan,
     insert_plan,
@@ -22,7 +23,6 @@ from tests.api.test_writes_lifecycle import (
     submit,
     write_parquet,
 )
-from tests.conftest import assert_error, client_for, simple_schema
 
 pytestmark = pytest.mark.django_db
 

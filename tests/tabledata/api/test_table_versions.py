@@ -1,6 +1,6 @@
 """Table versions without a worker: a REST-made managed table is version 0, the migration's
 fill, the retention setting, the versions list's errors and DROP of every version's
-directory (the commits themselves: tests/worker/test_versions.py)."""
+directory (the commits themselves: tests/tabledata/worker/test_versions.py)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from jobs.models import Job
 from tabledata import commit
 from tabledata import staging as write_staging
 from tests.conftest import API, assert_error
-from tests.worker.helpers import planned, session_for
+from tests.worker_helpers import planned, session_for
 
 pytestmark = pytest.mark.django_db
 

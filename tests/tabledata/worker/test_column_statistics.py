@@ -14,7 +14,7 @@ from catalog import services as catalog_services
 from catalog.models import Table
 from tests.conftest import API
 from tests.grants_support import share
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     api_for,
     create_user,
     events,

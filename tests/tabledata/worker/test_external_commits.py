@@ -26,7 +26,7 @@ from engine.registration import DataChanging, load_committed
 from tabledata import manifest
 from tests.grants_support import share
 from tests.waiting import holds_for, wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     Pipeline,
     events,
     result_rows,

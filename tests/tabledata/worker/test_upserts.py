@@ -16,7 +16,7 @@ from django.conf import settings
 from catalog.models import Table, TableVersion
 from jobs.models import Job, JobEvent
 from tests.waiting import wait_until
-from tests.worker.helpers import Pipeline, events, result_rows, wait_job
+from tests.worker_helpers import Pipeline, events, result_rows, wait_job
 
 pytestmark = [
     pytest.mark.spark,

@@ -23,7 +23,7 @@ from jobs import maintenance
 from jobs.models import Job
 from tests.conftest import API
 from tests.waiting import wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     Pipeline,
     api_for,
     create_user,

@@ -29,7 +29,7 @@ from jobs.models import Job
 from tests.conftest import API
 from tests.grants_support import share
 from tests.waiting import holds_for, wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     Pipeline,
     events,
     get_job,

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
         f"{API}",
         "/api/v2/catalogs",
         "/static/no/such/file.js",
-        # Other paths are the browser UI's client-side routes (tests/api/test_ui_index.py).
+        # Other paths are the browser UI's client-side routes (tests/webapp/api/test_ui_index.py).
     ],
 )
 def test_unknown_urls_are_json_404(alice_api, url):

@@ -98,7 +98,7 @@ def test_docs_page_uses_only_local_assets(anon_api):
 
 
 def test_home_is_the_browser_ui_not_a_redirect(anon_api):
-    # The UI's page (tests/api/test_ui_index.py): 200 when built, 503 saying how otherwise.
+    # The UI's page (tests/webapp/api/test_ui_index.py): 200 when built, 503 saying how otherwise.
     response = anon_api.get("/")
     assert response.status_code in (200, 503)
     assert response["Content-Type"].startswith("text/html")
