@@ -9,7 +9,6 @@ tests/jobs/worker/test_many_workers.py.
 from __future__ import annotations
 
 import threading
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -24,6 +23,7 @@ from jobs import lifecycle, maintenance, scheduling
 from jobs.models import Job, JobEvent, Session, Worker
 from sessions import statements
 from tests.conftest import API, PASSWORD, assert_error, client_for
+from tests.races import LockWait
 
 pytestmark = pytest.mark.django_db
 
@@ -282,18 +282,20 @@ def test_a_script_counts_once_and_running_jobs_count(limits) -> None:
 
 
 class SlowInsert(NoOpHook):
-    """Holds the transaction that inserts the first job open for a moment (in-transaction
-    hook), so that a second request of the same user runs while it is not committed."""
+    """Holds the transaction that inserts the first job open (in-transaction hook) until the
+    second request of the same user is seen waiting for its lock (``tests.races.LockWait``),
+    so that the second request runs while the first is not committed."""
 
     in_transaction = True
 
     def __init__(self) -> None:
         self.inserting = threading.Event()
+        self.race = LockWait()
 
     def on_created(self, job: JobView, record: Any) -> None:
         if not self.inserting.is_set():
             self.inserting.set()
-            time.sleep(0.8)
+            self.race.hold_until_the_second_waits()
 
 
 def test_two_requests_at_once_cannot_both_take_the_last_place(transactional_db, limits) -> None:
@@ -306,16 +308,19 @@ def test_two_requests_at_once_cannot_both_take_the_last_place(transactional_db, 
     lifecycle.register_hook(hook)
     outcomes: list[str] = []
 
-    def submit(wait_for_first: bool) -> None:
+    def submit(second: bool) -> None:
         try:
-            if wait_for_first:
+            if second:
                 assert hook.inserting.wait(10)
+                hook.race.second_starts()
             found = Session.objects.select_related("user").get(pk=session.pk)
             statements.submit_plan(session=found, sql="SELECT 1", plan=_plan())
             outcomes.append("created")
         except scheduling.TooManyJobs:
             outcomes.append("refused")
         finally:
+            if second:
+                hook.race.second_ended()
             connection.close()
 
     try:
@@ -323,11 +328,13 @@ def test_two_requests_at_once_cannot_both_take_the_last_place(transactional_db, 
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(30)
+            thread.join(60)
     finally:
         lifecycle.unregister_hook(hook)
     assert sorted(outcomes) == ["created", "refused"]
     assert Job.objects.filter(user=alice).count() == 1
+    # The second request waited for the first's uncommitted insert: the race was run.
+    assert hook.race.waited, "the second never waited for the first's lock: no race was run"
 
 
 def test_no_queued_limit_when_zero(limits) -> None:

@@ -16,7 +16,6 @@ tests/engine/worker/test_stream_recovery.py.
 from __future__ import annotations
 
 import threading
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -33,6 +32,7 @@ from jobs import lifecycle, maintenance, scheduling, worker
 from jobs.models import Job, JobEvent, Session, Worker
 from sessions import statements
 from tests.conftest import API, assert_error
+from tests.races import LockWait
 
 pytestmark = pytest.mark.django_db
 
@@ -538,11 +538,14 @@ def test_two_streams_at_once_cannot_both_take_the_last_slot(
         try:
             if second:
                 assert hold.inserting.wait(10)
+                hold.race.second_starts()
             _submit_stream(session)
             outcomes.append("created")
         except TooManyStreams:
             outcomes.append("refused")
         finally:
+            if second:
+                hold.race.second_ended()
             connection.close()
 
     try:
@@ -550,24 +553,28 @@ def test_two_streams_at_once_cannot_both_take_the_last_slot(
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(30)
+            thread.join(60)
     finally:
         lifecycle.unregister_hook(hold)
     assert sorted(outcomes) == ["created", "refused"]
+    # The second stream waited for the first's uncommitted insert: the race was run.
+    assert hold.race.waited, "the second never waited for the first's lock: no race was run"
 
 
 class SlowInsert(NoOpHook):
-    """Holds the first insert's transaction open a moment (an in-transaction hook)."""
+    """Holds the first insert's transaction open (an in-transaction hook) until the second
+    is seen waiting for its lock (``tests.races.LockWait``)."""
 
     in_transaction = True
 
     def __init__(self) -> None:
         self.inserting = threading.Event()
+        self.race = LockWait()
 
     def on_created(self, job: JobView, record: Record) -> None:
         if not self.inserting.is_set():
             self.inserting.set()
-            time.sleep(0.8)
+            self.race.hold_until_the_second_waits()
 
 
 def test_too_many_streams_is_http_429_with_retry_after() -> None:

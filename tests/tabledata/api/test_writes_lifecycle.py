@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -36,6 +35,7 @@ from sessions.catalog_reader import DjangoCatalogReader
 from tabledata import commit, commit_files, external_commit, manifest
 from tabledata import staging as write_staging
 from tests.conftest import API
+from tests.races import LockWait
 
 pytestmark = pytest.mark.django_db
 
@@ -487,18 +487,20 @@ def test_if_not_exists_with_a_name_taken_after_planning_is_skipped(session, make
 
 
 class _HoldTheName(NoOpHook):
-    """Keeps the first CTAS's creation transaction open a while after its stage table row
-    is written, so that the second CTAS runs into the row lock of the unique index."""
+    """Keeps the first CTAS's creation transaction open after its stage table row is written
+    until the second CTAS is seen waiting for the row lock of the unique index
+    (``tests.races.LockWait``)."""
 
     in_transaction = True
 
     def __init__(self) -> None:
         self.inserted = threading.Event()
+        self.race = LockWait()
 
     def on_created(self, job: JobView, record: Record) -> None:
         if not self.inserted.is_set():
             self.inserted.set()
-            time.sleep(0.5)
+            self.race.hold_until_the_second_waits()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -513,10 +515,13 @@ def test_two_concurrent_ctas_onto_one_name_one_wins(session, storage, if_not_exi
         try:
             if label == "second":
                 assert hold.inserted.wait(10)
+                hold.race.second_starts()
             jobs[label] = submit(session, ctas_plan("t", if_not_exists=if_not_exists))
         except BaseException as exc:  # reported below
             errors.append(exc)
         finally:
+            if label == "second":
+                hold.race.second_ended()
             connection.close()
 
     try:
@@ -526,7 +531,7 @@ def test_two_concurrent_ctas_onto_one_name_one_wins(session, storage, if_not_exi
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(30)
+            thread.join(60)
     finally:
         lifecycle.unregister_hook(hold, "ctas")
     assert not errors, errors
@@ -541,6 +546,8 @@ def test_two_concurrent_ctas_onto_one_name_one_wins(session, storage, if_not_exi
         assert loser.status == "FAILED" and (loser.error or {})["code"] == "ALREADY_EXISTS"
     assert loser.staging == {}
     assert "stage_table_created" not in events(loser)
+    # The second CTAS waited for the first's uncommitted row: the race was run.
+    assert hold.race.waited, "the second never waited for the first's lock: no race was run"
     assert run(winner, [1]).status == "FINISHED"
     assert Table.objects.get(name="t").status == "active"
 
