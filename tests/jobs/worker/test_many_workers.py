@@ -22,7 +22,7 @@ from celery import current_app
 from django.contrib.auth.models import User
 from django.db.models import Q
 
-from jobs.models import Job
+from jobs.models import Job, JobEvent
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until
 from tests.worker_helpers import (
@@ -240,8 +240,12 @@ def test_a_killed_worker_fails_only_its_own_jobs_and_the_queue_still_runs(
     )
     queued_user = users("after", 1)[0]
     queued = [submit_sql(queued_user, slow_ish(600 + i)) for i in range(3)]
-    time.sleep(0.5)
-    assert Job.objects.filter(pk__in=[j.pk for j in queued], status="CREATED").count() == 3
+    queued_ids = [job.pk for job in queued]
+    # Queued while every slot runs a long job (the long jobs are still RUNNING after the
+    # last one was queued): they wait; the events' order below shows that none started
+    # before a slot freed, however slow the machine.
+    assert Job.objects.filter(pk__in=long_ids, status="RUNNING").count() == 4
+    assert Job.objects.filter(pk__in=queued_ids, status="CREATED").count() == 3
     on_doomed = set(
         Job.objects.filter(pk__in=long_ids, worker=doomed.hostname).values_list("pk", flat=True)
     )
@@ -263,6 +267,16 @@ def test_a_killed_worker_fails_only_its_own_jobs_and_the_queue_still_runs(
     for job in queued:
         assert done[job.pk].status == "FINISHED", done[job.pk].error
         assert done[job.pk].worker == survivor.hostname
+    # Event ids follow the order of their inserts: every queued job started (``running``)
+    # after one of the survivor's long jobs had finished, the first slot that freed.
+    first_freed = min(
+        JobEvent.objects.filter(job_id__in=on_survivor, type="finished").values_list(
+            "id", flat=True
+        )
+    )
+    started = JobEvent.objects.filter(job_id__in=queued_ids, type="running")
+    assert started.count() == 3
+    assert min(started.values_list("id", flat=True)) > first_freed
     assert not Job.objects.filter(
         Q(pk__in=on_survivor) | Q(pk__in=[j.pk for j in queued]), error__code="WORKER_LOST"
     ).exists()
