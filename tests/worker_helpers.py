@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
+from django.conf import settings
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
@@ -212,13 +213,25 @@ SCHEMA: dict[str, Any] = {
 
 
 class Pipeline:
-    """A new user (``name`` and a random suffix) with an API client and a SQL session,
-    opened with ``properties`` and in catalog ``catalog`` when given."""
+    """A new user (``name`` and a random suffix; a superuser when ``admin``) with an API
+    client and a SQL session, opened with ``properties`` and in catalog ``catalog`` when
+    given. The fixture ``alice_sql`` (tests/fixtures/worker.py) is one of these; the
+    security tests call it ``Actor`` (tests/security/boundary.py)."""
 
     def __init__(
-        self, name: str, properties: dict[str, str] | None = None, catalog: str = ""
+        self,
+        name: str,
+        properties: dict[str, str] | None = None,
+        catalog: str = "",
+        *,
+        admin: bool = False,
     ) -> None:
+        # WhiteNoise warns on every request when the (throw-away) static root is missing.
+        Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
         self.user: User = create_user(f"{name}{uuid.uuid4().hex[:6]}")
+        if admin:
+            self.user.is_superuser = True
+            self.user.save(update_fields=["is_superuser"])
         self.api = api_for(self.user)
         self.session_id = open_session(self.api, properties, catalog)
 
@@ -231,11 +244,12 @@ class Pipeline:
         return str(statement(self.api, self.session_id, sql)["id"])
 
     def run(self, sql: str, timeout: float = 120) -> dict[str, Any]:
+        """The job of ``sql`` once it ended."""
         return wait_job(self.api, self.submit(sql), timeout=timeout)
 
-    def ok(self, sql: str) -> dict[str, Any]:
+    def ok(self, sql: str, timeout: float = 120) -> dict[str, Any]:
         """Run ``sql``; it must finish."""
-        job = self.run(sql)
+        job = self.run(sql, timeout)
         assert job["status"] == "FINISHED", (sql, job)
         return job
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from tests.sessions.worker.test_statements import (  # noqa: F401 (fixtures and tests, collected here)
-    alice,
     sales,
     test_cancel_stops_spark,
     test_create_table_with_computed_column_is_typed_on_the_worker,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from tests.sessions.worker.test_temporary_objects import (  # noqa: F401 (fixtures and tests)
-    alice,
     sales,
     test_a_join_of_temporary_and_permanent_objects_equals_plain_pyspark,
     test_a_temporary_view_over_a_dropped_temporary_table_fails_at_use,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.worker import alice, catalog  # noqa: F401 (fixtures)
 from tests.tabledata.worker.test_writes import (  # noqa: F401 (fixtures and tests, collected here)
     external_dir,
     managed,

@@ -27,13 +27,11 @@ from catalog import grants as catalog_grants
 from catalog import services
 from catalog.access import function_securable, relation_securable
 from catalog.models import Catalog, Function, Table
-from core.datatypes import AtomicType
-from core.schema import PhysicalColumn, Schema
 from jobs.models import Job
 from tests.conftest import API, PASSWORD, assert_error, client_for
 from tests.grants_support import share
+from tests.schemas import ID_SCHEMA as SCHEMA
 
-SCHEMA = Schema(columns=(PhysicalColumn("id", AtomicType("BIGINT")),))
 BCAT = f"{API}/catalogs/bcat/databases/default"
 ACAT = f"{API}/catalogs/acat/databases/default"
 SALTED = "acat.default.salt()"

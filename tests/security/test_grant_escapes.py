@@ -29,16 +29,12 @@ from catalog import grants as catalog_grants
 from catalog import services
 from catalog.access import relation_securable
 from catalog.models import Grant, Table
-from core.datatypes import AtomicType
-from core.schema import PhysicalColumn, Schema
 from engine import errors
 from jobs.models import Job, Session
 from sessions import statements
 from tests.conftest import API, PASSWORD, client_for
 from tests.grants_support import share
-
-SCHEMA = Schema(columns=(PhysicalColumn("id", AtomicType("BIGINT")),))
-
+from tests.schemas import ID_SCHEMA as SCHEMA
 
 # --- the web side -----------------------------------------------------------------------------
 

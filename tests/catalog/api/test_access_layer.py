@@ -18,15 +18,12 @@ from django.test.utils import CaptureQueriesContext
 from audit.models import AuditEvent
 from catalog import access, grants, services
 from catalog.models import EVERYONE, Catalog, Database, Grant, Table
-from core.datatypes import parse_data_type
 from core.errors import CoreError, NotFound, PermissionDenied
 from core.privileges import Decision, Kind, Privilege
-from core.schema import PhysicalColumn, Schema
 from tests.grants_support import share
+from tests.schemas import ID_SCHEMA as SCHEMA
 
 pytestmark = pytest.mark.django_db
-
-SCHEMA = Schema(columns=(PhysicalColumn("id", parse_data_type("BIGINT")),))
 
 
 @pytest.fixture

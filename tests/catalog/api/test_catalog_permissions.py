@@ -20,16 +20,14 @@ from rest_framework.test import APIClient
 from audit.models import AuditEvent
 from catalog import services
 from catalog.models import Catalog, Database, Table
-from core.datatypes import parse_data_type
 from core.errors import NotFound, PermissionDenied
-from core.schema import PhysicalColumn, Schema
 from tests.conftest import API, PASSWORD, CatalogFactory, assert_error, client_for, simple_schema
 from tests.grants_support import share
+from tests.schemas import ID_SCHEMA as SCHEMA
 
 pytestmark = pytest.mark.django_db
 
 KEYS = ("modify", "drop", "create", "manage", "select", "write", "execute", "transfer_owner")
-SCHEMA = Schema(columns=(PhysicalColumn("id", parse_data_type("BIGINT")),))
 C = f"{API}/catalogs/c"
 D = f"{C}/databases/d"
 

@@ -15,14 +15,12 @@ from rest_framework.test import APIClient
 from audit.models import AuditEvent
 from catalog import services
 from catalog.models import EVERYONE, Grant
-from core.datatypes import parse_data_type
-from core.schema import PhysicalColumn, Schema
 from tests.conftest import API, PASSWORD, assert_error, client_for
 from tests.grants_support import share
+from tests.schemas import ID_SCHEMA as SCHEMA
 
 pytestmark = pytest.mark.django_db
 
-SCHEMA = Schema(columns=(PhysicalColumn("id", parse_data_type("BIGINT")),))
 C = f"{API}/catalogs/c"
 D = f"{C}/databases/d"
 URLS = {

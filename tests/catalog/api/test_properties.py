@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from catalog.models import Column, Table
-from tests.conftest import API, RICH_SCHEMA, assert_error
+from tests.conftest import API, assert_error
+from tests.schemas import RICH_SCHEMA
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,8 @@ from rest_framework.test import APIClient
 
 from catalog import serializers as s
 from catalog.models import Table
-from tests.conftest import API, RICH_SCHEMA, CatalogFactory, simple_schema
+from tests.conftest import API, CatalogFactory, simple_schema
+from tests.schemas import RICH_SCHEMA
 
 pytestmark = pytest.mark.django_db
 

@@ -23,21 +23,17 @@ from catalog.models import Column, Table
 from jobs.models import SchemaCheck
 from tests.conftest import API, assert_error
 from tests.fixtures.api import Storage
+from tests.schemas import RICH_SCHEMA
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TABLES = f"{API}/catalogs/shop/databases/sales/tables"
 VIEWS = f"{API}/catalogs/shop/databases/sales/views"
 
-ORDERS = {
-    "columns": [
-        {"name": "id", "kind": "physical", "data_type": "BIGINT"},
-        {"name": "price", "kind": "physical", "data_type": "DECIMAL(10, 2)"},
-        {"name": "qty", "kind": "physical", "data_type": "INT"},
-        {"name": "total", "kind": "computed", "expression": "price * qty"},
-        {"name": "ts", "kind": "physical", "data_type": "TIMESTAMP"},
-    ],
-    "watermarks": [{"column": "ts", "expression": "ts - INTERVAL 5 SECONDS"}],
+# RICH_SCHEMA without its metadata column and its primary key.
+ORDERS: dict[str, Any] = {
+    "columns": [c for c in copy.deepcopy(RICH_SCHEMA["columns"]) if c["kind"] != "metadata"],
+    "watermarks": copy.deepcopy(RICH_SCHEMA["watermarks"]),
 }
 
 

@@ -8,7 +8,8 @@ import copy
 import pytest
 
 from catalog.models import Column, Table
-from tests.conftest import API, RICH_SCHEMA, assert_error, simple_schema
+from tests.conftest import API, assert_error, simple_schema
+from tests.schemas import RICH_SCHEMA
 
 pytestmark = pytest.mark.django_db
 

@@ -56,23 +56,25 @@ def completed(pipeline: Pipeline, catalog: str) -> list[str]:
 
 
 @pytest.fixture
-def shared(alice: Pipeline, catalog: str) -> dict[str, Pipeline]:
+def shared(alice_sql: Pipeline, catalog: str) -> dict[str, Pipeline]:
     """Alice's catalog with two tables; Bob in team ``analysts``; Carol in no team."""
     bob, carol = Pipeline("bob"), Pipeline("carol")
     analysts, _ = Group.objects.get_or_create(name="analysts")
     bob.user.groups.add(analysts)
-    alice.ok(f"USE {catalog}.d")
-    alice.ok("CREATE TABLE grant_t1 AS SELECT * FROM VALUES (1, 'a'), (2, 'b') AS v(id, name)")
-    alice.ok("CREATE TABLE grant_t2 AS SELECT * FROM VALUES (1, 10), (2, 20), (3, 30) AS v(id, x)")
-    alice.ok(f"GRANT USE ON CATALOG {catalog} TO TEAM analysts")
-    alice.ok(f"GRANT SELECT ON TABLE {catalog}.d.grant_t1 TO TEAM analysts")
-    return {"alice": alice, "bob": bob, "carol": carol}
+    alice_sql.ok(f"USE {catalog}.d")
+    alice_sql.ok("CREATE TABLE grant_t1 AS SELECT * FROM VALUES (1, 'a'), (2, 'b') AS v(id, name)")
+    alice_sql.ok(
+        "CREATE TABLE grant_t2 AS SELECT * FROM VALUES (1, 10), (2, 20), (3, 30) AS v(id, x)"
+    )
+    alice_sql.ok(f"GRANT USE ON CATALOG {catalog} TO TEAM analysts")
+    alice_sql.ok(f"GRANT SELECT ON TABLE {catalog}.d.grant_t1 TO TEAM analysts")
+    return {"alice": alice_sql, "bob": bob, "carol": carol}
 
 
 def test_a_team_grant_shows_one_table_and_a_revoke_takes_it_back(
     shared: dict[str, Pipeline], catalog: str
 ) -> None:
-    alice, bob, carol = shared["alice"], shared["bob"], shared["carol"]
+    alice_sql, bob, carol = shared["alice"], shared["bob"], shared["carol"]
     t1, t2 = f"{catalog}.d.grant_t1", f"{catalog}.d.grant_t2"
 
     assert bob.rows(f"SELECT id, name FROM {t1} ORDER BY id") == [[1, "a"], [2, "b"]]
@@ -87,7 +89,7 @@ def test_a_team_grant_shows_one_table_and_a_revoke_takes_it_back(
     write = failed(bob, f"INSERT INTO {t1} VALUES (3, 'c')")
     assert write["code"] == "PERMISSION_DENIED" and "MODIFY" in write["message"], write
 
-    alice.ok(f"REVOKE SELECT ON TABLE {t1} FROM TEAM analysts")
+    alice_sql.ok(f"REVOKE SELECT ON TABLE {t1} FROM TEAM analysts")
     after = failed(bob, f"SELECT id FROM {t1}")
     assert after["code"] == "PERMISSION_DENIED", after
     assert table_names(bob, catalog) == []
@@ -107,10 +109,10 @@ def test_a_team_grant_shows_one_table_and_a_revoke_takes_it_back(
 
 
 def test_a_shared_view_gives_its_rows_only(shared: dict[str, Pipeline], catalog: str) -> None:
-    alice, bob = shared["alice"], shared["bob"]
+    alice_sql, bob = shared["alice"], shared["bob"]
     t2 = f"{catalog}.d.grant_t2"
-    alice.ok(f"CREATE VIEW {catalog}.d.grant_tv AS SELECT id, x FROM {t2} WHERE id >= 2")
-    alice.ok(f"GRANT SELECT ON VIEW {catalog}.d.grant_tv TO TEAM analysts")
+    alice_sql.ok(f"CREATE VIEW {catalog}.d.grant_tv AS SELECT id, x FROM {t2} WHERE id >= 2")
+    alice_sql.ok(f"GRANT SELECT ON VIEW {catalog}.d.grant_tv TO TEAM analysts")
 
     assert bob.rows(f"SELECT id, x FROM {catalog}.d.grant_tv ORDER BY id") == [[2, 20], [3, 30]]
     assert failed(bob, f"SELECT * FROM {t2}")["code"] == "PERMISSION_DENIED"
@@ -121,14 +123,14 @@ def test_a_shared_view_gives_its_rows_only(shared: dict[str, Pipeline], catalog:
     # The view reads with its owner's rights, so it is not given to Bob, who may not read
     # its table (ADR 0012) ...
     owner = f"ALTER VIEW {catalog}.d.grant_tv OWNER TO USER {bob.user.username}"
-    refused = failed(alice, owner)
+    refused = failed(alice_sql, owner)
     assert refused["code"] == "PERMISSION_DENIED", refused
     assert bob.user.username in refused["message"] and "grant_t2" in refused["message"]
     # ... until he may; once he may no longer, it fails even for Alice (who owns the
     # catalog), and says whose rights are missing.
-    alice.ok(f"GRANT SELECT ON TABLE {t2} TO USER {bob.user.username}")
-    alice.ok(owner)
-    alice.ok(f"REVOKE SELECT ON TABLE {t2} FROM USER {bob.user.username}")
-    through = failed(alice, f"SELECT * FROM {catalog}.d.grant_tv")
+    alice_sql.ok(f"GRANT SELECT ON TABLE {t2} TO USER {bob.user.username}")
+    alice_sql.ok(owner)
+    alice_sql.ok(f"REVOKE SELECT ON TABLE {t2} FROM USER {bob.user.username}")
+    through = failed(alice_sql, f"SELECT * FROM {catalog}.d.grant_tv")
     assert through["code"] == "PERMISSION_DENIED", through
     assert bob.user.username in through["message"] and "grant_t2" in through["message"]

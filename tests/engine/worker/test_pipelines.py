@@ -34,16 +34,11 @@ def _allowed(settings: Any) -> None:
 
 
 @pytest.fixture
-def alice(db: None) -> Pipeline:
-    return Pipeline("alice")
-
-
-@pytest.fixture
-def catalog(alice: Pipeline) -> str:
+def catalog(alice_sql: Pipeline) -> str:
     name = f"p{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
-    response = alice.api.patch(
-        f"{API}/sessions/{alice.session_id}", {"current_catalog": name}, format="json"
+    catalog_services.catalog_create(user=alice_sql.user, name=name, default_database="d")
+    response = alice_sql.api.patch(
+        f"{API}/sessions/{alice_sql.session_id}", {"current_catalog": name}, format="json"
     )
     assert response.status_code == 200, response.content
     return name
@@ -61,11 +56,11 @@ def run_pipeline(p: Pipeline, entry_point: str, args: dict[str, Any] | None = No
     return str(job["id"])
 
 
-def test_a_pipeline_over_sql_makes_its_ctas_target(alice: Pipeline, catalog: str) -> None:
-    job = alice.run(f"EXECUTE PIPELINE '{CASES}:ctas' WITH ('target' = 'squares', 'n' = '4')")
+def test_a_pipeline_over_sql_makes_its_ctas_target(alice_sql: Pipeline, catalog: str) -> None:
+    job = alice_sql.run(f"EXECUTE PIPELINE '{CASES}:ctas' WITH ('target' = 'squares', 'n' = '4')")
     assert job["status"] == "FINISHED", job["error"]
     assert job["kind"] == "pipeline"
-    assert alice.rows("SELECT id, square FROM squares ORDER BY id") == [
+    assert alice_sql.rows("SELECT id, square FROM squares ORDER BY id") == [
         [0, 0],
         [1, 1],
         [2, 4],
@@ -79,19 +74,21 @@ def test_a_pipeline_over_sql_makes_its_ctas_target(alice: Pipeline, catalog: str
     assert "statement_started" in types and "statement_finished" in types
 
 
-def test_a_pipeline_over_rest_makes_its_ctas_target(alice: Pipeline, catalog: str) -> None:
-    job = wait_job(alice.api, run_pipeline(alice, f"{CASES}:ctas", {"target": "sq", "n": 3}))
+def test_a_pipeline_over_rest_makes_its_ctas_target(alice_sql: Pipeline, catalog: str) -> None:
+    job = wait_job(
+        alice_sql.api, run_pipeline(alice_sql, f"{CASES}:ctas", {"target": "sq", "n": 3})
+    )
     assert job["status"] == "FINISHED", job["error"]
-    assert alice.rows("SELECT count(*), sum(square) FROM sq") == [[3, 5]]
+    assert alice_sql.rows("SELECT count(*), sum(square) FROM sq") == [[3, 5]]
     child_id = Job.objects.get(parent_id=uuid.UUID(job["id"])).pk
-    child = alice.api.get(f"{API}/jobs/{child_id}").json()
+    child = alice_sql.api.get(f"{API}/jobs/{child_id}").json()
     assert child["parent"] == job["id"]
 
 
 def test_a_pipeline_that_raises_fails_with_its_own_message_and_frames(
-    alice: Pipeline, catalog: str
+    alice_sql: Pipeline, catalog: str
 ) -> None:
-    job = alice.run(f"EXECUTE PIPELINE '{CASES}:fails' WITH ('message' = 'no input today')")
+    job = alice_sql.run(f"EXECUTE PIPELINE '{CASES}:fails' WITH ('message' = 'no input today')")
     assert job["status"] == "FAILED", job
     error = job["error"]
     assert error["code"] == "PIPELINE_FAILED"
@@ -102,42 +99,42 @@ def test_a_pipeline_that_raises_fails_with_its_own_message_and_frames(
     assert "jobs" not in str(frames) and "/" + "work" not in str(error)
 
 
-def test_cancel_of_a_running_pipeline_cancels_its_child(alice: Pipeline, catalog: str) -> None:
-    job_id = run_pipeline(alice, f"{CASES}:slow", {"target": "never"})
+def test_cancel_of_a_running_pipeline_cancels_its_child(alice_sql: Pipeline, catalog: str) -> None:
+    job_id = run_pipeline(alice_sql, f"{CASES}:slow", {"target": "never"})
 
     def child() -> Job | None:
         return Job.objects.filter(parent_id=uuid.UUID(job_id), status="RUNNING").first()
 
     running = wait_until(child, 90, message="the pipeline's CTAS to run")
-    response = alice.api.post(f"{API}/jobs/{job_id}/cancel")
+    response = alice_sql.api.post(f"{API}/jobs/{job_id}/cancel")
     assert response.status_code == 200, response.content
-    assert wait_job(alice.api, job_id, {"CANCELED"}, timeout=60)["status"] == "CANCELED"
+    assert wait_job(alice_sql.api, job_id, {"CANCELED"}, timeout=60)["status"] == "CANCELED"
     ended = wait_for_status(running.pk, {"CANCELED"}, timeout=60)
     assert "stage_table_dropped" in events(ended.pk)
-    assert alice.run("SELECT * FROM never")["error"]["code"] == "NOT_FOUND"
+    assert alice_sql.run("SELECT * FROM never")["error"]["code"] == "NOT_FOUND"
 
 
-def test_to_data_frame_is_live_and_written_back(alice: Pipeline, catalog: str) -> None:
-    alice.ok("CREATE TABLE numbers AS SELECT id FROM range(6)")
-    job = alice.run(
+def test_to_data_frame_is_live_and_written_back(alice_sql: Pipeline, catalog: str) -> None:
+    alice_sql.ok("CREATE TABLE numbers AS SELECT id FROM range(6)")
+    job = alice_sql.run(
         f"EXECUTE PIPELINE '{CASES}:live' WITH ('source' = 'numbers', 'target' = 'evens')"
     )
     assert job["status"] == "FINISHED", job["error"]
-    assert alice.rows("SELECT id, doubled FROM evens ORDER BY id") == [[0, 0], [2, 4], [4, 8]]
+    assert alice_sql.rows("SELECT id, doubled FROM evens ORDER BY id") == [[0, 0], [2, 4], [4, 8]]
 
 
 def test_temporary_objects_and_lists_of_the_session_are_visible(
-    alice: Pipeline, catalog: str
+    alice_sql: Pipeline, catalog: str
 ) -> None:
-    alice.ok("CREATE TEMPORARY VIEW recent AS SELECT 7 AS x")
-    job = alice.run(
+    alice_sql.ok("CREATE TEMPORARY VIEW recent AS SELECT 7 AS x")
+    job = alice_sql.run(
         f"EXECUTE PIPELINE '{CASES}:temporary' WITH ('view' = 'recent', 'target' = 'copied')"
     )
     assert job["status"] == "FINISHED", job["error"]
-    assert alice.rows("SELECT x FROM copied") == [[7]]
-    job = alice.run(f"EXECUTE PIPELINE '{CASES}:lists' WITH ('target' = 'seen')")
+    assert alice_sql.rows("SELECT x FROM copied") == [[7]]
+    job = alice_sql.run(f"EXECUTE PIPELINE '{CASES}:lists' WITH ('target' = 'seen')")
     assert job["status"] == "FINISHED", job["error"]
-    assert alice.rows("SELECT seen FROM seen") == [[f"{catalog}|copied|1"]]
+    assert alice_sql.rows("SELECT seen FROM seen") == [[f"{catalog}|copied|1"]]
 
 
 # --- hostile ---------------------------------------------------------------------------------
@@ -160,36 +157,42 @@ def _marker() -> Path:
     ],
 )
 def test_entry_points_outside_the_allow_list_are_refused_before_import(
-    alice: Pipeline, entry_point: str
+    alice_sql: Pipeline, entry_point: str
 ) -> None:
     for job in (
-        alice.run(f"EXECUTE PIPELINE '{entry_point}'"),
-        wait_job(alice.api, run_pipeline(alice, entry_point)),
+        alice_sql.run(f"EXECUTE PIPELINE '{entry_point}'"),
+        wait_job(alice_sql.api, run_pipeline(alice_sql, entry_point)),
     ):
         assert job["status"] == "FAILED", job
         assert job["error"]["code"] == "FORBIDDEN", job
     assert not _marker().exists()
 
 
-def test_a_name_that_is_not_a_function_is_refused_on_the_worker(alice: Pipeline) -> None:
-    job = alice.run(f"EXECUTE PIPELINE '{CASES}:NOT_A_FUNCTION'")
+def test_a_name_that_is_not_a_function_is_refused_on_the_worker(alice_sql: Pipeline) -> None:
+    job = alice_sql.run(f"EXECUTE PIPELINE '{CASES}:NOT_A_FUNCTION'")
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "FORBIDDEN"
-    job = alice.run(f"EXECUTE PIPELINE '{CASES}:missing'")
+    job = alice_sql.run(f"EXECUTE PIPELINE '{CASES}:missing'")
     assert job["error"]["code"] == "FORBIDDEN", job
-    job = alice.run("EXECUTE PIPELINE 'tests.pipelines.nothing:run'")
+    job = alice_sql.run("EXECUTE PIPELINE 'tests.pipelines.nothing:run'")
     assert job["error"]["code"] == "NOT_FOUND", job
 
 
-def test_a_pipeline_in_a_streaming_session_starts_no_stream(alice: Pipeline, catalog: str) -> None:
+def test_a_pipeline_in_a_streaming_session_starts_no_stream(
+    alice_sql: Pipeline, catalog: str
+) -> None:
     """A pipeline's statements never run as streams (docs/pipelines.md): a stream started
     inline would never end and would hold the pipeline's slot outside the stream slots.
     Its statement fails STREAMING_UNSUPPORTED, and the pipeline with it."""
     source = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"src-{uuid.uuid4().hex[:10]}"
     source.mkdir(parents=True)
-    alice.ok(f"CREATE TABLE src (id BIGINT) WITH ('connector' = 'parquet', 'path' = '{source}')")
-    alice.ok("SET 'execution.runtime-mode' = 'streaming'")
-    job = alice.run(f"EXECUTE PIPELINE '{CASES}:stream_in' WITH ('source' = 'src')", timeout=180)
+    alice_sql.ok(
+        f"CREATE TABLE src (id BIGINT) WITH ('connector' = 'parquet', 'path' = '{source}')"
+    )
+    alice_sql.ok("SET 'execution.runtime-mode' = 'streaming'")
+    job = alice_sql.run(
+        f"EXECUTE PIPELINE '{CASES}:stream_in' WITH ('source' = 'src')", timeout=180
+    )
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "PIPELINE_FAILED"
     assert "A pipeline runs its statements once, in batch mode" in job["error"]["message"]

@@ -60,7 +60,7 @@ STAGE_KEYS = {
 
 
 @pytest.fixture
-def orders(alice: Pipeline, catalog: str, plain_spark: Any) -> dict[str, Any]:
+def orders(alice_sql: Pipeline, catalog: str, plain_spark: Any) -> dict[str, Any]:
     """An external parquet table ``<catalog>.d.orders`` of ``ROWS`` rows in 3 files."""
     path = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"orders-{uuid.uuid4().hex[:8]}"
     frame = plain_spark.createDataFrame(
@@ -78,7 +78,7 @@ def orders(alice: Pipeline, catalog: str, plain_spark: Any) -> dict[str, Any]:
         }
     )
     catalog_services.table_create(
-        user=alice.user,
+        user=alice_sql.user,
         database=database,
         name="orders",
         schema=schema,
@@ -91,8 +91,10 @@ def total(stages: list[dict[str, Any]], key: str) -> int:
     return sum(int(stage[key]) for stage in stages)
 
 
-def test_a_query_with_a_shuffle_records_its_stages(alice: Pipeline, orders: dict[str, Any]):
-    job = alice.run(f"SELECT qty, count(*) AS n FROM {orders['table']} GROUP BY qty ORDER BY qty")
+def test_a_query_with_a_shuffle_records_its_stages(alice_sql: Pipeline, orders: dict[str, Any]):
+    job = alice_sql.run(
+        f"SELECT qty, count(*) AS n FROM {orders['table']} GROUP BY qty ORDER BY qty"
+    )
     assert job["status"] == "FINISHED", job
     stages = job["progress"]["stages"]
     assert isinstance(stages, list) and len(stages) >= 2, stages
@@ -113,8 +115,8 @@ def test_a_query_with_a_shuffle_records_its_stages(alice: Pipeline, orders: dict
     assert Job.objects.get(pk=job["id"]).progress["stages"] == stages
 
 
-def test_a_ctas_records_what_it_wrote(alice: Pipeline, catalog: str):
-    job = alice.run(
+def test_a_ctas_records_what_it_wrote(alice_sql: Pipeline, catalog: str):
+    job = alice_sql.run(
         f"CREATE TABLE {catalog}.d.copy AS SELECT id, id * 2 AS twice FROM range(0, 5000, 1, 2)"
     )
     assert job["status"] == "FINISHED", job
@@ -124,10 +126,10 @@ def test_a_ctas_records_what_it_wrote(alice: Pipeline, catalog: str):
     assert total(stages, "bytes_written") > 0
 
 
-def test_an_insert_records_what_it_wrote(alice: Pipeline, catalog: str, orders: dict[str, Any]):
-    created = alice.run(f"CREATE TABLE {catalog}.d.small (id BIGINT, qty INT)")
+def test_an_insert_records_what_it_wrote(alice_sql: Pipeline, catalog: str, orders: dict[str, Any]):
+    created = alice_sql.run(f"CREATE TABLE {catalog}.d.small (id BIGINT, qty INT)")
     assert created["status"] == "FINISHED", created
-    job = alice.run(f"INSERT INTO {catalog}.d.small SELECT id, qty FROM {orders['table']}")
+    job = alice_sql.run(f"INSERT INTO {catalog}.d.small SELECT id, qty FROM {orders['table']}")
     assert job["status"] == "FINISHED", job
     stages = job["progress"]["stages"]
     assert total(stages, "rows_read") == ROWS
@@ -135,8 +137,8 @@ def test_an_insert_records_what_it_wrote(alice: Pipeline, catalog: str, orders: 
     assert total(stages, "bytes_written") > 0
 
 
-def test_a_failed_query_keeps_the_stages_that_ran(alice: Pipeline):
-    job = alice.run(FAILING_SQL)
+def test_a_failed_query_keeps_the_stages_that_ran(alice_sql: Pipeline):
+    job = alice_sql.run(FAILING_SQL)
     assert job["status"] == "FAILED", job
     stages = job["progress"]["stages"]
     assert stages, job["progress"]
@@ -146,19 +148,19 @@ def test_a_failed_query_keeps_the_stages_that_ran(alice: Pipeline):
     assert "\n" not in failed[0]["failure"]
 
 
-def test_a_canceled_query_keeps_the_stages_that_ran(alice: Pipeline):
-    job_id = alice.submit(SLOW_SCAN_SQL)
+def test_a_canceled_query_keeps_the_stages_that_ran(alice_sql: Pipeline):
+    job_id = alice_sql.submit(SLOW_SCAN_SQL)
     wait_until(
         lambda: Job.objects.filter(pk=job_id, progress__tasks_total__gt=0).exists(),
         60,
         message="the slow query's Spark tasks",
     )
-    response = alice.api.post(f"{API}/jobs/{job_id}/cancel")
+    response = alice_sql.api.post(f"{API}/jobs/{job_id}/cancel")
     assert response.status_code in (200, 202), response.content
-    wait_job(alice.api, job_id, {"CANCELED"}, timeout=30)
+    wait_job(alice_sql.api, job_id, {"CANCELED"}, timeout=30)
     # Recorded once the stopped tasks settled, after the cancel's transition.
     stages = wait_until(
-        lambda: wait_job(alice.api, job_id, {"CANCELED"})["progress"]["stages"],
+        lambda: wait_job(alice_sql.api, job_id, {"CANCELED"})["progress"]["stages"],
         30,
         message="the canceled job's stages",
     )
@@ -168,8 +170,8 @@ def test_a_canceled_query_keeps_the_stages_that_ran(alice: Pipeline):
     assert stages[0]["run_time_ms"] > 0, stages
 
 
-def test_another_user_cannot_read_the_stages(alice: Pipeline):
-    job = alice.run("SELECT k, count(*) FROM (SELECT id % 3 AS k FROM range(100)) GROUP BY k")
+def test_another_user_cannot_read_the_stages(alice_sql: Pipeline):
+    job = alice_sql.run("SELECT k, count(*) FROM (SELECT id % 3 AS k FROM range(100)) GROUP BY k")
     assert job["status"] == "FINISHED" and job["progress"]["stages"], job
     bob = Pipeline("bob")
     assert_error(bob.api.get(f"{API}/jobs/{job['id']}"), 404, "NOT_FOUND", job["id"])
@@ -178,8 +180,8 @@ def test_another_user_cannot_read_the_stages(alice: Pipeline):
     assert job["id"] not in {item["id"] for item in listed.json()["items"]}
 
 
-def test_jobs_without_spark_work_have_no_stages(alice: Pipeline, catalog: str):
-    job = alice.run(f"SHOW TABLES IN {catalog}.d")
+def test_jobs_without_spark_work_have_no_stages(alice_sql: Pipeline, catalog: str):
+    job = alice_sql.run(f"SHOW TABLES IN {catalog}.d")
     assert job["status"] == "FINISHED", job
     assert job["progress"]["stages"] is None
 

@@ -64,15 +64,15 @@ def rows_file(directory: Path, name: str, ids: range) -> Path:
     return write_file(directory, name, table)
 
 
-def start_plan(alice: Pipeline, streams: list[str], plan: dict[str, Any], sql: str) -> str:
+def start_plan(alice_sql: Pipeline, streams: list[str], plan: dict[str, Any], sql: str) -> str:
     """A (hand-altered) plan stored and enqueued as the web does after planning."""
-    job = submit_plan(alice.user, plan, session=alice.session, sql=sql)
+    job = submit_plan(alice_sql.user, plan, session=alice_sql.session, sql=sql)
     streams.append(str(job.pk))
     return str(job.pk)
 
 
-def create_source(alice: Pipeline, catalog: str, directory: Path, columns: str) -> None:
-    alice.ok(
+def create_source(alice_sql: Pipeline, catalog: str, directory: Path, columns: str) -> None:
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src ({columns}) "
         f"WITH ('connector' = 'parquet', 'path' = '{directory}')"
     )
@@ -94,7 +94,7 @@ def stream_leftovers(job_id: str) -> list[Path]:
 
 
 def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
-    alice: Pipeline,
+    alice_sql: Pipeline,
     catalog: str,
     source_dir: Path,
     streams: list[str],
@@ -102,14 +102,14 @@ def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     rows_file(source_dir, "f0", range(0, 100))
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
     job_id = start_stream(
-        alice, streams, f"CREATE TABLE {catalog}.d.t AS SELECT id, name FROM {catalog}.d.src"
+        alice_sql, streams, f"CREATE TABLE {catalog}.d.t AS SELECT id, name FROM {catalog}.d.src"
     )
-    wait_job(alice.api, job_id, {"RUNNING"})
+    wait_job(alice_sql.api, job_id, {"RUNNING"})
     # The first files are committed; the table is readable through Tessera meanwhile.
     wait_until(lambda: count_of(catalog, "t") == 100, 60, 0.1, "the first file in t")
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[100]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[100]]
 
     rows_file(source_dir, "f1", range(100, 250))
     rows_file(source_dir, "f2", range(250, 300))
@@ -121,7 +121,7 @@ def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
     expected = sorted(tuple(r) for r in plain_spark.read.parquet(str(source_dir)).collect())
     assert table_rows(plain_spark, catalog, "t") == expected
 
-    job = get_job(alice.api, job_id)
+    job = get_job(alice_sql.api, job_id)
     assert job["status"] == "RUNNING"
     stream = wait_until(
         lambda: (s := stream_of(job_id)) and s.get("rows_committed") == 300 and s, 10, 0.1
@@ -181,27 +181,27 @@ def test_streaming_ctas_follows_new_files_and_commits_each_batch_once(
 
     # Cancel: CANCELED within seconds; the table and its committed rows stay.
     began = time.monotonic()
-    canceled = cancel(alice, job_id)
+    canceled = cancel(alice_sql, job_id)
     assert time.monotonic() - began < 15
     assert canceled["error"]["code"] == "CANCELED"
     wait_until(lambda: not stream_leftovers(job_id), 30, 0.1, "the checkpoint to go")
     assert count_of(catalog, "t") == 310
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[310]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[310]]
     assert "stage_table_dropped" not in events(job_id)
 
 
 def test_streaming_ctas_canceled_before_any_batch_drops_its_table(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str]
 ) -> None:
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
     job_id = start_stream(
-        alice, streams, f"CREATE TABLE {catalog}.d.e AS SELECT id, name FROM {catalog}.d.src"
+        alice_sql, streams, f"CREATE TABLE {catalog}.d.e AS SELECT id, name FROM {catalog}.d.src"
     )
-    wait_job(alice.api, job_id, {"RUNNING"})
+    wait_job(alice_sql.api, job_id, {"RUNNING"})
     # Readable (active, empty) before any data came.
     wait_until(lambda: "table_ready" in events(job_id), 60, 0.1, "the table to be ready")
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.e") == [[0]]
-    cancel(alice, job_id)
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.e") == [[0]]
+    cancel(alice_sql, job_id)
     wait_until(lambda: table_of(catalog, "e") is None, 15, 0.1, "the table to be dropped")
     assert "stage_table_dropped" in events(job_id)
     root = Path(settings.WAREHOUSE_DIR) / catalog / "d"
@@ -210,17 +210,17 @@ def test_streaming_ctas_canceled_before_any_batch_drops_its_table(
 
 
 def test_streaming_aggregation_without_watermark_is_refused_at_start(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str]
 ) -> None:
     rows_file(source_dir, "f0", range(0, 10))
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
     job_id = start_stream(
-        alice,
+        alice_sql,
         streams,
         f"CREATE TABLE {catalog}.d.g AS SELECT name, count(*) AS n FROM {catalog}.d.src "
         "GROUP BY name",
     )
-    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=90)
+    job = wait_job(alice_sql.api, job_id, {"FAILED"}, timeout=90)
     assert job["error"]["code"] == "STREAMING_UNSUPPORTED", job["error"]
     assert "watermark" in job["error"]["message"].lower()
     assert str(settings.DATA_DIR) not in job["error"]["message"]
@@ -228,50 +228,50 @@ def test_streaming_aggregation_without_watermark_is_refused_at_start(
 
 
 def test_a_spark_failure_fails_the_stream_and_keeps_its_committed_batches(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str]
 ) -> None:
     rows_file(source_dir, "f0", range(0, 100))
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
     job_id = start_stream(
-        alice,
+        alice_sql,
         streams,
         f"CREATE TABLE {catalog}.d.f AS SELECT id, 10 DIV (id - 150) AS r FROM {catalog}.d.src",
     )
     wait_until(lambda: count_of(catalog, "f") == 100, 60, 0.1, lambda: state_of(job_id))
     rows_file(source_dir, "f1", range(100, 200))  # id 150 divides by zero
-    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=60)
+    job = wait_job(alice_sql.api, job_id, {"FAILED"}, timeout=60)
     assert job["error"]["code"] == "SPARK_ERROR", job["error"]
     assert "zero" in job["error"]["message"].lower()
     assert str(settings.DATA_DIR) not in json.dumps(job["error"])
     # FLIP-218 streaming: the table and the batch committed before the failure stay.
     assert count_of(catalog, "f") == 100
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.f") == [[100]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.f") == [[100]]
     wait_until(lambda: not stream_leftovers(job_id), 30, 0.1, "the checkpoint to go")
 
 
 def test_only_a_timeout_the_session_set_ends_a_stream(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str]
 ) -> None:
     rows_file(source_dir, "f0", range(0, 10))
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
-    session_id = open_session(alice.api, {**STREAMING, "job.timeout_seconds": "8"})
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
+    session_id = open_session(alice_sql.api, {**STREAMING, "job.timeout_seconds": "8"})
     job_id = str(
         statement(
-            alice.api,
+            alice_sql.api,
             session_id,
             f"CREATE TABLE {catalog}.d.o AS SELECT id, name FROM {catalog}.d.src",
         )["id"]
     )
     streams.append(job_id)
     wait_until(lambda: count_of(catalog, "o") == 10, 60, 0.1, lambda: state_of(job_id))
-    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=60)
+    job = wait_job(alice_sql.api, job_id, {"FAILED"}, timeout=60)
     assert job["error"]["code"] == "TIMEOUT", job["error"]
     assert count_of(catalog, "o") == 10
     # Without one, the server's default timeout does not apply to a stream.
     from engine.monitor import job_properties
     from engine.streaming import stream_timeout
 
-    preview = start_stream(alice, streams, f"SELECT id FROM {catalog}.d.src")
+    preview = start_stream(alice_sql, streams, f"SELECT id FROM {catalog}.d.src")
     other = Job.objects.select_related("session").get(pk=preview)
     assert stream_timeout(other, job_properties(other)) == float("inf")
     ended = Job.objects.select_related("session").get(pk=job_id)
@@ -282,18 +282,20 @@ def test_only_a_timeout_the_session_set_ends_a_stream(
 
 
 def test_streaming_insert_appends_and_aggregate_upserts_into_a_keyed_table(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
 ) -> None:
     rows_file(source_dir, "f0", range(0, 70))
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
-    alice.ok(f"CREATE TABLE {catalog}.d.m (id BIGINT, name STRING)")
-    alice.ok(f"INSERT INTO {catalog}.d.m VALUES (-1, 'before')")
-    alice.ok(f"CREATE TABLE {catalog}.d.k (name STRING, n BIGINT, PRIMARY KEY (name) NOT ENFORCED)")
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.m (id BIGINT, name STRING)")
+    alice_sql.ok(f"INSERT INTO {catalog}.d.m VALUES (-1, 'before')")
+    alice_sql.ok(
+        f"CREATE TABLE {catalog}.d.k (name STRING, n BIGINT, PRIMARY KEY (name) NOT ENFORCED)"
+    )
     append = start_stream(
-        alice, streams, f"INSERT INTO {catalog}.d.m SELECT id, name FROM {catalog}.d.src"
+        alice_sql, streams, f"INSERT INTO {catalog}.d.m SELECT id, name FROM {catalog}.d.src"
     )
     upsert = start_stream(
-        alice,
+        alice_sql,
         streams,
         f"INSERT INTO {catalog}.d.k SELECT name, count(*) AS n FROM {catalog}.d.src GROUP BY name",
     )
@@ -319,18 +321,18 @@ def test_streaming_insert_appends_and_aggregate_upserts_into_a_keyed_table(
         [e.detail for e in Job.objects.get(pk=upsert).events.filter(type="stream_started")]
     )
     for job_id in (append, upsert):
-        cancel(alice, job_id)
+        cancel(alice_sql, job_id)
     assert count_of(catalog, "m") == 101 and count_of(catalog, "k") == 7
 
 
 def test_rights_are_checked_again_at_every_batch(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str]
 ) -> None:
     rows_file(source_dir, "f0", range(0, 10))
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
-    alice.ok(f"CREATE TABLE {catalog}.d.m (id BIGINT, name STRING)")
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.m (id BIGINT, name STRING)")
     job_id = start_stream(
-        alice, streams, f"INSERT INTO {catalog}.d.m SELECT id, name FROM {catalog}.d.src"
+        alice_sql, streams, f"INSERT INTO {catalog}.d.m SELECT id, name FROM {catalog}.d.src"
     )
     wait_until(lambda: count_of(catalog, "m") == 10, 60, 0.1, lambda: state_of(job_id))
     # The table, its database and its catalog change hands while the stream runs: alice
@@ -341,9 +343,9 @@ def test_rights_are_checked_again_at_every_batch(
     Table.objects.filter(pk=table.pk).update(created_by=bob.user, owner=bob.user)
     Database.objects.filter(pk=table.database_id).update(owner=bob.user)
     Catalog.objects.filter(pk=table.database.catalog_id).update(owner=bob.user)
-    share(catalog, ["USE"], user=alice.user)  # she still sees the catalog: MODIFY is refused
+    share(catalog, ["USE"], user=alice_sql.user)  # she still sees the catalog: MODIFY is refused
     rows_file(source_dir, "f1", range(10, 20))
-    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=60)
+    job = wait_job(alice_sql.api, job_id, {"FAILED"}, timeout=60)
     assert job["error"]["code"] == "PERMISSION_DENIED", job["error"]
     assert "You need MODIFY on table" in job["error"]["message"], job["error"]
     assert count_of(catalog, "m") == 10
@@ -404,7 +406,7 @@ def _checkpoint_has(job_id: str, name: str) -> bool:
 
 
 def test_windowed_count_drops_late_rows_as_plain_structured_streaming(
-    alice: Pipeline,
+    alice_sql: Pipeline,
     catalog: str,
     source_dir: Path,
     streams: list[str],
@@ -412,15 +414,17 @@ def test_windowed_count_drops_late_rows_as_plain_structured_streaming(
     tmp_path: Path,
 ) -> None:
     create_source(
-        alice,
+        alice_sql,
         catalog,
         source_dir,
         "id BIGINT, ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '5' SECOND",
     )
     job_id = start_stream(
-        alice, streams, f"CREATE TABLE {catalog}.d.w AS " + WINDOWED.format(src=f"{catalog}.d.src")
+        alice_sql,
+        streams,
+        f"CREATE TABLE {catalog}.d.w AS " + WINDOWED.format(src=f"{catalog}.d.src"),
     )
-    wait_job(alice.api, job_id, {"RUNNING"})
+    wait_job(alice_sql.api, job_id, {"RUNNING"})
 
     # Plain Structured Streaming on the same files, batch for batch.
     plain_rows: list[tuple[Any, ...]] = []
@@ -460,22 +464,22 @@ def test_windowed_count_drops_late_rows_as_plain_structured_streaming(
     )
     assert table_rows(plain_spark, catalog, "w") == expected
     assert stream_of(job_id)["watermark"] is not None
-    cancel(alice, job_id)
+    cancel(alice_sql, job_id)
 
 
 # --- streaming SELECT preview ------------------------------------------------------------------
 
 
 def test_streaming_select_preview_while_running_and_after_cancel(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str]
 ) -> None:
     rows_file(source_dir, "f0", range(0, 20))
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
-    job_id = start_stream(alice, streams, f"SELECT id, name FROM {catalog}.d.src")
-    wait_job(alice.api, job_id, {"RUNNING"})
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
+    job_id = start_stream(alice_sql, streams, f"SELECT id, name FROM {catalog}.d.src")
+    wait_job(alice_sql.api, job_id, {"RUNNING"})
 
     def preview() -> list[list[Any]] | None:
-        response = alice.api.get(f"{API}/jobs/{job_id}/result")
+        response = alice_sql.api.get(f"{API}/jobs/{job_id}/result")
         if response.status_code != 200:
             return None
         return list(response.json()["rows"]) or None
@@ -489,19 +493,19 @@ def test_streaming_select_preview_while_running_and_after_cancel(
     bob = Pipeline("bob")
     assert bob.api.get(f"{API}/jobs/{job_id}/result").status_code == 404
     assert bob.api.post(f"{API}/jobs/{job_id}/cancel").status_code == 404
-    assert get_job(alice.api, job_id)["status"] == "RUNNING"
+    assert get_job(alice_sql.api, job_id)["status"] == "RUNNING"
 
-    cancel(alice, job_id)
-    _, rows = result_rows(alice.api, job_id)
+    cancel(alice_sql, job_id)
+    _, rows = result_rows(alice_sql.api, job_id)
     assert sorted(r[0] for r in rows) == list(range(25))
 
 
 def test_rate_connector_preview_grows_until_stopped(
-    alice: Pipeline, catalog: str, streams: list[str]
+    alice_sql: Pipeline, catalog: str, streams: list[str]
 ) -> None:
-    session_id = open_session(alice.api, STREAMING, catalog)
+    session_id = open_session(alice_sql.api, STREAMING, catalog)
     created = statement(
-        alice.api,
+        alice_sql.api,
         session_id,
         "CREATE TEMPORARY TABLE r WITH ('connector' = 'rate', 'rows-per-second' = '50')",
         wait=30,
@@ -509,17 +513,17 @@ def test_rate_connector_preview_grows_until_stopped(
     assert created["status"] == "FINISHED", created["error"]
     # A view over it: its schema is derived on the worker, from no rows of the rate columns.
     view = statement(
-        alice.api,
+        alice_sql.api,
         session_id,
         "CREATE TEMPORARY VIEW v AS SELECT value, `timestamp` FROM r",
         wait=30,
     )
     assert view["status"] == "FINISHED", view["error"]
-    job_id = str(statement(alice.api, session_id, "SELECT value, `timestamp` FROM v")["id"])
+    job_id = str(statement(alice_sql.api, session_id, "SELECT value, `timestamp` FROM v")["id"])
     streams.append(job_id)
 
     def values(least: int) -> list[int] | None:
-        response = alice.api.get(f"{API}/jobs/{job_id}/result?page_size=1000")
+        response = alice_sql.api.get(f"{API}/jobs/{job_id}/result?page_size=1000")
         if response.status_code != 200:
             return None
         found = [row[0] for row in response.json()["rows"]]
@@ -533,9 +537,9 @@ def test_rate_connector_preview_grows_until_stopped(
 
     later = wait_until(grown, 60, 0.2, "more rows")
     assert len(set(later)) == len(later)
-    stream = get_job(alice.api, job_id)["progress"]["stream"]
+    stream = get_job(alice_sql.api, job_id)["progress"]["stream"]
     assert stream["rows_committed"] >= len(later) and stream["batches"] >= 2
-    cancel(alice, job_id)
+    cancel(alice_sql, job_id)
     assert values(1)  # the last tail stays
 
 
@@ -543,25 +547,25 @@ def test_rate_connector_preview_grows_until_stopped(
 
 
 def test_streaming_source_outside_the_storage_roots_is_refused(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], tmp_path: Path
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str], tmp_path: Path
 ) -> None:
     rows_file(source_dir, "f0", range(0, 5))
     outside = tmp_path / "outside"
     outside.mkdir()
     rows_file(outside, "secret", range(0, 5))
-    create_source(alice, catalog, source_dir, "id BIGINT, name STRING")
+    create_source(alice_sql, catalog, source_dir, "id BIGINT, name STRING")
     sql = f"SELECT id, name FROM {catalog}.d.src"
-    plan = planned(stream_session(alice), sql)
+    plan = planned(stream_session(alice_sql), sql)
     assert plan["relations"][0]["streaming"] is True
     plan["relations"][0]["path"] = str(outside)
-    job_id = start_plan(alice, streams, plan, sql)
-    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=90)
+    job_id = start_plan(alice_sql, streams, plan, sql)
+    job = wait_job(alice_sql.api, job_id, {"FAILED"}, timeout=90)
     assert job["error"]["code"] == "FORBIDDEN_SQL", job["error"]
     assert "cannot be read" in job["error"]["message"]
 
-    rate = planned(stream_session(alice), sql)
+    rate = planned(stream_session(alice_sql), sql)
     rate["relations"][0].update(format="rate", path="", options={"rampUpTime": "1"})
-    job_id = start_plan(alice, streams, rate, sql)
-    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=90)
+    job_id = start_plan(alice_sql, streams, rate, sql)
+    job = wait_job(alice_sql.api, job_id, {"FAILED"}, timeout=90)
     assert job["error"]["code"] == "FORBIDDEN_SQL", job["error"]
     assert "rowsPerSecond" in job["error"]["message"]

@@ -147,7 +147,7 @@ def managed_rows(plain_spark: Any, catalog: str, name: str, columns: str) -> lis
     [("json", False), ("csv-header", True), ("csv", False), ("orc", True)],
 )
 def test_a_file_source_of_each_format_streams_what_a_batch_read_reads(
-    alice: Pipeline,
+    alice_sql: Pipeline,
     catalog: str,
     source_dir: Path,
     streams: list[str],
@@ -159,47 +159,47 @@ def test_a_file_source_of_each_format_streams_what_a_batch_read_reads(
     fmt = case.split("-")[0]
     write_source(case, source_dir, "f0", range(0, 40))
     declared = ", ".join(f"'{k}' = '{v}'" for k, v in options.items())
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src ({COLUMNS}) WITH ('connector' = '{fmt}', "
         f"'path' = '{source_dir}'{', ' + declared if declared else ''})"
     )
     select = f"SELECT id, name, price, day, ok FROM {catalog}.d.src"
     if insert:
-        alice.ok(f"CREATE TABLE {catalog}.d.t ({COLUMNS})")
-        job_id = start_stream(alice, streams, f"INSERT INTO {catalog}.d.t {select}")
+        alice_sql.ok(f"CREATE TABLE {catalog}.d.t ({COLUMNS})")
+        job_id = start_stream(alice_sql, streams, f"INSERT INTO {catalog}.d.t {select}")
     else:
-        job_id = start_stream(alice, streams, f"CREATE TABLE {catalog}.d.t AS {select}")
+        job_id = start_stream(alice_sql, streams, f"CREATE TABLE {catalog}.d.t AS {select}")
     wait_until(lambda: count_of(catalog, "t") == 40, 90, 0.1, lambda: state_of(job_id))
 
     # Files added after the start appear.
     write_source(case, source_dir, "f1", range(40, 100))
     write_source(case, source_dir, "f2", range(100, 130))
     wait_until(lambda: count_of(catalog, "t") == 130, 60, 0.1, lambda: state_of(job_id))
-    assert get_job(alice.api, job_id)["status"] == "RUNNING"
+    assert get_job(alice_sql.api, job_id)["status"] == "RUNNING"
 
     batch = plain_spark.read.format(fmt).schema(COLUMNS).options(**options).load(str(source_dir))
     expected = sorted_rows(batch.collect())
     assert expected == sorted_rows(source_rows(range(130)))  # the files hold what was written
     assert managed_rows(plain_spark, catalog, "t", "id,name,price,day,ok") == expected
     # And through Tessera, as a batch query of the table.
-    assert alice.rows(
+    assert alice_sql.rows(
         f"SELECT count(*), count(DISTINCT id), sum(price) FROM {catalog}.d.t WHERE ok"
     ) == [[44, 44, f"{sum(r[2] for r in source_rows(range(130)) if r[4]):.2f}"]]
-    cancel(alice, job_id)
+    cancel(alice_sql, job_id)
     assert count_of(catalog, "t") == 130
 
 
 def test_computed_and_metadata_columns_of_a_json_source_stream(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
 ) -> None:
     write_source("json", source_dir, "f0", range(0, 10))
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src ({COLUMNS}, total AS price * 2, "
         "file STRING METADATA FROM 'file_path' VIRTUAL) "
         f"WITH ('connector' = 'json', 'path' = '{source_dir}', 'maxFilesPerTrigger' = '1')"
     )
     job_id = start_stream(
-        alice,
+        alice_sql,
         streams,
         f"CREATE TABLE {catalog}.d.t AS SELECT id, total, file FROM {catalog}.d.src",
     )
@@ -210,25 +210,27 @@ def test_computed_and_metadata_columns_of_a_json_source_stream(
     assert [(r[0], r[1]) for r in sorted(got)] == [(r[0], r[2] * 2) for r in source_rows(range(15))]
     assert {Path(r[2].removeprefix("file:")).name for r in got} == {"f0.json", "f1.json"}
     # The option is the stream's (one file a batch); a batch read of the table ignores it.
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.src") == [[15]]
-    cancel(alice, job_id)
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.src") == [[15]]
+    cancel(alice_sql, job_id)
 
 
 def test_a_partitioned_external_source_written_by_tessera_and_by_a_producer(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
 ) -> None:
     """Partition directories (``grp=g0``) of a json table: a batch INSERT (Tessera writes
     ``grp=g0/tessera-<job>/…`` and its manifest) and a producer's own files."""
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src (id BIGINT, name STRING, grp STRING) "
         f"WITH ('connector' = 'json', 'path' = '{source_dir}') PARTITIONED BY (grp)"
     )
-    alice.ok(
+    alice_sql.ok(
         f"INSERT INTO {catalog}.d.src SELECT id, concat('n', CAST(id AS STRING)), "
         "concat('g', CAST(id % 2 AS STRING)) FROM (SELECT explode(sequence(0L, 9L)) AS id)"
     )
     job_id = start_stream(
-        alice, streams, f"CREATE TABLE {catalog}.d.t AS SELECT id, name, grp FROM {catalog}.d.src"
+        alice_sql,
+        streams,
+        f"CREATE TABLE {catalog}.d.t AS SELECT id, name, grp FROM {catalog}.d.src",
     )
     wait_until(lambda: count_of(catalog, "t") == 10, 90, 0.1, lambda: state_of(job_id))
     produced = source_dir / "grp=g7"
@@ -242,14 +244,14 @@ def test_a_partitioned_external_source_written_by_tessera_and_by_a_producer(
     assert managed_rows(plain_spark, catalog, "t", "id,name,grp") == expected
     batch = plain_spark.read.schema("id BIGINT, name STRING, grp STRING").json(str(source_dir))
     assert sorted_rows(batch.select("id", "name", "grp").collect()) == expected
-    cancel(alice, job_id)
+    cancel(alice_sql, job_id)
 
 
 @pytest.mark.parametrize(
     ("fmt", "options"), [("orc", ""), ("json", ""), ("csv", "'header' = 'true'")]
 )
 def test_a_stream_writes_a_managed_table_of_another_format(
-    alice: Pipeline,
+    alice_sql: Pipeline,
     catalog: str,
     source_dir: Path,
     streams: list[str],
@@ -258,24 +260,24 @@ def test_a_stream_writes_a_managed_table_of_another_format(
     options: str,
 ) -> None:
     write_source("orc", source_dir, "f0", range(0, 25))
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src ({COLUMNS}) "
         f"WITH ('connector' = 'orc', 'path' = '{source_dir}')"
     )
     with_options = f" WITH ({options})" if options else ""
-    alice.ok(f"CREATE TABLE {catalog}.d.t ({COLUMNS}) USING {fmt}{with_options}")
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.t ({COLUMNS}) USING {fmt}{with_options}")
     job_id = start_stream(
-        alice, streams, f"INSERT INTO {catalog}.d.t SELECT * FROM {catalog}.d.src"
+        alice_sql, streams, f"INSERT INTO {catalog}.d.t SELECT * FROM {catalog}.d.src"
     )
 
     def tessera_count() -> int:
-        return int(alice.rows(f"SELECT count(*) FROM {catalog}.d.t")[0][0])
+        return int(alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.t")[0][0])
 
     wait_until(lambda: tessera_count() == 25, 90, 0.5, lambda: state_of(job_id))
     write_source("orc", source_dir, "f1", range(25, 40))
     wait_until(lambda: tessera_count() == 40, 60, 0.5, lambda: state_of(job_id))
     expected = sorted_rows(source_rows(range(40)))
-    assert sorted_rows(alice.rows(f"SELECT * FROM {catalog}.d.t")) == sorted_rows(
+    assert sorted_rows(alice_sql.rows(f"SELECT * FROM {catalog}.d.t")) == sorted_rows(
         tuple(json_value(v) for v in r) for r in expected
     )
     table = table_of(catalog, "t")
@@ -283,7 +285,7 @@ def test_a_stream_writes_a_managed_table_of_another_format(
     read_options = {"header": "true"} if options else {}
     files = plain_spark.read.format(fmt).schema(COLUMNS).options(**read_options)
     assert sorted_rows(files.load(table.location).collect()) == expected
-    cancel(alice, job_id)
+    cancel(alice_sql, job_id)
 
 
 # --- partitioned targets -----------------------------------------------------------------------
@@ -297,19 +299,19 @@ def partitioned_file(directory: Path, name: str, ids: range) -> None:
 
 
 def test_a_stream_inserts_into_a_partitioned_table(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
 ) -> None:
     partitioned_file(source_dir, "f0", range(0, 30))
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src (id BIGINT, grp STRING, name STRING) "
         f"WITH ('connector' = 'parquet', 'path' = '{source_dir}')"
     )
     # The partition column in the middle of the declared columns.
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.p (id BIGINT, grp STRING, name STRING) PARTITIONED BY (grp)"
     )
     job_id = start_stream(
-        alice, streams, f"INSERT INTO {catalog}.d.p SELECT id, grp, name FROM {catalog}.d.src"
+        alice_sql, streams, f"INSERT INTO {catalog}.d.p SELECT id, grp, name FROM {catalog}.d.src"
     )
     wait_until(lambda: count_of(catalog, "p") == 30, 90, 0.1, lambda: state_of(job_id))
     partitioned_file(source_dir, "f1", range(30, 75))
@@ -331,23 +333,25 @@ def test_a_stream_inserts_into_a_partitioned_table(
     expected = sorted_rows(plain_spark.read.parquet(str(source_dir)).collect())
     assert managed_rows(plain_spark, catalog, "p", "id,grp,name") == expected
     # Tessera's batch reads: the declared column order, partitions pruned by a filter.
-    assert sorted_rows(tuple(r) for r in alice.rows(f"SELECT * FROM {catalog}.d.p")) == [
+    assert sorted_rows(tuple(r) for r in alice_sql.rows(f"SELECT * FROM {catalog}.d.p")) == [
         tuple(r) for r in expected
     ]
-    assert alice.rows(f"SELECT count(*), min(id) FROM {catalog}.d.p WHERE grp = 'g1'") == [[25, 1]]
-    cancel(alice, job_id)
+    assert alice_sql.rows(f"SELECT count(*), min(id) FROM {catalog}.d.p WHERE grp = 'g1'") == [
+        [25, 1]
+    ]
+    cancel(alice_sql, job_id)
 
 
 def test_a_streaming_ctas_makes_a_partitioned_table(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
 ) -> None:
     partitioned_file(source_dir, "f0", range(0, 20))
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src (id BIGINT, grp STRING, name STRING) "
         f"WITH ('connector' = 'parquet', 'path' = '{source_dir}')"
     )
     job_id = start_stream(
-        alice,
+        alice_sql,
         streams,
         f"CREATE TABLE {catalog}.d.q PARTITIONED BY (bucket) AS "
         f"SELECT id, name, CAST(id % 4 AS INT) AS bucket FROM {catalog}.d.src",
@@ -364,44 +368,44 @@ def test_a_streaming_ctas_makes_a_partitioned_table(
     ]
     expected = sorted_rows((i, f"n{i}", i % 4) for i in range(50))
     assert managed_rows(plain_spark, catalog, "q", "id,name,bucket") == expected
-    assert sorted_rows(tuple(r) for r in alice.rows(f"SELECT * FROM {catalog}.d.q")) == expected
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.q WHERE bucket = 3") == [[12]]
-    cancel(alice, job_id)
+    assert sorted_rows(tuple(r) for r in alice_sql.rows(f"SELECT * FROM {catalog}.d.q")) == expected
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.q WHERE bucket = 3") == [[12]]
+    cancel(alice_sql, job_id)
 
 
 def test_a_streaming_ctas_partitioned_by_a_column_it_lacks_fails_and_drops_its_table(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str]
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str]
 ) -> None:
     partitioned_file(source_dir, "f0", range(0, 5))
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src (id BIGINT, grp STRING, name STRING) "
         f"WITH ('connector' = 'parquet', 'path' = '{source_dir}')"
     )
     job_id = start_stream(
-        alice,
+        alice_sql,
         streams,
         f"CREATE TABLE {catalog}.d.x PARTITIONED BY (nope) AS SELECT id, grp FROM {catalog}.d.src",
     )
-    job = wait_job(alice.api, job_id, {"FAILED"}, timeout=90)
+    job = wait_job(alice_sql.api, job_id, {"FAILED"}, timeout=90)
     assert job["error"]["code"] == "VALIDATION_ERROR", job["error"]
     assert "nope" in job["error"]["message"]
     wait_until(lambda: table_of(catalog, "x") is None, 15, 0.1, "the table to be dropped")
 
 
 def test_an_aggregating_stream_upserts_into_a_partitioned_keyed_table(
-    alice: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
+    alice_sql: Pipeline, catalog: str, source_dir: Path, streams: list[str], plain_spark: Any
 ) -> None:
     partitioned_file(source_dir, "f0", range(0, 30))
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.src (id BIGINT, grp STRING, name STRING) "
         f"WITH ('connector' = 'parquet', 'path' = '{source_dir}')"
     )
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.k (grp STRING, n BIGINT, top BIGINT, "
         "PRIMARY KEY (grp) NOT ENFORCED) PARTITIONED BY (grp)"
     )
     job_id = start_stream(
-        alice,
+        alice_sql,
         streams,
         f"INSERT INTO {catalog}.d.k SELECT grp, count(*) AS n, max(id) AS top "
         f"FROM {catalog}.d.src GROUP BY grp",
@@ -429,26 +433,26 @@ def test_an_aggregating_stream_upserts_into_a_partitioned_keyed_table(
         "grp=g1",
         "grp=g2",
     ]
-    assert alice.rows(f"SELECT grp, n, top FROM {catalog}.d.k ORDER BY grp") == [
+    assert alice_sql.rows(f"SELECT grp, n, top FROM {catalog}.d.k ORDER BY grp") == [
         list(r) for r in expected
     ]
-    cancel(alice, job_id)
+    cancel(alice_sql, job_id)
 
 
 # --- a stream beside interactive queries -------------------------------------------------------
 
 
 def test_a_batch_query_of_another_session_finishes_while_a_stream_runs(
-    alice: Pipeline, catalog: str, streams: list[str]
+    alice_sql: Pipeline, catalog: str, streams: list[str]
 ) -> None:
     # A busy stream: the rate source into a table, a commit every trigger.
     session_id = open_session(
-        alice.api,
+        alice_sql.api,
         {"execution.runtime-mode": "streaming", "execution.checkpointing.interval": "300 ms"},
         catalog,
     )
     created = statement(
-        alice.api,
+        alice_sql.api,
         session_id,
         "CREATE TEMPORARY TABLE r WITH ('connector' = 'rate', 'rows-per-second' = '2000', "
         "'num-partitions' = '1')",
@@ -456,11 +460,13 @@ def test_a_batch_query_of_another_session_finishes_while_a_stream_runs(
     )
     assert created["status"] == "FINISHED", created["error"]
     job_id = str(
-        statement(alice.api, session_id, f"CREATE TABLE {catalog}.d.r AS SELECT value FROM r")["id"]
+        statement(alice_sql.api, session_id, f"CREATE TABLE {catalog}.d.r AS SELECT value FROM r")[
+            "id"
+        ]
     )
     streams.append(job_id)
     wait_until(lambda: count_of(catalog, "r") > 0, 90, 0.1, lambda: state_of(job_id))
-    before = int(get_job(alice.api, job_id)["progress"]["stream"]["batches"])
+    before = int(get_job(alice_sql.api, job_id)["progress"]["stream"]["batches"])
 
     # Another user, another session, batch mode: a write and a grouped read both finish.
     bob = Pipeline("bob")
@@ -483,11 +489,11 @@ def test_a_batch_query_of_another_session_finishes_while_a_stream_runs(
     assert rows == [[f"n{k}", 200, sum(range(k, 1000, 5))] for k in range(5)]
 
     # The stream ran on meanwhile, and still does.
-    assert get_job(alice.api, job_id)["status"] == "RUNNING"
+    assert get_job(alice_sql.api, job_id)["status"] == "RUNNING"
     wait_until(
-        lambda: int(get_job(alice.api, job_id)["progress"]["stream"]["batches"]) > before,
+        lambda: int(get_job(alice_sql.api, job_id)["progress"]["stream"]["batches"]) > before,
         60,
         0.2,
         "more batches of the stream",
     )
-    cancel(alice, job_id)
+    cancel(alice_sql, job_id)

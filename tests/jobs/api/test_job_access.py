@@ -18,22 +18,19 @@ from audit.models import AuditEvent
 from catalog import access as catalog_access
 from catalog import services
 from catalog.models import Grant, Table
-from core.datatypes import AtomicType
 from core.errors import NotFound, PermissionDenied
 from core.identifiers import ObjectIdentifier
 from core.planner.plan import AccessPlan
 from core.privileges import Kind, Privilege
-from core.schema import PhysicalColumn, Schema
 from engine import errors
 from jobs import access_log
 from jobs.models import Job
 from sessions.catalog_reader import DjangoCatalogReader
 from tabledata import commit
 from tests.grants_support import share
+from tests.schemas import ID_SCHEMA as SCHEMA
 
 pytestmark = pytest.mark.django_db
-
-SCHEMA = Schema(columns=(PhysicalColumn("id", AtomicType("BIGINT")),))
 
 
 @pytest.fixture

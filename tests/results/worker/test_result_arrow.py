@@ -43,19 +43,21 @@ FROM range(0, 7) ORDER BY id DESC
 """
 
 
-def run(alice: Pipeline, sql: str, row_limit: int | None = None) -> dict[str, Any]:
+def run(alice_sql: Pipeline, sql: str, row_limit: int | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {"sql": sql}
     if row_limit is not None:
         body["row_limit"] = row_limit
-    response = alice.api.post(f"{API}/sessions/{alice.session_id}/statements", body, format="json")
+    response = alice_sql.api.post(
+        f"{API}/sessions/{alice_sql.session_id}/statements", body, format="json"
+    )
     assert response.status_code == 201, response.content
-    job = wait_job(alice.api, response.json()["id"], timeout=120)
+    job = wait_job(alice_sql.api, response.json()["id"], timeout=120)
     assert job["status"] == "FINISHED", job
     return job
 
 
-def arrow(alice: Pipeline, job: dict[str, Any]) -> tuple[pa.Table, Any, list[bytes]]:
-    response: Any = alice.api.get(f"{API}/jobs/{job['id']}/result.arrow")
+def arrow(alice_sql: Pipeline, job: dict[str, Any]) -> tuple[pa.Table, Any, list[bytes]]:
+    response: Any = alice_sql.api.get(f"{API}/jobs/{job['id']}/result.arrow")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/vnd.apache.arrow.stream"
     chunks = list(response.streaming_content)
@@ -63,9 +65,9 @@ def arrow(alice: Pipeline, job: dict[str, Any]) -> tuple[pa.Table, Any, list[byt
 
 
 @pytest.mark.parametrize("row_limit", [None, SMALL_LIMIT + 1], ids=["to_arrow", "large"])
-def test_every_type_arrives_as_plain_pyspark_gives_it(alice, plain_spark, row_limit):
-    job = run(alice, EVERY_TYPE_SQL, row_limit)
-    table, response, _ = arrow(alice, job)
+def test_every_type_arrives_as_plain_pyspark_gives_it(alice_sql, plain_spark, row_limit):
+    job = run(alice_sql, EVERY_TYPE_SQL, row_limit)
+    table, response, _ = arrow(alice_sql, job)
     expected = plain_spark.sql(EVERY_TYPE_SQL).toArrow()
     assert table.schema == expected.schema, (table.schema, expected.schema)
     assert table.equals(expected)
@@ -73,45 +75,45 @@ def test_every_type_arrives_as_plain_pyspark_gives_it(alice, plain_spark, row_li
     assert response["X-Tessera-Truncated"] == "false"
     assert job["result"]["row_count"] == 7 and job["result"]["truncated"] is False
     # The JSON pages read the same file.
-    page = alice.api.get(f"{API}/jobs/{job['id']}/result?page_size=2").json()
+    page = alice_sql.api.get(f"{API}/jobs/{job['id']}/result?page_size=2").json()
     assert page["rows"][0][0] == 6 and page["rows"][0][1] == "7.5000000000"
 
 
-def test_row_limit_truncates_a_small_result(alice):
-    job = run(alice, "SELECT id FROM range(0, 10)", row_limit=5)
+def test_row_limit_truncates_a_small_result(alice_sql):
+    job = run(alice_sql, "SELECT id FROM range(0, 10)", row_limit=5)
     assert job["result"] == {
         "columns": [{"name": "id", "data_type": "BIGINT"}],
         "row_count": 5,
         "truncated": True,
     }
-    table, response, _ = arrow(alice, job)
+    table, response, _ = arrow(alice_sql, job)
     assert table["id"].to_pylist() == [0, 1, 2, 3, 4]
     assert response["X-Tessera-Truncated"] == "true"
     assert response["X-Tessera-Row-Count"] == "5"
 
 
-def test_a_large_result_is_truncated_at_its_row_limit_in_order(alice):
+def test_a_large_result_is_truncated_at_its_row_limit_in_order(alice_sql):
     sql = (
         f"SELECT id, CAST(id AS STRING) AS s FROM range(0, {SMALL_LIMIT + 50}, 1, 3) "
         "ORDER BY id DESC"
     )
-    job = run(alice, sql, row_limit=SMALL_LIMIT + 10)
+    job = run(alice_sql, sql, row_limit=SMALL_LIMIT + 10)
     assert job["result"]["row_count"] == SMALL_LIMIT + 10 and job["result"]["truncated"] is True
-    table, response, _ = arrow(alice, job)
+    table, response, _ = arrow(alice_sql, job)
     assert table.num_rows == SMALL_LIMIT + 10
     ids = table["id"].to_pylist()
     assert ids[0] == SMALL_LIMIT + 49 and ids[-1] == 40 and ids == sorted(ids, reverse=True)
     assert response["X-Tessera-Truncated"] == "true"
 
 
-def test_two_million_rows_arrive_whole_and_streamed(alice):
+def test_two_million_rows_arrive_whole_and_streamed(alice_sql):
     rows = 2_000_000
     sql = (
         f"SELECT id, id * 2 AS twice, CAST(id % 1000 AS STRING) AS tag FROM range(0, {rows}, 1, 2)"
     )
-    job = run(alice, sql, row_limit=3_000_000)
+    job = run(alice_sql, sql, row_limit=3_000_000)
     assert job["result"]["row_count"] == rows and job["result"]["truncated"] is False
-    table, response, chunks = arrow(alice, job)
+    table, response, chunks = arrow(alice_sql, job)
     assert isinstance(response, StreamingHttpResponse)  # never the whole table in the web
     assert len(chunks) > 10  # chunks of whole batches (about 1 MiB), as they are read
     assert response["X-Tessera-Row-Count"] == str(rows)

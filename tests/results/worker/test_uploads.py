@@ -69,23 +69,22 @@ def catalog() -> str:
 
 
 @pytest.fixture
-def alice(catalog: str) -> Pipeline:
-    """A user in their own catalog ``catalog`` (database ``d``)."""
-    pipeline = Pipeline("alice")
-    catalog_services.catalog_create(user=pipeline.user, name=catalog, default_database="d")
-    pipeline.ok(f"USE {catalog}.d")
-    return pipeline
+def alice_sql(alice_sql: Pipeline, catalog: str) -> Pipeline:
+    """The shared ``alice_sql`` in her own catalog ``catalog`` (database ``d``)."""
+    catalog_services.catalog_create(user=alice_sql.user, name=catalog, default_database="d")
+    alice_sql.ok(f"USE {catalog}.d")
+    return alice_sql
 
 
 def test_an_upload_through_a_declared_schema_equals_plain_spark(
-    alice: Pipeline, catalog: str, plain_spark: Any, tmp_path: Path
+    alice_sql: Pipeline, catalog: str, plain_spark: Any, tmp_path: Path
 ):
-    sent = upload(alice, EVERY_TYPE)
-    alice.ok(
+    sent = upload(alice_sql, EVERY_TYPE)
+    alice_sql.ok(
         f"CREATE TEMPORARY TABLE up {DECLARED} "
         f"WITH ('connector' = 'upload', 'upload' = '{sent['id']}')"
     )
-    rows = alice.rows(QUERY.format(table="up"))
+    rows = alice_sql.rows(QUERY.format(table="up"))
 
     # Plain Spark over the same Arrow data, written by pyarrow as parquet Spark reads.
     plain = tmp_path / "plain"
@@ -100,72 +99,76 @@ def test_an_upload_through_a_declared_schema_equals_plain_spark(
     assert rows[1][2] == "12345678901234567890.1234567890"  # DECIMAL(38, 10) whole
 
     # Without a column list the table takes the upload's columns.
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TEMPORARY TABLE bare WITH ('connector' = 'upload', 'upload' = '{sent['id']}')"
     )
-    assert alice.rows("SELECT count(*), count(price), max(`day`) FROM bare") == [
+    assert alice_sql.rows("SELECT count(*), count(price), max(`day`) FROM bare") == [
         [3, 2, "2024-02-29"]
     ]
 
     # CTAS keeps the data past the session.
     kept = f"{catalog}.d.kept"
-    alice.ok(f"CREATE TABLE {kept} AS SELECT * FROM up")
-    before = alice.rows(f"SELECT count(*), sum(doubled), max(name) FROM {kept}")
+    alice_sql.ok(f"CREATE TABLE {kept} AS SELECT * FROM up")
+    before = alice_sql.rows(f"SELECT count(*), sum(doubled), max(name) FROM {kept}")
     assert before == [[3, 6, "ü"]]
 
-    where = uploads_dir() / alice.session_id / sent["id"]
+    where = uploads_dir() / alice_sql.session_id / sent["id"]
     assert (where / "part-00000.parquet").is_file()
-    assert alice.api.delete(f"{API}/sessions/{alice.session_id}").status_code == 204
-    assert not (uploads_dir() / alice.session_id).exists()
+    assert alice_sql.api.delete(f"{API}/sessions/{alice_sql.session_id}").status_code == 204
+    assert not (uploads_dir() / alice_sql.session_id).exists()
     assert not Upload.objects.filter(pk=sent["id"]).exists()
 
-    again = open_session(alice.api)
+    again = open_session(alice_sql.api)
     job = wait_job(
-        alice.api,
-        statement(alice.api, again, f"SELECT count(*), sum(doubled), max(name) FROM {kept}")["id"],
+        alice_sql.api,
+        statement(alice_sql.api, again, f"SELECT count(*), sum(doubled), max(name) FROM {kept}")[
+            "id"
+        ],
         timeout=120,
     )
     assert job["status"] == "FINISHED", job
-    assert result_rows(alice.api, job["id"])[1] == before
+    assert result_rows(alice_sql.api, job["id"])[1] == before
 
 
-def test_the_worker_reads_only_the_jobs_own_sessions_uploads(alice: Pipeline):
-    sent = upload(alice, pa.table({"a": [1, 2, 3]}))
-    alice.ok(f"CREATE TEMPORARY TABLE t WITH ('connector' = 'upload', 'upload' = '{sent['id']}')")
-    plan = planned(alice.session, "SELECT sum(a) FROM t")
-    assert alice.rows("SELECT sum(a) FROM t") == [[6]]
+def test_the_worker_reads_only_the_jobs_own_sessions_uploads(alice_sql: Pipeline):
+    sent = upload(alice_sql, pa.table({"a": [1, 2, 3]}))
+    alice_sql.ok(
+        f"CREATE TEMPORARY TABLE t WITH ('connector' = 'upload', 'upload' = '{sent['id']}')"
+    )
+    plan = planned(alice_sql.session, "SELECT sum(a) FROM t")
+    assert alice_sql.rows("SELECT sum(a) FROM t") == [[6]]
     # Metadata columns and a primary key, as over any parquet table.
-    alice.ok(
+    alice_sql.ok(
         "CREATE TEMPORARY TABLE m (a BIGINT, f STRING METADATA FROM 'file_name' VIRTUAL, "
         "PRIMARY KEY (a) NOT ENFORCED) "
         f"USING upload OPTIONS ('upload' = '{sent['id']}')"
     )
-    assert alice.rows("SELECT DISTINCT f FROM m") == [["part-00000.parquet"]]
+    assert alice_sql.rows("SELECT DISTINCT f FROM m") == [["part-00000.parquet"]]
     relation = plan["relations"][0]
-    own = f"{uploads_dir()}/{alice.session_id}/{sent['id']}"
+    own = f"{uploads_dir()}/{alice_sql.session_id}/{sent['id']}"
     assert relation["path"] == own and relation["format"] == "parquet"
 
     def refused(path: str, *fragments: str, session: Any = None) -> None:
         forged = copy.deepcopy(plan)
         forged["relations"][0]["path"] = path
-        job = submit_plan(alice.user, forged, session=session or alice.session)
-        done = wait_job(alice.api, job.id, timeout=120)
+        job = submit_plan(alice_sql.user, forged, session=session or alice_sql.session)
+        done = wait_job(alice_sql.api, job.id, timeout=120)
         assert done["status"] == "FAILED", done
         for fragment in fragments:
             assert fragment in done["error"]["message"], done["error"]
 
     # The same plan in another session of the same user: not its session's upload.
-    other = Session.objects.get(pk=open_session(alice.api))
+    other = Session.objects.get(pk=open_session(alice_sql.api))
     refused(own, "belongs to another session", session=other)
     # Path tricks and made-up ids.
     refused(f"{own}/../{sent['id']}", "cannot be read")
-    refused(f"{uploads_dir()}/{alice.session_id}/{uuid.uuid4()}", "no longer exists")
-    refused(f"{uploads_dir()}/{alice.session_id}", "names no upload")
+    refused(f"{uploads_dir()}/{alice_sql.session_id}/{uuid.uuid4()}", "no longer exists")
+    refused(f"{uploads_dir()}/{alice_sql.session_id}", "names no upload")
     refused(
-        f"{uploads_dir()}/{alice.session_id}/{sent['id']}/part-00000.parquet", "names no upload"
+        f"{uploads_dir()}/{alice_sql.session_id}/{sent['id']}/part-00000.parquet", "names no upload"
     )
     # A link in place of the upload's directory.
-    target = uploads_dir() / alice.session_id / sent["id"]
+    target = uploads_dir() / alice_sql.session_id / sent["id"]
     moved = target.with_name("moved")
     target.rename(moved)
     target.symlink_to(moved)
@@ -174,18 +177,24 @@ def test_the_worker_reads_only_the_jobs_own_sessions_uploads(alice: Pipeline):
     finally:
         target.unlink()
         moved.rename(target)
-    assert alice.rows("SELECT sum(a) FROM t") == [[6]]
+    assert alice_sql.rows("SELECT sum(a) FROM t") == [[6]]
 
 
-def test_a_deleted_upload_cannot_be_read(alice: Pipeline):
-    sent = upload(alice, pa.table({"a": [1]}))
-    alice.ok(f"CREATE TEMPORARY TABLE t WITH ('connector' = 'upload', 'upload' = '{sent['id']}')")
-    plan = planned(alice.session, "SELECT * FROM t")
+def test_a_deleted_upload_cannot_be_read(alice_sql: Pipeline):
+    sent = upload(alice_sql, pa.table({"a": [1]}))
+    alice_sql.ok(
+        f"CREATE TEMPORARY TABLE t WITH ('connector' = 'upload', 'upload' = '{sent['id']}')"
+    )
+    plan = planned(alice_sql.session, "SELECT * FROM t")
     assert (
-        alice.api.delete(f"{API}/sessions/{alice.session_id}/uploads/{sent['id']}").status_code
+        alice_sql.api.delete(
+            f"{API}/sessions/{alice_sql.session_id}/uploads/{sent['id']}"
+        ).status_code
         == 204
     )
-    assert not (uploads_dir() / alice.session_id / sent["id"]).exists()
+    assert not (uploads_dir() / alice_sql.session_id / sent["id"]).exists()
     # A plan made before the deletion: the worker checks again at use.
-    job = wait_job(alice.api, submit_plan(alice.user, plan, session=alice.session).id, timeout=120)
+    job = wait_job(
+        alice_sql.api, submit_plan(alice_sql.user, plan, session=alice_sql.session).id, timeout=120
+    )
     assert job["status"] == "FAILED" and "no longer exists" in job["error"]["message"], job

@@ -18,8 +18,9 @@ from core.schema import PhysicalColumn, ResolvedColumn, Schema
 from jobs import lifecycle, notify
 from jobs.models import Job, Session
 from sessions import commands, statements
-from tests.conftest import API, RICH_SCHEMA, assert_error, simple_schema
+from tests.conftest import API, assert_error, simple_schema
 from tests.jobs.api.test_jobs import RecordingHook
+from tests.schemas import RICH_SCHEMA
 
 pytestmark = pytest.mark.django_db
 

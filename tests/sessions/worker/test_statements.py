@@ -65,12 +65,7 @@ class Pipeline(helpers.Pipeline):
 
 
 @pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("alice")
-
-
-@pytest.fixture
-def sales(alice: Pipeline, plain_spark: Any) -> dict[str, Any]:
+def sales(alice_sql: Pipeline, plain_spark: Any) -> dict[str, Any]:
     """An external parquet table c.d.sales (written by plain PySpark), in the catalog."""
     root = Path(settings.TESSERA_STORAGE_ROOTS[0])
     path = root / f"sales-{uuid.uuid4().hex[:8]}"
@@ -79,11 +74,11 @@ def sales(alice: Pipeline, plain_spark: Any) -> dict[str, Any]:
         "id BIGINT, name STRING, price STRING, qty INT",
     ).selectExpr("id", "name", "CAST(price AS DECIMAL(10, 2)) AS price", "qty")
     frame.repartition(3).write.parquet(str(path))
-    catalog = catalog_services.catalog_create(user=alice.user, name="c", default_database="d")
+    catalog = catalog_services.catalog_create(user=alice_sql.user, name="c", default_database="d")
     share(catalog)  # everyone reads it (bob's test reads it too)
     database = Database.objects.get(catalog=catalog, name="d")
     catalog_services.table_create(
-        user=alice.user,
+        user=alice_sql.user,
         database=database,
         name="sales",
         schema=Schema.from_dict(SCHEMA),
@@ -92,11 +87,11 @@ def sales(alice: Pipeline, plain_spark: Any) -> dict[str, Any]:
     return {"path": str(path)}
 
 
-def test_query_rows_equal_plain_pyspark(alice: Pipeline, sales: dict[str, Any], plain_spark):
+def test_query_rows_equal_plain_pyspark(alice_sql: Pipeline, sales: dict[str, Any], plain_spark):
     sql = "SELECT id, name, price, total, file FROM c.d.sales WHERE id % 3 = 0 ORDER BY id"
-    job = alice.run(sql)
+    job = alice_sql.run(sql)
     assert job["status"] == "FINISHED", job
-    columns, rows = result_rows(alice.api, job["id"])
+    columns, rows = result_rows(alice_sql.api, job["id"])
 
     expected_frame = (
         plain_spark.read.parquet(sales["path"])
@@ -131,7 +126,7 @@ def test_result_max_rows_truncates(sales: dict[str, Any]):
     assert len(result_rows(bob.api, job["id"])[1]) == 10
 
 
-def test_udfs_python_and_sql(alice: Pipeline):
+def test_udfs_python_and_sql(alice_sql: Pipeline):
     plan = hand_plan(
         "SELECT `__tessera_f1`('Hello, Wörld!') AS slug, `__tessera_f2`(41) AS answer, "
         "`__tessera_f3`(12.5, 0, 10) AS clamped",
@@ -160,14 +155,14 @@ def test_udfs_python_and_sql(alice: Pipeline):
             },
         ],
     )
-    job = wait_job(alice.api, submit_plan(alice.user, plan, session=alice.session).id)
+    job = wait_job(alice_sql.api, submit_plan(alice_sql.user, plan, session=alice_sql.session).id)
     assert job["status"] == "FINISHED", job
-    columns, rows = result_rows(alice.api, job["id"])
+    columns, rows = result_rows(alice_sql.api, job["id"])
     assert rows == [["hello-world", 42, 10.0]]
     assert [c["data_type"] for c in columns] == ["STRING", "INT", "DOUBLE"]
 
 
-def test_udf_outside_the_allowlist_is_refused(alice: Pipeline):
+def test_udf_outside_the_allowlist_is_refused(alice_sql: Pipeline):
     plan = hand_plan(
         "SELECT `__tessera_f1`('x')",
         functions=[
@@ -180,7 +175,7 @@ def test_udf_outside_the_allowlist_is_refused(alice: Pipeline):
             }
         ],
     )
-    job = wait_job(alice.api, submit_plan(alice.user, plan, session=alice.session).id)
+    job = wait_job(alice_sql.api, submit_plan(alice_sql.user, plan, session=alice_sql.session).id)
     assert job["status"] == "FAILED"
     assert job["error"]["code"] == "VALIDATION_ERROR"
     # The worker's loader and the planner share one check (core.planner.guard).
@@ -195,8 +190,8 @@ def test_udf_outside_the_allowlist_is_refused(alice: Pipeline):
         ("SELECT raise_error('custom failure')", "custom failure"),
     ],
 )
-def test_spark_errors_are_short(alice: Pipeline, sql: str, fragment: str):
-    job = alice.run(sql)
+def test_spark_errors_are_short(alice_sql: Pipeline, sql: str, fragment: str):
+    job = alice_sql.run(sql)
     assert job["status"] == "FAILED"
     error = job["error"]
     assert error["code"] == "SPARK_ERROR"
@@ -206,7 +201,7 @@ def test_spark_errors_are_short(alice: Pipeline, sql: str, fragment: str):
     assert events(job["id"]) == ["created", "running", "failed"]
 
 
-def test_python_udf_failure_names_the_python_error(alice: Pipeline):
+def test_python_udf_failure_names_the_python_error(alice_sql: Pipeline):
     plan = hand_plan(
         "SELECT `__tessera_f1`(id) FROM range(2)",
         functions=[
@@ -219,28 +214,28 @@ def test_python_udf_failure_names_the_python_error(alice: Pipeline):
             }
         ],
     )
-    job = wait_job(alice.api, submit_plan(alice.user, plan, session=alice.session).id)
+    job = wait_job(alice_sql.api, submit_plan(alice_sql.user, plan, session=alice_sql.session).id)
     assert job["status"] == "FAILED"
     message = job["error"]["message"]
     assert "TypeError" in message and "Traceback" not in message and "File " not in message
 
 
-def test_cancel_stops_spark(alice: Pipeline):
+def test_cancel_stops_spark(alice_sql: Pipeline):
     # How fast a cancel ends the job is measured by bench/cancel_latency.py, not asserted.
-    job_id = alice.submit(SLOW_SCAN_SQL)
+    job_id = alice_sql.submit(SLOW_SCAN_SQL)
     wait_until(
         lambda: Job.objects.filter(pk=job_id, progress__tasks_total__gt=0).exists(),
         60,
         message="the slow query's Spark tasks",
     )
-    response = alice.api.post(f"{API}/jobs/{job_id}/cancel")
+    response = alice_sql.api.post(f"{API}/jobs/{job_id}/cancel")
     assert response.status_code in (200, 202), response.content
-    job = wait_job(alice.api, job_id, {"CANCELED"}, timeout=30)
+    job = wait_job(alice_sql.api, job_id, {"CANCELED"}, timeout=30)
     assert job["error"]["code"] == "CANCELED"
     assert events(job_id) == ["created", "running", "cancel_requested", "canceled"]
 
     # Spark's job is gone: the session's next query runs and ends.
-    follow = alice.run("SELECT 42 AS x", timeout=30)
+    follow = alice_sql.run("SELECT 42 AS x", timeout=30)
     assert follow["status"] == "FINISHED", follow
 
 
@@ -280,7 +275,7 @@ def test_sessions_do_not_share_spark_conf():
     assert ", 8)" in other  # the worker's default, not dave's 3
 
 
-def test_jobs_do_not_share_temporary_views_or_functions(alice: Pipeline):
+def test_jobs_do_not_share_temporary_views_or_functions(alice_sql: Pipeline):
     secret = hand_plan(
         "SELECT * FROM `__tessera_r1`",
         relations=[
@@ -302,7 +297,9 @@ def test_jobs_do_not_share_temporary_views_or_functions(alice: Pipeline):
             }
         ],
     )
-    first = wait_job(alice.api, submit_plan(alice.user, secret, session=alice.session).id)
+    first = wait_job(
+        alice_sql.api, submit_plan(alice_sql.user, secret, session=alice_sql.session).id
+    )
     assert first["status"] == "FINISHED", first
     frank = Pipeline("frank")
     for sql in ("SELECT * FROM `__tessera_r1`", "SELECT `__tessera_f1`()"):
@@ -314,7 +311,9 @@ def test_jobs_do_not_share_temporary_views_or_functions(alice: Pipeline):
         assert job["error"]["details"]["checked_by"] == "spark_parser"
         assert "__tessera_" in job["error"]["message"]
         # Not even the same user's next job sees them.
-        again = wait_job(alice.api, submit_plan(alice.user, hand_plan(sql), alice.session).id)
+        again = wait_job(
+            alice_sql.api, submit_plan(alice_sql.user, hand_plan(sql), alice_sql.session).id
+        )
         assert again["status"] == "FAILED", again
 
 
@@ -323,12 +322,12 @@ def drop_note(line: str) -> bool:
     return "message dropped" in line or "claimed by someone else" in line
 
 
-def test_duplicated_message_runs_the_job_once(alice: Pipeline, worker: WorkerProcess):
+def test_duplicated_message_runs_the_job_once(alice_sql: Pipeline, worker: WorkerProcess):
     sql = "SELECT sum(id) AS s FROM range(3000000)"
-    job = submit_sql(alice.user, sql, session=alice.session)
+    job = submit_sql(alice_sql.user, sql, session=alice_sql.session)
     for _ in range(3):
         current_app.send_task("tessera.run_job", args=[str(job.id)])
-    done = wait_job(alice.api, job.id)
+    done = wait_job(alice_sql.api, job.id)
     assert done["status"] == "FINISHED", done
     current_app.send_task("tessera.run_job", args=[str(job.id)])  # after the end, too
 
@@ -341,30 +340,30 @@ def test_duplicated_message_runs_the_job_once(alice: Pipeline, worker: WorkerPro
 
     wait_until(dropped, 30, 0.1, "the worker to drop the duplicated messages")
     assert events(job.id) == ["created", "running", "finished"]
-    assert result_rows(alice.api, job.id)[1] == [[sum(range(3000000))]]
+    assert result_rows(alice_sql.api, job.id)[1] == [[sum(range(3000000))]]
 
 
-def test_lost_message_is_swept_and_runs(alice: Pipeline):
+def test_lost_message_is_swept_and_runs(alice_sql: Pipeline):
     sql = "SELECT 7 AS seven"
     job = Job(
-        session=alice.session,
-        user=alice.user,
+        session=alice_sql.session,
+        user=alice_sql.user,
         sql=sql,
         kind="query",
-        plan=planned(alice.session, sql),
+        plan=planned(alice_sql.session, sql),
         timeout_seconds=60,
     )
     job.save()
     lifecycle.created(job)  # stored, never enqueued: as if the broker lost the message
-    done = wait_job(alice.api, job.id, timeout=20)
+    done = wait_job(alice_sql.api, job.id, timeout=20)
     assert done["status"] == "FINISHED", done
     assert events(job.id, requeued=True) == ["created", "requeued", "running", "finished"]
     assert Job.objects.get(pk=job.id).enqueue_count == 1
 
 
-def test_view_schema_is_derived_by_spark(alice: Pipeline, sales: dict[str, Any]):
+def test_view_schema_is_derived_by_spark(alice_sql: Pipeline, sales: dict[str, Any]):
     query = "SELECT id, total, upper(name) AS shout FROM c.d.sales"
-    job = wait_job(alice.api, alice.submit(f"CREATE VIEW c.d.big_sales AS {query}"))
+    job = wait_job(alice_sql.api, alice_sql.submit(f"CREATE VIEW c.d.big_sales AS {query}"))
     assert job["status"] == "FINISHED", job
     view = Table.objects.get(name="big_sales", kind=Table.KIND_VIEW)
     assert view.query == query
@@ -377,7 +376,9 @@ def test_view_schema_is_derived_by_spark(alice: Pipeline, sales: dict[str, Any])
     assert events(job["id"]) == ["created", "running", "finished"]
 
 
-def test_rest_created_table_is_typed_before_it_is_stored(alice: Pipeline, sales: dict[str, Any]):
+def test_rest_created_table_is_typed_before_it_is_stored(
+    alice_sql: Pipeline, sales: dict[str, Any]
+):
     # The web process has no Spark: it asks a worker's analyzer (tessera.check_schema) and
     # waits for the answer before it stores the table: it is never stored untyped.
     schema = {
@@ -387,8 +388,8 @@ def test_rest_created_table_is_typed_before_it_is_stored(alice: Pipeline, sales:
             {"name": "total", "kind": "computed", "expression": "price * qty"},
         ]
     }
-    catalog_services.catalog_create(user=alice.user, name="rest", default_database="d")
-    response = alice.api.post(
+    catalog_services.catalog_create(user=alice_sql.user, name="rest", default_database="d")
+    response = alice_sql.api.post(
         "/api/v1/catalogs/rest/databases/d/tables", {"name": "t", "schema": schema}, format="json"
     )
     assert response.status_code == 201, response.content
@@ -400,38 +401,38 @@ def test_rest_created_table_is_typed_before_it_is_stored(alice: Pipeline, sales:
     assert total.data_type == "DECIMAL(21, 2)"
 
 
-def test_create_table_with_computed_column_is_typed_on_the_worker(alice: Pipeline):
-    catalog_services.catalog_create(user=alice.user, name="c", default_database="d")
+def test_create_table_with_computed_column_is_typed_on_the_worker(alice_sql: Pipeline):
+    catalog_services.catalog_create(user=alice_sql.user, name="c", default_database="d")
     sql = "CREATE TABLE c.d.orders (price DECIMAL(10, 2), qty INT, total AS price * qty)"
-    job = alice.run(sql)
+    job = alice_sql.run(sql)
     assert job["status"] == "FINISHED", job
     resolved = Table.objects.get(name="orders").resolved_schema or {}
     assert resolved["expressions_resolved"] is True
     assert resolved["columns"][2]["data_type"] == "DECIMAL(21, 2)"
 
     bad = sql.replace("orders", "broken").replace("price * qty", "price * nope")
-    failed = alice.run(bad)
+    failed = alice_sql.run(bad)
     assert failed["status"] == "FAILED", failed
     assert failed["error"]["code"] == "VALIDATION_ERROR"
     assert "`total`" in failed["error"]["message"] and "nope" in failed["error"]["message"]
     assert not Table.objects.filter(name="broken").exists()
 
 
-def test_python_function_created_checked_and_called(alice: Pipeline):
-    catalog_services.catalog_create(user=alice.user, name="c", default_database="d")
+def test_python_function_created_checked_and_called(alice_sql: Pipeline):
+    catalog_services.catalog_create(user=alice_sql.user, name="c", default_database="d")
     create = "CREATE FUNCTION c.d.slug AS 'tessera_udfs.text.slugify' LANGUAGE PYTHON"
-    job = alice.run(create)
+    job = alice_sql.run(create)
     assert job["status"] == "FINISHED", job
 
     missing = create.replace("slug AS", "nothing AS").replace("slugify", "no_such_function")
-    failed = alice.run(missing)
+    failed = alice_sql.run(missing)
     assert failed["status"] == "FAILED", failed
     assert "no_such_function" in failed["error"]["message"]
 
     call = "SELECT c.d.slug('Hello, Wörld!') AS s"
-    done = alice.run(call)
+    done = alice_sql.run(call)
     assert done["status"] == "FINISHED", done
-    assert result_rows(alice.api, done["id"]) == (
+    assert result_rows(alice_sql.api, done["id"]) == (
         [{"name": "s", "data_type": "STRING"}],
         [["hello-world"]],
     )

@@ -20,7 +20,7 @@ from catalog import services as catalog_services
 from catalog.models import Database
 from core.schema import Schema
 from tests.conftest import API
-from tests.worker_helpers import api_for, create_user, json_value, result_rows, wait_job
+from tests.worker_helpers import api_for, json_value, result_rows, wait_job
 
 pytestmark = [
     pytest.mark.spark,
@@ -72,11 +72,6 @@ def write_parquet(spark: Any, rows: list[tuple[Any, ...]], ddl: str, prefix: str
     path = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"{prefix}-{uuid.uuid4().hex[:8]}"
     spark.createDataFrame(rows, ddl).repartition(2).write.parquet(str(path))
     return str(path)
-
-
-@pytest.fixture
-def alice() -> User:
-    return create_user("alice")
 
 
 @pytest.fixture

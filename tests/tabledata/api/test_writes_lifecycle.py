@@ -36,17 +36,11 @@ from tabledata import commit, commit_files, external_commit, manifest
 from tabledata import staging as write_staging
 from tests.conftest import API
 from tests.races import LockWait
+from tests.schemas import ID_SCHEMA_JSON as ID_SCHEMA
 
 pytestmark = pytest.mark.django_db
 
 TABLES = f"{API}/catalogs/demo/databases/sales/tables"
-ID_SCHEMA = {
-    "columns": [
-        {"name": "id", "kind": "physical", "data_type": "BIGINT", "nullable": True},
-    ],
-    "watermarks": [],
-    "primary_key": None,
-}
 
 
 # --- fixtures and helpers --------------------------------------------------------------------

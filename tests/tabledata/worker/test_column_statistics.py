@@ -15,17 +15,14 @@ from catalog.models import Table
 from tests.conftest import API
 from tests.grants_support import share
 from tests.worker_helpers import (
-    api_for,
+    Pipeline,
     create_user,
     events,
-    open_session,
     planned,
     result_rows,
     session_for,
-    statement,
     submit_plan,
     wait_for_status,
-    wait_job,
 )
 
 pytestmark = [
@@ -50,27 +47,12 @@ DATA = (
 COLUMNS = ["id", "k", "name", "price", "score", "born", "raw", "tags", "s"]
 
 
-class User_:
-    def __init__(self, name: str) -> None:
-        self.user = create_user(f"{name}{uuid.uuid4().hex[:6]}")
-        self.api = api_for(self.user)
-        self.session_id = open_session(self.api)
-
-    def run(self, sql: str, timeout: float = 120) -> dict[str, Any]:
-        return wait_job(self.api, statement(self.api, self.session_id, sql)["id"], timeout=timeout)
-
-
 @pytest.fixture
-def alice() -> User_:
-    return User_("alice")
-
-
-@pytest.fixture
-def table(alice: User_) -> str:
+def table(alice_sql: Pipeline) -> str:
     """``<catalog>.d.t`` of alice's, filled by CTAS with ``DATA``."""
     catalog = f"s{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=catalog, default_database="d")
-    job = alice.run(f"CREATE TABLE {catalog}.d.t AS {DATA}")
+    catalog_services.catalog_create(user=alice_sql.user, name=catalog, default_database="d")
+    job = alice_sql.run(f"CREATE TABLE {catalog}.d.t AS {DATA}")
     assert job["status"] == "FINISHED", job["error"]
     return f"{catalog}.d.t"
 
@@ -139,17 +121,17 @@ def _by_name(stored: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_all_columns_equal_plain_pyspark(alice: User_, table: str, plain_spark: Any) -> None:
+def test_all_columns_equal_plain_pyspark(alice_sql: Pipeline, table: str, plain_spark: Any) -> None:
     row = _row(table)
     schema_before, updated_before = row.resolved_schema, row.updated_at
-    assert _statistics(alice.api, table)["column_statistics"] is None
+    assert _statistics(alice_sql.api, table)["column_statistics"] is None
 
-    job = alice.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
+    job = alice_sql.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
     assert job["status"] == "FINISHED", job["error"]
     assert job["kind"] == "ddl"
     assert "statistics_stored" in events(job["id"])
 
-    body = _statistics(alice.api, table)
+    body = _statistics(alice_sql.api, table)
     stored = body["column_statistics"]
     assert stored["row_count"] == 700 == plain_spark.read.parquet(row.location).count()
     assert stored["files"] == body["files"] and stored["size_bytes"] == body["size_bytes"]
@@ -170,7 +152,7 @@ def test_all_columns_equal_plain_pyspark(alice: User_, table: str, plain_spark: 
     assert actual["born"]["min"] == "2024-01-01"
 
     # The job's result lists the same figures, one row per column.
-    columns, rows = result_rows(alice.api, job["id"])
+    columns, rows = result_rows(alice_sql.api, job["id"])
     assert [c["name"] for c in columns][:3] == ["column", "data_type", "null_count"]
     assert [r[0] for r in rows] == COLUMNS
     assert rows[2][2] == 140
@@ -181,75 +163,75 @@ def test_all_columns_equal_plain_pyspark(alice: User_, table: str, plain_spark: 
     # schema: the table is read all the same (core.datatypes.read_schema_type).
     tags = next(c for c in (row.resolved_schema or {})["columns"] if c["name"] == "tags")
     assert tags["data_type"] == "ARRAY<BIGINT NOT NULL>"
-    read = alice.run(f"SELECT tags FROM {table} WHERE id = 2")
+    read = alice_sql.run(f"SELECT tags FROM {table} WHERE id = 2")
     assert read["status"] == "FINISHED", read["error"]
-    assert result_rows(alice.api, read["id"])[1] == [[[0, 1, 2]]]
+    assert result_rows(alice_sql.api, read["id"])[1] == [[[0, 1, 2]]]
     assert row.updated_at == updated_before
 
 
-def test_for_columns_stores_the_subset_and_noscan_keeps_it(alice: User_, table: str) -> None:
-    job = alice.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR COLUMNS score, NAME")
+def test_for_columns_stores_the_subset_and_noscan_keeps_it(alice_sql: Pipeline, table: str) -> None:
+    job = alice_sql.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR COLUMNS score, NAME")
     assert job["status"] == "FINISHED", job["error"]
-    stored = _statistics(alice.api, table)["column_statistics"]
+    stored = _statistics(alice_sql.api, table)["column_statistics"]
     assert [c["name"] for c in stored["columns"]] == ["score", "name"]
     assert stored["columns"][0]["null_count"] == 234  # id % 3 = 0 for 0..699
 
     # NOSCAN refreshes the files and their size; the scan's figures stay.
     Path(_row(table).location, "part-extra.parquet").write_bytes(b"")  # an empty file
-    noscan = alice.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS NOSCAN")
+    noscan = alice_sql.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS NOSCAN")
     assert noscan["status"] == "FINISHED", noscan["error"]
-    after = _statistics(alice.api, table)["column_statistics"]
+    after = _statistics(alice_sql.api, table)["column_statistics"]
     assert after["files"] == stored["files"] + 1
     assert after["columns"] == stored["columns"]
     assert after["computed_at"] == stored["computed_at"]
     assert after["size_computed_at"] > stored["size_computed_at"]
-    _, rows = result_rows(alice.api, noscan["id"])
+    _, rows = result_rows(alice_sql.api, noscan["id"])
     assert rows == [[None, after["files"], after["size_bytes"]]]  # no row count: no scan
 
 
-def test_refusals_store_nothing(alice: User_, table: str) -> None:
+def test_refusals_store_nothing(alice_sql: Pipeline, table: str) -> None:
     catalog = table.split(".")[0]
-    unknown = alice.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR COLUMNS id, nope")
+    unknown = alice_sql.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR COLUMNS id, nope")
     assert unknown["status"] == "FAILED"
     assert unknown["error"]["code"] == "VALIDATION_ERROR"
     assert "`nope`" in unknown["error"]["message"]
 
-    bob = User_("bob")
+    bob = Pipeline("bob")
     share(catalog)  # bob may read the table, not analyze it (that needs MODIFY)
     refused = bob.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
     assert refused["status"] == "FAILED"
     assert refused["error"]["code"] == "PERMISSION_DENIED"
 
-    assert alice.run(f"CREATE VIEW {catalog}.d.v AS SELECT id FROM {table}")["status"] == (
+    assert alice_sql.run(f"CREATE VIEW {catalog}.d.v AS SELECT id FROM {table}")["status"] == (
         "FINISHED"
     )
-    view = alice.run(f"ANALYZE TABLE {catalog}.d.v COMPUTE STATISTICS")
+    view = alice_sql.run(f"ANALYZE TABLE {catalog}.d.v COMPUTE STATISTICS")
     assert view["status"] == "FAILED"
     assert "is a view" in view["error"]["message"]
-    made = alice.run(f"CREATE TEMPORARY VIEW {catalog}.d.tv AS SELECT 1 AS id")
+    made = alice_sql.run(f"CREATE TEMPORARY VIEW {catalog}.d.tv AS SELECT 1 AS id")
     assert made["status"] == "FINISHED", made["error"]
-    temporary = alice.run(f"ANALYZE TABLE {catalog}.d.tv COMPUTE STATISTICS")
+    temporary = alice_sql.run(f"ANALYZE TABLE {catalog}.d.tv COMPUTE STATISTICS")
     assert temporary["status"] == "FAILED"
     assert "temporary view" in temporary["error"]["message"]
 
     assert _row(table).column_statistics is None
-    assert _statistics(alice.api, table)["column_statistics"] is None
+    assert _statistics(alice_sql.api, table)["column_statistics"] is None
 
 
-def test_a_scan_that_fails_stores_nothing(alice: User_, table: str) -> None:
+def test_a_scan_that_fails_stores_nothing(alice_sql: Pipeline, table: str) -> None:
     # A file that is not Parquet: the scan fails inside Spark, after the plan was accepted.
     Path(_row(table).location, "part-broken.parquet").write_bytes(b"not parquet at all")
-    job = alice.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
+    job = alice_sql.run(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
     assert job["status"] == "FAILED", job
     assert job["error"]["code"].startswith("SPARK_"), job["error"]
     assert "statistics_stored" not in events(job["id"])
     assert _row(table).column_statistics is None
 
 
-def test_a_plan_run_by_another_user_stores_nothing(alice: User_, table: str) -> None:
+def test_a_plan_run_by_another_user_stores_nothing(alice_sql: Pipeline, table: str) -> None:
     """Alice's plan stored as bob's job (never what the planner makes for bob): the worker
     checks the permission again before it scans (and the store at FINISHED once more)."""
-    plan = planned(session_for(alice.user), f"ANALYZE TABLE {table} COMPUTE STATISTICS")
+    plan = planned(session_for(alice_sql.user), f"ANALYZE TABLE {table} COMPUTE STATISTICS")
     share(table.split(".")[0])  # bob may read it: the refusal is of MODIFY, not a hidden table
     bob = create_user(f"bob{uuid.uuid4().hex[:6]}")
     job = submit_plan(bob, plan, sql=f"ANALYZE TABLE {table} COMPUTE STATISTICS")

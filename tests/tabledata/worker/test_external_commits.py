@@ -43,14 +43,9 @@ STAGING_PREFIX = "_tessera_staging_"
 
 
 @pytest.fixture
-def alice() -> Pipeline:
-    return Pipeline("ext")
-
-
-@pytest.fixture
-def catalog(alice: Pipeline) -> str:
+def catalog(alice_sql: Pipeline) -> str:
     name = f"x{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
+    catalog_services.catalog_create(user=alice_sql.user, name=name, default_database="d")
     return name
 
 
@@ -82,12 +77,12 @@ def ids(frame: Any) -> list[int]:
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
 def test_unpartitioned_insert_and_overwrite(
-    alice: Pipeline, catalog: str, plain_spark: Any, fmt: str
+    alice_sql: Pipeline, catalog: str, plain_spark: Any, fmt: str
 ) -> None:
     path = new_path()
     table = f"{catalog}.d.u"
     schema = "id BIGINT, label STRING"
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {table} WITH ('connector' = '{fmt}', 'path' = '{path}') AS "
         "SELECT id, concat('a', id) AS label FROM range(0, 30, 1, 3)"
     )
@@ -95,8 +90,10 @@ def test_unpartitioned_insert_and_overwrite(
     assert first is not None and first.initial and len(first.entries) >= 1
     assert all(entry.startswith("tessera-") and "/" not in entry for entry in first.entries)
 
-    insert = alice.ok(f"INSERT INTO {table} SELECT id, concat('b', id) FROM range(30, 50, 1, 2)")
-    assert alice.rows(f"SELECT count(*), min(id), max(id) FROM {table}") == [[50, 0, 49]]
+    insert = alice_sql.ok(
+        f"INSERT INTO {table} SELECT id, concat('b', id) FROM range(30, 50, 1, 2)"
+    )
+    assert alice_sql.rows(f"SELECT count(*), min(id), max(id) FROM {table}") == [[50, 0, 49]]
     after_insert = manifest.read(path)
     assert after_insert is not None and after_insert.job == insert["id"]
     assert set(first.entries) < set(after_insert.entries)
@@ -105,8 +102,8 @@ def test_unpartitioned_insert_and_overwrite(
     assert ids(outside_read(plain_spark, path, fmt, schema)) == list(range(50))
     assert ids(tessera_read(plain_spark, path, fmt, schema)) == list(range(50))
 
-    overwrite = alice.ok(f"INSERT OVERWRITE {table} SELECT id, 'c' FROM range(100, 107, 1, 2)")
-    assert alice.rows(f"SELECT count(*), min(id), max(label) FROM {table}") == [[7, 100, "c"]]
+    overwrite = alice_sql.ok(f"INSERT OVERWRITE {table} SELECT id, 'c' FROM range(100, 107, 1, 2)")
+    assert alice_sql.rows(f"SELECT count(*), min(id), max(label) FROM {table}") == [[7, 100, "c"]]
     replaced = manifest.read(path)
     assert replaced is not None and replaced.job == overwrite["id"]
     assert set(replaced.removed) == set(after_insert.entries)
@@ -117,10 +114,12 @@ def test_unpartitioned_insert_and_overwrite(
     assert staging_left(path) == []
 
 
-def test_partitioned_insert_and_overwrite(alice: Pipeline, catalog: str, plain_spark: Any) -> None:
+def test_partitioned_insert_and_overwrite(
+    alice_sql: Pipeline, catalog: str, plain_spark: Any
+) -> None:
     path = new_path()
     table = f"{catalog}.d.p"
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {table} WITH ('connector' = 'parquet', 'path' = '{path}') "
         "PARTITIONED BY (k) AS SELECT id, id % 3 AS k FROM range(0, 30, 1, 2)"
     )
@@ -130,8 +129,8 @@ def test_partitioned_insert_and_overwrite(alice: Pipeline, catalog: str, plain_s
     assert sorted(e.split("/")[0] for e in ctas.entries) == ["k=0", "k=1", "k=2"]
     assert all(e.split("/")[1] == f"tessera-{ctas.job}" for e in ctas.entries)
 
-    insert = alice.ok(f"INSERT INTO {table} SELECT id, id % 4 FROM range(30, 42, 1, 3)")
-    assert alice.rows(f"SELECT k, count(*) FROM {table} GROUP BY k ORDER BY k") == [
+    insert = alice_sql.ok(f"INSERT INTO {table} SELECT id, id % 4 FROM range(30, 42, 1, 3)")
+    assert alice_sql.rows(f"SELECT k, count(*) FROM {table} GROUP BY k ORDER BY k") == [
         [0, 13],
         [1, 13],
         [2, 13],
@@ -146,8 +145,8 @@ def test_partitioned_insert_and_overwrite(alice: Pipeline, catalog: str, plain_s
         [(i, i % 3) for i in range(30)] + [(i, i % 4) for i in range(30, 42)]
     )
 
-    alice.ok(f"INSERT OVERWRITE {table} SELECT id, 9 FROM range(0, 5)")
-    assert alice.rows(f"SELECT k, count(*) FROM {table} GROUP BY k") == [[9, 5]]
+    alice_sql.ok(f"INSERT OVERWRITE {table} SELECT id, 9 FROM range(0, 5)")
+    assert alice_sql.rows(f"SELECT k, count(*) FROM {table} GROUP BY k") == [[9, 5]]
     # The old partition directories go once the commit is done.
     wait_until(
         lambda: sorted(p.name for p in path.iterdir() if not p.name.startswith("_")) == ["k=9"],
@@ -161,19 +160,21 @@ def test_partitioned_insert_and_overwrite(alice: Pipeline, catalog: str, plain_s
 
 
 def test_a_path_filled_by_another_tool_keeps_its_files(
-    alice: Pipeline, catalog: str, plain_spark: Any
+    alice_sql: Pipeline, catalog: str, plain_spark: Any
 ) -> None:
     """A table over files Tessera did not write: the first commit lists them in the new
     manifest (INSERT keeps them) — afterwards Tessera reads what the manifest lists."""
     path = new_path()
     plain_spark.range(0, 10).selectExpr("id", "'old' AS label").write.parquet(str(path))
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.t (id BIGINT, label STRING) "
         f"WITH ('connector' = 'parquet', 'path' = '{path}')"
     )
     assert manifest.read(path) is None
-    alice.ok(f"INSERT INTO {catalog}.d.t SELECT id, 'new' FROM range(10, 13)")
-    assert alice.rows(f"SELECT label, count(*) FROM {catalog}.d.t GROUP BY label ORDER BY 1") == [
+    alice_sql.ok(f"INSERT INTO {catalog}.d.t SELECT id, 'new' FROM range(10, 13)")
+    assert alice_sql.rows(
+        f"SELECT label, count(*) FROM {catalog}.d.t GROUP BY label ORDER BY 1"
+    ) == [
         ["new", 3],
         ["old", 10],
     ]
@@ -184,7 +185,7 @@ def test_a_path_filled_by_another_tool_keeps_its_files(
     plain_spark.range(50, 52).selectExpr("id", "'late' AS label").write.mode("append").parquet(
         str(path)
     )
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[13]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[13]]
     assert outside_read(plain_spark, path, "parquet", "id BIGINT, label STRING").count() == 15
 
 
@@ -193,7 +194,7 @@ def test_a_path_filled_by_another_tool_keeps_its_files(
 
 @pytest.mark.parametrize("partitioned", [False, True])
 def test_readers_never_see_a_partial_commit(
-    alice: Pipeline, catalog: str, plain_spark: Any, partitioned: bool
+    alice_sql: Pipeline, catalog: str, plain_spark: Any, partitioned: bool
 ) -> None:
     """Many commits (INSERTs of several files each, and OVERWRITEs) while readers count the
     rows: through Tessera (SELECT count(*)) and the worker's own read in a tight loop. Every
@@ -201,7 +202,7 @@ def test_readers_never_see_a_partial_commit(
     path = new_path()
     table = f"{catalog}.d.c"
     partitioning = "PARTITIONED BY (k) " if partitioned else ""
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {table} WITH ('connector' = 'parquet', 'path' = '{path}') {partitioning}"
         "AS SELECT id, id % 3 AS k FROM range(0, 10, 1, 2)"
     )
@@ -255,12 +256,12 @@ def test_readers_never_see_a_partial_commit(
         thread.start()
     try:
         for sql, _ in statements:
-            alice.ok(sql)
+            alice_sql.ok(sql)
     finally:
         stop.set()
         for thread in threads:
             thread.join(120)
-    assert alice.rows(f"SELECT count(*) FROM {table}") == [[statements[-1][1]]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {table}") == [[statements[-1][1]]]
     assert not unexpected, unexpected
     assert all(job["error"]["code"] == "SPARK_ERROR" for job in failed_reads), failed_reads
     assert seen_local and seen_tessera, (seen_local, seen_tessera)
@@ -290,43 +291,43 @@ def _snapshot(path: Path) -> dict[str, bytes]:
 )
 @pytest.mark.parametrize("overwrite", [False, True])
 def test_a_failed_write_leaves_the_table_unchanged(
-    alice: Pipeline, catalog: str, query: str, overwrite: bool
+    alice_sql: Pipeline, catalog: str, query: str, overwrite: bool
 ) -> None:
     path = new_path()
     table = f"{catalog}.d.f"
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {table} WITH ('connector' = 'parquet', 'path' = '{path}') "
         "PARTITIONED BY (k) AS SELECT id, id % 3 AS k FROM range(0, 30, 1, 2)"
     )
     before = _snapshot(path)
     verb = "INSERT OVERWRITE" if overwrite else "INSERT INTO"
-    job = alice.run(f"{verb} {table} {query}")
+    job = alice_sql.run(f"{verb} {table} {query}")
     assert job["status"] == "FAILED" and job["error"]["code"] == "SPARK_ERROR", job
     wait_until(lambda: "data_cleaned" in events(job["id"]), 15, 0.1, "the clean-up")
     holds_for(lambda: staging_left(path) == [], 2.0, 60, "no staging")
     assert _snapshot(path) == before
-    assert alice.rows(f"SELECT count(*) FROM {table}") == [[30]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {table}") == [[30]]
 
 
 def test_a_commit_failing_between_its_steps_changes_no_table(
-    alice: Pipeline, catalog: str, plain_spark: Any
+    alice_sql: Pipeline, catalog: str, plain_spark: Any
 ) -> None:
     """A statement set into two external tables whose commit fails for real after the first
     table's data was renamed in and before any manifest was swapped (a file stands where the
     second table's new partition directory must go): the job fails, both tables read as
     before — through Tessera and outside — and no staging is left."""
     first, second = new_path(), new_path()
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.a WITH ('connector' = 'parquet', 'path' = '{first}') "
         "AS SELECT id FROM range(0, 10, 1, 2)"
     )
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.b WITH ('connector' = 'parquet', 'path' = '{second}') "
         "PARTITIONED BY (k) AS SELECT id, id % 2 AS k FROM range(0, 10)"
     )
     a_before, b_before = _snapshot(first), _snapshot(second)
     (second / "k=7").write_bytes(b"")  # a file: the new partition directory cannot go there
-    job = alice.run(
+    job = alice_sql.run(
         "EXECUTE STATEMENT SET BEGIN "
         f"INSERT INTO {catalog}.d.a SELECT id FROM range(100, 110, 1, 3); "
         f"INSERT INTO {catalog}.d.b SELECT id, 7 FROM range(100, 103); "
@@ -339,6 +340,6 @@ def test_a_commit_failing_between_its_steps_changes_no_table(
     holds_for(lambda: staging_left(first) == staging_left(second) == [], 2.0, 60, "no staging")
     assert _snapshot(first) == a_before  # the renamed files went again
     assert _snapshot(second) == b_before
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.a") == [[10]]
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.b") == [[10]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.a") == [[10]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.b") == [[10]]
     assert ids(outside_read(plain_spark, first, "parquet", "id BIGINT")) == list(range(10))

@@ -28,20 +28,20 @@ pytestmark = [
 Row = tuple[int, str, int]
 
 
-def create_keyed(alice: Pipeline, path: str, upsert: bool = True) -> None:
+def create_keyed(alice_sql: Pipeline, path: str, upsert: bool = True) -> None:
     options = " WITH ('write.mode' = 'upsert')" if upsert else ""
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {path} (id BIGINT, name STRING, qty INT, "
         f"PRIMARY KEY (id) NOT ENFORCED){options}"
     )
 
 
 @pytest.fixture
-def keyed(alice: Pipeline, catalog: str) -> str:
+def keyed(alice_sql: Pipeline, catalog: str) -> str:
     """``k`` (id BIGINT key, name, qty) in upsert mode, with rows 1..5."""
     path = f"{catalog}.d.k"
-    create_keyed(alice, path)
-    alice.ok(f"INSERT INTO {path} SELECT id, concat('n', id), CAST(id AS INT) FROM range(1, 6)")
+    create_keyed(alice_sql, path)
+    alice_sql.ok(f"INSERT INTO {path} SELECT id, concat('n', id), CAST(id AS INT) FROM range(1, 6)")
     return path
 
 
@@ -50,8 +50,8 @@ def table_row(path: str) -> Table:
     return Table.objects.get(database__catalog__name=c, database__name=d, name_key=n.lower())
 
 
-def rows_of(alice: Pipeline, path: str) -> list[Row]:
-    rows = alice.rows(f"SELECT id, name, qty FROM {path}")
+def rows_of(alice_sql: Pipeline, path: str) -> list[Row]:
+    rows = alice_sql.rows(f"SELECT id, name, qty FROM {path}")
     return sorted((int(r[0]), str(r[1]), int(r[2])) for r in rows)
 
 
@@ -71,8 +71,8 @@ def values(changes: list[tuple[int, str, int, str]]) -> str:
     return f"SELECT * FROM VALUES {rows} AS t(id, name, qty, op)"
 
 
-def test_changelog_replay(alice: Pipeline, keyed: str) -> None:
-    before = rows_of(alice, keyed)
+def test_changelog_replay(alice_sql: Pipeline, keyed: str) -> None:
+    before = rows_of(alice_sql, keyed)
     old_location = table_row(keyed).location
     changes = [
         (10, "ten", 10, "+I"),
@@ -84,10 +84,10 @@ def test_changelog_replay(alice: Pipeline, keyed: str) -> None:
         (3, "n3", 3, "-U"),
         (3, "THREE", 33, "+U"),
     ]
-    job = alice.ok(f"INSERT INTO {keyed} {values(changes)}")
-    assert rows_of(alice, keyed) == replay(before, changes)
+    job = alice_sql.ok(f"INSERT INTO {keyed} {values(changes)}")
+    assert rows_of(alice_sql, keyed) == replay(before, changes)
     # +I 10, +U 3 (existing), -D 2 (existing); 11 was inserted and deleted in the batch.
-    message = result_rows(alice.api, job["id"])[1][0][0]
+    message = result_rows(alice_sql.api, job["id"])[1][0][0]
     assert message.endswith(": 1 inserted, 1 updated, 1 deleted; it has 5 rows."), message
     staging = Job.objects.get(pk=job["id"]).staging
     (item,) = staging.values()
@@ -102,9 +102,9 @@ def test_changelog_replay(alice: Pipeline, keyed: str) -> None:
     assert latest.operation == "UPSERT" and latest.metrics == item["metrics"]
 
 
-def test_randomized_against_a_python_replay(alice: Pipeline, keyed: str) -> None:
+def test_randomized_against_a_python_replay(alice_sql: Pipeline, keyed: str) -> None:
     rng = random.Random(16)
-    before = rows_of(alice, keyed)
+    before = rows_of(alice_sql, keyed)
     for _ in range(2):
         changes = [
             (
@@ -115,18 +115,18 @@ def test_randomized_against_a_python_replay(alice: Pipeline, keyed: str) -> None
             )
             for i in range(300)
         ]
-        alice.ok(f"INSERT INTO {keyed} {values(changes)}")
+        alice_sql.ok(f"INSERT INTO {keyed} {values(changes)}")
         before = replay(before, changes)
-        assert rows_of(alice, keyed) == before
+        assert rows_of(alice_sql, keyed) == before
 
 
-def test_duplicate_keys_without_op_last_wins(alice: Pipeline, keyed: str) -> None:
+def test_duplicate_keys_without_op_last_wins(alice_sql: Pipeline, keyed: str) -> None:
     # range(0, 9, 1, 3): three partitions, in order; key id % 3: rows 6, 7, 8 come last.
-    alice.ok(
+    alice_sql.ok(
         f"INSERT INTO {keyed} SELECT id % 3, concat('r', id), CAST(id AS INT) "
         "FROM range(0, 9, 1, 3)"
     )
-    rows = rows_of(alice, keyed)
+    rows = rows_of(alice_sql, keyed)
     assert rows == [
         (0, "r6", 6),
         (1, "r7", 7),
@@ -137,38 +137,40 @@ def test_duplicate_keys_without_op_last_wins(alice: Pipeline, keyed: str) -> Non
     ]
 
 
-def test_column_list_and_op_column(alice: Pipeline, keyed: str) -> None:
-    alice.ok(f"INSERT INTO {keyed} (qty, id) SELECT 77, 4 UNION ALL SELECT 88, 9")
-    rows = {r[0]: r for r in alice.rows(f"SELECT id, name, qty FROM {keyed}")}
+def test_column_list_and_op_column(alice_sql: Pipeline, keyed: str) -> None:
+    alice_sql.ok(f"INSERT INTO {keyed} (qty, id) SELECT 77, 4 UNION ALL SELECT 88, 9")
+    rows = {r[0]: r for r in alice_sql.rows(f"SELECT id, name, qty FROM {keyed}")}
     assert rows[4] == [4, None, 77] and rows[9] == [9, None, 88], rows
     # The row-kind column is found by its name in the query, never listed.
-    alice.ok(f"INSERT INTO {keyed} (id) SELECT * FROM VALUES ('-D', 4), ('-D', 9) AS t(op, id)")
-    assert [r[0] for r in rows_of(alice, keyed)] == [1, 2, 3, 5]
+    alice_sql.ok(f"INSERT INTO {keyed} (id) SELECT * FROM VALUES ('-D', 4), ('-D', 9) AS t(op, id)")
+    assert [r[0] for r in rows_of(alice_sql, keyed)] == [1, 2, 3, 5]
 
 
-def test_table_option_versus_hint(alice: Pipeline, catalog: str) -> None:
+def test_table_option_versus_hint(alice_sql: Pipeline, catalog: str) -> None:
     plain = f"{catalog}.d.p"
-    create_keyed(alice, plain, upsert=False)
-    alice.ok(f"INSERT INTO {plain} VALUES (1, 'a', 1), (2, 'b', 2)")
-    alice.ok(f"INSERT INTO {plain} VALUES (1, 'dup', 9)")  # append: the key is not enforced
-    assert len(rows_of(alice, plain)) == 3
-    hinted = alice.ok(
+    create_keyed(alice_sql, plain, upsert=False)
+    alice_sql.ok(f"INSERT INTO {plain} VALUES (1, 'a', 1), (2, 'b', 2)")
+    alice_sql.ok(f"INSERT INTO {plain} VALUES (1, 'dup', 9)")  # append: the key is not enforced
+    assert len(rows_of(alice_sql, plain)) == 3
+    hinted = alice_sql.ok(
         f"INSERT INTO {plain} /*+ OPTIONS('write.mode' = 'upsert') */ VALUES (1, 'one', 10)"
     )
-    assert rows_of(alice, plain) == [(1, "one", 10), (2, "b", 2)]
+    assert rows_of(alice_sql, plain) == [(1, "one", 10), (2, "b", 2)]
     # Both stored rows of key 1 were replaced by the one upserted row.
-    assert "2 updated, 0 deleted" in result_rows(alice.api, hinted["id"])[1][0][0]
+    assert "2 updated, 0 deleted" in result_rows(alice_sql.api, hinted["id"])[1][0][0]
     upserting = f"{catalog}.d.u"
-    create_keyed(alice, upserting)
-    alice.ok(f"INSERT INTO {upserting} VALUES (1, 'a', 1)")
-    alice.ok(f"INSERT INTO {upserting} VALUES (1, 'b', 2)")
-    assert rows_of(alice, upserting) == [(1, "b", 2)]
-    alice.ok(f"INSERT INTO {upserting} /*+ OPTIONS('write.mode'='append') */ VALUES (1, 'c', 3)")
-    assert rows_of(alice, upserting) == [(1, "b", 2), (1, "c", 3)]
+    create_keyed(alice_sql, upserting)
+    alice_sql.ok(f"INSERT INTO {upserting} VALUES (1, 'a', 1)")
+    alice_sql.ok(f"INSERT INTO {upserting} VALUES (1, 'b', 2)")
+    assert rows_of(alice_sql, upserting) == [(1, "b", 2)]
+    alice_sql.ok(
+        f"INSERT INTO {upserting} /*+ OPTIONS('write.mode'='append') */ VALUES (1, 'c', 3)"
+    )
+    assert rows_of(alice_sql, upserting) == [(1, "b", 2), (1, "c", 3)]
 
 
-def _refused(alice: Pipeline, sql: str, code: str, *words: str) -> dict[str, Any]:
-    job = alice.run(sql)
+def _refused(alice_sql: Pipeline, sql: str, code: str, *words: str) -> dict[str, Any]:
+    job = alice_sql.run(sql)
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == code, job["error"]
     for word in words:
@@ -176,51 +178,53 @@ def _refused(alice: Pipeline, sql: str, code: str, *words: str) -> dict[str, Any
     return job
 
 
-def test_refusals_at_planning(alice: Pipeline, shared_catalog: str, keyed: str) -> None:
+def test_refusals_at_planning(alice_sql: Pipeline, shared_catalog: str, keyed: str) -> None:
     # Shared with everyone: carol and bob may read it; writing into it needs MODIFY.
     catalog = shared_catalog
     nokey = f"{catalog}.d.nokey"
     _refused(
-        alice,
+        alice_sql,
         f"CREATE TABLE {nokey} (id BIGINT) WITH ('write.mode' = 'upsert')",
         "VALIDATION_ERROR",
         "primary key",
     )
-    alice.ok(f"CREATE TABLE {nokey} (id BIGINT)")
+    alice_sql.ok(f"CREATE TABLE {nokey} (id BIGINT)")
     _refused(
-        alice,
+        alice_sql,
         f"INSERT INTO {nokey} /*+ OPTIONS('write.mode' = 'upsert') */ SELECT 1",
         "VALIDATION_ERROR",
         "no primary key",
     )
-    _refused(alice, f"INSERT OVERWRITE {keyed} SELECT 1, 'a', 1", "VALIDATION_ERROR", "OVERWRITE")
     _refused(
-        alice,
+        alice_sql, f"INSERT OVERWRITE {keyed} SELECT 1, 'a', 1", "VALIDATION_ERROR", "OVERWRITE"
+    )
+    _refused(
+        alice_sql,
         f"INSERT INTO {keyed} /*+ OPTIONS('path' = '/tmp/x') */ SELECT 1, 'a', 1",
         "VALIDATION_ERROR",
         "'path'",
     )
     _refused(
-        alice,
+        alice_sql,
         f"INSERT INTO {keyed} /*+ OPTIONS('write.mode' = 'merge') */ SELECT 1, 'a', 1",
         "VALIDATION_ERROR",
         "append, upsert",
     )
     _refused(
-        alice,
+        alice_sql,
         f"INSERT INTO {keyed} (name) /*+ OPTIONS('write.mode' = 'upsert') */ SELECT 'a'",
         "VALIDATION_ERROR",
         "right after the table name",
     )
     _refused(
-        alice,
+        alice_sql,
         f"CREATE TABLE {catalog}.d.c WITH ('write.mode' = 'upsert') AS SELECT 1 AS id",
         "VALIDATION_ERROR",
         "primary key",
     )
     external = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"ext-{uuid.uuid4().hex[:10]}"
     _refused(
-        alice,
+        alice_sql,
         f"CREATE TABLE {catalog}.d.x (id BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH "
         f"('connector' = 'parquet', 'path' = '{external}', 'write.mode' = 'upsert')",
         "VALIDATION_ERROR",
@@ -243,14 +247,14 @@ def test_refusals_at_planning(alice: Pipeline, shared_catalog: str, keyed: str) 
         f"INSERT INTO {keyed} /*+ OPTIONS('write.mode' = 'upsert') */ SELECT 1, 'b', 1",
         "PERMISSION_DENIED",
     )
-    assert rows_of(alice, keyed) == [(i, f"n{i}", i) for i in range(1, 6)]
+    assert rows_of(alice_sql, keyed) == [(i, f"n{i}", i) for i in range(1, 6)]
 
 
-def test_failed_upserts_leave_the_table_untouched(alice: Pipeline, keyed: str) -> None:
+def test_failed_upserts_leave_the_table_untouched(alice_sql: Pipeline, keyed: str) -> None:
     location = table_row(keyed).location
-    before = rows_of(alice, keyed)
+    before = rows_of(alice_sql, keyed)
     bad = _refused(
-        alice,
+        alice_sql,
         f"INSERT INTO {keyed} {values([(1, 'x', 1, '+U'), (2, 'y', 2, '*X')])}",
         "VALIDATION_ERROR",
         "'*X'",
@@ -258,19 +262,19 @@ def test_failed_upserts_leave_the_table_untouched(alice: Pipeline, keyed: str) -
     )
     assert "data_committed" not in events(bad["id"])
     _refused(
-        alice,
+        alice_sql,
         f"INSERT INTO {keyed} SELECT CAST(NULL AS BIGINT), 'nokey', 1",
         "VALIDATION_ERROR",
         "NULL key",
     )
     # A huge hint is refused without reading it.
     _refused(
-        alice,
+        alice_sql,
         f"INSERT INTO {keyed} /*+ OPTIONS('write.mode' = '{'u' * 5000}') */ SELECT 1, 'a', 1",
         "VALIDATION_ERROR",
     )
     assert table_row(keyed).location == location
-    assert rows_of(alice, keyed) == before
+    assert rows_of(alice_sql, keyed) == before
     root = Path(location).parent
     # Nothing of the failed jobs is left: only the table's versions have directories.
     versions = sorted(
@@ -283,18 +287,18 @@ def test_failed_upserts_leave_the_table_untouched(alice: Pipeline, keyed: str) -
     wait_until(lambda: sorted(p.name for p in root.iterdir()) == versions, 20, 0.2)
 
 
-def test_concurrent_upserts_lose_no_update(alice: Pipeline, keyed: str) -> None:
+def test_concurrent_upserts_lose_no_update(alice_sql: Pipeline, keyed: str) -> None:
     """A slow upsert whose base moves on (a quick upsert commits while it runs) merges again
     into the new base: both updates are in the table."""
-    slow = alice.submit(
+    slow = alice_sql.submit(
         f"INSERT INTO {keyed} SELECT 1, 'slow', CAST(count(*) % 7 AS INT) "
         "FROM range(0, 20000) a CROSS JOIN range(0, 40000) b WHERE a.id + b.id < 0 OR a.id = 0"
     )
     wait_until(lambda: Job.objects.get(pk=slow).status == "RUNNING", 60, 0.1, "the slow upsert")
-    fast = alice.run(f"INSERT INTO {keyed} VALUES (2, 'fast', 2), (99, 'new', 99)")
+    fast = alice_sql.run(f"INSERT INTO {keyed} VALUES (2, 'fast', 2), (99, 'new', 99)")
     assert fast["status"] == "FINISHED", fast
-    done = wait_job(alice.api, slow, timeout=240)
-    rows = {r[0]: r for r in rows_of(alice, keyed)}
+    done = wait_job(alice_sql.api, slow, timeout=240)
+    rows = {r[0]: r for r in rows_of(alice_sql, keyed)}
     print("slow upsert:", done["status"], events(slow))
     if done["status"] == "FINISHED":
         assert rows[1][1] == "slow" and rows[2][1] == "fast" and 99 in rows, rows
@@ -307,17 +311,17 @@ def test_concurrent_upserts_lose_no_update(alice: Pipeline, keyed: str) -> None:
         assert rows[2][1] == "fast" and rows[1][1] == "n1"
 
 
-def test_two_concurrent_upserts(alice: Pipeline, keyed: str) -> None:
+def test_two_concurrent_upserts(alice_sql: Pipeline, keyed: str) -> None:
     """Two upserts submitted together (the worker runs both at once): each one's update is
     in the table, or one failed with CONFLICT and the other's rows are there."""
     ids = [
-        alice.submit(
+        alice_sql.submit(
             f"INSERT INTO {keyed} SELECT {k}, 'w{k}', 1 FROM range(0, 2000000) GROUP BY 1, 2, 3"
         )
         for k in (1, 2)
     ]
-    jobs = [wait_job(alice.api, i, timeout=240) for i in ids]
-    rows = {r[0]: r for r in rows_of(alice, keyed)}
+    jobs = [wait_job(alice_sql.api, i, timeout=240) for i in ids]
+    rows = {r[0]: r for r in rows_of(alice_sql, keyed)}
     print("two upserts:", [(j["status"], events(j["id"])) for j in jobs])
     for key, job in zip((1, 2), jobs, strict=True):
         if job["status"] == "FINISHED":
@@ -328,16 +332,18 @@ def test_two_concurrent_upserts(alice: Pipeline, keyed: str) -> None:
     assert any(job["status"] == "FINISHED" for job in jobs), jobs
 
 
-def test_partitioned_keyed_table(alice: Pipeline, catalog: str) -> None:
+def test_partitioned_keyed_table(alice_sql: Pipeline, catalog: str) -> None:
     path = f"{catalog}.d.parts"
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {path} (id BIGINT, name STRING, qty INT, PRIMARY KEY (id) NOT ENFORCED) "
         "PARTITIONED BY (qty) WITH ('write.mode' = 'upsert')"
     )
-    alice.ok(f"INSERT INTO {path} SELECT id, concat('n', id), CAST(id % 3 AS INT) FROM range(0, 9)")
+    alice_sql.ok(
+        f"INSERT INTO {path} SELECT id, concat('n', id), CAST(id % 3 AS INT) FROM range(0, 9)"
+    )
     changes = [(1, "moved", 2, "+U"), (4, "n4", 1, "-D"), (20, "new", 0, "+I")]
-    alice.ok(f"INSERT INTO {path} {values(changes)}")
+    alice_sql.ok(f"INSERT INTO {path} {values(changes)}")
     base = [(i, f"n{i}", i % 3) for i in range(9)]
-    assert rows_of(alice, path) == replay(base, changes)
+    assert rows_of(alice_sql, path) == replay(base, changes)
     location = Path(table_row(path).location)
     assert sorted(p.name for p in location.iterdir() if p.is_dir()) == ["qty=0", "qty=1", "qty=2"]

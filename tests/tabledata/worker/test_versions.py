@@ -49,35 +49,35 @@ def history(catalog: str, name: str) -> list[TableVersion]:
     return list(TableVersion.objects.filter(table=table_of(catalog, name)).order_by("version"))
 
 
-def failed(alice: Pipeline, sql: str) -> dict[str, Any]:
+def failed(alice_sql: Pipeline, sql: str) -> dict[str, Any]:
     """The error of a statement that must not run (refused by the planner: 400, or FAILED)."""
-    response = alice.api.post(f"{API}/sessions/{alice.session_id}/statements", {"sql": sql})
+    response = alice_sql.api.post(f"{API}/sessions/{alice_sql.session_id}/statements", {"sql": sql})
     if response.status_code == 400:
         error: dict[str, Any] = response.json()["error"]
         return error
     assert response.status_code == 201, response.content
-    job = _finished(alice, str(response.json()["id"]))
+    job = _finished(alice_sql, str(response.json()["id"]))
     assert job["status"] == "FAILED", job
     error = job["error"]
     return error
 
 
-def _finished(alice: Pipeline, job_id: str) -> dict[str, Any]:
-    return wait_job(alice.api, job_id, timeout=120)
+def _finished(alice_sql: Pipeline, job_id: str) -> dict[str, Any]:
+    return wait_job(alice_sql.api, job_id, timeout=120)
 
 
 @pytest.fixture
-def three_versions(alice: Pipeline, catalog: str) -> str:
+def three_versions(alice_sql: Pipeline, catalog: str) -> str:
     """``m``: v0 CTAS (ids 0 to 99), v1 INSERT (100 to 149), v2 OVERWRITE (one row, id 7)."""
     m = f"{catalog}.d.m"
-    alice.ok(f"CREATE TABLE {m} AS SELECT id, concat('m', id) AS name FROM range(0, 100, 1, 2)")
-    alice.ok(f"INSERT INTO {m} SELECT id, concat('i', id) FROM range(100, 150)")
-    alice.ok(f"INSERT OVERWRITE {m} SELECT 7, 'only'")
+    alice_sql.ok(f"CREATE TABLE {m} AS SELECT id, concat('m', id) AS name FROM range(0, 100, 1, 2)")
+    alice_sql.ok(f"INSERT INTO {m} SELECT id, concat('i', id) FROM range(100, 150)")
+    alice_sql.ok(f"INSERT OVERWRITE {m} SELECT 7, 'only'")
     return m
 
 
 def test_each_commit_is_a_version_and_old_ones_stay_readable(
-    alice: Pipeline, catalog: str, three_versions: str
+    alice_sql: Pipeline, catalog: str, three_versions: str
 ) -> None:
     m = three_versions
     found = history(catalog, "m")
@@ -86,39 +86,39 @@ def test_each_commit_is_a_version_and_old_ones_stay_readable(
         (1, "INSERT", 50),
         (2, "OVERWRITE", 1),
     ]
-    assert {v.user_id for v in found} == {alice.user.pk}
+    assert {v.user_id for v in found} == {alice_sql.user.pk}
     jobs = [Job.objects.get(pk=str(v.job_id)) for v in found]
     assert [job.sql.split()[0] for job in jobs] == ["CREATE", "INSERT", "INSERT"]
     assert [v.replaced_at is None for v in found] == [False, False, True]
     assert table_of(catalog, "m").location == found[-1].location
     assert all(Path(v.location).is_dir() for v in found)  # every directory kept
 
-    assert alice.rows(f"SELECT count(*), min(name) FROM {m} VERSION AS OF 0") == [[100, "m0"]]
-    assert alice.rows(f"SELECT count(*) FROM {m} VERSION AS OF 1") == [[150]]
-    assert alice.rows(f"SELECT count(*) FROM {m}") == [[1]]
+    assert alice_sql.rows(f"SELECT count(*), min(name) FROM {m} VERSION AS OF 0") == [[100, "m0"]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {m} VERSION AS OF 1") == [[150]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {m}") == [[1]]
     # Two versions of one table in one query: a self-join.
-    joined = alice.rows(
+    joined = alice_sql.rows(
         f"SELECT count(*), count(b.id) FROM {m} VERSION AS OF 1 a "
         f"LEFT JOIN {m} VERSION AS OF 0 AS b ON a.id = b.id"
     )
     assert joined == [[150, 100]]
     # TIMESTAMP AS OF: the version current at that moment.
     at = (found[1].created_at + timedelta(microseconds=1)).isoformat()
-    assert alice.rows(f"SELECT count(*) FROM {m} TIMESTAMP AS OF '{at}'") == [[150]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {m} TIMESTAMP AS OF '{at}'") == [[150]]
     first = (found[0].created_at - timedelta(microseconds=1)).isoformat()
-    assert alice.rows(f"SELECT count(*) FROM {m} FOR SYSTEM_TIME AS OF '{at}'") == [[150]]
-    error = failed(alice, f"SELECT * FROM {m} TIMESTAMP AS OF '{first}'")
+    assert alice_sql.rows(f"SELECT count(*) FROM {m} FOR SYSTEM_TIME AS OF '{at}'") == [[150]]
+    error = failed(alice_sql, f"SELECT * FROM {m} TIMESTAMP AS OF '{first}'")
     assert error["code"] == "VALIDATION_ERROR"
     assert "before it was created" in error["message"]
 
 
 def test_describe_history_and_the_rest_list(
-    alice: Pipeline, shared_catalog: str, three_versions: str
+    alice_sql: Pipeline, shared_catalog: str, three_versions: str
 ) -> None:
     catalog = shared_catalog
     m = three_versions
-    job = alice.ok(f"DESCRIBE HISTORY {m}")
-    columns, rows = result_rows(alice.api, job["id"])
+    job = alice_sql.ok(f"DESCRIBE HISTORY {m}")
+    columns, rows = result_rows(alice_sql.api, job["id"])
     assert [c["name"] for c in columns] == [
         "version",
         "timestamp",
@@ -130,9 +130,9 @@ def test_describe_history_and_the_rest_list(
         "readable",
     ]
     assert [(r[0], r[2], r[4], r[5], r[6], r[7]) for r in rows] == [
-        (2, alice.user.username, "OVERWRITE", 1, "{}", True),
-        (1, alice.user.username, "INSERT", 50, "{}", True),
-        (0, alice.user.username, "CREATE TABLE AS SELECT", 100, "{}", True),
+        (2, alice_sql.user.username, "OVERWRITE", 1, "{}", True),
+        (1, alice_sql.user.username, "INSERT", 50, "{}", True),
+        (0, alice_sql.user.username, "CREATE TABLE AS SELECT", 100, "{}", True),
     ]
     # The REST list, paged, for another user too (alice shares the catalog with everyone).
     bob = api_for(create_user(f"bob{uuid.uuid4().hex[:6]}"))
@@ -143,19 +143,19 @@ def test_describe_history_and_the_rest_list(
     assert [i["version"] for i in body["items"]] == [2, 1]
     assert body["items"][0]["current"] is True and body["items"][1]["current"] is False
     assert body["items"][0]["operation"] == "OVERWRITE"
-    assert body["items"][0]["user"] == alice.user.username
+    assert body["items"][0]["user"] == alice_sql.user.username
     assert body["items"][0]["readable"] is True
     assert body["items"][0]["job_id"] is None  # another user's job: jobs are private
-    own = alice.api.get(f"{url}?page_size=1").json()["items"][0]
+    own = alice_sql.api.get(f"{url}?page_size=1").json()["items"][0]
     assert own["job_id"] == str(history(catalog, "m")[2].job_id)
     assert [r[3] for r in rows] == [str(v.job_id) for v in reversed(history(catalog, "m"))]
     rest = bob.get(f"{url}?page_size=2&page_token={body['next_page_token']}").json()
     assert [i["version"] for i in rest["items"]] == [0] and rest["next_page_token"] is None
 
 
-def test_errors_of_time_travel(alice: Pipeline, catalog: str, three_versions: str) -> None:
+def test_errors_of_time_travel(alice_sql: Pipeline, catalog: str, three_versions: str) -> None:
     m = three_versions
-    unknown = failed(alice, f"SELECT * FROM {m} VERSION AS OF 9")
+    unknown = failed(alice_sql, f"SELECT * FROM {m} VERSION AS OF 9")
     assert unknown["code"] == "VALIDATION_ERROR"
     assert "has no version 9" in unknown["message"] and "0 to 2" in unknown["message"]
     for clause, fragment in [
@@ -166,52 +166,52 @@ def test_errors_of_time_travel(alice: Pipeline, catalog: str, three_versions: st
         ("TIMESTAMP AS OF now()", "timestamp literal"),
         ("TIMESTAMP AS OF '../../etc/passwd'", "is not a timestamp"),
     ]:
-        error = failed(alice, f"SELECT * FROM {m} {clause}")
+        error = failed(alice_sql, f"SELECT * FROM {m} {clause}")
         assert error["code"] == "VALIDATION_ERROR", (clause, error)
         assert fragment in error["message"], (clause, error)
-    alice.ok(f"CREATE VIEW {catalog}.d.v AS SELECT * FROM {m}")
-    view = failed(alice, f"SELECT * FROM {catalog}.d.v VERSION AS OF 0")
+    alice_sql.ok(f"CREATE VIEW {catalog}.d.v AS SELECT * FROM {m}")
+    view = failed(alice_sql, f"SELECT * FROM {catalog}.d.v VERSION AS OF 0")
     assert view["code"] == "VALIDATION_ERROR" and "it is a view" in view["message"]
-    missing = failed(alice, f"SELECT * FROM {catalog}.d.nope VERSION AS OF 0")
+    missing = failed(alice_sql, f"SELECT * FROM {catalog}.d.nope VERSION AS OF 0")
     assert missing["code"] == "NOT_FOUND"
     # A view over an old version reads that version (its stored text keeps the clause).
-    alice.ok(f"CREATE VIEW {catalog}.d.old AS SELECT count(*) AS n FROM {m} VERSION AS OF 0")
-    assert alice.rows(f"SELECT n FROM {catalog}.d.old") == [[100]]
+    alice_sql.ok(f"CREATE VIEW {catalog}.d.old AS SELECT count(*) AS n FROM {m} VERSION AS OF 0")
+    assert alice_sql.rows(f"SELECT n FROM {catalog}.d.old") == [[100]]
 
 
-def test_describe_history_refusals(alice: Pipeline, catalog: str) -> None:
+def test_describe_history_refusals(alice_sql: Pipeline, catalog: str) -> None:
     external = Path(settings.TESSERA_STORAGE_ROOTS[0]) / f"ext-{uuid.uuid4().hex[:8]}"
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.x WITH ('connector' = 'parquet', 'path' = '{external}') "
         "AS SELECT 1 AS id"
     )
-    error = failed(alice, f"DESCRIBE HISTORY {catalog}.d.x")
+    error = failed(alice_sql, f"DESCRIBE HISTORY {catalog}.d.x")
     assert error["code"] == "VALIDATION_ERROR" and "external table" in error["message"]
-    assert failed(alice, f"SELECT * FROM {catalog}.d.x VERSION AS OF 0")["code"] == (
+    assert failed(alice_sql, f"SELECT * FROM {catalog}.d.x VERSION AS OF 0")["code"] == (
         "VALIDATION_ERROR"
     )
-    assert failed(alice, f"DESCRIBE HISTORY {catalog}.d.nope")["code"] == "NOT_FOUND"
+    assert failed(alice_sql, f"DESCRIBE HISTORY {catalog}.d.nope")["code"] == "NOT_FOUND"
     url = f"{API}/catalogs/{catalog}/databases/d/tables"
-    assert alice.api.get(f"{url}/x/versions").status_code == 400
-    gone = alice.api.get(f"{url}/nope/versions")
+    assert alice_sql.api.get(f"{url}/x/versions").status_code == 400
+    gone = alice_sql.api.get(f"{url}/nope/versions")
     assert gone.status_code == 404 and gone.json()["error"]["code"] == "NOT_FOUND"
-    tricky = alice.api.get(f"{url}/..%2F..%2Fx/versions")
+    tricky = alice_sql.api.get(f"{url}/..%2F..%2Fx/versions")
     assert tricky.status_code == 404
-    bad_token = alice.api.get(f"{url}/x/versions?page_token=WzFd")
+    bad_token = alice_sql.api.get(f"{url}/x/versions?page_token=WzFd")
     assert bad_token.status_code == 400
 
 
-def test_plain_create_table_is_version_zero(alice: Pipeline, catalog: str) -> None:
-    alice.ok(f"CREATE TABLE {catalog}.d.p (id BIGINT)")
+def test_plain_create_table_is_version_zero(alice_sql: Pipeline, catalog: str) -> None:
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.p (id BIGINT)")
     [v0] = history(catalog, "p")
-    assert (v0.version, v0.operation, v0.user_id) == (0, "CREATE TABLE", alice.user.pk)
-    alice.ok(f"INSERT INTO {catalog}.d.p SELECT id FROM range(1, 3)")
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.p VERSION AS OF 0") == [[0]]
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.p VERSION AS OF 1") == [[2]]
+    assert (v0.version, v0.operation, v0.user_id) == (0, "CREATE TABLE", alice_sql.user.pk)
+    alice_sql.ok(f"INSERT INTO {catalog}.d.p SELECT id FROM range(1, 3)")
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.p VERSION AS OF 0") == [[0]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.p VERSION AS OF 1") == [[2]]
 
 
 def test_retention_removes_only_expired_directories_and_drop_removes_all(
-    alice: Pipeline, catalog: str, three_versions: str
+    alice_sql: Pipeline, catalog: str, three_versions: str
 ) -> None:
     m = three_versions
     v0, v1, v2 = history(catalog, "m")
@@ -229,15 +229,15 @@ def test_retention_removes_only_expired_directories_and_drop_removes_all(
     assert Path(v2.location).is_dir()  # the current version is never removed
     assert maintenance.expire_table_versions(now=later + timedelta(days=400)) == []
     assert [v.readable for v in history(catalog, "m")] == [False, False, True]
-    error = failed(alice, f"SELECT * FROM {m} VERSION AS OF 0")
+    error = failed(alice_sql, f"SELECT * FROM {m} VERSION AS OF 0")
     assert error["code"] == "VALIDATION_ERROR"
     assert "has expired" in error["message"] and "only readable version is 2" in error["message"]
-    job = alice.ok(f"DESCRIBE HISTORY {m}")
-    assert [r[7] for r in result_rows(alice.api, job["id"])[1]] == [True, False, False]
+    job = alice_sql.ok(f"DESCRIBE HISTORY {m}")
+    assert [r[7] for r in result_rows(alice_sql.api, job["id"])[1]] == [True, False, False]
 
     # A version whose directory another readable version still points at is kept.
-    alice.ok(f"CREATE TABLE {catalog}.d.k AS SELECT 1 AS id")
-    alice.ok(f"INSERT INTO {catalog}.d.k SELECT 2")
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.k AS SELECT 1 AS id")
+    alice_sql.ok(f"INSERT INTO {catalog}.d.k SELECT 2")
     k0, k1 = history(catalog, "k")
     TableVersion.objects.filter(pk=k1.pk).update(location=k0.location)  # a shared directory
     Table.objects.filter(pk=k1.table_id).update(location=k1.location)
@@ -246,28 +246,28 @@ def test_retention_removes_only_expired_directories_and_drop_removes_all(
     assert Path(k0.location).is_dir()
 
     # DROP removes every version's directory.
-    alice.ok(f"INSERT INTO {m} SELECT 8, 'eight'")
+    alice_sql.ok(f"INSERT INTO {m} SELECT 8, 'eight'")
     dirs = [v.location for v in history(catalog, "m") if v.readable]
     assert len(dirs) == 2 and all(Path(d).is_dir() for d in dirs)
-    alice.ok(f"DROP TABLE {m}")
+    alice_sql.ok(f"DROP TABLE {m}")
     wait_until(lambda: not any(Path(d).exists() for d in dirs), 15, 0.1, "the versions to go")
     assert not TableVersion.objects.filter(location__in=dirs).exists()
 
 
 def test_a_query_started_before_a_commit_finishes_with_the_old_rows(
-    alice: Pipeline, catalog: str
+    alice_sql: Pipeline, catalog: str
 ) -> None:
     """The race the versions fix: a query planned on v0 reads v0's files after an OVERWRITE
     committed v1; the old directory stays, so the query finishes with v0's rows (before
     versions, the commit deleted the directory under the query's feet and the query
     failed with a missing file: checked by putting that delete back)."""
     m = f"{catalog}.d.big"
-    alice.ok(f"CREATE TABLE {m} AS SELECT id FROM range(0, 200000, 1, 8)")
+    alice_sql.ok(f"CREATE TABLE {m} AS SELECT id FROM range(0, 200000, 1, 8)")
     v0 = history(catalog, "big")[0]
     # Spark lists the table's files when the query is planned, then computes the slow
     # one-row side of the join first (one task: the other cores stay free for the
     # OVERWRITE), and only then reads the table's files — after the commit below.
-    slow = alice.submit(
+    slow = alice_sql.submit(
         f"SELECT count(*), sum(id) FROM {m} CROSS JOIN ("
         "SELECT max(length(sha2(repeat(CAST(id AS STRING), 2000), 512))) AS k "
         "FROM range(0, 250000, 1, 1)) s WHERE s.k = 128"
@@ -280,24 +280,24 @@ def test_a_query_started_before_a_commit_finishes_with_the_old_rows(
         return job.status == "RUNNING" and int(progress.get("tasks_total") or 0) >= 1
 
     wait_until(computing, 120, 0.05, "the slow query to start")
-    alice.ok(f"INSERT OVERWRITE {m} SELECT -1")
+    alice_sql.ok(f"INSERT OVERWRITE {m} SELECT -1")
     assert Job.objects.get(pk=slow).status == "RUNNING", "the query ended before the commit"
-    done = _finished(alice, slow)
+    done = _finished(alice_sql, slow)
     assert done["status"] == "FINISHED", done
     assert Path(v0.location).is_dir()
-    assert result_rows(alice.api, slow)[1] == [[200000, sum(range(200000))]]
-    assert alice.rows(f"SELECT id FROM {m}") == [[-1]]
+    assert result_rows(alice_sql.api, slow)[1] == [[200000, sum(range(200000))]]
+    assert alice_sql.rows(f"SELECT id FROM {m}") == [[-1]]
     assert versions.history(table_of(catalog, "big")).count() == 2
 
 
 def test_the_worker_refuses_a_time_travel_clause_the_planner_did_not_replace(
-    alice: Pipeline, catalog: str, three_versions: str
+    alice_sql: Pipeline, catalog: str, three_versions: str
 ) -> None:
     """A hand-made plan whose text still holds ``VERSION AS OF`` after an alias: Spark's own
     parse has a ``RelationTimeTravel`` node, which the worker's guard does not allow."""
-    plan = planned(alice.session, f"SELECT count(*) FROM {three_versions}")
+    plan = planned(alice_sql.session, f"SELECT count(*) FROM {three_versions}")
     assert "`__tessera_r1` AS `m`" in plan["sql"], plan["sql"]
     plan["sql"] = plan["sql"].replace("`__tessera_r1` AS `m`", "`__tessera_r1` VERSION AS OF 0")
-    job = wait_job(alice.api, submit_plan(alice.user, plan, session=alice.session).id)
+    job = wait_job(alice_sql.api, submit_plan(alice_sql.user, plan, session=alice_sql.session).id)
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "FORBIDDEN_SQL", job["error"]

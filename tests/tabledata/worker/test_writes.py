@@ -165,14 +165,14 @@ def wait_running_write(job_id: str) -> Job:
 # --- CTAS ------------------------------------------------------------------------------------
 
 
-def test_ctas_managed(alice: Pipeline, catalog: str, plain_spark: Any) -> None:
+def test_ctas_managed(alice_sql: Pipeline, catalog: str, plain_spark: Any) -> None:
     query = (
         "SELECT id, id * 2 AS twice, CAST(id AS STRING) AS label, "
         "CAST(id / 4 AS DECIMAL(12, 2)) AS quarter FROM range(0, 5000, 1, 3)"
     )
-    job = alice.run(f"CREATE TABLE {catalog}.d.t AS {query}")
+    job = alice_sql.run(f"CREATE TABLE {catalog}.d.t AS {query}")
     assert job["status"] == "FINISHED", job
-    assert result_rows(alice.api, job["id"])[1] == [
+    assert result_rows(alice_sql.api, job["id"])[1] == [
         [f"Created table `{catalog}`.`d`.`t` with 5000 rows."]
     ]
     expected_events = [
@@ -203,7 +203,7 @@ def test_ctas_managed(alice: Pipeline, catalog: str, plain_spark: Any) -> None:
     assert sorted_rows(plain_spark.read.parquet(table.location)) == sorted_rows(
         plain_spark.sql(query)
     )
-    assert alice.rows(f"SELECT count(*), sum(twice) FROM {catalog}.d.t") == [
+    assert alice_sql.rows(f"SELECT count(*), sum(twice) FROM {catalog}.d.t") == [
         [5000, sum(range(5000)) * 2]
     ]
     committed = Job.objects.get(pk=job["id"])
@@ -212,10 +212,10 @@ def test_ctas_managed(alice: Pipeline, catalog: str, plain_spark: Any) -> None:
 
 
 def test_ctas_external_partitioned(
-    alice: Pipeline, catalog: str, external_dir: Path, plain_spark: Any
+    alice_sql: Pipeline, catalog: str, external_dir: Path, plain_spark: Any
 ) -> None:
     query = "SELECT id, id % 3 AS k, concat('n', id) AS name FROM range(0, 900, 1, 2)"
-    job = alice.run(
+    job = alice_sql.run(
         f"CREATE TABLE {catalog}.d.ext WITH ('connector' = 'parquet', 'path' = '{external_dir}') "
         f"PARTITIONED BY (k) AS {query}"
     )
@@ -234,15 +234,15 @@ def test_ctas_external_partitioned(
     assert sorted_rows(plain_spark.read.parquet(str(external_dir)).select("id", "name", "k")) == (
         sorted_rows(expected)
     )
-    assert alice.rows(f"SELECT k, count(*) FROM {catalog}.d.ext GROUP BY k ORDER BY k") == [
+    assert alice_sql.rows(f"SELECT k, count(*) FROM {catalog}.d.ext GROUP BY k ORDER BY k") == [
         [0, 300],
         [1, 300],
         [2, 300],
     ]
 
 
-def test_ctas_failing_inside_spark_leaves_nothing(alice: Pipeline, catalog: str) -> None:
-    job = alice.run(f"CREATE TABLE {catalog}.d.bad AS {FAILING_QUERY}")
+def test_ctas_failing_inside_spark_leaves_nothing(alice_sql: Pipeline, catalog: str) -> None:
+    job = alice_sql.run(f"CREATE TABLE {catalog}.d.bad AS {FAILING_QUERY}")
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "SPARK_ERROR"
     assert "DIVIDE_BY_ZERO" in job["error"]["message"]
@@ -253,13 +253,13 @@ def test_ctas_failing_inside_spark_leaves_nothing(alice: Pipeline, catalog: str)
 
 
 def test_ctas_raise_error_on_an_external_path_leaves_nothing(
-    alice: Pipeline, catalog: str, external_dir: Path
+    alice_sql: Pipeline, catalog: str, external_dir: Path
 ) -> None:
     query = (
         "SELECT id, CASE WHEN id = 2500000 THEN CAST(raise_error('row 2500000 is bad') AS BIGINT) "
         "ELSE id END AS v FROM range(0, 3000000, 1, 3)"
     )
-    job = alice.run(
+    job = alice_sql.run(
         f"CREATE TABLE {catalog}.d.bad WITH ('connector' = 'parquet', 'path' = '{external_dir}') "
         f"AS {query}"
     )
@@ -271,8 +271,8 @@ def test_ctas_raise_error_on_an_external_path_leaves_nothing(
     assert not external_dir.exists()  # the CTAS made it; clean-up removed it
 
 
-def test_ctas_partition_column_must_exist(alice: Pipeline, catalog: str) -> None:
-    job = alice.run(f"CREATE TABLE {catalog}.d.p PARTITIONED BY (nope) AS SELECT 1 AS a")
+def test_ctas_partition_column_must_exist(alice_sql: Pipeline, catalog: str) -> None:
+    job = alice_sql.run(f"CREATE TABLE {catalog}.d.p PARTITIONED BY (nope) AS SELECT 1 AS a")
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "VALIDATION_ERROR"
     assert "`nope`" in job["error"]["message"]
@@ -280,21 +280,21 @@ def test_ctas_partition_column_must_exist(alice: Pipeline, catalog: str) -> None
     assert_nothing_left(catalog, "p")
 
 
-def test_ctas_void_column_is_refused_before_writing(alice: Pipeline, catalog: str) -> None:
-    job = alice.run(f"CREATE TABLE {catalog}.d.v AS SELECT 1 AS a, NULL AS b")
+def test_ctas_void_column_is_refused_before_writing(alice_sql: Pipeline, catalog: str) -> None:
+    job = alice_sql.run(f"CREATE TABLE {catalog}.d.v AS SELECT 1 AS a, NULL AS b")
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "VALIDATION_ERROR"
     assert "`b`" in job["error"]["message"] and "VOID" in job["error"]["message"]
     assert_nothing_left(catalog, "v")
 
 
-def test_ctas_cancel_mid_write_leaves_nothing(alice: Pipeline, catalog: str) -> None:
-    job_id = alice.submit(f"CREATE TABLE {catalog}.d.slow AS {SLOW_QUERY}")
+def test_ctas_cancel_mid_write_leaves_nothing(alice_sql: Pipeline, catalog: str) -> None:
+    job_id = alice_sql.submit(f"CREATE TABLE {catalog}.d.slow AS {SLOW_QUERY}")
     wait_running_write(job_id)
     assert table_row(catalog, "slow") is not None  # the stage table, while it runs
-    response = alice.api.post(f"{API}/jobs/{job_id}/cancel")
+    response = alice_sql.api.post(f"{API}/jobs/{job_id}/cancel")
     assert response.status_code in (200, 202), response.content
-    job = wait_job(alice.api, job_id, {"CANCELED"}, timeout=30)
+    job = wait_job(alice_sql.api, job_id, {"CANCELED"}, timeout=30)
     assert job["error"]["code"] == "CANCELED"
     expected_events = [
         "created",
@@ -327,21 +327,21 @@ def test_ctas_timeout_leaves_nothing(catalog: str, external_dir: Path) -> None:
 
 
 def test_ctas_if_not_exists_on_an_existing_table_runs_nothing(
-    alice: Pipeline, catalog: str
+    alice_sql: Pipeline, catalog: str
 ) -> None:
-    first = alice.run(f"CREATE TABLE {catalog}.d.t AS SELECT id FROM range(10)")
+    first = alice_sql.run(f"CREATE TABLE {catalog}.d.t AS SELECT id FROM range(10)")
     assert first["status"] == "FINISHED", first
     before = warehouse_dirs(catalog)
-    job = alice.run(f"CREATE TABLE IF NOT EXISTS {catalog}.d.t AS SELECT 'other' AS s")
+    job = alice_sql.run(f"CREATE TABLE IF NOT EXISTS {catalog}.d.t AS SELECT 'other' AS s")
     assert job["status"] == "FINISHED", job
     kinds = events(job["id"])
     assert "skipped_exists" in kinds
     assert "stage_table_created" not in kinds and "data_written" not in kinds
     assert Job.objects.get(pk=job["id"]).worker == ""  # no worker, no Spark
     assert warehouse_dirs(catalog) == before
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[10]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[10]]
 
-    again = alice.run(f"CREATE TABLE {catalog}.d.t AS SELECT 1 AS x")
+    again = alice_sql.run(f"CREATE TABLE {catalog}.d.t AS SELECT 1 AS x")
     assert again["status"] == "FAILED" and again["error"]["code"] == "ALREADY_EXISTS", again
 
 
@@ -426,9 +426,9 @@ def test_atomic_ctas_has_no_catalog_entry_until_commit(catalog: str, plain_spark
 
 
 @pytest.fixture
-def managed(alice: Pipeline, catalog: str) -> str:
+def managed(alice_sql: Pipeline, catalog: str) -> str:
     """A managed table ``m`` (id BIGINT, name STRING, price DECIMAL(10, 2)) with 100 rows."""
-    job = alice.run(
+    job = alice_sql.run(
         f"CREATE TABLE {catalog}.d.m AS SELECT id, concat('m', id) AS name, "
         "CAST(id * 1.5 AS DECIMAL(10, 2)) AS price FROM range(0, 100)"
     )
@@ -444,7 +444,7 @@ def _table_frame(plain_spark: Any, catalog: str, name: str) -> Any:
 
 
 def test_insert_into_managed_appends(
-    alice: Pipeline, catalog: str, managed: str, plain_spark: Any
+    alice_sql: Pipeline, catalog: str, managed: str, plain_spark: Any
 ) -> None:
     old_location = table_row(catalog, "m").location  # type: ignore[union-attr]
     before = sorted_rows(_table_frame(plain_spark, catalog, "m"))
@@ -452,9 +452,11 @@ def test_insert_into_managed_appends(
         "SELECT CAST(id AS INT) AS id, concat('new', id) AS name, CAST(id AS DECIMAL(6, 1)) "
         "FROM range(1000, 1050)"
     )
-    job = alice.run(f"INSERT INTO {managed} {addition}")
+    job = alice_sql.run(f"INSERT INTO {managed} {addition}")
     assert job["status"] == "FINISHED", job
-    assert result_rows(alice.api, job["id"])[1] == [[f"Inserted 50 rows into `{catalog}`.`d`.`m`."]]
+    assert result_rows(alice_sql.api, job["id"])[1] == [
+        [f"Inserted 50 rows into `{catalog}`.`d`.`m`."]
+    ]
     expected_events = ["created", "running", "data_written", "data_committed", "finished"]
     assert settled_events(job["id"], expected_events) == expected_events
     table = table_row(catalog, "m")
@@ -468,74 +470,76 @@ def test_insert_into_managed_appends(
     assert sorted_rows(plain_spark.read.parquet(table.location)) == sorted(
         before + sorted_rows(plain)
     )
-    assert alice.rows(f"SELECT count(*) FROM {managed}") == [[150]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {managed}") == [[150]]
 
     # A column list: reordered, by name.
-    listed = alice.run(f"INSERT INTO {managed} (price, id, name) SELECT 9.99, 7777, 'listed'")
+    listed = alice_sql.run(f"INSERT INTO {managed} (price, id, name) SELECT 9.99, 7777, 'listed'")
     assert listed["status"] == "FINISHED", listed
-    assert alice.rows(f"SELECT id, name, price FROM {managed} WHERE id = 7777") == [
+    assert alice_sql.rows(f"SELECT id, name, price FROM {managed} WHERE id = 7777") == [
         [7777, "listed", "9.99"]
     ]
 
 
 def test_insert_into_external_appends(
-    alice: Pipeline, catalog: str, external_dir: Path, plain_spark: Any
+    alice_sql: Pipeline, catalog: str, external_dir: Path, plain_spark: Any
 ) -> None:
-    created = alice.run(
+    created = alice_sql.run(
         f"CREATE TABLE {catalog}.d.x WITH ('connector' = 'parquet', 'path' = '{external_dir}') "
         "AS SELECT id, id % 5 AS bucket FROM range(0, 300, 1, 2)"
     )
     assert created["status"] == "FINISHED", created
     files_before = data_files(external_dir)
-    job = alice.run(f"INSERT INTO {catalog}.d.x SELECT id, id % 5 FROM range(300, 420, 1, 2)")
+    job = alice_sql.run(f"INSERT INTO {catalog}.d.x SELECT id, id % 5 FROM range(300, 420, 1, 2)")
     assert job["status"] == "FINISHED", job
     assert staging_dirs(external_dir) == []
     files_after = data_files(external_dir)
     assert set(files_before) < set(files_after)
     expected = sorted_rows(plain_spark.sql("SELECT id, id % 5 AS bucket FROM range(0, 420)"))
     assert sorted_rows(plain_spark.read.parquet(str(external_dir))) == expected
-    assert alice.rows(f"SELECT count(*), max(id) FROM {catalog}.d.x") == [[420, 419]]
+    assert alice_sql.rows(f"SELECT count(*), max(id) FROM {catalog}.d.x") == [[420, 419]]
 
 
-def test_insert_type_mismatch_writes_nothing(alice: Pipeline, catalog: str, managed: str) -> None:
+def test_insert_type_mismatch_writes_nothing(
+    alice_sql: Pipeline, catalog: str, managed: str
+) -> None:
     before = warehouse_dirs(catalog)
-    job = alice.run(f"INSERT INTO {managed} SELECT 'x' AS a, 'y' AS b, 'z' AS c")
+    job = alice_sql.run(f"INSERT INTO {managed} SELECT 'x' AS a, 'y' AS b, 'z' AS c")
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "VALIDATION_ERROR"
     message = job["error"]["message"]
     assert "`id`" in message and "`a`" in message and "STRING" in message and "BIGINT" in message
     assert "data_written" not in events(job["id"])
     assert warehouse_dirs(catalog) == before
-    assert alice.rows(f"SELECT count(*) FROM {managed}") == [[100]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {managed}") == [[100]]
 
 
 def test_insert_null_into_a_not_null_column_fails(
-    alice: Pipeline, catalog: str, managed: str
+    alice_sql: Pipeline, catalog: str, managed: str
 ) -> None:
     table = table_row(catalog, "m")
     assert table is not None and (table.resolved_schema or {})["columns"][0]["nullable"] is False
-    job = alice.run(f"INSERT INTO {managed} SELECT CAST(NULL AS BIGINT), 'n', 1.0")
+    job = alice_sql.run(f"INSERT INTO {managed} SELECT CAST(NULL AS BIGINT), 'n', 1.0")
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "SPARK_ERROR"
     assert "NOT NULL column `id`" in job["error"]["message"]
     wait_until(lambda: warehouse_dirs(catalog) == {table.location}, 20, 0.2, "the clean-up")
-    assert alice.rows(f"SELECT count(*) FROM {managed}") == [[100]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {managed}") == [[100]]
 
 
 def test_insert_column_count_mismatch_found_by_the_worker(
-    alice: Pipeline, catalog: str, managed: str
+    alice_sql: Pipeline, catalog: str, managed: str
 ) -> None:
-    job = alice.run(f"INSERT INTO {managed} SELECT * FROM range(3)")
+    job = alice_sql.run(f"INSERT INTO {managed} SELECT * FROM range(3)")
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] == "VALIDATION_ERROR"
     assert "1 column" in job["error"]["message"] and "`price`" in job["error"]["message"]
-    assert alice.rows(f"SELECT count(*) FROM {managed}") == [[100]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {managed}") == [[100]]
 
 
 def test_insert_overwrite_replaces_and_its_failure_keeps_the_old_data(
-    alice: Pipeline, catalog: str, managed: str
+    alice_sql: Pipeline, catalog: str, managed: str
 ) -> None:
-    failed = alice.run(
+    failed = alice_sql.run(
         f"INSERT OVERWRITE {managed} "
         "SELECT id, 'bad', CAST(10 DIV (id - 1999999) AS DECIMAL(10, 2)) "
         "FROM range(0, 3000000, 1, 3)"
@@ -545,57 +549,57 @@ def test_insert_overwrite_replaces_and_its_failure_keeps_the_old_data(
     table = table_row(catalog, "m")
     assert table is not None
     wait_until(lambda: warehouse_dirs(catalog) == {table.location}, 20, 0.2, "clean-up")
-    assert alice.rows(f"SELECT count(*), min(name) FROM {managed}") == [[100, "m0"]]
+    assert alice_sql.rows(f"SELECT count(*), min(name) FROM {managed}") == [[100, "m0"]]
 
-    job = alice.run(f"INSERT OVERWRITE {managed} SELECT 1, 'only', 2.5")
+    job = alice_sql.run(f"INSERT OVERWRITE {managed} SELECT 1, 'only', 2.5")
     assert job["status"] == "FINISHED", job
-    assert alice.rows(f"SELECT id, name, price FROM {managed}") == [[1, "only", "2.50"]]
+    assert alice_sql.rows(f"SELECT id, name, price FROM {managed}") == [[1, "only", "2.50"]]
     assert len(warehouse_dirs(catalog)) == 2  # the new version and the kept old one
 
 
 # --- statement sets ---------------------------------------------------------------------------
 
 
-def _two_tables(alice: Pipeline, catalog: str, external_dir: Path) -> None:
+def _two_tables(alice_sql: Pipeline, catalog: str, external_dir: Path) -> None:
     for sql in (
         f"CREATE TABLE {catalog}.d.a AS SELECT id, 'a' AS src FROM range(0, 10)",
         f"CREATE TABLE {catalog}.d.b WITH ('connector' = 'parquet', 'path' = '{external_dir}') "
         "AS SELECT id, 'b' AS src FROM range(0, 20)",
     ):
-        job = alice.run(sql)
+        job = alice_sql.run(sql)
         assert job["status"] == "FINISHED", job
 
 
 def test_statement_set_commits_every_insert(
-    alice: Pipeline, catalog: str, external_dir: Path
+    alice_sql: Pipeline, catalog: str, external_dir: Path
 ) -> None:
-    _two_tables(alice, catalog, external_dir)
-    job = alice.run(
+    _two_tables(alice_sql, catalog, external_dir)
+    job = alice_sql.run(
         "EXECUTE STATEMENT SET BEGIN "
         f"INSERT INTO {catalog}.d.a SELECT id, 'set' FROM range(100, 105); "
         f"INSERT INTO {catalog}.d.b SELECT id, 'set' FROM range(200, 203); "
         "END"
     )
     assert job["status"] == "FINISHED", job
-    assert result_rows(alice.api, job["id"])[1] == [
+    assert result_rows(alice_sql.api, job["id"])[1] == [
         [f"Inserted 5 rows into `{catalog}`.`d`.`a`."],
         [f"Inserted 3 rows into `{catalog}`.`d`.`b`."],
     ]
     kinds = events(job["id"])
     assert kinds.count("data_written") == 2 and kinds.count("data_committed") == 2
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.a") == [[15]]
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.b") == [[23]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.a") == [[15]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.b") == [[23]]
     assert staging_dirs(external_dir) == []
     assert len(warehouse_dirs(catalog)) == 2  # a's new version and its kept old one
 
 
 def test_statement_set_with_a_failing_insert_commits_nothing(
-    alice: Pipeline, catalog: str, external_dir: Path
+    alice_sql: Pipeline, catalog: str, external_dir: Path
 ) -> None:
-    _two_tables(alice, catalog, external_dir)
+    _two_tables(alice_sql, catalog, external_dir)
     a_before = table_row(catalog, "a").location  # type: ignore[union-attr]
     b_files = data_files(external_dir)
-    job = alice.run(
+    job = alice_sql.run(
         "EXECUTE STATEMENT SET BEGIN "
         f"INSERT INTO {catalog}.d.a SELECT id, 'set' FROM range(100, 105); "
         f"INSERT INTO {catalog}.d.b SELECT id, CAST(10 DIV (id - 1999999) AS STRING) "
@@ -610,8 +614,8 @@ def test_statement_set_with_a_failing_insert_commits_nothing(
     wait_until(lambda: warehouse_dirs(catalog) == {a_before}, 20, 0.2, "the clean-up")
     assert staging_dirs(external_dir) == []
     assert data_files(external_dir) == b_files
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.a") == [[10]]
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.b") == [[20]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.a") == [[10]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.b") == [[20]]
 
 
 # --- the worker dies mid-write (runs after the other tests; the ``worker`` fixture starts the
@@ -620,16 +624,16 @@ def test_statement_set_with_a_failing_insert_commits_nothing(
 
 @pytest.mark.kills_shared_worker
 def test_worker_killed_mid_write_leaves_nothing(
-    alice: Pipeline, catalog: str, worker: WorkerProcess, settings: Any
+    alice_sql: Pipeline, catalog: str, worker: WorkerProcess, settings: Any
 ) -> None:
     settings.TESSERA_WORKER_TIMEOUT_SECONDS = 4  # as the worker was told (tests/workers.py)
-    job_id = alice.submit(f"CREATE TABLE {catalog}.d.lost AS {SLOW_QUERY}")
+    job_id = alice_sql.submit(f"CREATE TABLE {catalog}.d.lost AS {SLOW_QUERY}")
     wait_running_write(job_id)
     assert warehouse_dirs(catalog)  # Spark is writing the staging directory
     worker.kill()
 
     def ended() -> dict[str, Any] | None:
-        body = get_job(alice.api, job_id)  # GET reaps lazily once the heartbeat is stale
+        body = get_job(alice_sql.api, job_id)  # GET reaps lazily once the heartbeat is stale
         return body if body["status"] != "RUNNING" else None
 
     body = wait_until(ended, 30, 0.25, "the lost job to fail")

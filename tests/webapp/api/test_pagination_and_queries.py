@@ -14,7 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from catalog import services
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core.schema import Schema
-from tests.conftest import API, RICH_SCHEMA, assert_error
+from tests.conftest import API, assert_error
+from tests.schemas import RICH_SCHEMA
 
 pytestmark = pytest.mark.django_db
 
