@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-BUILTINS_FILE = Path(__file__).resolve().parents[2] / "core" / "planner" / "spark_builtins.txt"
+BUILTINS_FILE = Path(__file__).resolve().parents[3] / "core" / "planner" / "spark_builtins.txt"
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ from tests.conftest import API, assert_error
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 COLUMNS = [
     {"name": "id", "data_type": "BIGINT"},
