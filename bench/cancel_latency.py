@@ -1,11 +1,12 @@
 """How fast a cancel and a timeout end a running job: ``python bench/cancel_latency.py``.
 
-The figures the worker tests used to assert with a stopwatch (tests/worker/test_statements.py
-checks the behaviour: the job ends CANCELED or FAILED with TIMEOUT, the right events, and the
-session's next query runs). In one run: starts a real worker (``celery -A webapp worker
---pool threads``, its own warm Spark) on PostgreSQL (database ``tessera_bench_cancel`` on the
-server of ``DATABASE_URL``, created and migrated when missing) and Redis
-(``BENCH_BROKER_URL``, default ``redis://127.0.0.1:6379/14``); then ``--runs`` times each:
+The figures the worker tests used to assert with a stopwatch
+(tests/sessions/worker/test_statements.py checks the behaviour: the job ends CANCELED or
+FAILED with TIMEOUT, the right events, and the session's next query runs). In one run: starts
+a real worker (``celery -A webapp worker --pool threads``, its own warm Spark) on PostgreSQL
+(database ``tessera_bench_cancel`` on the server of ``DATABASE_URL``, created and migrated
+when missing) and Redis (``BENCH_BROKER_URL``, default ``redis://127.0.0.1:6379/14``); then
+``--runs`` times each:
 
 1. cancel: a slow query (a count over a big cross join) runs until Spark reports tasks;
    ``POST /jobs/{id}/cancel``; timed until ``GET /jobs/{id}`` says CANCELED, and then a

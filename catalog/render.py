@@ -3,7 +3,7 @@
 A page of 50 tables carries about 190 KB of schema JSON. Decoding it from jsonb into Python
 objects and encoding it again was most of a list request's time (docs/benchmarks.md), so list
 pages read the two schema columns as text and splice that text into the response unchanged.
-Every other field is rendered as the serializers render it; tests/api/test_render.py checks
+Every other field is rendered as the serializers render it; tests/catalog/api/test_render.py checks
 that the result equals ``TableOut``/``ViewOut`` for the same rows.
 """
 

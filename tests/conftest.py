@@ -21,30 +21,10 @@ from rest_framework.test import APIClient
 
 # The live-worker plugin may be imported by a package's conftest before ``pytest_configure``
 # registers it: its asserts are rewritten all the same.
-pytest.register_assert_rewrite("tests.workers", "tests.live_client")
+pytest.register_assert_rewrite("tests.workers", "tests.live_client", "tests.fixtures.worker")
 
 API = "/api/v1"
 PASSWORD = "correct-horse-battery-staple"
-
-# The API.md example table: physical, computed and metadata columns, a watermark, a PK.
-RICH_SCHEMA: dict[str, Any] = {
-    "columns": [
-        {"name": "id", "kind": "physical", "data_type": "BIGINT"},
-        {"name": "price", "kind": "physical", "data_type": "DECIMAL(10, 2)"},
-        {"name": "qty", "kind": "physical", "data_type": "INT"},
-        {"name": "total", "kind": "computed", "expression": "price * qty"},
-        {
-            "name": "file",
-            "kind": "metadata",
-            "data_type": "STRING",
-            "metadata_key": "file_path",
-            "virtual": True,
-        },
-        {"name": "ts", "kind": "physical", "data_type": "TIMESTAMP"},
-    ],
-    "watermarks": [{"column": "ts", "expression": "ts - INTERVAL 5 SECONDS"}],
-    "primary_key": {"name": "pk_t", "columns": ["id"]},
-}
 
 
 def simple_schema(*columns: str) -> dict[str, Any]:
@@ -140,6 +120,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # The live-worker fixtures (``worker``, ``own_workers_only``) for every package: a plugin
     # module, loaded here since it imports this one.
     config.pluginmanager.import_plugin("tests.workers")
+    # ``alice_sql``, her ``catalog``, ``shared_catalog``, ``source_dir``, ``streams``.
+    config.pluginmanager.import_plugin("tests.fixtures.worker")
     # The Python client's live-server fixtures (tests/client, tests/conformance, tests/examples).
     config.pluginmanager.import_plugin("tests.live_client")
     config.addinivalue_line(

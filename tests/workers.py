@@ -2,7 +2,7 @@
 Redis broker and the real PostgreSQL test database.
 
 Spark's start-up is the suite's most expensive step, so one **shared worker** serves every
-test that only needs "a worker" (``tests/worker``, ``tests/security``, ``tests/browser``):
+test that only needs "a worker" (``tests/<room>/worker``, ``tests/security``, ``tests/browser``):
 it starts the first time a test asks for the ``worker`` fixture and lives for the session.
 Tests that kill it (marked ``kills_shared_worker``) or that need workers of their own
 (``own_workers_only``: a small heap, a successor with the same name) run after all the others
@@ -158,7 +158,7 @@ class WorkerProcess:
 
 def _warm_up(blocker: Any) -> None:
     """Run one ``SELECT 1`` so the worker's Spark is up before its first test."""
-    from tests.worker.helpers import create_user, submit_sql, wait_for_status
+    from tests.worker_helpers import create_user, submit_sql, wait_for_status
 
     with blocker.unblock():
         user = create_user(f"warmup{uuid.uuid4().hex[:8]}")

@@ -1,7 +1,7 @@
 """Spark's built-in function names, read lazily from ``spark_builtins.txt``.
 
 The list is generated from Spark (``SHOW SYSTEM FUNCTIONS``) and checked against the
-running Spark by ``tests/spark/test_builtins_list.py``.
+running Spark by ``tests/engine/spark/test_builtins_list.py``.
 """
 
 from __future__ import annotations

@@ -247,7 +247,7 @@ OPTION_MAP_FUNCTIONS: dict[str, int] = {"from_xml": 2, "schema_of_xml": 1, "to_x
 PARTITIONING_HINTS = frozenset({"REPARTITION", "REPARTITION_BY_RANGE", "REBALANCE", "COALESCE"})
 
 # Table-valued functions a query may call: Spark's, but python_worker_logs (it reads the
-# logs of Spark's Python workers, shared by every user). tests/spark pins Spark's list.
+# logs of Spark's Python workers, shared by every user). tests/engine/spark pins Spark's list.
 TABLE_FUNCTIONS: frozenset[str] = frozenset(
     {
         "collations",

@@ -123,10 +123,11 @@ def page(_browser: Any, ui: UI) -> Iterator[Any]:
 
 
 @pytest.fixture
-def alice(transactional_db: None) -> User:
-    user = User.objects.create_user("alice", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="analysts")[0])
-    return user
+def alice(transactional_db: None, alice: User) -> User:
+    """tests/conftest.py's alice, committed (the live server reads her) and in team
+    ``analysts``."""
+    alice.groups.add(Group.objects.get_or_create(name="analysts")[0])
+    return alice
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from jobs.models import Job
 from tests.browser.conftest import UI
 from tests.browser.test_editor import pane, set_sql
 from tests.conftest import API, client_for
-from tests.worker.helpers import result_rows, wait_job
+from tests.worker_helpers import result_rows, wait_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

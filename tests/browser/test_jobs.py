@@ -14,12 +14,13 @@ from playwright.sync_api import expect
 from jobs.models import Job
 from tests.browser.conftest import PASSWORD, UI, wait_until
 from tests.conftest import API, client_for
-from tests.worker.helpers import open_session, statement, wait_job
+from tests.worker_helpers import open_session, statement, wait_job
 from workbench.models import SavedQuery
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-# Long enough to be canceled (tests/worker/test_statements.py): a count over a big cross join.
+# Long enough to be canceled (tests/sessions/worker/test_statements.py): a count over a big
+# cross join.
 SLOW_SQL = "SELECT count(*) AS n FROM range(0, 100000000) AS a CROSS JOIN range(0, 100000) AS b"
 
 

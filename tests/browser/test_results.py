@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import UI, wait_until
 from tests.conftest import client_for
-from tests.worker.helpers import open_session, statement, wait_job
+from tests.worker_helpers import open_session, statement, wait_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -24,7 +24,7 @@ from jobs.models import Job
 from tests.browser.conftest import UI, wait_until
 from tests.browser.test_editor import api, pane, set_sql
 from tests.conftest import client_for
-from tests.worker.helpers import open_session, result_rows, statement, wait_job
+from tests.worker_helpers import open_session, result_rows, statement, wait_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

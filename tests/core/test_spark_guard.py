@@ -1,6 +1,6 @@
 """core.planner.spark_guard without Spark: trees as TreeDescriber writes them, by hand.
 
-The real parser and lexer are in tests/spark/test_spark_guard.py and, end to end on a
+The real parser and lexer are in tests/engine/spark/test_spark_guard.py and, end to end on a
 worker, in tests/security/test_spark_parse_guard.py. Here: the walk's rules (CTE scope,
 relations, functions, classes), the reference counts and the lexical comparison.
 """

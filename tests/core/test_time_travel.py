@@ -1,7 +1,7 @@
 """``VERSION AS OF`` / ``TIMESTAMP AS OF`` in the planner (core/planner/time_travel.py):
 the name and the clause are replaced by one alias, each version is a relation of its own,
 and only literals are accepted. The version lookup itself is the reader's (the Django
-reader's tests are tests/worker/test_versions.py)."""
+reader's tests are tests/tabledata/worker/test_versions.py)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from catalog import services as catalog_services
 from catalog.models import Table, TableVersion
 from jobs.models import Job, JobEvent
 from tests.waiting import poll, wait_until
-from tests.worker.helpers import TERMINAL, create_user, session_for, submit_sql
+from tests.worker_helpers import TERMINAL, create_user, session_for, submit_sql
 from tests.workers import WorkerProcess, exists, java_children
 
 T = TypeVar("T")

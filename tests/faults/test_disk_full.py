@@ -26,7 +26,7 @@ from tests.faults.harness import (
     wait_terminal,
 )
 from tests.faults.tally import inject, time_limit
-from tests.worker.helpers import api_for, result_rows, submit_sql
+from tests.worker_helpers import api_for, result_rows, submit_sql
 from tests.workers import WorkerProcess
 
 pytestmark = [

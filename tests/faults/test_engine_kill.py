@@ -27,7 +27,7 @@ from tests.faults.harness import (
 )
 from tests.faults.tally import inject, time_limit
 from tests.waiting import wait_until
-from tests.worker.helpers import submit_sql
+from tests.worker_helpers import submit_sql
 from tests.workers import WorkerProcess, exists, java_children
 
 pytestmark = [

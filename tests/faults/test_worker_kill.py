@@ -23,7 +23,7 @@ from tests.faults.harness import (
 )
 from tests.faults.tally import WORKER_TIMEOUT_SECONDS, inject, time_limit
 from tests.waiting import wait_until
-from tests.worker.helpers import api_for, get_job, submit_sql
+from tests.worker_helpers import api_for, get_job, submit_sql
 from tests.workers import WorkerProcess
 
 pytestmark = [

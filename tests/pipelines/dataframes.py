@@ -1,4 +1,4 @@
-"""Pipelines over live DataFrames (``tests/worker/test_pipeline_dataframes.py``):
+"""Pipelines over live DataFrames (``tests/engine/worker/test_pipeline_dataframes.py``):
 ``from_data_frame`` and ``create_temporary_view`` of a DataFrame of ``t_env.spark`` copy
 nothing (``'connector' = 'dataframe'``, engine/dataframes.py)."""
 

@@ -8,7 +8,7 @@ One cluster and one Connect server serve the whole run (started the first time a
 needs them). The ``runtime_worker`` fixture is session-scoped and parametrised, so pytest
 runs every test of one runtime before starting the next runtime's worker: three worker
 starts in all. In this folder ``worker`` is that runtime's worker, so the tests imported
-from ``tests/worker`` run unchanged on each runtime. The matrix's worker stops the shared
+from ``tests/<room>/worker`` run unchanged on each runtime. The matrix's worker stops the shared
 local worker (it would take their jobs), and is stopped in turn when a later test needs the
 shared worker or workers of its own; the matrix runs after the shared-worker tests
 (``tests.workers.order_worker_tests``).

@@ -14,7 +14,7 @@ from tests.runtimes.standalone import (
     cluster_defaults,
     start_standalone_cluster,
 )
-from tests.worker.helpers import create_user, submit_sql, wait_for_status
+from tests.worker_helpers import create_user, submit_sql, wait_for_status
 from tests.workers import WorkerProcess, purge_queue
 
 pytestmark = [

@@ -28,7 +28,7 @@ from tests.conftest import API
 from tests.grants_support import share
 from tests.runtimes.connect_server import ConnectServer, free_port, start_connect_server
 from tests.waiting import wait_until
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     SCHEMA,
     Pipeline,
     api_for,
@@ -83,12 +83,13 @@ def connect_worker(
 
 
 @pytest.fixture
-def alice(connect_worker: WorkerProcess) -> Pipeline:
-    return Pipeline("alice")
+def alice_sql(connect_worker: WorkerProcess, alice_sql: Pipeline) -> Pipeline:
+    """The shared ``alice_sql``, once the Connect worker runs (it runs her statements)."""
+    return alice_sql
 
 
 @pytest.fixture
-def sales(alice: Pipeline, plain_spark: Any) -> dict[str, Any]:
+def sales(alice_sql: Pipeline, plain_spark: Any) -> dict[str, Any]:
     """An external parquet table ``<catalog>.d.sales`` written by plain PySpark."""
     root = Path(settings.TESSERA_STORAGE_ROOTS[0])
     path = root / f"connect-sales-{uuid.uuid4().hex[:8]}"
@@ -98,9 +99,9 @@ def sales(alice: Pipeline, plain_spark: Any) -> dict[str, Any]:
     ).selectExpr("id", "name", "CAST(price AS DECIMAL(10, 2)) AS price", "qty")
     frame.repartition(3).write.parquet(str(path))
     name = f"k{uuid.uuid4().hex[:8]}"
-    catalog = catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
+    catalog = catalog_services.catalog_create(user=alice_sql.user, name=name, default_database="d")
     catalog_services.table_create(
-        user=alice.user,
+        user=alice_sql.user,
         database=Database.objects.get(catalog=catalog, name="d"),
         name="sales",
         schema=Schema.from_dict(SCHEMA),
@@ -191,14 +192,14 @@ def test_a_server_lost_mid_job_fails_it_engine_lost_and_the_next_job_reconnects(
 # --- queries --------------------------------------------------------------------------------
 
 
-def test_select_equals_plain_pyspark(alice: Pipeline, plain_spark: Any) -> None:
+def test_select_equals_plain_pyspark(alice_sql: Pipeline, plain_spark: Any) -> None:
     sql = (
         "SELECT id, id * 3 AS triple, CAST(id AS STRING) AS label, "
         "CAST(id / 7 AS DECIMAL(10, 3)) AS seventh FROM range(0, 50) ORDER BY id"
     )
-    job = alice.run(sql)
+    job = alice_sql.run(sql)
     assert job["status"] == "FINISHED", job
-    columns, rows = result_rows(alice.api, job["id"])
+    columns, rows = result_rows(alice_sql.api, job["id"])
     expected = [[json_value(v) for v in row] for row in plain_spark.sql(sql).collect()]
     assert rows == expected and len(rows) == 50
     assert [c["data_type"] for c in columns] == ["BIGINT", "BIGINT", "STRING", "DECIMAL(10, 3)"]
@@ -206,13 +207,13 @@ def test_select_equals_plain_pyspark(alice: Pipeline, plain_spark: Any) -> None:
 
 
 def test_catalog_table_with_computed_and_metadata_columns(
-    alice: Pipeline, sales: dict[str, Any], plain_spark: Any
+    alice_sql: Pipeline, sales: dict[str, Any], plain_spark: Any
 ) -> None:
     catalog = sales["catalog"]
     sql = f"SELECT id, name, price, total, file FROM {catalog}.d.sales WHERE id % 3 = 0 ORDER BY id"
-    job = alice.run(sql)
+    job = alice_sql.run(sql)
     assert job["status"] == "FINISHED", job
-    columns, rows = result_rows(alice.api, job["id"])
+    columns, rows = result_rows(alice_sql.api, job["id"])
     expected_frame = (
         plain_spark.read.parquet(sales["path"])
         .selectExpr("id", "name", "price", "price * qty AS total", "_metadata.file_path AS file")
@@ -229,7 +230,9 @@ def test_catalog_table_with_computed_and_metadata_columns(
     assert progress["stages"] is None, progress
 
 
-def test_a_temporary_view_shadows_a_permanent_table(alice: Pipeline, sales: dict[str, Any]) -> None:
+def test_a_temporary_view_shadows_a_permanent_table(
+    alice_sql: Pipeline, sales: dict[str, Any]
+) -> None:
     share(sales["catalog"])  # the other users read alice's table
     sql = Pipeline("shadow", catalog=sales["catalog"])
     query = "SELECT count(*) AS n, max(name) AS top FROM sales"
@@ -247,18 +250,18 @@ def test_a_temporary_view_shadows_a_permanent_table(alice: Pipeline, sales: dict
     assert sql.rows(query) == [[500, "item 99"]]
 
 
-def test_spark_backed_ddl_types_expressions_and_views(alice: Pipeline) -> None:
+def test_spark_backed_ddl_types_expressions_and_views(alice_sql: Pipeline) -> None:
     catalog = f"t{uuid.uuid4().hex[:8]}"
-    catalog_services.catalog_create(user=alice.user, name=catalog, default_database="d")
+    catalog_services.catalog_create(user=alice_sql.user, name=catalog, default_database="d")
     sql = f"CREATE TABLE {catalog}.d.orders (price DECIMAL(10, 2), qty INT, total AS price * qty)"
-    job = alice.run(sql)
+    job = alice_sql.run(sql)
     assert job["status"] == "FINISHED", job
     resolved = Table.objects.get(database__catalog__name=catalog, name="orders").resolved_schema
     assert (resolved or {})["columns"][2]["data_type"] == "DECIMAL(21, 2)"
-    failed = alice.run(sql.replace("orders", "broken").replace("price * qty", "price * nope"))
+    failed = alice_sql.run(sql.replace("orders", "broken").replace("price * qty", "price * nope"))
     assert failed["status"] == "FAILED" and failed["error"]["code"] == "VALIDATION_ERROR", failed
     assert "nope" in failed["error"]["message"]
-    view = alice.run(f"CREATE VIEW {catalog}.d.v AS SELECT 1 AS one, 'x' AS letter")
+    view = alice_sql.run(f"CREATE VIEW {catalog}.d.v AS SELECT 1 AS one, 'x' AS letter")
     assert view["status"] == "FINISHED", view
     schema = Table.objects.get(database__catalog__name=catalog, name="v").resolved_schema
     assert [c["data_type"] for c in (schema or {})["columns"]] == [
@@ -270,11 +273,11 @@ def test_spark_backed_ddl_types_expressions_and_views(alice: Pipeline) -> None:
 # --- writes ---------------------------------------------------------------------------------
 
 
-def test_ctas_and_insert_commit(alice: Pipeline, plain_spark: Any) -> None:
+def test_ctas_and_insert_commit(alice_sql: Pipeline, plain_spark: Any) -> None:
     catalog = f"w{uuid.uuid4().hex[:10]}"
-    catalog_services.catalog_create(user=alice.user, name=catalog, default_database="d")
+    catalog_services.catalog_create(user=alice_sql.user, name=catalog, default_database="d")
     query = "SELECT id, id * 2 AS twice, CAST(id AS STRING) AS label FROM range(0, 3000, 1, 3)"
-    job = alice.run(f"CREATE TABLE {catalog}.d.t AS {query}")
+    job = alice_sql.run(f"CREATE TABLE {catalog}.d.t AS {query}")
     assert job["status"] == "FINISHED", job
     expected_events = [
         "created",
@@ -293,40 +296,42 @@ def test_ctas_and_insert_commit(alice: Pipeline, plain_spark: Any) -> None:
     written = [e.detail for e in Job.objects.get(pk=job["id"]).events.filter(type="data_written")]
     assert written == [{"table": f"`{catalog}`.`d`.`t`", "rows": 3000}]
 
-    insert = alice.run(f"INSERT INTO {catalog}.d.t SELECT id, id * 2, 'new' FROM range(3000, 3010)")
+    insert = alice_sql.run(
+        f"INSERT INTO {catalog}.d.t SELECT id, id * 2, 'new' FROM range(3000, 3010)"
+    )
     assert insert["status"] == "FINISHED", insert
-    assert alice.rows(f"SELECT count(*), count_if(label = 'new') FROM {catalog}.d.t") == [
+    assert alice_sql.rows(f"SELECT count(*), count_if(label = 'new') FROM {catalog}.d.t") == [
         [3010, 10]
     ]
     staging = [p for p in Path(table.location).rglob("_tessera_staging_*")]
     assert staging == []
 
     # A statement set: both inserts written on the server, committed together.
-    second = alice.run(f"CREATE TABLE {catalog}.d.u AS SELECT id FROM range(0, 4)")
+    second = alice_sql.run(f"CREATE TABLE {catalog}.d.u AS SELECT id FROM range(0, 4)")
     assert second["status"] == "FINISHED", second
-    both = alice.run(
+    both = alice_sql.run(
         "EXECUTE STATEMENT SET BEGIN "
         f"INSERT INTO {catalog}.d.t SELECT id, id * 2, 'set' FROM range(5000, 5005); "
         f"INSERT INTO {catalog}.d.u SELECT id FROM range(10, 13); "
         "END"
     )
     assert both["status"] == "FINISHED", both
-    assert result_rows(alice.api, both["id"])[1] == [
+    assert result_rows(alice_sql.api, both["id"])[1] == [
         [f"Inserted 5 rows into `{catalog}`.`d`.`t`."],
         [f"Inserted 3 rows into `{catalog}`.`d`.`u`."],
     ]
     wait_until(lambda: events(both["id"]).count("data_committed") == 2, 15, 0.1, "both commits")
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[3015]]
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.u") == [[7]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[3015]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.u") == [[7]]
 
 
 # --- cancel -------------------------------------------------------------------------------
 
 
 def test_cancel_stops_the_query_on_the_server(
-    alice: Pipeline, connect_server: ConnectServer
+    alice_sql: Pipeline, connect_server: ConnectServer
 ) -> None:
-    job_id = alice.submit(SLOW_SQL)
+    job_id = alice_sql.submit(SLOW_SQL)
     wait_until(
         lambda: Job.objects.filter(pk=job_id, progress__tasks_total__gt=0).exists(),
         90,
@@ -334,9 +339,9 @@ def test_cancel_stops_the_query_on_the_server(
     )
     seen = len(connect_server.log_text())
     asked = time.monotonic()
-    response = alice.api.post(f"{API}/jobs/{job_id}/cancel")
+    response = alice_sql.api.post(f"{API}/jobs/{job_id}/cancel")
     assert response.status_code in (200, 202), response.content
-    job = wait_job(alice.api, job_id, {"CANCELED"}, timeout=30)
+    job = wait_job(alice_sql.api, job_id, {"CANCELED"}, timeout=30)
     assert time.monotonic() - asked < 10
     assert job["error"]["code"] == "CANCELED"
     assert "its Spark work was stopped" in job["error"]["message"], job["error"]
@@ -352,7 +357,7 @@ def test_cancel_stops_the_query_on_the_server(
     )
     # Its cores are free again: a query on the same two-core server ends at once.
     follow_started = time.monotonic()
-    follow = alice.run("SELECT sum(id) AS s FROM range(0, 1000, 1, 2)", timeout=60)
+    follow = alice_sql.run("SELECT sum(id) AS s FROM range(0, 1000, 1, 2)", timeout=60)
     assert follow["status"] == "FINISHED", follow
     assert time.monotonic() - follow_started < 30
 
@@ -360,9 +365,9 @@ def test_cancel_stops_the_query_on_the_server(
 # --- the guard ------------------------------------------------------------------------------
 
 
-def test_the_guard_judges_spark_parse_over_connect(alice: Pipeline, tmp_path: Path) -> None:
+def test_the_guard_judges_spark_parse_over_connect(alice_sql: Pipeline, tmp_path: Path) -> None:
     # A plan the planner never makes: the worker's Spark-parse guard must refuse it.
-    job = submit_plan(alice.user, hand_plan("SELECT * FROM text.`/etc/passwd`"))
+    job = submit_plan(alice_sql.user, hand_plan("SELECT * FROM text.`/etc/passwd`"))
     done = wait_for_status(job.id, {"FAILED", "FINISHED", "CANCELED"}, 90)
     assert done.status == "FAILED", (done.status, done.error)
     error: dict[str, Any] = dict(done.error or {})
@@ -373,12 +378,12 @@ def test_the_guard_judges_spark_parse_over_connect(alice: Pipeline, tmp_path: Pa
     # Through the planner: a comment Spark's lexer continues onto the next line.
     marker = tmp_path / f"ran-{uuid.uuid4().hex[:6]}"
     trick = f"-- \\\nSELECT '\nSELECT TRANSFORM(1) USING \"touch {marker}\" -- '"
-    job2 = alice.run(trick)
+    job2 = alice_sql.run(trick)
     assert job2["status"] == "FAILED", job2
     assert job2["error"]["code"] == "FORBIDDEN_SQL", job2["error"]
     assert job2["error"]["details"]["checked_by"] == "spark_lexer", job2["error"]
     assert not marker.exists()
 
     # Variables are never substituted on the Connect session.
-    rows = alice.rows("SELECT '${system:user.name}' AS v")
+    rows = alice_sql.rows("SELECT '${system:user.name}' AS v")
     assert rows == [["${system:user.name}"]]

@@ -1,14 +1,13 @@
 """Queries on every runtime: results equal to plain PySpark's, Python and SQL UDFs (the
 Python ones run in the executors' Python workers), cancel, isolation of jobs' sessions,
 schemas derived and computed columns typed by the runtime's analyzer. The tests are
-``tests/worker/test_statements.py``'s, run here on each runtime of the matrix."""
+``tests/sessions/worker/test_statements.py``'s, run here on each runtime of the matrix."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.worker.test_statements import (  # noqa: F401 (fixtures and tests, collected here)
-    alice,
+from tests.sessions.worker.test_statements import (  # noqa: F401 (fixtures and tests, collected here)
     sales,
     test_cancel_stops_spark,
     test_create_table_with_computed_column_is_typed_on_the_worker,

@@ -1,14 +1,13 @@
 """Temporary objects on every runtime: a temporary view shadowing a permanent table (and
 back), function resolution with temporary functions, joins of temporary and permanent
-objects equal to plain PySpark. The tests are ``tests/worker/test_temporary_objects.py``'s,
+objects equal to plain PySpark. The tests are ``tests/sessions/worker/test_temporary_objects.py``'s,
 run here on each runtime of the matrix."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.worker.test_temporary_objects import (  # noqa: F401 (fixtures and tests)
-    alice,
+from tests.sessions.worker.test_temporary_objects import (  # noqa: F401 (fixtures and tests)
     sales,
     test_a_join_of_temporary_and_permanent_objects_equals_plain_pyspark,
     test_a_temporary_view_over_a_dropped_temporary_table_fails_at_use,

@@ -1,15 +1,14 @@
 """Writes on every runtime: CTAS (managed, external partitioned), INSERT, INSERT
 OVERWRITE and statement sets — their lifecycle (events, stage tables, staging removed,
 one-step commits) and failures and cancel leaving nothing behind. The executors write the
-staging files; the worker commits them. The tests are ``tests/worker/test_writes.py``'s,
+staging files; the worker commits them. The tests are ``tests/tabledata/worker/test_writes.py``'s,
 run here on each runtime of the matrix."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.worker.conftest import alice, catalog  # noqa: F401 (fixtures)
-from tests.worker.test_writes import (  # noqa: F401 (fixtures and tests, collected here)
+from tests.tabledata.worker.test_writes import (  # noqa: F401 (fixtures and tests, collected here)
     external_dir,
     managed,
     test_ctas_cancel_mid_write_leaves_nothing,

@@ -14,7 +14,7 @@ from django.conf import settings
 from catalog.models import Table
 from jobs.models import Job, TemporaryObject
 from tests.conftest import API, assert_error
-from tests.worker.helpers import api_for, create_user, open_session, statement, wait_job
+from tests.worker_helpers import Pipeline
 
 SECRET = "TOP-SECRET-"  # every secret file's content starts with this
 
@@ -23,37 +23,9 @@ def uid() -> str:
     return uuid.uuid4().hex[:10]
 
 
-class Actor:
-    """One user with an API client and a SQL session."""
-
-    def __init__(self, name: str, *, admin: bool = False) -> None:
-        # WhiteNoise warns on every request when the (throw-away) static root is missing.
-        Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
-        self.user = create_user(f"{name}{uid()}")
-        if admin:
-            self.user.is_superuser = True
-            self.user.save(update_fields=["is_superuser"])
-        self.api = api_for(self.user)
-        self.session_id = open_session(self.api)
-
-    def submit(self, sql: str) -> dict[str, Any]:
-        return statement(self.api, self.session_id, sql)
-
-    def run(self, sql: str, timeout: float = 120) -> dict[str, Any]:
-        """The job of ``sql`` once it ended."""
-        job = self.submit(sql)
-        return wait_job(self.api, job["id"], timeout=timeout)
-
-    def ok(self, sql: str, timeout: float = 120) -> dict[str, Any]:
-        job = self.run(sql, timeout)
-        assert job["status"] == "FINISHED", job
-        return job
-
-    def rows(self, sql: str) -> list[list[Any]]:
-        job = self.ok(sql)
-        response = self.api.get(f"{API}/jobs/{job['id']}/result?page_size=1000")
-        assert response.status_code == 200, response.content
-        return list(response.json()["rows"])
+# One user with an API client and a SQL session: the worker tests' ``Pipeline`` (the
+# fixture ``alice_sql`` is one).
+Actor = Pipeline
 
 
 def refused(actor: Actor, job: dict[str, Any], code: str, *fragments: str) -> dict[str, Any]:

@@ -27,13 +27,11 @@ from catalog import grants as catalog_grants
 from catalog import services
 from catalog.access import function_securable, relation_securable
 from catalog.models import Catalog, Function, Table
-from core.datatypes import AtomicType
-from core.schema import PhysicalColumn, Schema
 from jobs.models import Job
 from tests.conftest import API, PASSWORD, assert_error, client_for
 from tests.grants_support import share
+from tests.schemas import ID_SCHEMA as SCHEMA
 
-SCHEMA = Schema(columns=(PhysicalColumn("id", AtomicType("BIGINT")),))
 BCAT = f"{API}/catalogs/bcat/databases/default"
 ACAT = f"{API}/catalogs/acat/databases/default"
 SALTED = "acat.default.salt()"
@@ -418,7 +416,7 @@ def test_a_revoked_grant_fails_a_stored_body_at_planning_naming_the_object(
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("security_worker")
 def test_a_function_handed_over_with_a_body_both_may_reach_runs_on_spark() -> None:
-    from tests.worker.helpers import Pipeline
+    from tests.worker_helpers import Pipeline
 
     alice, bob = Pipeline("alice"), Pipeline("bob")
     mine, theirs = f"a{uuid.uuid4().hex[:8]}", f"b{uuid.uuid4().hex[:8]}"

@@ -26,7 +26,7 @@ from catalog import services as catalog_services
 from catalog.models import Database, Table
 from core.schema import Schema
 from engine.errors import error_from_exception, known_locations, scrub_paths
-from tests.worker.helpers import api_for, create_user, open_session, statement, wait_job
+from tests.worker_helpers import api_for, create_user, open_session, statement, wait_job
 
 
 def server_dirs() -> list[str]:

@@ -29,16 +29,12 @@ from catalog import grants as catalog_grants
 from catalog import services
 from catalog.access import relation_securable
 from catalog.models import Grant, Table
-from core.datatypes import AtomicType
-from core.schema import PhysicalColumn, Schema
 from engine import errors
 from jobs.models import Job, Session
 from sessions import statements
 from tests.conftest import API, PASSWORD, client_for
 from tests.grants_support import share
-
-SCHEMA = Schema(columns=(PhysicalColumn("id", AtomicType("BIGINT")),))
-
+from tests.schemas import ID_SCHEMA as SCHEMA
 
 # --- the web side -----------------------------------------------------------------------------
 
@@ -429,7 +425,7 @@ class Streams:
     def __init__(self) -> None:
         from django.conf import settings
 
-        from tests.worker.helpers import Pipeline
+        from tests.worker_helpers import Pipeline
 
         self.alice, self.bob = Pipeline("alice"), Pipeline("bob")
         self.catalog = f"g{uuid.uuid4().hex[:10]}"
@@ -448,7 +444,7 @@ class Streams:
     def write(self, index: int, ids: range) -> None:
         import pyarrow as pa  # type: ignore[import-untyped]
 
-        from tests.worker.helpers import write_file
+        from tests.worker_helpers import write_file
 
         table = pa.table({"id": list(ids), "name": [f"n{i}" for i in ids]})
         write_file(self.source, f"f{index}", table)
@@ -459,12 +455,12 @@ class Streams:
         )
 
     def start(self, sql: str) -> str:
-        from tests.worker.helpers import start_stream
+        from tests.worker_helpers import start_stream
 
         return start_stream(self.bob, self.started, sql)
 
     def stop(self) -> None:
-        from tests.worker.helpers import TERMINAL, api_for
+        from tests.worker_helpers import TERMINAL, api_for
 
         for job_id in self.started:
             job = Job.objects.select_related("user").get(pk=job_id)
@@ -480,7 +476,7 @@ def streams(security_worker: Any) -> Iterator[Streams]:
 
 
 def _failed_at_next_batch(s: Streams, job_id: str, index: int) -> dict[str, Any]:
-    from tests.worker.helpers import wait_job
+    from tests.worker_helpers import wait_job
 
     s.write(index, range(index * 10, index * 10 + 10))
     job = wait_job(s.bob.api, job_id, {"FAILED"}, timeout=90)
@@ -491,7 +487,7 @@ def _failed_at_next_batch(s: Streams, job_id: str, index: int) -> dict[str, Any]
 @on_worker
 def test_a_stream_fails_at_its_next_batch_after_a_revoke(streams: Streams, revoked: str) -> None:
     from tests.waiting import wait_until
-    from tests.worker.helpers import count_of, state_of
+    from tests.worker_helpers import count_of, state_of
 
     s, c = streams, streams.catalog
     share(s.row("src"), ["SELECT"], user=s.bob.user)
@@ -520,7 +516,7 @@ def test_a_stream_through_a_view_stops_when_its_owner_loses_the_table(streams: S
     """Definer rights, re-decided every batch: the view is Bob's to read; its table is read
     with its owner's rights, which end when the view's new owner loses the table."""
     from tests.waiting import wait_until
-    from tests.worker.helpers import count_of, state_of
+    from tests.worker_helpers import count_of, state_of
 
     s, c = streams, streams.catalog
     s.alice.ok(f"CREATE VIEW {c}.d.sv AS SELECT id, name FROM {c}.d.src")
@@ -543,7 +539,7 @@ def test_a_stream_through_a_view_stops_when_its_owner_loses_the_table(streams: S
 @on_worker
 def test_a_streaming_select_stops_showing_rows_after_a_revoke(streams: Streams) -> None:
     from tests.waiting import wait_until
-    from tests.worker.helpers import wait_job
+    from tests.worker_helpers import wait_job
 
     s, c = streams, streams.catalog
     share(s.row("src"), ["SELECT"], user=s.bob.user)
@@ -565,7 +561,7 @@ def test_a_streaming_select_stops_showing_rows_after_a_revoke(streams: Streams) 
 
 @on_worker
 def test_a_pipeline_child_statement_is_refused(settings: Any) -> None:
-    from tests.worker.helpers import Pipeline
+    from tests.worker_helpers import Pipeline
 
     settings.TESSERA_PIPELINE_PACKAGES = ("tessera_pipelines", "tests.pipelines")
     alice, bob = Pipeline("alice"), Pipeline("bob")

@@ -36,7 +36,7 @@ from results import store
 from sessions import statements
 from tests.conftest import API, PASSWORD, assert_error, json_client
 from tests.security.servers import Gunicorn, manage, server_env
-from tests.worker.helpers import open_session, statement, wait_job
+from tests.worker_helpers import open_session, statement, wait_job
 
 LIMIT = 2_621_440  # DATA_UPLOAD_MAX_MEMORY_SIZE (TESSERA_REQUEST_MAX_BYTES's default)
 JSON_DEPTH = 32  # TESSERA_JSON_MAX_DEPTH's default

@@ -24,7 +24,7 @@ import pytest
 from jobs.models import Job
 from tests.conftest import API
 from tests.waiting import wait_until
-from tests.worker.helpers import api_for, create_user, open_session, statement, wait_job
+from tests.worker_helpers import api_for, create_user, open_session, statement, wait_job
 from tests.workers import WorkerProcess, exists, java_children, start_worker
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

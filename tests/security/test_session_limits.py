@@ -21,7 +21,7 @@ from core.session_properties import (
 )
 from jobs.models import Job, Session
 from tests.conftest import API, assert_error
-from tests.worker.helpers import open_session, result_rows, statement, wait_job
+from tests.worker_helpers import open_session, result_rows, statement, wait_job
 
 FIFTY_DIGITS = "9" * 50
 CAP = 100_000  # TESSERA_RESULT_MAX_ROWS's default

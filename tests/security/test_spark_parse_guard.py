@@ -20,7 +20,7 @@ from django.conf import settings
 from rest_framework.test import APIClient
 
 from tests.conftest import API
-from tests.worker.helpers import (
+from tests.worker_helpers import (
     api_for,
     create_user,
     hand_plan,

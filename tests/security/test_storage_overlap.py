@@ -52,6 +52,7 @@ from jobs.models import Job, Session, TemporaryObject
 from sessions import statements as job_services
 from tabledata import staging as write_staging
 from tests.conftest import API, assert_error, simple_schema
+from tests.schemas import ID_SCHEMA_JSON as ID_SCHEMA
 from tests.security.boundary import (
     Actor,
     error_of,
@@ -61,7 +62,7 @@ from tests.security.boundary import (
     storage_root,
     uid,
 )
-from tests.worker.helpers import events, wait_for_status
+from tests.worker_helpers import events, wait_for_status
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -91,10 +92,10 @@ class World:
     ``t`` over ``team/alice`` (two rows) and ``e`` over the empty ``team/empty``; links
     inside the roots to alice's directory and to the team directory; bob's own catalog."""
 
-    def __init__(self, alice: Actor, bob: Actor) -> None:
+    def __init__(self, alice_sql: Actor, bob: Actor) -> None:
         root = storage_root()
         self.acat, self.bcat = f"acat{uid()}", f"bcat{uid()}"
-        catalog_services.catalog_create(user=alice.user, name=self.acat, default_database="d")
+        catalog_services.catalog_create(user=alice_sql.user, name=self.acat, default_database="d")
         catalog_services.catalog_create(user=bob.user, name=self.bcat, default_database="d")
         self.team = root / f"team-{uid()}"
         self.alice_dir = self.team / "alice"
@@ -107,7 +108,7 @@ class World:
         self.team_link = root / f"teamlink-{uid()}"
         os.symlink(self.team, self.team_link)
         for name, folder in (("t", self.alice_dir), ("e", self.empty_dir)):
-            response = alice.api.post(
+            response = alice_sql.api.post(
                 tables_url(self.acat),
                 {
                     "name": name,
@@ -139,18 +140,13 @@ def tables_url(catalog: str) -> str:
 
 
 @pytest.fixture
-def alice() -> Actor:
-    return Actor("alice")
-
-
-@pytest.fixture
 def bob() -> Actor:
     return Actor("bob")
 
 
 @pytest.fixture
-def world(alice: Actor, bob: Actor) -> Iterator[World]:
-    made = World(alice, bob)
+def world(alice_sql: Actor, bob: Actor) -> Iterator[World]:
+    made = World(alice_sql, bob)
     yield made
     for link in (made.link, made.team_link):
         link.unlink(missing_ok=True)
@@ -269,7 +265,7 @@ def test_the_other_table_is_named_to_whoever_may_see_it(bob, world) -> None:
     world.unchanged()
 
 
-def test_check_table_apart_names_only_what_its_user_may_see(alice, bob, world) -> None:
+def test_check_table_apart_names_only_what_its_user_may_see(alice_sql, bob, world) -> None:
     own = storage_root() / f"bob-{uid()}"
     own.mkdir()
     stored(world.bcat, "mine", bob, str(own))
@@ -277,7 +273,7 @@ def test_check_table_apart_names_only_what_its_user_may_see(alice, bob, world) -
     mine = Table.objects.select_related("database__catalog").get(
         database__catalog__name=world.bcat, name="mine"
     )
-    for user, named in ((bob.user, True), (alice.user, False), (None, False)):
+    for user, named in ((bob.user, True), (alice_sql.user, False), (None, False)):
         with pytest.raises(locations.PathOverlap) as refusal:
             storage.check_table_apart(mine, user=user)
         shown = f"`{world.bcat}`.`d`.`alias`"
@@ -438,8 +434,8 @@ def test_paths_apart_are_accepted(bob, world) -> None:
         actor.ok(f"CREATE TEMPORARY TABLE x.y.tmp (id INT) USING csv LOCATION '{world.team}2'")
 
 
-def test_dropping_a_table_frees_its_path(alice, bob, world) -> None:
-    assert alice.api.delete(f"{tables_url(world.acat)}/t").status_code == 204
+def test_dropping_a_table_frees_its_path(alice_sql, bob, world) -> None:
+    assert alice_sql.api.delete(f"{tables_url(world.acat)}/t").status_code == 204
     response = bob.api.post(
         tables_url(world.bcat),
         {
@@ -503,7 +499,7 @@ def stored(catalog: str, name: str, actor: Actor, path: str, fmt: str = "csv") -
     )
 
 
-def test_the_reproduced_attack_is_refused_at_planning(alice, bob, world) -> None:
+def test_the_reproduced_attack_is_refused_at_planning(alice_sql, bob, world) -> None:
     root = storage_root()
     stored(world.bcat, "alias", bob, str(world.alice_dir))
     stored(world.bcat, "parent", bob, str(world.team))
@@ -530,8 +526,8 @@ def test_the_reproduced_attack_is_refused_at_planning(alice, bob, world) -> None
     # alice's own table is held too while bob's old row overlaps it: nothing may write
     # files that are two tables' until one of them is dropped or moved. Bob's catalog is
     # private: she is not told which table it is.
-    job = alice.run(f"INSERT INTO {world.acat}.d.t SELECT 3, 'gamma'")
-    error = refused(alice, job, "FORBIDDEN_SQL", "the path of another table")
+    job = alice_sql.run(f"INSERT INTO {world.acat}.d.t SELECT 3, 'gamma'")
+    error = refused(alice_sql, job, "FORBIDDEN_SQL", "the path of another table")
     assert b not in error["message"], error
     assert snapshot(root) == everything  # nothing written, nothing deleted anywhere
     # The root itself, stored as a table path: refused as a root, and it holds every
@@ -549,7 +545,7 @@ def test_the_reproduced_attack_is_refused_at_planning(alice, bob, world) -> None
 
 
 def test_an_overlap_that_appears_after_planning_is_refused_by_the_worker(
-    security_worker, alice, bob, world
+    security_worker, alice_sql, bob, world
 ) -> None:
     """The job was created while bob's table was apart; before the worker takes it an
     overlapping row appears (stored as an older Tessera would have): the worker refuses
@@ -574,7 +570,7 @@ def test_an_overlap_that_appears_after_planning_is_refused_by_the_worker(
         job = job_services.submit_plan(
             session=session, sql=sql, plan=job_services.plan_sql(session, sql)
         )
-        stored(world.acat, "inner", alice, str(own / "inner"))
+        stored(world.acat, "inner", alice_sql, str(own / "inner"))
     ended = wait_for_status(job.id, {"FINISHED", "FAILED", "CANCELED"}, 120)
     assert ended.status == "FAILED", ended.error
     assert error_of(ended)["code"] == "FORBIDDEN_SQL", ended.error
@@ -655,7 +651,7 @@ def finish(job: Job) -> Job:
 
 
 def test_the_commit_refuses_an_overlap_that_appeared_after_the_write(
-    no_broker, alice, bob, world
+    no_broker, alice_sql, bob, world
 ) -> None:
     own = storage_root() / f"bob-{uid()}"
     table = external_parquet(bob, world.bcat, "b", own)
@@ -666,7 +662,7 @@ def test_the_commit_refuses_an_overlap_that_appeared_after_the_write(
     (own / "inner").mkdir()
     (own / "inner" / "part-0.csv").write_text("8,theirs\n")
     before = snapshot(own / "inner")
-    stored(world.acat, "inner", alice, str(own / "inner"))  # appears before the commit
+    stored(world.acat, "inner", alice_sql, str(own / "inner"))  # appears before the commit
     ended = finish(job)
     assert ended.status == jobstate.FAILED, ended.error
     assert error_of(ended)["code"] == "FORBIDDEN_SQL", ended.error
@@ -754,22 +750,15 @@ def ctas_plan(catalog: str, name: str) -> dict[str, Any]:
     }
 
 
-ID_SCHEMA = {
-    "columns": [{"name": "id", "kind": "physical", "data_type": "BIGINT", "nullable": True}],
-    "watermarks": [],
-    "primary_key": None,
-}
-
-
 @pytest.mark.parametrize("whose", ["alice's table", "bob's own other table"])
 def test_a_ctas_entry_cannot_commit_into_a_table_the_job_did_not_create(
-    no_broker, alice, bob, world, whose
+    no_broker, alice_sql, bob, world, whose
 ) -> None:
     """A hand-made staging entry names an existing managed table as a CTAS target, next to
     the job's own stage table. Before, the commit pointed that table at the job's data and
     deleted its directory; now the commit checks the target is this job's own."""
-    owner = alice if whose == "alice's table" else bob
-    catalog = world.acat if owner is alice else world.bcat
+    owner = alice_sql if whose == "alice's table" else bob
+    catalog = world.acat if owner is alice_sql else world.bcat
     response = owner.api.post(
         tables_url(catalog), {"name": "victim", "schema": simple_schema("id BIGINT")}
     )
@@ -839,7 +828,7 @@ def test_listings_are_reused_until_a_directory_changes(monkeypatch, tmp_path) ->
 
 
 def test_a_link_added_after_a_remembered_check_is_refused_on_the_worker(
-    security_worker, alice, world
+    security_worker, alice_sql, world
 ) -> None:
     """On the worker: the table is read (its listing kept, its times settled), then a
     link out is added inside a partition; the next read is refused."""
@@ -849,16 +838,16 @@ def test_a_link_added_after_a_remembered_check_is_refused_on_the_worker(
     old = time.time() - 3600
     for path in (folder / "day=1", folder):
         os.utime(path, (old, old))
-    alice.ok(f"CREATE TABLE {world.acat}.d.k (id INT) USING csv LOCATION '{folder}'")
+    alice_sql.ok(f"CREATE TABLE {world.acat}.d.k (id INT) USING csv LOCATION '{folder}'")
     time.sleep(2.5)  # the directories' ctimes settle: the worker keeps their listings
-    assert alice.rows(f"SELECT count(*) FROM {world.acat}.d.k") == [[1]]
-    assert alice.rows(f"SELECT count(*) FROM {world.acat}.d.k") == [[1]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {world.acat}.d.k") == [[1]]
+    assert alice_sql.rows(f"SELECT count(*) FROM {world.acat}.d.k") == [[1]]
     outside = Path(settings.DATA_DIR) / f"outside-{uid()}"
     outside.mkdir()
     (outside / "secret.csv").write_text("999\n")
     os.symlink(outside / "secret.csv", folder / "day=1" / "part-1.csv")
-    job = alice.run(f"SELECT * FROM {world.acat}.d.k")
-    refused(alice, job, "FORBIDDEN_SQL", "symbolic link")
+    job = alice_sql.run(f"SELECT * FROM {world.acat}.d.k")
+    refused(alice_sql, job, "FORBIDDEN_SQL", "symbolic link")
     shutil.rmtree(outside)
 
 
@@ -965,7 +954,7 @@ def tmp_over(path: str, name: str = "tmp") -> str:
 
 def plans_a_read(actor: Actor, name: str = "tmp") -> dict[str, Any]:
     """The plan of ``SELECT * FROM x.y.<name>`` in the actor's session (no worker needed)."""
-    from tests.worker.helpers import planned
+    from tests.worker_helpers import planned
 
     return planned(Session.objects.get(pk=actor.session_id), f"SELECT * FROM x.y.{name}")
 
@@ -984,9 +973,9 @@ SAME_FILES = ["the same path", "with a trailing slash", "as a file: URI", "a lin
 @pytest.mark.parametrize("variant", SAME_FILES)
 @pytest.mark.parametrize("who", ["owner", "select holder"])
 def test_a_temporary_table_may_read_the_files_of_a_table_its_user_may_read(
-    alice, bob, world, variant, who
+    alice_sql, bob, world, variant, who
 ) -> None:
-    actor = alice if who == "owner" else bob
+    actor = alice_sql if who == "owner" else bob
     if who == "select holder":
         grant_select(world, bob)
     actor.ok(tmp_over(overlapping(world)[variant]))
@@ -1039,14 +1028,14 @@ def test_use_without_select_is_refused_and_named(bob, world) -> None:
     assert not TemporaryObject.objects.filter(session_id=bob.session_id).exists()
 
 
-def test_writing_through_the_temporary_table_is_refused(alice, world) -> None:
-    alice.ok(tmp_over(str(world.alice_dir)))
+def test_writing_through_the_temporary_table_is_refused(alice_sql, world) -> None:
+    alice_sql.ok(tmp_over(str(world.alice_dir)))
     for sql in (
         "INSERT INTO x.y.tmp VALUES (3, 'gamma')",
         "INSERT OVERWRITE x.y.tmp SELECT 4, 'delta'",
     ):
-        job = alice.run(sql)
-        refused(alice, job, "UNSUPPORTED_STATEMENT", "INSERT into temporary tables is not")
+        job = alice_sql.run(sql)
+        refused(alice_sql, job, "UNSUPPORTED_STATEMENT", "INSERT into temporary tables is not")
     world.unchanged()
 
 
@@ -1069,13 +1058,13 @@ def test_a_revoked_select_stops_the_next_read(bob, world) -> None:
 
 
 def test_a_table_made_later_over_a_temporary_tables_path_is_read_with_select_only(
-    alice, bob, world
+    alice_sql, bob, world
 ) -> None:
     free = storage_root() / f"free-{uid()}"
     free.mkdir()
     bob.ok(tmp_over(str(free)))
     plans_a_read(bob)
-    response = alice.api.post(
+    response = alice_sql.api.post(
         tables_url(world.acat),
         {
             "name": "later",

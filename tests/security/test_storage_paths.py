@@ -43,7 +43,7 @@ from tests.security.boundary import (
     table_dir,
     uid,
 )
-from tests.worker.helpers import hand_plan, submit_plan, wait_for_status
+from tests.worker_helpers import hand_plan, submit_plan, wait_for_status
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -112,14 +112,9 @@ def outside() -> Any:
 
 
 @pytest.fixture
-def alice() -> Actor:
-    return Actor("alice")
-
-
-@pytest.fixture
-def catalog(alice: Actor) -> str:
+def catalog(alice_sql: Actor) -> str:
     name = f"s{uid()}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
+    catalog_services.catalog_create(user=alice_sql.user, name=name, default_database="d")
     return name
 
 
@@ -136,48 +131,48 @@ def _nothing_written(outside: Path, before_root: set[str]) -> None:
 
 
 @pytest.mark.parametrize("variant", SQL_VARIANTS)
-def test_sql_create_table_refuses_the_path(alice, catalog, outside, variant) -> None:
+def test_sql_create_table_refuses_the_path(alice_sql, catalog, outside, variant) -> None:
     path = _path(variant, outside)
     before = files_under(storage_root())
-    job = alice.run(
+    job = alice_sql.run(
         f"CREATE TABLE {catalog}.d.t (id INT, name STRING) USING csv LOCATION {sql_string(path)}"
     )
-    refused(alice, job, "FORBIDDEN_SQL")
+    refused(alice_sql, job, "FORBIDDEN_SQL")
     no_table(catalog, "t")
     _nothing_written(outside, before)
 
 
 @pytest.mark.parametrize("variant", SQL_VARIANTS)
-def test_sql_temporary_table_refuses_the_path(alice, outside, variant) -> None:
+def test_sql_temporary_table_refuses_the_path(alice_sql, outside, variant) -> None:
     path = _path(variant, outside)
-    job = alice.run(
+    job = alice_sql.run(
         f"CREATE TEMPORARY TABLE x.y.tmp (id INT, name STRING) USING csv OPTIONS "
         f"('path' = {sql_string(path)})"
     )
-    refused(alice, job, "FORBIDDEN_SQL")
-    no_temporary_objects(alice)
+    refused(alice_sql, job, "FORBIDDEN_SQL")
+    no_temporary_objects(alice_sql)
 
 
 @pytest.mark.parametrize("variant", SQL_VARIANTS)
-def test_ctas_refuses_the_path(alice, catalog, outside, variant) -> None:
+def test_ctas_refuses_the_path(alice_sql, catalog, outside, variant) -> None:
     path = _path(variant, outside)
     before = files_under(storage_root())
-    job = alice.run(
+    job = alice_sql.run(
         f"CREATE TABLE {catalog}.d.c WITH ('connector' = 'csv', 'path' = {sql_string(path)}) "
         "AS SELECT 1 AS id"
     )
-    refused(alice, job, "FORBIDDEN_SQL")
+    refused(alice_sql, job, "FORBIDDEN_SQL")
     no_table(catalog, "c")
     _nothing_written(outside, before)
 
 
-def test_backslash_escapes_written_raw_in_sql_are_refused_too(alice, catalog, outside) -> None:
+def test_backslash_escapes_written_raw_in_sql_are_refused_too(alice_sql, catalog, outside) -> None:
     # Unescaped in the SQL literal, '\.' is read as '.': the path then holds '..'.
     root = storage_root()
-    job = alice.run(
+    job = alice_sql.run(
         f"CREATE TABLE {catalog}.d.t (id INT) USING text LOCATION '{root}/\\.\\./{outside.name}'"
     )
-    refused(alice, job, "FORBIDDEN_SQL", "'..'")
+    refused(alice_sql, job, "FORBIDDEN_SQL", "'..'")
     no_table(catalog, "t")
 
 
@@ -186,10 +181,10 @@ def _tables_url(catalog: str) -> str:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_rest_create_refuses_the_path(alice, catalog, outside, variant) -> None:
+def test_rest_create_refuses_the_path(alice_sql, catalog, outside, variant) -> None:
     path = _path(variant, outside)
     before = files_under(storage_root())
-    response = alice.api.post(
+    response = alice_sql.api.post(
         _tables_url(catalog),
         {
             "name": "t",
@@ -204,7 +199,7 @@ def test_rest_create_refuses_the_path(alice, catalog, outside, variant) -> None:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_rest_properties_refuse_the_path(alice, catalog, outside, variant) -> None:
+def test_rest_properties_refuse_the_path(alice_sql, catalog, outside, variant) -> None:
     path = _path(variant, outside)
     properties = {
         "schema.0.name": "id",
@@ -212,21 +207,21 @@ def test_rest_properties_refuse_the_path(alice, catalog, outside, variant) -> No
         "connector": "csv",
         "path": path,
     }
-    response = alice.api.post(_tables_url(catalog), {"name": "t", "properties": properties})
+    response = alice_sql.api.post(_tables_url(catalog), {"name": "t", "properties": properties})
     error = assert_error(response, 400, "VALIDATION_ERROR")
     assert error["details"]["field"] == "properties.path", error
     no_table(catalog, "t")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_rest_patch_refuses_the_path(alice, catalog, outside, variant) -> None:
+def test_rest_patch_refuses_the_path(alice_sql, catalog, outside, variant) -> None:
     folder = table_dir()
     options = {"connector": "csv", "path": str(folder)}
-    created = alice.api.post(
+    created = alice_sql.api.post(
         _tables_url(catalog), {"name": "t", "schema": simple_schema("id INT"), "options": options}
     )
     assert created.status_code == 201, created.content
-    response = alice.api.patch(
+    response = alice_sql.api.patch(
         f"{_tables_url(catalog)}/t",
         {"options": {"connector": "csv", "path": _path(variant, outside)}},
     )
@@ -267,15 +262,17 @@ LINK_VARIANTS = [
 
 
 @pytest.mark.parametrize("variant", LINK_VARIANTS)
-def test_links_leading_out_are_refused_at_creation(alice, catalog, outside, variant) -> None:
+def test_links_leading_out_are_refused_at_creation(alice_sql, catalog, outside, variant) -> None:
     path = str(_links(outside)[variant])
-    job = alice.run(f"CREATE TABLE {catalog}.d.t (id STRING, n INT) USING csv LOCATION '{path}'")
+    job = alice_sql.run(
+        f"CREATE TABLE {catalog}.d.t (id STRING, n INT) USING csv LOCATION '{path}'"
+    )
     # The planner is pure (no file system): the command, which checks the files, refuses.
     assert job["status"] == "FAILED", job
     assert job["error"]["code"] in ("FORBIDDEN_SQL", "VALIDATION_ERROR"), job
     assert "outside the storage roots" in job["error"]["message"]
     no_table(catalog, "t")
-    response = alice.api.post(
+    response = alice_sql.api.post(
         _tables_url(catalog),
         {
             "name": "t",
@@ -285,11 +282,13 @@ def test_links_leading_out_are_refused_at_creation(alice, catalog, outside, vari
     )
     assert_error(response, 400, "VALIDATION_ERROR", "outside the storage roots")
     no_table(catalog, "t")
-    temporary = alice.run(f"CREATE TEMPORARY TABLE x.y.tmp (id STRING) USING csv LOCATION '{path}'")
+    temporary = alice_sql.run(
+        f"CREATE TEMPORARY TABLE x.y.tmp (id STRING) USING csv LOCATION '{path}'"
+    )
     assert temporary["status"] == "FAILED", temporary
     assert "outside the storage roots" in temporary["error"]["message"]
-    no_temporary_objects(alice)
-    ctas = alice.run(
+    no_temporary_objects(alice_sql)
+    ctas = alice_sql.run(
         f"CREATE TABLE {catalog}.d.c WITH ('connector' = 'csv', 'path' = '{path}') AS SELECT 1"
     )
     assert ctas["status"] == "FAILED", ctas
@@ -302,35 +301,35 @@ def test_links_leading_out_are_refused_at_creation(alice, catalog, outside, vari
 
 @pytest.mark.parametrize("atomic", ["false", "true"])
 def test_ctas_into_a_directory_whose_only_entry_is_a_link_out_is_refused(
-    alice, catalog, outside, atomic
+    alice_sql, catalog, outside, atomic
 ) -> None:
     """A hidden link is no data (the directory counts as empty), but Spark's writer and
     the commit would go through it: the CTAS path's tree is checked before anything runs."""
     folder = storage_root() / f"ctas-{uid()}"
     folder.mkdir()
     os.symlink(outside, folder / "_staging_alias")
-    job = alice.run(
+    job = alice_sql.run(
         f"CREATE TABLE {catalog}.d.c WITH ('connector' = 'csv', 'path' = '{folder}', "
         f"'table.ctas.atomic' = '{atomic}') AS SELECT 1"
     )
-    refused(alice, job, "VALIDATION_ERROR", "outside the storage roots")
+    refused(alice_sql, job, "VALIDATION_ERROR", "outside the storage roots")
     no_table(catalog, "c")
     assert files_under(outside) == {"secret.csv", "secret.txt"}
     assert files_under(folder) == {"_staging_alias"}
 
 
-def test_link_that_stays_inside_the_roots_is_accepted(alice, catalog) -> None:
+def test_link_that_stays_inside_the_roots_is_accepted(alice_sql, catalog) -> None:
     folder = table_dir()
     link = storage_root() / f"alias-{uid()}"
     os.symlink(folder, link)
-    alice.ok(f"CREATE TABLE {catalog}.d.t (id INT, name STRING) USING csv LOCATION '{link}'")
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.t (id INT, name STRING) USING csv LOCATION '{link}'")
     assert Table.objects.get(database__catalog__name=catalog, name="t").options["path"] == str(link)
 
 
 # --- at use, on the worker ---------------------------------------------------------------------
 
 
-def _stored_table(catalog: str, alice: Actor, name: str, options: dict[str, str]) -> Table:
+def _stored_table(catalog: str, alice_sql: Actor, name: str, options: dict[str, str]) -> Table:
     """A table row as an older Tessera may have stored it (no checks: straight to the DB)."""
     database = Database.objects.get(catalog__name=catalog, name="d")
     schema = simple_schema("line STRING")
@@ -343,7 +342,7 @@ def _stored_table(catalog: str, alice: Actor, name: str, options: dict[str, str]
         options=options,
         schema=schema,
         resolved_schema=resolved.to_dict(),
-        created_by=alice.user,
+        created_by=alice_sql.user,
     )
 
 
@@ -360,12 +359,12 @@ STORED_VARIANTS = [
 
 @pytest.mark.parametrize("variant", STORED_VARIANTS)
 def test_stored_row_with_a_bad_path_is_refused_when_read(
-    security_worker, alice, catalog, outside, variant
+    security_worker, alice_sql, catalog, outside, variant
 ) -> None:
     path = _path(variant, outside).replace(f"{outside.name}", f"{outside.name}/secret.txt")
-    _stored_table(catalog, alice, "old", {"connector": "text", "path": path})
-    job = alice.run(f"SELECT * FROM {catalog}.d.old")
-    refused(alice, job, "FORBIDDEN_SQL", f"Table `{catalog}`.`d`.`old` cannot be used")
+    _stored_table(catalog, alice_sql, "old", {"connector": "text", "path": path})
+    job = alice_sql.run(f"SELECT * FROM {catalog}.d.old")
+    refused(alice_sql, job, "FORBIDDEN_SQL", f"Table `{catalog}`.`d`.`old` cannot be used")
 
 
 def _relation(
@@ -399,96 +398,98 @@ HAND_VARIANTS = [
 ]
 
 
-def _hand_read(alice: Actor, relation: dict[str, Any]) -> Job:
-    session = Session.objects.get(pk=alice.session_id)
+def _hand_read(alice_sql: Actor, relation: dict[str, Any]) -> Job:
+    session = Session.objects.get(pk=alice_sql.session_id)
     plan = hand_plan("SELECT * FROM `__tessera_r1`", relations=[relation])
-    job = submit_plan(alice.user, plan, session)
+    job = submit_plan(alice_sql.user, plan, session)
     return wait_for_status(job.id, {"FINISHED", "FAILED", "CANCELED"}, 120)
 
 
 @pytest.mark.parametrize("variant", HAND_VARIANTS)
 def test_hand_made_plan_reading_a_bad_path_is_refused_by_the_worker(
-    security_worker, alice, outside, variant
+    security_worker, alice_sql, outside, variant
 ) -> None:
     # The plan bypasses the planner: the worker's own check is the one that counts.
     path = _path(variant, outside)
     if outside.name in path:
         path = path.replace(outside.name, f"{outside.name}/secret.txt")
-    job = _hand_read(alice, _relation(path))
+    job = _hand_read(alice_sql, _relation(path))
     assert job.status == "FAILED", job.error
     assert error_of(job)["code"] == "FORBIDDEN_SQL", job.error
     assert "cannot be read" in error_of(job)["message"]
     assert SECRET not in str(job.error)
-    assert_error(alice.api.get(f"{API}/jobs/{job.id}/result"), 404, "NOT_FOUND")
+    assert_error(alice_sql.api.get(f"{API}/jobs/{job.id}/result"), 404, "NOT_FOUND")
 
 
 def test_hand_made_plan_reading_through_a_link_out_is_refused(
-    security_worker, alice, outside
+    security_worker, alice_sql, outside
 ) -> None:
     for variant, path in _links(outside).items():
-        job = _hand_read(alice, _relation(str(path), "csv"))
+        job = _hand_read(alice_sql, _relation(str(path), "csv"))
         assert job.status == "FAILED", (variant, job.error)
         assert error_of(job)["code"] == "FORBIDDEN_SQL", (variant, job.error)
         assert SECRET not in str(job.error)
 
 
-def test_hand_made_plan_with_a_non_file_format_is_refused(security_worker, alice) -> None:
+def test_hand_made_plan_with_a_non_file_format_is_refused(security_worker, alice_sql) -> None:
     folder = table_dir()
-    job = _hand_read(alice, _relation(str(folder), "jdbc", {"url": "jdbc:derby:memory:x"}))
+    job = _hand_read(alice_sql, _relation(str(folder), "jdbc", {"url": "jdbc:derby:memory:x"}))
     assert job.status == "FAILED" and error_of(job)["code"] == "FORBIDDEN_SQL", job.error
     assert "jdbc" in error_of(job)["message"]
 
 
 def test_directory_swapped_for_a_link_after_creation_is_refused_when_read(
-    security_worker, alice, catalog, outside
+    security_worker, alice_sql, catalog, outside
 ) -> None:
     folder = table_dir()
-    alice.ok(f"CREATE TABLE {catalog}.d.t (id STRING, n INT) USING csv LOCATION '{folder}'")
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[2]]
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.t (id STRING, n INT) USING csv LOCATION '{folder}'")
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[2]]
     shutil.rmtree(folder)
     os.symlink(outside, folder)  # the swap: same path, now a link out of the roots
-    job = alice.run(f"SELECT * FROM {catalog}.d.t")
-    refused(alice, job, "FORBIDDEN_SQL", f"Table `{catalog}`.`d`.`t` cannot be read")
+    job = alice_sql.run(f"SELECT * FROM {catalog}.d.t")
+    refused(alice_sql, job, "FORBIDDEN_SQL", f"Table `{catalog}`.`d`.`t` cannot be read")
     assert "outside the storage roots" in job["error"]["message"]
 
 
 def test_file_link_added_inside_after_creation_is_refused_when_read(
-    security_worker, alice, catalog, outside
+    security_worker, alice_sql, catalog, outside
 ) -> None:
     folder = table_dir()
-    alice.ok(f"CREATE TABLE {catalog}.d.t (id STRING, n INT) USING csv LOCATION '{folder}'")
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.t (id STRING, n INT) USING csv LOCATION '{folder}'")
     os.symlink(outside / "secret.csv", folder / "part-00001.csv")
-    job = alice.run(f"SELECT * FROM {catalog}.d.t")
-    refused(alice, job, "FORBIDDEN_SQL", "symbolic link")
+    job = alice_sql.run(f"SELECT * FROM {catalog}.d.t")
+    refused(alice_sql, job, "FORBIDDEN_SQL", "symbolic link")
     nested = table_dir("nested")
-    alice.ok(f"CREATE TABLE {catalog}.d.n (id STRING, n INT) USING csv LOCATION '{nested}'")
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.n (id STRING, n INT) USING csv LOCATION '{nested}'")
     inner = storage_root() / f"inner-{uid()}"
     inner.mkdir()
     os.symlink(outside, inner / "deeper")
     os.symlink(inner, nested / "sub")
-    refused(alice, alice.run(f"SELECT * FROM {catalog}.d.n"), "FORBIDDEN_SQL", "symbolic link")
+    refused(
+        alice_sql, alice_sql.run(f"SELECT * FROM {catalog}.d.n"), "FORBIDDEN_SQL", "symbolic link"
+    )
 
 
-def test_external_table_reads_normally(security_worker, alice, catalog) -> None:
+def test_external_table_reads_normally(security_worker, alice_sql, catalog) -> None:
     """The positive control: the worker's checks (JVM included) pass a plain table."""
     folder = table_dir()
     link = storage_root() / f"alias-{uid()}"
     os.symlink(folder, link)  # a link inside the roots is fine
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.t (id INT, name STRING) USING csv LOCATION 'file://{link}/'"
     )
-    assert alice.rows(f"SELECT id, name FROM {catalog}.d.t ORDER BY id") == [
+    assert alice_sql.rows(f"SELECT id, name FROM {catalog}.d.t ORDER BY id") == [
         [1, "alpha"],
         [2, "beta"],
     ]
 
 
 def test_directory_swapped_for_a_link_before_the_write_is_refused(
-    security_worker, alice, catalog, outside
+    security_worker, alice_sql, catalog, outside
 ) -> None:
     folder = table_dir()
-    alice.ok(f"CREATE TABLE {catalog}.d.t (id INT, name STRING) USING csv LOCATION '{folder}'")
-    session = Session.objects.get(pk=alice.session_id)
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.t (id INT, name STRING) USING csv LOCATION '{folder}'")
+    session = Session.objects.get(pk=alice_sql.session_id)
     sql = f"INSERT INTO {catalog}.d.t SELECT 3, 'gamma'"
     with transaction.atomic():
         # Planned and created (its staging decided) while the directory is real; the link

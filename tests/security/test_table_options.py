@@ -40,7 +40,7 @@ from tests.security.boundary import (
     table_dir,
     uid,
 )
-from tests.worker.helpers import events, hand_plan, submit_plan, wait_for_status
+from tests.worker_helpers import events, hand_plan, submit_plan, wait_for_status
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -97,14 +97,9 @@ VALUE_TRICKS: dict[str, tuple[str, str]] = {
 
 
 @pytest.fixture
-def alice() -> Actor:
-    return Actor("alice")
-
-
-@pytest.fixture
-def catalog(alice: Actor) -> str:
+def catalog(alice_sql: Actor) -> str:
     name = f"o{uid()}"
-    catalog_services.catalog_create(user=alice.user, name=name, default_database="d")
+    catalog_services.catalog_create(user=alice_sql.user, name=name, default_database="d")
     return name
 
 
@@ -127,7 +122,7 @@ def _options_sql(key: str, value: str) -> str:
 
 
 @pytest.mark.parametrize("trick", list(KEY_TRICKS))
-def test_sql_refuses_the_key_everywhere_options_enter(alice, catalog, trick) -> None:
+def test_sql_refuses_the_key_everywhere_options_enter(alice_sql, catalog, trick) -> None:
     key, value = KEY_TRICKS[trick]
     folder = table_dir()
     before = files_under(storage_root())
@@ -147,16 +142,16 @@ def test_sql_refuses_the_key_everywhere_options_enter(alice, catalog, trick) -> 
         "AS SELECT 1 AS id",
     }
     for where, sql in statements.items():
-        job = alice.run(sql)
-        error = refused(alice, job, "FORBIDDEN_SQL", f"'{key}'")
+        job = alice_sql.run(sql)
+        error = refused(alice_sql, job, "FORBIDDEN_SQL", f"'{key}'")
         assert error["details"]["key"] == key, (where, error)
         no_table(catalog, "t")
-        no_temporary_objects(alice)
+        no_temporary_objects(alice_sql)
     assert files_under(storage_root()) == before
 
 
 @pytest.mark.parametrize("trick", list(VALUE_TRICKS))
-def test_sql_refuses_the_value(alice, catalog, trick) -> None:
+def test_sql_refuses_the_value(alice_sql, catalog, trick) -> None:
     key, value = VALUE_TRICKS[trick]
     folder = table_dir()
     for sql in (
@@ -167,52 +162,54 @@ def test_sql_refuses_the_value(alice, catalog, trick) -> None:
         f"CREATE TABLE {catalog}.d.t USING csv OPTIONS {_options_sql(key, value)} "
         f"LOCATION '{storage_root()}/new-{uid()}' AS SELECT 1 AS id",
     ):
-        job = alice.run(sql)
-        error = refused(alice, job, "VALIDATION_ERROR", f"'{key}'")
+        job = alice_sql.run(sql)
+        error = refused(alice_sql, job, "VALIDATION_ERROR", f"'{key}'")
         assert error["details"]["field"] == f"options.{key}", error
         no_table(catalog, "t")
-        no_temporary_objects(alice)
+        no_temporary_objects(alice_sql)
 
 
-def _post(alice: Actor, catalog: str, options: dict[str, str]) -> Any:
-    return alice.api.post(
+def _post(alice_sql: Actor, catalog: str, options: dict[str, str]) -> Any:
+    return alice_sql.api.post(
         _tables_url(catalog), {"name": "t", "schema": simple_schema("id INT"), "options": options}
     )
 
 
 @pytest.mark.parametrize("trick", [*KEY_TRICKS, *VALUE_TRICKS])
-def test_rest_refuses_the_option(alice, catalog, trick) -> None:
+def test_rest_refuses_the_option(alice_sql, catalog, trick) -> None:
     key, value = {**KEY_TRICKS, **VALUE_TRICKS}[trick]
     folder = table_dir()
     external = {"connector": "csv", "path": str(folder), key: value}
     managed = {"format": "csv", key: value}
     for options in (external, managed):
-        error = assert_error(_post(alice, catalog, options), 400, "VALIDATION_ERROR", f"'{key}'")
+        error = assert_error(
+            _post(alice_sql, catalog, options), 400, "VALIDATION_ERROR", f"'{key}'"
+        )
         assert error["details"]["field"] == f"options.{key}", error
         no_table(catalog, "t")
     # The properties encoding names its own field.
     properties = {"schema.0.name": "id", "schema.0.data-type": "INT", **external}
-    response = alice.api.post(_tables_url(catalog), {"name": "t", "properties": properties})
+    response = alice_sql.api.post(_tables_url(catalog), {"name": "t", "properties": properties})
     error = assert_error(response, 400, "VALIDATION_ERROR", f"'{key}'")
     assert error["details"]["field"] == f"properties.{key}", error
     no_table(catalog, "t")
     # PATCH of an existing table: refused, the stored options unchanged.
     good = {"connector": "csv", "path": str(folder), "header": "false"}
-    assert _post(alice, catalog, good).status_code == 201
-    response = alice.api.patch(f"{_tables_url(catalog)}/t", {"options": {**good, key: value}})
+    assert _post(alice_sql, catalog, good).status_code == 201
+    response = alice_sql.api.patch(f"{_tables_url(catalog)}/t", {"options": {**good, key: value}})
     error = assert_error(response, 400, "VALIDATION_ERROR", f"'{key}'")
     assert error["details"]["field"] == f"options.{key}", error
     assert Table.objects.get(database__catalog__name=catalog, name="t").options == good
 
 
-def test_rest_refuses_two_spellings_of_one_key(alice, catalog) -> None:
+def test_rest_refuses_two_spellings_of_one_key(alice_sql, catalog) -> None:
     folder = table_dir()
     for options in (
         {"connector": "csv", "path": str(folder), "header": "true", "HEADER": "false"},
         {"connector": "csv", "path": str(folder), "PATH": "/etc"},
         {"connector": "csv", "Path": str(folder)},  # one spelling: read as 'path'
     ):
-        response = _post(alice, catalog, options)
+        response = _post(alice_sql, catalog, options)
         if "Path" in options:
             assert response.status_code == 201, response.content
             row = Table.objects.get(database__catalog__name=catalog, name="t")
@@ -223,13 +220,15 @@ def test_rest_refuses_two_spellings_of_one_key(alice, catalog) -> None:
 
 
 @pytest.mark.parametrize("temporary", [False, True])
-def test_hand_made_create_table_plan_is_checked_by_the_command(alice, catalog, temporary) -> None:
+def test_hand_made_create_table_plan_is_checked_by_the_command(
+    alice_sql, catalog, temporary
+) -> None:
     # A plan that bypasses the planner: the command that stores the table checks again.
     folder = table_dir()
     name = "x.y.tmp" if temporary else f"{catalog}.d.t"
     kind = "TEMPORARY TABLE" if temporary else "TABLE"
     sql = f"CREATE {kind} {name} (id INT) USING csv LOCATION '{folder}'"
-    session = Session.objects.get(pk=alice.session_id)
+    session = Session.objects.get(pk=alice_sql.session_id)
     for key, value in (KEY_TRICKS["viewfs mount table"], VALUE_TRICKS["codec as a class name"]):
         plan = job_services.plan_sql(session, sql)
         plan["args"]["options"] = {**plan["args"]["options"], key: value}
@@ -239,12 +238,12 @@ def test_hand_made_create_table_plan_is_checked_by_the_command(alice, catalog, t
         assert error_of(job)["code"] == "VALIDATION_ERROR", job.error
         assert f"'{key}'" in error_of(job)["message"]
         no_table(catalog, "t")
-        no_temporary_objects(alice)
+        no_temporary_objects(alice_sql)
 
 
-def test_allowed_options_are_kept_and_case_insensitive(alice, catalog) -> None:
+def test_allowed_options_are_kept_and_case_insensitive(alice_sql, catalog) -> None:
     folder = table_dir()
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.t (id INT, name STRING) USING csv OPTIONS ('HEADER' = "
         f"'false', 'Sep' = ',', 'mode' = 'failfast', 'maxColumns' = '100') LOCATION '{folder}'"
     )
@@ -259,10 +258,10 @@ def test_allowed_options_are_kept_and_case_insensitive(alice, catalog) -> None:
     }
 
 
-def test_streaming_files_per_trigger_is_kept(alice, catalog) -> None:
+def test_streaming_files_per_trigger_is_kept(alice_sql, catalog) -> None:
     """Structured Streaming's ``maxFilesPerTrigger`` is a table option like the readers'."""
     folder = table_dir()
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.t (id INT) WITH ('connector' = 'parquet', 'path' = "
         f"'{folder}', 'maxFilesPerTrigger' = '4')"
     )
@@ -303,17 +302,17 @@ STORED_TRICKS = ["viewfs mount table", "fs.defaultFS", "spark.*", "paths", "unkn
 
 @pytest.mark.parametrize("trick", STORED_TRICKS)
 def test_stored_row_with_a_bad_option_is_refused_at_use(
-    security_worker, alice, catalog, outside, trick
+    security_worker, alice_sql, catalog, outside, trick
 ) -> None:
     key, value = KEY_TRICKS[trick]
     folder = table_dir()
-    _stored_table(catalog, alice, "old", {"connector": "text", "path": str(folder), key: value})
+    _stored_table(catalog, alice_sql, "old", {"connector": "text", "path": str(folder), key: value})
     before = files_under(folder)
     shown = f"`{catalog}`.`d`.`old`"
-    read = alice.run(f"SELECT * FROM {catalog}.d.old")
-    refused(alice, read, "FORBIDDEN_SQL", f"Table {shown} cannot be used", f"'{key}'")
-    write = alice.run(f"INSERT INTO {catalog}.d.old SELECT 'x'")
-    refused(alice, write, "FORBIDDEN_SQL", f"Table {shown} cannot be used", f"'{key}'")
+    read = alice_sql.run(f"SELECT * FROM {catalog}.d.old")
+    refused(alice_sql, read, "FORBIDDEN_SQL", f"Table {shown} cannot be used", f"'{key}'")
+    write = alice_sql.run(f"INSERT INTO {catalog}.d.old SELECT 'x'")
+    refused(alice_sql, write, "FORBIDDEN_SQL", f"Table {shown} cannot be used", f"'{key}'")
     assert files_under(folder) == before
     assert files_under(outside) == {"secret.csv", "secret.txt"}
 
@@ -332,12 +331,12 @@ def _text_relation(path: str, options: dict[str, str]) -> dict[str, Any]:
 
 
 def test_hand_made_plan_reading_through_a_viewfs_mount_is_refused(
-    security_worker, alice, outside
+    security_worker, alice_sql, outside
 ) -> None:
     """The reproduced attack: a path under the root, mounted (viewfs) onto a directory
     outside it. The worker refuses the options; nothing is read."""
     mounted = storage_root() / f"mnt-{uid()}"
-    session = Session.objects.get(pk=alice.session_id)
+    session = Session.objects.get(pk=alice_sql.session_id)
     for options in (
         _viewfs(outside, str(mounted)),
         {"FS.defaultFS": f"file://{outside}"},
@@ -350,27 +349,27 @@ def test_hand_made_plan_reading_through_a_viewfs_mount_is_refused(
             "SELECT * FROM `__tessera_r1`", relations=[_text_relation(str(mounted), options)]
         )
         job = wait_for_status(
-            submit_plan(alice.user, plan, session).id, {"FINISHED", "FAILED", "CANCELED"}, 120
+            submit_plan(alice_sql.user, plan, session).id, {"FINISHED", "FAILED", "CANCELED"}, 120
         )
         assert job.status == "FAILED", (options, job.error)
         assert error_of(job)["code"] == "FORBIDDEN_SQL", job.error
         assert "cannot be read" in error_of(job)["message"], job.error
         assert SECRET not in str(job.error)
-        assert_error(alice.api.get(f"{API}/jobs/{job.id}/result"), 404, "NOT_FOUND")
+        assert_error(alice_sql.api.get(f"{API}/jobs/{job.id}/result"), 404, "NOT_FOUND")
 
 
 def test_hand_made_insert_with_hadoop_writer_options_writes_nothing(
-    security_worker, alice, catalog, outside
+    security_worker, alice_sql, catalog, outside
 ) -> None:
     """The reproduced attack, write side: the target's writer options mount the table's
     path onto a directory outside the roots. Refused before Spark writes anything."""
     folder = storage_root() / f"w-{uid()}"
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.t WITH ('connector' = 'parquet', 'path' = '{folder}') "
         "AS SELECT 1 AS id"
     )
     before = files_under(folder)
-    session = Session.objects.get(pk=alice.session_id)
+    session = Session.objects.get(pk=alice_sql.session_id)
     sql = f"INSERT INTO {catalog}.d.t SELECT 2"
     for extra in (
         _viewfs(outside, str(folder)),
@@ -380,7 +379,9 @@ def test_hand_made_insert_with_hadoop_writer_options_writes_nothing(
         plan = job_services.plan_sql(session, sql)
         plan["args"]["table"]["options"] = {**plan["args"]["table"]["options"], **extra}
         job = wait_for_status(
-            submit_plan(alice.user, plan, session, sql).id, {"FINISHED", "FAILED", "CANCELED"}, 120
+            submit_plan(alice_sql.user, plan, session, sql).id,
+            {"FINISHED", "FAILED", "CANCELED"},
+            120,
         )
         assert job.status == "FAILED", (extra, job.error)
         assert error_of(job)["code"] in ("FORBIDDEN_SQL", "VALIDATION_ERROR"), job.error
@@ -388,17 +389,17 @@ def test_hand_made_insert_with_hadoop_writer_options_writes_nothing(
         assert "data_written" not in events(job.pk)
         assert files_under(folder) == before  # no staging directory left behind
         assert files_under(outside) == {"secret.csv", "secret.txt"}
-    assert alice.rows(f"SELECT id FROM {catalog}.d.t") == [[1]]
+    assert alice_sql.rows(f"SELECT id FROM {catalog}.d.t") == [[1]]
 
 
 def test_hand_made_ctas_with_hadoop_options_is_refused_at_creation(
-    security_worker, alice, catalog, outside
+    security_worker, alice_sql, catalog, outside
 ) -> None:
-    session = Session.objects.get(pk=alice.session_id)
+    session = Session.objects.get(pk=alice_sql.session_id)
     sql = f"CREATE TABLE {catalog}.d.c USING parquet AS SELECT 1 AS id"
     plan = job_services.plan_sql(session, sql)
     plan["args"]["options"] = {**plan["args"]["options"], **_viewfs(outside, "/x")}
-    job = submit_plan(alice.user, plan, session, sql)
+    job = submit_plan(alice_sql.user, plan, session, sql)
     job = wait_for_status(job.id, {"FINISHED", "FAILED", "CANCELED"}, 60)
     assert job.status == "FAILED", job.error
     assert "fs.defaultFS" in error_of(job)["message"]
@@ -406,24 +407,24 @@ def test_hand_made_ctas_with_hadoop_options_is_refused_at_creation(
     assert Job.objects.get(pk=job.pk).staging in ({}, None)
 
 
-def test_allowed_options_reach_spark(security_worker, alice, catalog) -> None:
+def test_allowed_options_reach_spark(security_worker, alice_sql, catalog) -> None:
     """The positive control: allow-listed options (any case) work on read and write."""
     folder = storage_root() / f"csv-{uid()}"
     folder.mkdir()
     (folder / "part-0.csv").write_text("id;name\n1;alpha\n2;beta\n")
-    alice.ok(
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.t (id INT, name STRING) USING csv OPTIONS ('HEADER' = "
         f"'true', 'sep' = ';', 'Mode' = 'FAILFAST') LOCATION '{folder}'"
     )
-    assert alice.rows(f"SELECT id, name FROM {catalog}.d.t ORDER BY id") == [
+    assert alice_sql.rows(f"SELECT id, name FROM {catalog}.d.t ORDER BY id") == [
         [1, "alpha"],
         [2, "beta"],
     ]
-    alice.ok(f"INSERT INTO {catalog}.d.t SELECT 3, 'gamma'")
-    assert alice.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[3]]
-    alice.ok(
+    alice_sql.ok(f"INSERT INTO {catalog}.d.t SELECT 3, 'gamma'")
+    assert alice_sql.rows(f"SELECT count(*) FROM {catalog}.d.t") == [[3]]
+    alice_sql.ok(
         f"CREATE TABLE {catalog}.d.z USING json OPTIONS ('compression' = 'gzip') AS SELECT 1 AS id"
     )
     location = Path(Table.objects.get(database__catalog__name=catalog, name="z").location)
     assert any(p.name.endswith(".json.gz") for p in location.iterdir())
-    assert alice.rows(f"SELECT id FROM {catalog}.d.z") == [[1]]
+    assert alice_sql.rows(f"SELECT id FROM {catalog}.d.z") == [[1]]

@@ -33,7 +33,7 @@ from core import storable
 from core.limits import StatementLimits, check_statement
 from jobs.models import Job, Session, TemporaryObject
 from tests.conftest import API, assert_error, client_for, simple_schema
-from tests.worker.helpers import open_session
+from tests.worker_helpers import open_session
 from workbench.models import SavedQuery
 
 pytestmark = [pytest.mark.django_db]
@@ -247,8 +247,8 @@ def test_an_uploads_column_name(alice_api, settings, tmp_path, where) -> None:
     import pyarrow as pa  # type: ignore[import-untyped]
 
     from jobs.models import Upload
-    from tests.api.test_uploads import files, ipc
-    from tests.api.test_uploads import post as upload
+    from tests.results.api.test_uploads import files, ipc
+    from tests.results.api.test_uploads import post as upload
 
     settings.UPLOADS_DIR = tmp_path / "uploads"
     if where == "name":

@@ -25,7 +25,7 @@ from catalog import versions
 from catalog.models import Catalog, Table
 from tests.conftest import API, assert_error, client_for, simple_schema
 from tests.grants_support import share
-from tests.worker.helpers import create_user, open_session, statement
+from tests.worker_helpers import create_user, open_session, statement
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

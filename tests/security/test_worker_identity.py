@@ -27,7 +27,7 @@ from jobs import dispatch, maintenance, worker
 from jobs.models import Job, Worker
 from tests.conftest import API
 from tests.waiting import wait_until
-from tests.worker.helpers import api_for, create_user, events, open_session, statement, wait_job
+from tests.worker_helpers import api_for, create_user, events, open_session, statement, wait_job
 from tests.workers import WorkerProcess, start_worker
 
 # --- identities and the reaper's rule (database only) -----------------------------------------

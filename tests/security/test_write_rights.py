@@ -26,7 +26,7 @@ from sessions import statements as job_services
 from tests.grants_support import share
 from tests.security.boundary import Actor, error_of, files_under, refused, storage_root, uid
 from tests.waiting import wait_until
-from tests.worker.helpers import events, submit_plan, wait_for_status
+from tests.worker_helpers import events, submit_plan, wait_for_status
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -39,16 +39,18 @@ class Tables:
     and bob's own managed table ``mine`` in it: alice gave him CREATE on the database (so he
     sees it, and the names in it)."""
 
-    def __init__(self, alice: Actor, bob: Actor) -> None:
+    def __init__(self, alice_sql: Actor, bob: Actor) -> None:
         self.catalog = f"w{uid()}"
         catalog = catalog_services.catalog_create(
-            user=alice.user, name=self.catalog, default_database="d"
+            user=alice_sql.user, name=self.catalog, default_database="d"
         )
         share(catalog.databases.get(), ["CREATE"], user=bob.user)
         self.external = storage_root() / f"e-{uid()}"
         c = self.catalog
-        alice.ok(f"CREATE TABLE {c}.d.m USING parquet AS SELECT * FROM VALUES (1), (2) AS v(id)")
-        alice.ok(
+        alice_sql.ok(
+            f"CREATE TABLE {c}.d.m USING parquet AS SELECT * FROM VALUES (1), (2) AS v(id)"
+        )
+        alice_sql.ok(
             f"CREATE TABLE {c}.d.e WITH ('connector' = 'parquet', 'path' = '{self.external}') "
             "AS SELECT * FROM VALUES (1), (2) AS v(id)"
         )
@@ -80,18 +82,13 @@ class Tables:
 
 
 @pytest.fixture
-def alice() -> Actor:
-    return Actor("alice")
-
-
-@pytest.fixture
 def bob() -> Actor:
     return Actor("bob")
 
 
 @pytest.fixture
-def tables(alice: Actor, bob: Actor) -> Tables:
-    return Tables(alice, bob)
+def tables(alice_sql: Actor, bob: Actor) -> Tables:
+    return Tables(alice_sql, bob)
 
 
 def _ids(actor: Actor, tables: Tables, table: str) -> list[int]:
@@ -125,7 +122,7 @@ def _forbidden_statements(t: Tables) -> dict[str, tuple[str, str]]:
     }
 
 
-def test_writes_into_other_users_tables_are_refused_at_planning(alice, bob, tables) -> None:
+def test_writes_into_other_users_tables_are_refused_at_planning(alice_sql, bob, tables) -> None:
     before = tables.state()
     dirs = tables.warehouse_dirs()
     for what, (sql, table) in _forbidden_statements(tables).items():
@@ -136,8 +133,8 @@ def test_writes_into_other_users_tables_are_refused_at_planning(alice, bob, tabl
         assert Job.objects.get(pk=job["id"]).staging in ({}, None), what
     assert tables.state() == before
     assert tables.warehouse_dirs() == dirs  # no staging directory was ever made
-    assert _ids(alice, tables, "m") == [1, 2]
-    assert _ids(alice, tables, "e") == [1, 2]
+    assert _ids(alice_sql, tables, "m") == [1, 2]
+    assert _ids(alice_sql, tables, "e") == [1, 2]
     assert _ids(bob, tables, "mine") == [7]  # the allowed half of a set did not run either
 
 
@@ -148,16 +145,16 @@ def test_use_then_insert_is_refused_too(bob, tables) -> None:
     assert tables.state() == before
 
 
-def test_owners_admins_and_modify_grantees_may_write(alice, bob, tables) -> None:
-    alice.ok(f"INSERT INTO {tables.name('m')} SELECT 3")
-    assert _ids(alice, tables, "m") == [1, 2, 3]
+def test_owners_admins_and_modify_grantees_may_write(alice_sql, bob, tables) -> None:
+    alice_sql.ok(f"INSERT INTO {tables.name('m')} SELECT 3")
+    assert _ids(alice_sql, tables, "m") == [1, 2, 3]
     # carol owns another catalog in which alice made a table: carol may write it, and so
     # may the owner of its database.
     carol, dora = Actor("carol"), Actor("dora")
     theirs = f"w{uid()}"
     catalog = catalog_services.catalog_create(user=carol.user, name=theirs, default_database="d")
-    share(catalog, ["CREATE"], user=alice.user)
-    alice.ok(f"CREATE TABLE {theirs}.d.t USING parquet AS SELECT 1 AS id")
+    share(catalog, ["CREATE"], user=alice_sql.user)
+    alice_sql.ok(f"CREATE TABLE {theirs}.d.t USING parquet AS SELECT 1 AS id")
     carol.ok(f"INSERT OVERWRITE {theirs}.d.t SELECT 5")
     assert carol.rows(f"SELECT id FROM {theirs}.d.t") == [[5]]
     Database.objects.filter(catalog=catalog, name="d").update(owner=dora.user)
@@ -166,13 +163,13 @@ def test_owners_admins_and_modify_grantees_may_write(alice, bob, tables) -> None
     assert error_of_run(bob, f"INSERT INTO {theirs}.d.t SELECT 6")["code"] == "NOT_FOUND"
     admin = Actor("root", admin=True)
     admin.ok(f"INSERT INTO {tables.name('e')} SELECT 4")
-    assert _ids(alice, tables, "e") == [1, 2, 4]
+    assert _ids(alice_sql, tables, "e") == [1, 2, 4]
     # A table bob created is his: he may write it.
     bob.ok(f"INSERT INTO {tables.name('mine')} SELECT 8")
     assert _ids(bob, tables, "mine") == [7, 8]
 
 
-def test_modify_granted_to_a_team_or_inherited_lets_a_user_write(alice, bob, tables) -> None:
+def test_modify_granted_to_a_team_or_inherited_lets_a_user_write(alice_sql, bob, tables) -> None:
     from django.contrib.auth.models import Group
 
     writers = Group.objects.create(name=f"writers{uid()}")
@@ -182,12 +179,12 @@ def test_modify_granted_to_a_team_or_inherited_lets_a_user_write(alice, bob, tab
     refused(bob, bob.run(f"INSERT INTO {tables.name('m')} SELECT 9"), "PERMISSION_DENIED")
     share(m, ["MODIFY"], team=writers.name)
     bob.ok(f"INSERT INTO {tables.name('m')} SELECT 9")
-    assert _ids(alice, tables, "m") == [1, 2, 9]
+    assert _ids(alice_sql, tables, "m") == [1, 2, 9]
     # MODIFY on the database passes down to every table in it.
     refused(bob, bob.run(f"INSERT INTO {tables.name('e')} SELECT 9"), "PERMISSION_DENIED")
     share(m.database, ["MODIFY"], user=bob.user)
     bob.ok(f"INSERT INTO {tables.name('e')} SELECT 9")
-    assert _ids(alice, tables, "e") == [1, 2, 9]
+    assert _ids(alice_sql, tables, "e") == [1, 2, 9]
 
 
 def error_of_run(actor: Actor, sql: str) -> dict[str, Any]:
@@ -226,9 +223,11 @@ def _staging_gone(job: Job) -> None:
         ("overwrite external", "INSERT OVERWRITE {c}.d.e SELECT 9", "e"),
     ],
 )
-def test_hand_made_write_is_refused_at_commit(alice, bob, tables, what, template, table) -> None:
+def test_hand_made_write_is_refused_at_commit(
+    alice_sql, bob, tables, what, template, table
+) -> None:
     before = tables.state()
-    job = _hand_made(alice, bob, template.format(c=tables.catalog))
+    job = _hand_made(alice_sql, bob, template.format(c=tables.catalog))
     assert job.status == "FAILED", (what, job.error)
     assert error_of(job)["code"] == "PERMISSION_DENIED", job.error
     assert tables.shown(table) in error_of(job)["message"]
@@ -236,11 +235,11 @@ def test_hand_made_write_is_refused_at_commit(alice, bob, tables, what, template
     assert "data_committed" not in events(job.pk)
     _staging_gone(job)
     assert tables.state() == before
-    assert _ids(alice, tables, table) == [1, 2]
+    assert _ids(alice_sql, tables, table) == [1, 2]
 
 
 def test_hand_made_statement_set_with_one_forbidden_target_commits_nothing(
-    alice, bob, tables
+    alice_sql, bob, tables
 ) -> None:
     before = tables.state()
     c = tables.catalog
@@ -257,17 +256,17 @@ def test_hand_made_statement_set_with_one_forbidden_target_commits_nothing(
     _staging_gone(job)
     assert tables.state() == before
     assert _ids(bob, tables, "mine") == [7]
-    assert _ids(alice, tables, "e") == [1, 2]
+    assert _ids(alice_sql, tables, "e") == [1, 2]
 
 
-def test_rights_lost_while_the_job_ran_are_checked_at_commit(alice, bob, tables) -> None:
+def test_rights_lost_while_the_job_ran_are_checked_at_commit(alice_sql, bob, tables) -> None:
     """bob owned the catalog when he submitted; by the commit he no longer does."""
 
     Catalog.objects.filter(name=tables.catalog).update(owner=bob.user)
     session = Session.objects.get(pk=bob.session_id)
     sql = f"INSERT INTO {tables.name('m')} SELECT 9"
     plan = job_services.plan_sql(session, sql)  # allowed now: bob owns the catalog
-    Catalog.objects.filter(name=tables.catalog).update(owner=alice.user)
+    Catalog.objects.filter(name=tables.catalog).update(owner=alice_sql.user)
     before = tables.state()
     job = wait_for_status(
         submit_plan(bob.user, plan, session, sql).id, {"FINISHED", "FAILED", "CANCELED"}, 120
@@ -277,7 +276,7 @@ def test_rights_lost_while_the_job_ran_are_checked_at_commit(alice, bob, tables)
     assert tables.state() == before
 
 
-def test_a_revoke_of_modify_while_the_job_ran_is_checked_at_commit(alice, bob, tables) -> None:
+def test_a_revoke_of_modify_while_the_job_ran_is_checked_at_commit(alice_sql, bob, tables) -> None:
     """bob held MODIFY (a grant) when he submitted; alice revoked it before the commit."""
     m = tables.row("m")
     share(m, ["MODIFY"], user=bob.user)
@@ -298,9 +297,9 @@ def test_a_revoke_of_modify_while_the_job_ran_is_checked_at_commit(alice, bob, t
     assert not AuditEvent.objects.filter(action="write", job_id=job.pk).exists()
 
 
-def test_a_commit_records_who_wrote_which_table(alice, tables) -> None:
-    job = alice.ok(f"INSERT INTO {tables.name('m')} SELECT 3")
+def test_a_commit_records_who_wrote_which_table(alice_sql, tables) -> None:
+    job = alice_sql.ok(f"INSERT INTO {tables.name('m')} SELECT 3")
     written = AuditEvent.objects.get(action="write", job_id=job["id"])
-    assert written.object == [tables.catalog, "d", "m"] and written.actor_id == alice.user.pk
+    assert written.object == [tables.catalog, "d", "m"] and written.actor_id == alice_sql.user.pk
     assert written.securable_key == f"relation:{tables.row('m').pk}"
     assert written.detail == {"mode": "insert"}

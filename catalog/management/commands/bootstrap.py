@@ -70,7 +70,7 @@ PAGE_VIEWS = 100_000
 DEMO_PRIVILEGES = ("USE", "SELECT", "EXECUTE")  # enough rows to page through in the result grid
 
 # The types Spark's analyzer gives the demo's expressions (checked against Spark by
-# tests/spark/test_demo_types.py). ``make run`` creates the demo catalog before any worker
+# tests/engine/spark/test_demo_types.py). ``make run`` creates the demo catalog before any worker
 # may be up, and only resolved schemas enter the catalog (FLIP-164): so the demo brings the
 # answers with it instead of asking a worker.
 DEMO_EXPRESSION_TYPES = {
