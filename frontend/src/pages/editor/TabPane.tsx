@@ -110,10 +110,10 @@ export function TabPane({
     }
     return sent;
   }, []);
-  // A stream runs until stopped: the tab keeps it as its last job at once, so that a reload
-  // shows it again (live, with Stop) instead of the run before it.
-  const onStream = useCallback((job: Job) => onUpdate(tabId, { lastJobId: job.id }), [onUpdate, tabId]);
-  const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun, parametersFor, onStream });
+  // The tab keeps the job of its run as soon as the POST answers (a stream, a long query), so
+  // that a reload follows that job instead of showing the run before it.
+  const onJob = useCallback((job: Job | null) => onUpdate(tabId, { lastJobId: job?.id ?? null }), [onUpdate, tabId]);
+  const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun, parametersFor, onJob });
   const { execute, fail, restore } = runner;
 
   // A run that takes long: ask (once) whether its end may be notified.
@@ -122,14 +122,14 @@ export function TabPane({
     if (longRun) askPermissionOnce();
   }, [longRun]);
 
-  // After a reload: the tab's last job (and its result) shows again, read from the server.
+  // After a reload: the tab's last job shows again, read from the server (followed while it runs).
   const restoredJob = useRef(tab.lastJobId ?? null);
   useEffect(() => {
     const id = restoredJob.current;
     if (!id || !visible) return;
     restoredJob.current = null;
     get<Job>(`/jobs/${enc(id)}`)
-      .then((job) => restore(job))
+      .then((job) => void restore(job))
       .catch(() => onUpdate(tabId, { lastJobId: null })); // gone: forget it
   }, [visible, restore, onUpdate, tabId]);
 

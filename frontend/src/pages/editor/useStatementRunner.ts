@@ -7,7 +7,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { setDiagnostics } from "@codemirror/lint";
 import { EditorSelection } from "@codemirror/state";
 import type { EditorView } from "@codemirror/view";
-import { ApiError, isAbort, type Job, type ResultPage, type Session } from "../../api";
+import { ApiError, TERMINAL, isAbort, type Job, type ResultPage, type Session } from "../../api";
 import { keepAnswer, startStatement, untilEnded, type SessionSource } from "../../data/statements";
 import { useClock } from "../../data/queries";
 import { cancelJob } from "../../components/jobs/JobProgress";
@@ -91,7 +91,7 @@ export function useStatementRunner({
   forgetSession,
   afterRun,
   parametersFor,
-  onStream,
+  onJob,
 }: {
   viewRef: RefObject<EditorView | null>;
   /** The values of the `:name` markers of `sql`, as sent with it. */
@@ -100,9 +100,9 @@ export function useStatementRunner({
   forgetSession(): void;
   /** Called once a run has ended; answers the session as it is now (for the summary). */
   afterRun(last: Job | null): Promise<Session | null>;
-  /** A statement of the run is a stream (it runs until stopped): called once it is known,
-   * so that the tab can show it again after a reload while it still runs. */
-  onStream?(job: Job): void;
+  /** The job the run follows now (null while a run is being sent): called as soon as it is
+   * known, so that a reload shows this run (running or ended) and never the one before it. */
+  onJob?(job: Job | null): void;
 }) {
   const client = useQueryClient();
   const [run, setRun] = useState<RunState | null>(null);
@@ -132,6 +132,7 @@ export function useStatementRunner({
       setRunning(true);
       setRun({ job: null, step: null, startedAt: Date.now(), endedAt: null, summary: null, requestError: null, done: [] });
       setPicked(null);
+      onJob?.(null);
       let last: Job | null = null;
       let lastPage: ResultPage | null = null;
       try {
@@ -145,13 +146,9 @@ export function useStatementRunner({
         for (let index = 0; index < jobs.length; index++) {
           const step: [number, number] | null = jobs.length > 1 ? [index + 1, jobs.length] : null;
           setRun((state) => state && { ...state, job: jobs[index], step });
-          let streamShown = false;
+          onJob?.(jobs[index]);
           const ended: Job = await untilEnded(client, jobs[index], controller.signal, (job) => {
             setRun((state) => state && { ...state, job, step });
-            if (!streamShown && isStreaming(job)) {
-              streamShown = true;
-              onStream?.(job);
-            }
           });
           last = ended;
           if (ended === jobs[index]) lastPage = kept[index].firstPage;
@@ -176,7 +173,7 @@ export function useStatementRunner({
         setRun((state) => (state && state.job?.id === finished.id ? { ...state, summary } : state));
       }
     },
-    [client, viewRef, ensureSession, forgetSession, afterRun, parametersFor, onStream],
+    [client, viewRef, ensureSession, forgetSession, afterRun, parametersFor, onJob],
   );
 
   const cancel = useCallback(async () => {
@@ -191,13 +188,49 @@ export function useStatementRunner({
     }
   }, [run]);
 
-  /** Show a job that ended before (a tab's last run, after a reload) as this tab's run;
-   * nothing when a run has started meanwhile. */
-  const restore = useCallback((job: Job) => {
-    setRun((state) =>
-      state ?? { job, step: null, startedAt: Date.now(), endedAt: Date.now(), summary: null, requestError: null, done: [job] },
-    );
-  }, []);
+  /** Show a tab's last run again (after a reload): an ended job or a stream as it is, a job
+   * still running followed until it ends (with Cancel), as a run would; nothing when a run
+   * has started meanwhile. */
+  const restore = useCallback(
+    async (job: Job) => {
+      if (cancelRef.current) return;
+      if (TERMINAL.has(job.status) || isStreaming(job)) {
+        // A stream is followed by the run area (useJob) and runs until stopped: Run stays free.
+        setRun((state) =>
+          state ?? { job, step: null, startedAt: Date.now(), endedAt: Date.now(), summary: null, requestError: null, done: [job] },
+        );
+        return;
+      }
+      const controller = new AbortController();
+      cancelRef.current = controller;
+      // Elapsed counts from when the job was sent, not from the reload (never in the future).
+      const startedAt = Math.min(Date.parse(job.created_at) || Date.now(), Date.now());
+      setRunning(true);
+      setRun({ job, step: null, startedAt, endedAt: null, summary: null, requestError: null, done: [] });
+      let last: Job | null = null;
+      try {
+        const ended = await untilEnded(client, job, controller.signal, (update) => {
+          setRun((state) => (state && state.job?.id === update.id ? { ...state, job: update } : state));
+        });
+        last = ended;
+        setRun((state) => state && { ...state, job: ended, done: [ended] });
+      } catch (error) {
+        if (!isAbort(error)) setRun((state) => state && { ...state, requestError: errorText(error) });
+      } finally {
+        cancelRef.current = null;
+        setRunning(false);
+        const endedAt = Date.now();
+        setRun((state) => state && { ...state, endedAt });
+      }
+      const fresh = await afterRun(last);
+      if (last) {
+        const finished = last;
+        const summary = await summaryOf(finished, fresh, null).catch(() => null);
+        setRun((state) => (state && state.job?.id === finished.id ? { ...state, summary } : state));
+      }
+    },
+    [client, afterRun],
+  );
 
   /** Show a problem that is not a job's (e.g. the formatter failed) where run errors show. */
   const fail = useCallback((message: string) => {
