@@ -11,7 +11,6 @@ import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirro
 import { sql, SQLDialect } from "@codemirror/lang-sql";
 import {
   bracketMatching,
-  defaultHighlightStyle,
   foldGutter,
   indentOnInput,
   syntaxHighlighting,
@@ -28,6 +27,7 @@ import {
   lineNumbers,
   placeholder,
 } from "@codemirror/view";
+import { sqlHighlightStyle } from "./highlight";
 import { SPARK_BUILTINS, SPARK_KEYWORDS, sqlCompletionSource, type CompletionHost } from "./completion";
 
 export const SparkSQL = SQLDialect.define({
@@ -93,7 +93,7 @@ export function SqlEditor({ initialDoc, host, commands, onDocChange, onView }: S
         highlightActiveLine(),
         highlightSelectionMatches(),
         search({ top: true }),
-        syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+        syntaxHighlighting(sqlHighlightStyle, { fallback: true }),
         sql({ dialect: SparkSQL, upperCaseKeywords: true }),
         autocompletion({ override: [sqlCompletionSource(completionHost)], activateOnTypingDelay: 80 }),
         placeholder("Write Spark SQL here — Ctrl+Enter runs the statement at the cursor"),
