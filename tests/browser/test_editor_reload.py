@@ -3,24 +3,27 @@ result of the run before it (the tab keeps the job's id as soon as the POST answ
 
 from __future__ import annotations
 
-import time
+import os
+import signal
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
+from jobs.models import Job
 from tests.browser.conftest import UI, wait_until
 from tests.browser.test_editor import newest_job, pane, run_and_wait, set_sql, stored_tabs
+from tests.workers import WorkerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-# Long enough to be running at the reload, short enough to finish within the test.
-LONG_SQL = "SELECT count(*) AS n FROM range(0, 3000000000)"
+# The query: seconds long, so still running when the POST's 2 s wait answers.
+LONG_SQL = "SELECT count(*) AS n FROM range(0, 4000000000)"
 
 
 def test_a_reload_mid_query_follows_that_query_to_its_result(
-    ui: UI, page: Any, demo: User
+    ui: UI, page: Any, demo: User, browser_worker: WorkerProcess
 ) -> None:
     ui.login(page, "alice")
     # An earlier run whose result must not come back after the reload.
@@ -33,26 +36,32 @@ def test_a_reload_mid_query_follows_that_query_to_its_result(
     wait_until(lambda: newest_job(page)["sql"] == LONG_SQL, 30)
     job = newest_job(page)
     assert job["id"] != earlier["id"]
-    # The POST has answered once the run area links to the new job; reload 2.5 s after Run.
+    # The POST has answered once the run area links to the new job (2 s after Run).
     link = pane(page).get_by_role("link", name="job details")
     expect(link).to_have_attribute("href", f"/jobs/{job['id']}", timeout=10_000)
-    time.sleep(0.5)
-    page.reload()
-    page.get_by_test_id("username").wait_for()
+    # The worker is paused so that the job is surely still RUNNING through the reload (Spark
+    # speed varies); it goes on, and ends the job, once the reloaded page follows it.
+    os.kill(browser_worker.pid, signal.SIGSTOP)
+    try:
+        assert Job.objects.get(id=job["id"]).status == "RUNNING"
+        page.reload()
+        page.get_by_test_id("username").wait_for()
 
-    # The tab shows the running job (its link, Cancel), not the earlier run's result.
-    status = pane(page).get_by_test_id("run-job-status")
-    expect(link).to_have_attribute("href", f"/jobs/{job['id']}")
-    expect(status).to_have_text("RUNNING")
-    expect(pane(page).get_by_role("button", name="Cancel")).to_be_visible()
-    expect(pane(page).get_by_text("earlier_run")).to_have_count(0)
-    assert stored_tabs(page)[0]["lastJobId"] == job["id"]
+        # The tab shows the running job (its link, Cancel), not the earlier run's result.
+        status = pane(page).get_by_test_id("run-job-status")
+        expect(link).to_have_attribute("href", f"/jobs/{job['id']}")
+        expect(status).to_have_text("RUNNING")
+        expect(pane(page).get_by_role("button", name="Cancel")).to_be_visible()
+        expect(pane(page).get_by_text("earlier_run")).to_have_count(0)
+        assert stored_tabs(page)[0]["lastJobId"] == job["id"]
+    finally:
+        os.kill(browser_worker.pid, signal.SIGCONT)
 
     # It is followed (long-poll) until it ends, and its result shows.
     expect(status).to_have_text("FINISHED", timeout=120_000)
     grid = pane(page).get_by_test_id("result-grid")
     expect(grid).to_be_visible()
-    expect(grid.get_by_role("gridcell", name="3000000000", exact=True)).to_be_visible()
+    expect(grid.get_by_role("gridcell", name="4000000000", exact=True)).to_be_visible()
     expect(pane(page).get_by_role("button", name="Cancel")).to_have_count(0)
     expect(link).to_have_attribute("href", f"/jobs/{job['id']}")
     assert stored_tabs(page)[0]["lastJobId"] == job["id"]
