@@ -1,6 +1,7 @@
 """Dark mode (prefers-color-scheme: dark) is readable: every text of the editor page (SQL
 tokens, the result grid's header and cells, the run status, the side panel) has a WCAG
-contrast of at least 4.5:1 against what is behind it, and the grid's lines are subdued."""
+contrast of at least 4.5:1 against what is behind it (on the job page too), and the grid's
+lines are subdued."""
 
 from __future__ import annotations
 
@@ -139,3 +140,16 @@ def test_dark_mode_text_has_contrast_and_grid_lines_are_subdued(
     )
     assert all(ratio < 1.6 for ratio in lines), lines
     ui.screenshot(page, "editor-dark-results")
+
+    # The job page shows the same result grid, with the job's facts around it.
+    pane(page).get_by_role("link", name="job details").click()
+    job_page = page.get_by_test_id("job-page")
+    expect(job_page.get_by_test_id("result-grid")).to_be_visible()
+    page.mouse.move(0, 0)
+    low = {
+        f"{item['tag']}.{item['cls']} {item['text']!r}: {item['ratio']}"
+        f" ({item['fg']} on {item['bg']})"
+        for item in contrasts(job_page)
+        if item["ratio"] < 4.5
+    }
+    assert not low, "\n".join(sorted(low))
