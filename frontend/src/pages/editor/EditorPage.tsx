@@ -5,7 +5,7 @@ import { del, enc, type User } from "../../api";
 import { useTitle } from "../../router";
 import { onOpenInEditor } from "../../store";
 import { TabPane } from "./TabPane";
-import { newId, type ParameterEntry, type TabMeta, type TabOpen } from "./types";
+import { newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
 import "./editor.css";
 
 interface Stored {
@@ -30,6 +30,7 @@ function load(user: User): Stored {
         savedQueryId: typeof tab.savedQueryId === "string" ? tab.savedQueryId : null,
         params: cleanParams(tab.params),
         lastJobId: typeof tab.lastJobId === "string" ? tab.lastJobId : null,
+        pendingRun: cleanPending(tab.pendingRun),
         savedSql: typeof tab.savedSql === "string" ? tab.savedSql : null,
       }));
       if (tabs.length > 0)
@@ -40,6 +41,12 @@ function load(user: User): Stored {
   }
   const first: TabMeta = { id: newId(), title: "Query 1", sql: "", sessionId: null, savedQueryId: null };
   return { tabs: [first], active: first.id };
+}
+
+/** A stored pending run, when well-formed. */
+function cleanPending(raw: unknown): PendingRun | null {
+  const { sql, sentAt } = (raw ?? {}) as Partial<PendingRun>;
+  return typeof sql === "string" && typeof sentAt === "string" ? { sql, sentAt } : null;
 }
 
 /** Stored parameter inputs, keeping only well-formed entries. */

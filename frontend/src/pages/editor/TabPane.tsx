@@ -6,7 +6,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { invalidate } from "../../data/queries";
 import { EditorSelection } from "@codemirror/state";
 import type { EditorView } from "@codemirror/view";
-import { ApiError, enc, get, patch, type Job, type Workspace } from "../../api";
+import { ApiError, enc, get, patch, type Job, type Page, type Workspace } from "../../api";
 import { CompletionCache, type CompletionHost } from "./completion";
 import { EditorToolbar } from "./EditorToolbar";
 import { HistoryPanel } from "./HistoryPanel";
@@ -19,8 +19,27 @@ import { askPermissionOnce, jobEnded, LONG_RUN_MS, markSeen } from "./notify";
 import { ParameterBar } from "./ParameterBar";
 import { mapCursorThroughFormat, parameterNames, parameterValue } from "./sqlText";
 import { useTabSession } from "./tabSession";
-import { errorText, parameterEntries, type ParameterEntry, type SavedQuery, type TabMeta, type TabOpen } from "./types";
+import {
+  errorText,
+  parameterEntries,
+  type ParameterEntry,
+  type PendingRun,
+  type SavedQuery,
+  type TabMeta,
+  type TabOpen,
+} from "./types";
 import { useStatementRunner } from "./useStatementRunner";
+
+/** How far before the browser's send time a job may have been created (clocks differ). */
+const PENDING_SLACK_MS = 5_000;
+
+/** The job of a statement sent from this tab whose answer was lost (a reload): the newest of
+ * the session's jobs created since it was sent with the same text, or null. */
+async function findSentJob(sessionId: string, run: PendingRun): Promise<Job | null> {
+  const since = new Date(Date.parse(run.sentAt) - PENDING_SLACK_MS).toISOString();
+  const page = await get<Page<Job>>(`/jobs?session=${enc(sessionId)}&created_after=${enc(since)}&page_size=20`);
+  return page.items.find((job) => job.sql === run.sql) ?? null;
+}
 
 export function TabPane({
   tab,
@@ -112,7 +131,23 @@ export function TabPane({
   }, []);
   // The tab keeps the job of its run as soon as the POST answers (a stream, a long query), so
   // that a reload follows that job instead of showing the run before it.
-  const onJob = useCallback((job: Job | null) => onUpdate(tabId, { lastJobId: job?.id ?? null }), [onUpdate, tabId]);
+  const docTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  // A run also writes the text at once (not after the typing pause), so that a reload shows
+  // the SQL that ran above its result.
+  const onJob = useCallback(
+    (job: Job | null, sent?: string) => {
+      const change: Partial<TabMeta> = {
+        lastJobId: job?.id ?? null,
+        pendingRun: !job && sent !== undefined ? { sql: sent, sentAt: new Date().toISOString() } : null,
+      };
+      if (!job && viewRef.current) {
+        clearTimeout(docTimer.current);
+        change.sql = viewRef.current.state.doc.toString();
+      }
+      onUpdate(tabId, change);
+    },
+    [onUpdate, tabId],
+  );
   const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun, parametersFor, onJob });
   const { execute, fail, restore } = runner;
 
@@ -124,13 +159,26 @@ export function TabPane({
 
   // After a reload: the tab's last job shows again, read from the server (followed while it runs).
   const restoredJob = useRef(tab.lastJobId ?? null);
+  const pendingRun = useRef(tab.lastJobId ? null : { run: tab.pendingRun ?? null, sessionId: tab.sessionId });
   useEffect(() => {
     const id = restoredJob.current;
-    if (!id || !visible) return;
+    const pending = pendingRun.current;
+    if (!visible) return;
     restoredJob.current = null;
-    get<Job>(`/jobs/${enc(id)}`)
-      .then((job) => void restore(job))
-      .catch(() => onUpdate(tabId, { lastJobId: null })); // gone: forget it
+    pendingRun.current = null;
+    if (id) {
+      get<Job>(`/jobs/${enc(id)}`)
+        .then((job) => void restore(job))
+        .catch(() => onUpdate(tabId, { lastJobId: null })); // gone: forget it
+    } else if (pending?.run && pending.sessionId) {
+      // Reloaded before the POST answered: its job is the session's newest with that text.
+      findSentJob(pending.sessionId, pending.run)
+        .then((job) => {
+          onUpdate(tabId, { lastJobId: job?.id ?? null, pendingRun: null });
+          if (job) void restore(job);
+        })
+        .catch(() => onUpdate(tabId, { pendingRun: null }));
+    }
   }, [visible, restore, onUpdate, tabId]);
 
   const switchAndRefresh = async (change: { current_catalog?: string; current_database?: string }) => {
@@ -216,7 +264,6 @@ export function TabPane({
   }, [execute]);
 
   // The text is written back to the tab (and localStorage) after a short pause in typing.
-  const docTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const onDocChange = useCallback(
     (doc: string) => {
       clearTimeout(docTimer.current);

@@ -14,10 +14,19 @@ export interface TabMeta {
   savedQueryId: string | null;
   /** The last job this tab ran: its result shows again after a reload. */
   lastJobId?: string | null;
+  /** A statement sent whose job is not known yet (the POST has not answered): a reload looks
+   * for its job in the tab's session. */
+  pendingRun?: PendingRun | null;
   /** The SQL as last saved or opened from its saved query (unsaved changes differ). */
   savedSql?: string | null;
   /** Values typed for the `:name` markers of the SQL. */
   params?: Record<string, ParameterEntry>;
+}
+
+/** A statement being sent: its text and when it was sent (browser clock, ISO). */
+export interface PendingRun {
+  sql: string;
+  sentAt: string;
 }
 
 /** A parameter's input: the text typed and how it is sent. */

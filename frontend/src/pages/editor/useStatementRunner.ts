@@ -100,9 +100,9 @@ export function useStatementRunner({
   forgetSession(): void;
   /** Called once a run has ended; answers the session as it is now (for the summary). */
   afterRun(last: Job | null): Promise<Session | null>;
-  /** The job the run follows now (null while a run is being sent): called as soon as it is
-   * known, so that a reload shows this run (running or ended) and never the one before it. */
-  onJob?(job: Job | null): void;
+  /** The job the run follows now, called as soon as it is known (and with null and the text
+   * when a statement is sent), so that a reload shows this run and never the one before it. */
+  onJob?(job: Job | null, sent?: string): void;
 }) {
   const client = useQueryClient();
   const [run, setRun] = useState<RunState | null>(null);
@@ -132,7 +132,7 @@ export function useStatementRunner({
       setRunning(true);
       setRun({ job: null, step: null, startedAt: Date.now(), endedAt: null, summary: null, requestError: null, done: [] });
       setPicked(null);
-      onJob?.(null);
+      onJob?.(null, script ? undefined : sent);
       let last: Job | null = null;
       let lastPage: ResultPage | null = null;
       try {
