@@ -31,6 +31,7 @@ from hiveserver2.sasl import SaslRefused, SaslServerTransport
 
 log = logging.getLogger(__name__)
 NEGOTIATION_SECONDS = 10.0
+ACCEPT_POLL_SECONDS = 0.5  # how soon a stop is noticed by the accepting thread
 
 
 class HiveServer2:
@@ -68,9 +69,14 @@ class HiveServer2:
 
     def serve_forever(self) -> None:
         log.info("HiveServer2 listening on %s:%s", self.host, self.port)
+        # A signal may be delivered to any thread, and Python runs its handler only when the
+        # main thread runs again: accept must return now and then for stop() to take effect.
+        self._listener.settimeout(ACCEPT_POLL_SECONDS)
         while not self._stopping.is_set():
             try:
                 client, address = self._listener.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 if self._stopping.is_set():
                     return

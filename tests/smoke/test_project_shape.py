@@ -78,6 +78,7 @@ def test_docker_compose_file_is_valid(tmp_path: Path) -> None:
         "postgres",
         "redis",
         "web",
+        "hiveserver2",
         "worker",
         "worker-connect",
         "spark-master",
