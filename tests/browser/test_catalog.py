@@ -235,7 +235,10 @@ def test_ctas_table_is_staged_then_active(ui: UI, page: Any, demo: User) -> None
     page.goto(ui.url + "/editor")
     set_sql(page, CTAS)
     page.keyboard.press("Control+Enter")
-    expect(pane(page).get_by_test_id("run-job-status")).to_have_text(re.compile("CREATED|RUNNING"))
+    # The editor holds its POST up to 2 s (wait) for a one-request answer: slower when busy.
+    expect(pane(page).get_by_test_id("run-job-status")).to_have_text(
+        re.compile("CREATED|RUNNING"), timeout=30_000
+    )
     job = api.get(f"{API}/jobs?page_size=1").json()["items"][0]
     assert job["kind"] == "ctas" and job["sql"] == CTAS, job
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Catalog").click()
