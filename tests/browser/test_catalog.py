@@ -6,10 +6,12 @@ Every test checks what the page shows AND what the API / database then holds.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import transaction
 from playwright.sync_api import expect
 
 from catalog.models import Table
@@ -221,11 +223,22 @@ def test_comment_is_rendered_as_text(ui: UI, page: Any, demo: User, payload: str
     assert page.evaluate("typeof window.__xss") == "undefined"
 
 
-# A CTAS that runs a few seconds on the test worker (aggregates 150M generated rows).
+# A CTAS the test holds before its commit (see the handshake below), so it may be quick.
 CTAS = (
     "CREATE TABLE demo.sales.big AS "
-    "SELECT id % 7 AS k, count(*) AS n, sum(id) AS s FROM range(0, 150000000, 1, 2) GROUP BY id % 7"
+    "SELECT id % 7 AS k, count(*) AS n, sum(id) AS s FROM range(0, 1000) GROUP BY id % 7"
 )
+
+
+def staged_row(name: str, timeout: float = 30) -> Table:
+    """The stage table ``name`` once the CTAS job has created it (at CREATED)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        row = Table.objects.filter(name_key=name, status=Table.STATUS_STAGED).first()
+        if row is not None:
+            return row
+        time.sleep(0.01)
+    raise AssertionError(f"no stage table {name!r} within {timeout} s")
 
 
 def test_ctas_table_is_staged_then_active(ui: UI, page: Any, demo: User) -> None:
@@ -235,30 +248,35 @@ def test_ctas_table_is_staged_then_active(ui: UI, page: Any, demo: User) -> None
     page.goto(ui.url + "/editor")
     set_sql(page, CTAS)
     page.keyboard.press("Control+Enter")
-    # The editor holds its POST up to 2 s (wait) for a one-request answer: slower when busy.
-    expect(pane(page).get_by_test_id("run-job-status")).to_have_text(
-        re.compile("CREATED|RUNNING"), timeout=30_000
-    )
-    job = api.get(f"{API}/jobs?page_size=1").json()["items"][0]
-    assert job["kind"] == "ctas" and job["sql"] == CTAS, job
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Catalog").click()
-    page.get_by_role("link", name="demo", exact=True).first.click()
-    tree(page).get_by_role("link", name="sales", exact=True).click()
+    # The handshake: the test holds the stage table's row lock, which the job's commit (the
+    # RUNNING -> FINISHED transition) waits for, so the job cannot finish before the page
+    # has seen it staged, however fast or slow the machine is.
+    staged_pk = staged_row("big").pk
+    with transaction.atomic():
+        Table.objects.select_for_update().get(pk=staged_pk)
+        expect(pane(page).get_by_test_id("run-job-status")).to_have_text(
+            re.compile("CREATED|RUNNING"), timeout=15_000
+        )
+        job = api.get(f"{API}/jobs?page_size=1").json()["items"][0]
+        assert job["kind"] == "ctas" and job["sql"] == CTAS, job
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Catalog").click()
+        page.get_by_role("link", name="demo", exact=True).first.click()
+        tree(page).get_by_role("link", name="sales", exact=True).click()
 
-    # The database page shows the stage table with a link to its job...
-    expect(page).to_have_url(re.compile("/catalog/demo/sales$"))
-    row = page.get_by_test_id("row-big")
-    expect(row.locator(".badge.staged")).to_have_text("staged")
-    expect(row.get_by_role("link", name=job["id"][:8])).to_have_attribute(
-        "href", f"/jobs/{job['id']}"
-    )
-    # ... and so does the tree.
-    nav = tree(page)
-    nav.get_by_role("button", name="Tables", exact=True).click()
-    big = nav.locator(".tree-row", has=page.get_by_role("link", name="big", exact=True))
-    expect(big.locator(".badge.staged")).to_be_visible()
-    staged = api.get(f"{API}/catalogs/demo/databases/sales/tables/big").json()
-    assert staged["status"] == "staged", "the job finished before the page could see it"
+        # The database page shows the stage table with a link to its job...
+        expect(page).to_have_url(re.compile("/catalog/demo/sales$"))
+        row = page.get_by_test_id("row-big")
+        expect(row.locator(".badge.staged")).to_have_text("staged")
+        expect(row.get_by_role("link", name=job["id"][:8])).to_have_attribute(
+            "href", f"/jobs/{job['id']}"
+        )
+        # ... and so does the tree.
+        nav = tree(page)
+        nav.get_by_role("button", name="Tables", exact=True).click()
+        big = nav.locator(".tree-row", has=page.get_by_role("link", name="big", exact=True))
+        expect(big.locator(".badge.staged")).to_be_visible()
+        staged = api.get(f"{API}/catalogs/demo/databases/sales/tables/big").json()
+        assert staged["status"] == "staged", staged
 
     # Once the job finishes, polling (no click) turns it active.
     finished = wait_job(api, job["id"], timeout=240)
