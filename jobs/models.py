@@ -50,6 +50,44 @@ class Worker(models.Model):
         return self.hostname
 
 
+class Engine(models.Model):
+    """One engine: a Spark application (its own driver JVM, in its own process on a worker
+    host) that runs the jobs of one share key (``jobs.engines``; docs/api.md §6). A spare
+    is started before anybody needs it and has no key until it is assigned."""
+
+    STARTING, READY, STOPPING, STOPPED, LOST = "STARTING", "READY", "STOPPING", "STOPPED", "LOST"
+    STATE_CHOICES: ClassVar = [(s, s) for s in (STARTING, READY, STOPPING, STOPPED, LOST)]
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    share_level = models.CharField(max_length=8)
+    # ``user:<id>``, ``team:<group>`` or ``server``; "" for a spare not assigned yet.
+    share_key = models.CharField(max_length=255, blank=True, default="", db_index=True)
+    runtime = models.CharField(max_length=16)
+    state = models.CharField(max_length=10, choices=STATE_CHOICES, default=STARTING)
+    # The worker process (``Worker.hostname``) that started it, and the engine's own pid.
+    worker = models.CharField(max_length=255, blank=True, default="")
+    pid = models.IntegerField(null=True, blank=True)
+    driver_memory = models.CharField(max_length=16, blank=True, default="")
+    started_at = models.DateTimeField(auto_now_add=True)
+    ready_at = models.DateTimeField(null=True, blank=True)
+    assigned_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    # Why it stopped: idle, evicted, restart, stop, lost, shutdown, failed_start.
+    stop_reason = models.CharField(max_length=32, blank=True, default="")
+    stop_message = models.TextField(blank=True, default="")
+    # Asked by a user (restart) or an admin (stop); the worker that runs it acts on it.
+    stop_requested = models.CharField(max_length=16, blank=True, default="")
+    stop_requested_by = models.CharField(max_length=150, blank=True, default="")
+
+    class Meta:
+        ordering: ClassVar = ["-started_at"]
+        indexes: ClassVar = [models.Index(fields=["state", "share_key"], name="engine_state_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.share_key or 'spare'} {self.state}"
+
+
 class Session(models.Model):
     """A user's SQL session: current catalog/database, properties and temporary objects."""
 
@@ -114,6 +152,10 @@ class Job(models.Model):
     result = models.JSONField(null=True, blank=True)
     # Which worker runs it and when it last said so; the reaper fails jobs of dead workers.
     worker = models.CharField(max_length=255, blank=True, default="")
+    # The engine it ran on (None: in the worker's own Spark, share level ``server``).
+    engine = models.ForeignKey(
+        Engine, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     timeout_seconds = models.PositiveIntegerField(default=3600)
     cancel_requested = models.BooleanField(default=False)

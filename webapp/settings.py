@@ -383,6 +383,18 @@ TESSERA_HS2_BIND = os.environ.get("TESSERA_HS2_BIND", os.environ.get("TESSERA_BI
 TESSERA_HS2_MAX_FRAME_BYTES = int(os.environ.get("TESSERA_HS2_MAX_FRAME_BYTES", str(8 * 1024**2)))
 TESSERA_HS2_MAX_CONNECTIONS = int(os.environ.get("TESSERA_HS2_MAX_CONNECTIONS", "200"))
 TESSERA_HS2_IDLE_SECONDS = int(os.environ.get("TESSERA_HS2_IDLE_SECONDS", "3600"))
+# Engines (jobs/engines.py, engine/pool.py, docs/deploy.md "Engines"): which jobs share a Spark
+# application. "user" (default) and "team" (a user's first group by name; none: their own)
+# give each share key an engine process of its own on the worker host, started on demand,
+# stopped after TESSERA_ENGINE_IDLE_SECONDS unused; at most TESSERA_ENGINES_MAX per worker
+# (the least recently used idle one stops for a new key), plus TESSERA_ENGINE_SPARES started
+# ahead for the next new key. "server": every job in the worker's own Spark (one engine).
+# On a standalone cluster each engine takes at most TESSERA_ENGINE_CORES executor cores.
+TESSERA_ENGINE_SHARE_LEVEL = os.environ.get("TESSERA_ENGINE_SHARE_LEVEL", "user").strip().lower()
+TESSERA_ENGINE_IDLE_SECONDS = float(os.environ.get("TESSERA_ENGINE_IDLE_SECONDS", "900"))
+TESSERA_ENGINES_MAX = int(os.environ.get("TESSERA_ENGINES_MAX", "6"))
+TESSERA_ENGINE_SPARES = int(os.environ.get("TESSERA_ENGINE_SPARES", "1"))
+TESSERA_ENGINE_CORES = int(os.environ.get("TESSERA_ENGINE_CORES", "1"))
 # Streams (docs/streaming.md): a worker process runs at most this many streaming
 # jobs at once, and never in its last slot (--concurrency 4: at most min(this, 3)); a
 # streaming statement sent when no live worker has a stream slot free is refused (429
