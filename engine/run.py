@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -41,6 +41,7 @@ from engine import (
     errors,
     large_results,
     pipeline,
+    pool,
     registration,
     spark_session,
     sqlguard,
@@ -65,6 +66,12 @@ log = logging.getLogger(__name__)
 # DDL that needs Spark's analyzer (computed columns, views) or a UDF package's import
 # check; ``sessions.commands.run_command`` does the rest, here as in the web process.
 SPARK_COMMAND_ACTIONS = frozenset({Action.CREATE_TABLE, Action.CREATE_VIEW, Action.CREATE_FUNCTION})
+
+
+# What a job's error says when its Spark died under it; in an engine process (``engine.host``)
+# such a job ends by ``lost_with_engine`` (retried once on a fresh engine, or failed).
+ENGINE_DEATH = frozenset({errors.SPARK_OUT_OF_MEMORY, errors.ENGINE_LOST})
+lost_with_engine: Callable[[Job, JobError], Any] | None = None
 
 
 # --- what a job needs from its row --------------------------------------------------------
@@ -150,7 +157,11 @@ def run_job(job_id: Any, worker: str) -> str | None:
             return None
         if str(job.pk) != str(job_id):
             log.info("job %s: the free slot took job %s (fairer) first", job_id, job.pk)
-        status = _run_claimed_job(job, watches[-1])
+        engines_pool = pool.current()
+        if engines_pool is not None:  # share level user/team: on the key's own engine
+            status = engines_pool.run(job)
+        else:
+            status = run_claimed_job(job, watches[-1])
     try:
         scheduling.hand_on(job.user_id)
     except Exception:  # the sweeper sends it later
@@ -176,7 +187,7 @@ def _log_nothing_claimed(job_id: Any) -> None:
         )
 
 
-def _run_claimed_job(job: Job, watch: notify.Watch) -> str | None:
+def run_claimed_job(job: Job, watch: notify.Watch) -> str | None:
     try:
         plan = job.typed_plan
     except (KeyError, TypeError, ValueError):  # not a plan the planner would make
@@ -264,6 +275,10 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -
         return _status_of(job.id)
     if failure is not None:
         error = errors.job_error(failure, registration.alias_names(plan))
+        if lost_with_engine is not None and error.code in ENGINE_DEATH:
+            log.warning("job %s lost with its engine: %s", job.id, error.message)
+            lost_with_engine(job, error)  # an engine process: retried once, or failed
+            return _status_of(job.id)
         if error.code == INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
         elif error.code in {errors.SPARK_OUT_OF_MEMORY, errors.ENGINE_LOST}:

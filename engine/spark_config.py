@@ -19,6 +19,8 @@ from typing import Any
 from django.conf import settings
 from pyspark.sql import SparkSession
 
+from jobs import engines
+
 log = logging.getLogger(__name__)
 
 # Local mode: modest parallelism for shuffles; users may SET their own per session.
@@ -77,7 +79,12 @@ def classic_options(master: str, memory: str) -> dict[str, str]:
         f" {XML_HARDENING}"
     )
     heap = memory_bytes(memory)
+    cores: dict[str, str] = {}
+    if master.startswith("spark://") and engines.hosted():
+        # One application per engine: each takes its share of the cluster, never all of it.
+        cores["spark.cores.max"] = str(max(int(settings.TESSERA_ENGINE_CORES), 1))
     return {
+        **cores,
         "spark.master": master,
         "spark.app.name": "tessera-worker",
         "spark.sql.variable.substitute": "false",

@@ -40,6 +40,7 @@ import logging
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,11 +196,24 @@ def _exit_within(jvm: _Jvm, seconds: float) -> BaseException:
     )
 
 
+# In an engine process (``engine.host``): told when its JVM is lost, instead of a restart
+# here (the engine ends; its worker gives the share key a fresh, usually warm, engine).
+_on_lost: Callable[[BaseException], None] | None = None
+
+
+def on_lost(callback: Callable[[BaseException], None] | None) -> None:
+    global _on_lost
+    _on_lost = callback
+
+
 def _drop_and_restart(jvm: _Jvm, why: BaseException) -> BaseException:
     with _lock:
         if jvm.lost is None:
             _drop(jvm, why)
-    _restart_soon()
+    if _on_lost is not None:
+        _on_lost(jvm.lost or why)
+    else:
+        _restart_soon()
     return jvm.lost or why
 
 

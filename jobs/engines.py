@@ -23,7 +23,10 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from core import jobstate
-from jobs.models import Engine, Job
+from core.planner import QUERY_ACTIONS
+from jobs import dispatch, lifecycle
+from jobs.errors import JobError
+from jobs.models import Engine, Job, JobEvent
 
 USER, TEAM, SERVER = "user", "team", "server"
 SHARE_LEVELS = (USER, TEAM, SERVER)
@@ -90,9 +93,28 @@ def record_assigned(engine_id: Any, key: str) -> None:
     Engine.objects.filter(pk=engine_id).update(share_key=key, assigned_at=now, last_used_at=now)
 
 
-def record_used(engine_id: Any, job_id: Any) -> None:
-    """A job runs on the engine now."""
-    Engine.objects.filter(pk=engine_id).update(last_used_at=timezone.now())
+def record_used(
+    engine_id: Any, job_id: Any, *, key: str, worker: str, runtime: str, pid: int | None
+) -> None:
+    """A job runs on the engine now. An engine whose row was deleted meanwhile (by hand, or
+    a test's database flush) is recorded again, as it runs."""
+    now = timezone.now()
+    if not Engine.objects.filter(pk=engine_id).update(last_used_at=now):
+        Engine.objects.get_or_create(
+            pk=engine_id,
+            defaults={
+                "share_level": share_level(),
+                "share_key": key,
+                "runtime": runtime,
+                "worker": worker,
+                "pid": pid,
+                "driver_memory": str(settings.TESSERA_SPARK_DRIVER_MEMORY or ""),
+                "state": Engine.READY,
+                "ready_at": now,
+                "assigned_at": now,
+                "last_used_at": now,
+            },
+        )
     Job.objects.filter(pk=job_id).update(engine_id=engine_id)
 
 
@@ -119,6 +141,62 @@ def retire_engines_of(worker: str) -> int:
         state=Engine.LOST, stopped_at=timezone.now(), stop_reason="lost"
     )
     return changed
+
+
+# --- a job lost with its engine ---------------------------------------------------------------
+
+ENGINE_LOST = "ENGINE_LOST"
+ENGINE_STOPPED = "ENGINE_STOPPED"
+ENGINE_LOST_EVENT = "engine_lost"
+
+
+def _retryable(job: Job, shared: int) -> bool:
+    """A job lost with its engine is retried once on a fresh engine when it wrote nothing
+    (a read), was not asked to stop, had not been retried already, and was not alone on the
+    engine: a statement alone on an engine that died is taken for what killed it."""
+    try:
+        plan = job.typed_plan
+    except (KeyError, TypeError, ValueError):
+        return False
+    if plan is None or plan.action not in QUERY_ACTIONS or jobstate.is_streaming(plan):
+        return False
+    if job.cancel_requested or shared < 2:
+        return False
+    return not JobEvent.objects.filter(job_id=job.pk, type=ENGINE_LOST_EVENT).exists()
+
+
+def lose_with_engine(
+    job_id: Any, *, engine_id: Any, shared: int, error: JobError, stopped_by: str = ""
+) -> str | None:
+    """A RUNNING job whose engine died (``error`` says how) or was stopped under it
+    (``stopped_by``: a restart or stop asked by that user): requeued once on a fresh engine
+    when ``_retryable`` (``shared``: how many jobs ran on the engine then; event
+    ``engine_lost``), else FAILED with ``error``. Returns the status reached, or None when
+    the job had moved on already."""
+    job = Job.objects.filter(pk=job_id, status=jobstate.RUNNING).first()
+    if job is None:
+        return None
+    if stopped_by:
+        error = JobError(
+            ENGINE_STOPPED,
+            f"The job's engine was stopped by {stopped_by} while the job was running.",
+            {"engine": str(engine_id)},
+        )
+    elif _retryable(job, shared):
+        detail = {
+            "engine": str(engine_id),
+            "code": error.code,
+            "message": (
+                f"{error.message} The job had written nothing, and it shared the engine with "
+                f"{shared - 1:,} other job(s): it runs again once, on a fresh engine."
+            ),
+        }
+        if lifecycle.requeue(job_id, detail, event=ENGINE_LOST_EVENT):
+            dispatch.enqueue(job_id)
+            return jobstate.CREATED
+        return None
+    done = lifecycle.try_transition(job_id, jobstate.RUNNING, jobstate.FAILED, error=error)
+    return jobstate.FAILED if done is not None else None
 
 
 # --- requests (the web side) ----------------------------------------------------------------

@@ -237,12 +237,14 @@ def try_transition(
         return None
 
 
-def requeue(job_id: Any, detail: Mapping[str, Any]) -> bool:
+def requeue(job_id: Any, detail: Mapping[str, Any], event: str = "worker_lost") -> bool:
     """A stream whose worker is lost waits for a worker again (``jobstate.REQUEUE``:
     RUNNING → CREATED, one conditional UPDATE). Not a transition: no step runs — the job
     keeps the staging and stage table its CREATED steps made, and its checkpoint — and the
-    event is ``worker_lost`` (``detail`` plus from/to). ``started_at`` is kept (the stream's
-    first start; a CREATED job with one is a requeued one), the claim's fields are cleared.
+    event is ``event`` (``detail`` plus from/to): ``worker_lost``, or ``engine_lost`` for a
+    read lost with its engine (``jobs.engines.lose_with_engine``). ``started_at`` is kept
+    (the stream's first start; a CREATED job with one is a requeued one), the claim's fields
+    are cleared.
     False when the job was no longer RUNNING (somebody else moved it first)."""
     current, target = jobstate.REQUEUE
     with transaction.atomic():
@@ -251,7 +253,7 @@ def requeue(job_id: Any, detail: Mapping[str, Any]) -> bool:
         )
         if changed != 1:
             return False
-        record_event(job_id, "worker_lost", {"from": current, "to": target, **detail})
+        record_event(job_id, event, {"from": current, "to": target, **detail})
         notify.announce(job_id, notify.STATUS)
     return True
 

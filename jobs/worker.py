@@ -40,7 +40,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from jobs import maintenance, notify
+from jobs import engines, maintenance, notify
 from jobs.identity import current_identity, set_identity
 from jobs.models import Worker
 
@@ -195,6 +195,7 @@ def retire_gone_workers(own: str | None = None) -> list[str]:
     for identity, token in rows.values_list("hostname", "process"):
         if process_gone(token) and mark_stopped(identity):
             log.warning("worker %s has ended without stopping cleanly; its jobs are lost", identity)
+            engines.retire_engines_of(identity)  # its engine processes ended with it
             retired.append(identity)
     return retired
 
@@ -207,18 +208,43 @@ def forget_old_workers() -> int:
     return deleted
 
 
+# An engine process (``engine.host``) tells its worker which jobs run in it: set there.
+_report_running: Callable[[str, bool], None] | None = None
+
+
+def mark_running(job_id: Any, running: bool) -> None:
+    """Count ``job_id`` as run (or no longer run) by a thread of this process: the worker
+    does for the jobs its engine processes report (``engine.pool``)."""
+    key = str(job_id)
+    with _running_lock:
+        if running:
+            _running.add(key)
+        else:
+            _running.discard(key)
+
+
+def report_running_to(report: Callable[[str, bool], None] | None) -> None:
+    """In an engine process: ``running_here`` also tells the worker (``report``)."""
+    global _report_running
+    _report_running = report
+
+
 @contextmanager
 def running_here(job_id: Any) -> Iterator[None]:
     """Around a job's thread, from before its claim to after its end: while it is inside,
-    the job is not an orphan of this process (``maintenance.fail_orphaned_jobs``)."""
+    the job is not an orphan of this process (``maintenance.fail_orphaned_jobs``), nor of
+    the worker whose engine process runs it."""
     key = str(job_id)
-    with _running_lock:
-        _running.add(key)
+    report = _report_running
+    mark_running(key, True)
+    if report is not None:
+        report(key, True)
     try:
         yield
     finally:
-        with _running_lock:
-            _running.discard(key)
+        mark_running(key, False)
+        if report is not None:
+            report(key, False)
 
 
 def _fail_orphans(identity: str | None) -> list[str]:
@@ -272,13 +298,18 @@ def _heartbeat_loop(identity: str, node: str) -> None:
         _stop.wait(settings.TESSERA_WORKER_HEARTBEAT_SECONDS)
 
 
-def _start_spark() -> None:
+def _start_spark(identity: str) -> None:
+    """The worker's own Spark (share level ``server``), or its engine pool (``user``,
+    ``team``: engine processes, one spare started now; ``engine.pool``)."""
     try:
-        from engine import spark_session
+        from engine import pool, spark_session
     except ImportError:
         log.warning("pyspark is not installed: this worker cannot run Spark jobs")
         return
-    spark_session.start_in_background()
+    if engines.hosted():
+        pool.start(identity)
+    else:
+        spark_session.start_in_background()
 
 
 def warn_if_root() -> bool:
@@ -307,7 +338,7 @@ def _start_heartbeat(sender: Any = None, **kwargs: Any) -> None:
         stream_slots(),
     )
     warn_if_root()
-    _start_spark()
+    _start_spark(identity)
     try:
         notify.listen()  # cancels reach the first job's monitor without a listener to start
     except Exception:
@@ -321,6 +352,13 @@ def _start_heartbeat(sender: Any = None, **kwargs: Any) -> None:
 def _stop_heartbeat(sender: Any = None, **kwargs: Any) -> None:
     _stop.set()
     identity = current_identity()
+    if engines.hosted():
+        try:
+            from engine import pool
+
+            pool.shutdown()
+        except Exception:
+            log.exception("could not stop the engine processes on shutdown")
     if identity:
         try:
             # Kept (stopped), not deleted: a job this process left RUNNING is reaped at once.

@@ -40,6 +40,9 @@ WORKER_ENV = {
     "TESSERA_WORKER_TIMEOUT_SECONDS": "4",
     "TESSERA_SWEEP_AFTER_SECONDS": "2",
     "SPARK_MASTER": "local[2]",
+    # One Spark in the worker for every user (the suite's JVM budget); the engines' own tests
+    # (tests/jobs/worker/test_engines.py) run workers with engines per user.
+    "TESSERA_ENGINE_SHARE_LEVEL": "server",
     # The pipelines the tests run (tests/pipelines, tests/conformance) beside the shipped ones.
     "TESSERA_PIPELINE_PACKAGES": "tessera_pipelines:tests.pipelines:tests.conformance",
     # As the tests' own settings (tests/conftest.py): a stream's batches re-check the READ

@@ -1,0 +1,164 @@
+"""One engine: a process of its own with its own driver JVM, started by a worker's pool
+(``engine.pool``) and running the jobs of one share key (``jobs.engines``).
+
+The worker claims a job (``jobs.scheduling``, under the worker's identity, which this
+process shares) and sends its id here over a socket pair; a thread here runs it exactly as
+the worker would in its own Spark (``engine.run``) and answers with the status it ended in.
+Messages are JSON lines:
+
+- worker → engine: ``{"op": "run", "job": id}``, ``{"op": "stop"}``;
+- engine → worker: ``ready`` (``pid``: the JVM's), ``failed_start`` (``message``),
+  ``running`` (``job``, ``on``: a job thread starts or ends, pipeline statements too, so
+  that the worker never takes them for orphans), ``done`` (``job``, ``status``), ``dying``
+  (the JVM died: no more jobs here).
+
+When its JVM dies (out of memory: ``-XX:+ExitOnOutOfMemoryError``; killed) the engine does
+not start another: its running jobs end (``jobs.engines.lose_with_engine``: a read that
+shared the engine runs again once on a fresh one), it says ``dying`` and exits, and the
+worker gives the key a fresh engine, a warm spare when it has one. It also exits when the
+worker's end of the socket closes (the worker is gone).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+from typing import Any
+
+from django.db import close_old_connections
+
+from engine import run, spark_session
+from jobs import engines, notify
+from jobs import worker as jobs_worker
+from jobs.errors import JobError
+from jobs.identity import set_identity
+from jobs.models import Job
+
+log = logging.getLogger(__name__)
+
+# After its JVM died: how long the engine waits for its job threads to end before it exits.
+DYING_GRACE_SECONDS = 30.0
+
+
+class Host:
+    def __init__(self, sock: socket.socket, engine_id: str) -> None:
+        self.sock = sock
+        self.engine_id = engine_id
+        self._send_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._running: set[str] = set()
+        self._idle = threading.Condition(self._lock)
+        self.dying = threading.Event()
+        self.shared_at_death = 0
+
+    # --- messages ---
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message) + "\n").encode()
+        with self._send_lock:
+            try:
+                self.sock.sendall(data)
+            except OSError:  # the worker is gone: this process ends from the reader
+                log.warning("engine %s: the worker cannot be told %s", self.engine_id, message)
+
+    def report_running(self, job_id: str, on: bool) -> None:
+        self.send({"op": "running", "job": job_id, "on": on})
+
+    # --- the JVM's end ---
+
+    def jvm_lost(self, why: BaseException) -> None:
+        with self._lock:
+            if self.dying.is_set():
+                return
+            self.shared_at_death = len(self._running)
+            self.dying.set()
+        log.error("engine %s: its Spark is lost (%s); the engine ends", self.engine_id, why)
+        self.send({"op": "dying", "message": str(why)[:2000]})
+
+    def lose_job(self, job: Job, error: JobError) -> None:
+        engines.lose_with_engine(
+            job.pk,
+            engine_id=self.engine_id,
+            shared=max(self.shared_at_death, 1),
+            error=error,
+        )
+
+    # --- jobs ---
+
+    def run_job(self, job_id: str) -> None:
+        status: str | None = None
+        with self._lock:
+            self._running.add(job_id)
+        try:
+            close_old_connections()
+            job = Job.objects.select_related("user", "session").get(pk=job_id)
+            with notify.watch([job_id], (notify.CANCEL,)) as watch:
+                status = run.run_claimed_job(job, watch)
+        except Exception:
+            log.exception("engine %s: job %s failed outside its run", self.engine_id, job_id)
+        finally:
+            with self._lock:
+                self._running.discard(job_id)
+                self._idle.notify_all()
+            close_old_connections()
+            self.send({"op": "done", "job": job_id, "status": status})
+
+    def wait_idle(self, seconds: float) -> None:
+        with self._lock:
+            self._idle.wait_for(lambda: not self._running, timeout=seconds)
+
+    def serve(self) -> None:
+        reader = self.sock.makefile("rb")
+        for line in reader:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                log.error("engine %s: unreadable message %r", self.engine_id, line[:200])
+                continue
+            op = message.get("op")
+            if op == "run":
+                threading.Thread(
+                    target=self.run_job,
+                    args=(str(message["job"]),),
+                    name=f"tessera-engine-job-{message['job']}",
+                    daemon=True,
+                ).start()
+            elif op == "stop":
+                return
+        log.warning("engine %s: the worker closed its socket; the engine ends", self.engine_id)
+
+
+def main(fd: int, engine_id: str, identity: str) -> None:
+    """The engine process: start Spark, say ``ready``, serve until told to stop, the worker
+    goes away, or the JVM dies."""
+    sock = socket.socket(fileno=fd)
+    host = Host(sock, engine_id)
+    set_identity(identity)  # jobs here are the worker's claims (``Job.worker``)
+    jobs_worker.report_running_to(host.report_running)
+    spark_session.on_lost(host.jvm_lost)
+    run.lost_with_engine = host.lose_job
+    try:
+        spark_session.get_spark()
+    except BaseException as exc:
+        log.exception("engine %s: Spark did not start", engine_id)
+        host.send({"op": "failed_start", "message": str(exc)[:2000]})
+        os._exit(1)
+    try:
+        notify.listen()  # a cancel reaches the job's monitor at once
+    except Exception:
+        log.exception("engine %s: job notifications could not start", engine_id)
+    host.send({"op": "ready", "pid": spark_session.driver_pid(), "process": os.getpid()})
+    server = threading.Thread(target=host.serve, name="tessera-engine-serve", daemon=True)
+    server.start()
+    while server.is_alive() and not host.dying.is_set():
+        server.join(0.5)
+    if host.dying.is_set():
+        host.wait_idle(DYING_GRACE_SECONDS)
+    else:
+        spark_session.stop()
+    sock.close()
+    # Daemon threads and a JVM gateway: a plain exit could wait on them.
+    os._exit(0)
