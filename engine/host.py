@@ -31,8 +31,7 @@ from typing import Any
 from django.db import close_old_connections
 
 from engine import run, spark_session
-from jobs import engines, notify
-from jobs import worker as jobs_worker
+from jobs import engines, notify, running
 from jobs.errors import JobError
 from jobs.identity import set_identity
 from jobs.models import Job
@@ -137,7 +136,7 @@ def main(fd: int, engine_id: str, identity: str) -> None:
     sock = socket.socket(fileno=fd)
     host = Host(sock, engine_id)
     set_identity(identity)  # jobs here are the worker's claims (``Job.worker``)
-    jobs_worker.report_running_to(host.report_running)
+    running.report_running_to(host.report_running)
     spark_session.on_lost(host.jvm_lost)
     run.lost_with_engine = host.lose_job
     try:

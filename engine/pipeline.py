@@ -39,7 +39,7 @@ from jobs import lifecycle, notify
 from jobs.errors import CANCELED, JobError
 from jobs.identity import current_identity
 from jobs.models import Job
-from jobs.worker import running_here
+from jobs.running import running_here
 from sessions import statements
 
 log = logging.getLogger(__name__)

@@ -43,8 +43,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from core import jobstate
-from jobs import engines, lifecycle
-from jobs import worker as jobs_worker
+from jobs import engines, lifecycle, running
 from jobs.errors import JobError
 from jobs.models import Job
 
@@ -238,14 +237,14 @@ class Pool:
                     "waited_ms": round((time.monotonic() - began) * 1000),
                 },
             )
-            jobs_worker.mark_running(job_id, True)
+            running.mark_running(job_id, True)
             if not host.send({"op": "run", "job": job_id}):
                 with self._lock:
                     host.waiting.pop(job_id, None)
-                jobs_worker.mark_running(job_id, False)
+                running.mark_running(job_id, False)
                 continue
             slot[0].wait()
-            jobs_worker.mark_running(job_id, False)
+            running.mark_running(job_id, False)
             status: str | None = slot[1]
             return status
         error = JobError(engines.ENGINE_LOST, "No engine could take the job; run it again.")
@@ -282,7 +281,7 @@ class Pool:
         elif op == "failed_start":
             host.start_error = str(message.get("message") or "Spark did not start")
         elif op == "running":
-            jobs_worker.mark_running(message.get("job"), bool(message.get("on")))
+            running.mark_running(message.get("job"), bool(message.get("on")))
         elif op == "done":
             with self._lock:
                 slot = host.waiting.pop(str(message.get("job")), None)

@@ -55,7 +55,7 @@ from jobs import lifecycle, notify, scheduling
 from jobs.errors import INTERNAL_ERROR, JobError
 from jobs.identity import current_identity
 from jobs.models import Job
-from jobs.worker import running_here
+from jobs.running import running_here
 from results.store import delete_result, write_result
 from sessions.commands import run_command
 from sessions.planning import session_properties

@@ -29,8 +29,7 @@ import logging
 import os
 import secrets
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -40,15 +39,12 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from jobs import engines, maintenance, notify
+from jobs import engines, maintenance, notify, running
 from jobs.identity import current_identity, set_identity
 from jobs.models import Worker
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
-# The jobs this process's threads run now (``running_here``), for ``fail_orphaned_jobs``.
-_running: set[str] = set()
-_running_lock = threading.Lock()
 # This process's Celery concurrency (slots), once ``worker_ready`` has told it.
 _concurrency: int | None = None
 
@@ -208,51 +204,10 @@ def forget_old_workers() -> int:
     return deleted
 
 
-# An engine process (``engine.host``) tells its worker which jobs run in it: set there.
-_report_running: Callable[[str, bool], None] | None = None
-
-
-def mark_running(job_id: Any, running: bool) -> None:
-    """Count ``job_id`` as run (or no longer run) by a thread of this process: the worker
-    does for the jobs its engine processes report (``engine.pool``)."""
-    key = str(job_id)
-    with _running_lock:
-        if running:
-            _running.add(key)
-        else:
-            _running.discard(key)
-
-
-def report_running_to(report: Callable[[str, bool], None] | None) -> None:
-    """In an engine process: ``running_here`` also tells the worker (``report``)."""
-    global _report_running
-    _report_running = report
-
-
-@contextmanager
-def running_here(job_id: Any) -> Iterator[None]:
-    """Around a job's thread, from before its claim to after its end: while it is inside,
-    the job is not an orphan of this process (``maintenance.fail_orphaned_jobs``), nor of
-    the worker whose engine process runs it."""
-    key = str(job_id)
-    report = _report_running
-    mark_running(key, True)
-    if report is not None:
-        report(key, True)
-    try:
-        yield
-    finally:
-        mark_running(key, False)
-        if report is not None:
-            report(key, False)
-
-
 def _fail_orphans(identity: str | None) -> list[str]:
     if not identity:
         return []
-    with _running_lock:
-        running = set(_running)
-    return maintenance.fail_orphaned_jobs(identity, running)
+    return maintenance.fail_orphaned_jobs(identity, running.running_now())
 
 
 # --- the heartbeat loop -------------------------------------------------------------------

@@ -56,7 +56,7 @@ SPARK_PACKAGES = frozenset({"pyspark", "py4j"})
 SPARK_MODULES = (ENGINE,)
 # Who may import the engine: the Celery tasks and the worker's process hooks (both inside
 # functions, so that the web process, which imports them too, never loads pyspark).
-EXECUTOR_USERS = (ENGINE, "jobs.tasks", "jobs.worker")
+EXECUTOR_USERS = (ENGINE, "jobs.tasks", "jobs.worker", "jobs.management.commands.engine_host")
 # What webapp (settings, urls, health) may import of a room: its routes and views, and the
 # one function of jobs it asks about workers.
 APP_PUBLIC_MODULES = frozenset(
