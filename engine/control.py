@@ -1,9 +1,10 @@
 """Per-job control of Spark work: FAIR pool, job group and tag, cancel and progress.
 
 Classic Spark (``SPARK_MASTER``): in the thread that runs the job we set the FAIR pool
-(``spark.scheduler.pool`` = the user), a job group and a job tag, all thread-local
-properties of the SparkContext. Any thread can then cancel with ``cancelJobsWithTag`` and
-``cancelJobGroup`` (0.2 s measured), and read progress from ``statusTracker()`` by group.
+(``spark.scheduler.pool`` = the user's session, ``pool_of``), a job group and a job tag,
+all thread-local properties of the SparkContext. Any thread can then cancel with
+``cancelJobsWithTag`` and ``cancelJobGroup`` (0.2 s measured), and read progress from
+``statusTracker()`` by group.
 Celery's pool threads are reused, so ``leave()`` clears all of it.
 
 Spark Connect (the ``connect`` runtime, ``engine.runtimes``): no SparkContext on the
@@ -62,6 +63,13 @@ class _Lane:
             thread = self._thread
         thread.join(timeout)
         return not thread.is_alive()
+
+
+def pool_of(job: Any) -> str:
+    """The job's FAIR pool: its user's session. Spark shares an engine's cores fairly between
+    pools and runs one pool's jobs in order, so one session's long query does not starve the
+    short one the same user runs in another tab or client."""
+    return f"{job.user.get_username()}/{job.session_id or 'none'}"
 
 
 class SparkJobControl:

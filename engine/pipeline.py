@@ -33,7 +33,7 @@ from core.errors import CoreError, NotFound
 from core.planner import Action, Plan
 from core.planner.pipelines import ForbiddenPipeline, check_entry_point
 from engine import dataframes, errors, registration, spark_session
-from engine.control import SparkJobControl
+from engine.control import SparkJobControl, pool_of
 from engine.monitor import CANCEL_WAIT_SECONDS, JobMonitor, job_properties, timeout_seconds
 from jobs import lifecycle, notify
 from jobs.errors import CANCELED, JobError
@@ -252,7 +252,7 @@ def run_pipeline(job: Job, plan: Plan, watch: notify.Watch, run_child: RunChild)
     properties = job_properties(job)
     packages = tuple(settings.TESSERA_PIPELINE_PACKAGES)
     spark = spark_session.new_job_session()
-    control = SparkJobControl(spark, str(job.id), job.user.get_username())
+    control = SparkJobControl(spark, str(job.id), pool_of(job))
     monitor = PipelineMonitor(job.id, control, timeout_seconds(job, properties), watch)
     failure: BaseException | None = None
     control.enter()

@@ -48,7 +48,7 @@ from engine import (
     streaming,
     write_runner,
 )
-from engine.control import SparkJobControl
+from engine.control import SparkJobControl, pool_of
 from engine.monitor import JobMonitor, job_properties, timeout_seconds
 from engine.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
 from jobs import lifecycle, notify, scheduling
@@ -245,7 +245,7 @@ def _staging_of(job_id: Any) -> dict[str, Any]:
 def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> str:
     properties = job_properties(job)
     spark = spark or spark_session.new_job_session()
-    control = SparkJobControl(spark, str(job.id), job.user.get_username())
+    control = SparkJobControl(spark, str(job.id), pool_of(job))
     monitor = JobMonitor(job.id, control, timeout_seconds(job, properties), watch)
     failure: BaseException | None = None
     result: dict[str, Any] | None = None
@@ -310,7 +310,7 @@ def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> 
     steps are listed in ``jobs.steps``)."""
     properties = job_properties(job)
     spark = spark or spark_session.new_job_session()
-    control = SparkJobControl(spark, str(job.id), job.user.get_username())
+    control = SparkJobControl(spark, str(job.id), pool_of(job))
     monitor = JobMonitor(job.id, control, timeout_seconds(job, properties), watch)
     failure: BaseException | None = None
     prepared: list[write_runner.PreparedWrite] = []
