@@ -6,11 +6,12 @@ process shares) and sends its id here over a socket pair; a thread here runs it 
 the worker would in its own Spark (``engine.run``) and answers with the status it ended in.
 Messages are JSON lines:
 
-- worker → engine: ``{"op": "run", "job": id}``, ``{"op": "stop"}``;
+- worker → engine: ``{"op": "run", "job": id}``, ``{"op": "check", "id": id}`` (a schema
+  check, ``engine.schema_check``), ``{"op": "stop"}``;
 - engine → worker: ``ready`` (``pid``: the JVM's), ``failed_start`` (``message``),
   ``running`` (``job``, ``on``: a job thread starts or ends, pipeline statements too, so
-  that the worker never takes them for orphans), ``done`` (``job``, ``status``), ``dying``
-  (the JVM died: no more jobs here).
+  that the worker never takes them for orphans), ``done`` (``job``, ``status``; a check's
+  ``job`` is ``check:<id>``), ``dying`` (the JVM died: no more jobs here).
 
 When its JVM dies (out of memory: ``-XX:+ExitOnOutOfMemoryError``; killed) the engine does
 not start another: its running jobs end (``jobs.engines.lose_with_engine``: a read that
@@ -30,7 +31,7 @@ from typing import Any
 
 from django.db import close_old_connections
 
-from engine import run, spark_session
+from engine import run, schema_check, spark_session
 from jobs import engines, notify, running
 from jobs.errors import JobError
 from jobs.identity import set_identity
@@ -105,6 +106,18 @@ class Host:
             close_old_connections()
             self.send({"op": "done", "job": job_id, "status": status})
 
+    def check(self, check_id: str) -> None:
+        """A schema check (Spark's analyzer only) asked of this engine by its worker."""
+        answered = False
+        try:
+            close_old_connections()
+            answered = schema_check.answer_check(check_id)
+        except Exception:
+            log.exception("engine %s: schema check %s failed", self.engine_id, check_id)
+        finally:
+            close_old_connections()
+            self.send({"op": "done", "job": f"check:{check_id}", "status": answered})
+
     def wait_idle(self, seconds: float) -> None:
         with self._lock:
             self._idle.wait_for(lambda: not self._running, timeout=seconds)
@@ -125,6 +138,8 @@ class Host:
                     name=f"tessera-engine-job-{message['job']}",
                     daemon=True,
                 ).start()
+            elif op == "check":
+                threading.Thread(target=self.check, args=(str(message["id"]),), daemon=True).start()
             elif op == "stop":
                 return
         log.warning("engine %s: the worker closed its socket; the engine ends", self.engine_id)

@@ -251,6 +251,39 @@ class Pool:
         lifecycle.try_transition(job.pk, jobstate.RUNNING, jobstate.FAILED, error=error)
         return jobstate.FAILED
 
+    # --- schema checks --------------------------------------------------------------------------
+
+    def _any_ready(self) -> Host | None:
+        ready = [h for h in self.hosts.values() if h.state == "ready"]
+        return min(ready, key=lambda h: len(h.waiting)) if ready else None
+
+    def check(self, check_id: Any, timeout: float) -> bool:
+        """Answer a schema check (``engine.schema_check``: Spark's analyzer only, nothing
+        runs) on any ready engine, a spare included; one is started when there is none.
+        False when no engine answered within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        key = f"check:{check_id}"
+        slot: list[Any] = [threading.Event(), None]
+        with self._lock:
+            host = self._any_ready()
+            while host is None:
+                if not any(h.usable for h in self.hosts.values()):
+                    self._start_host("")  # nobody to ask (no spares configured)
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(min(left, HOUSEKEEPING_SECONDS))
+                host = self._any_ready()
+            host.waiting[key] = slot
+        if not host.send({"op": "check", "id": str(check_id)}):
+            with self._lock:
+                host.waiting.pop(key, None)
+            return False
+        slot[0].wait(max(deadline - time.monotonic(), 0))
+        with self._lock:
+            host.waiting.pop(key, None)
+        return slot[1] is True
+
     # --- messages from an engine -------------------------------------------------------------
 
     def _read(self, host: Host) -> None:
@@ -316,8 +349,9 @@ class Pool:
             host.start_error = host.start_error or message
             host.ready.set()
         engines.record_stopped(host.engine_id, reason, message if reason != "idle" else "")
-        if orphaned:
-            log.warning("engine %s ended with %d job(s) on it", host.engine_id, len(orphaned))
+        jobs = [key for key in orphaned if not key.startswith("check:")]
+        if jobs:
+            log.warning("engine %s ended with %d job(s) on it", host.engine_id, len(jobs))
         error = JobError(
             engines.ENGINE_LOST,
             f"The job's engine ended while the job was running ({message}).",
@@ -325,11 +359,14 @@ class Pool:
             retryable=True,
         )
         for job_id, slot in orphaned.items():
+            if job_id.startswith("check:"):
+                slot[0].set()  # unanswered: the web's wait ends UNAVAILABLE
+                continue
             try:
                 slot[1] = engines.lose_with_engine(
                     job_id,
                     engine_id=host.engine_id,
-                    shared=len(orphaned),
+                    shared=len(jobs),
                     error=error,
                     stopped_by=host.stopped_by,
                 )

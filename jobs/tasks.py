@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import close_old_connections
 
 from jobs.worker import default_hostname
@@ -38,7 +39,11 @@ def run_job(self: Any, job_id: str) -> str | None:
 def check_schema(check_id: str) -> bool:
     """Spark's analyzer answers a catalog write that waits (``sessions.analysis``): a table's
     expressions typed or a view's schema derived (see engine.schema_check)."""
+    from engine import pool
     from engine.schema_check import answer_check
 
     close_old_connections()
+    engines = pool.current()
+    if engines is not None:  # share level user/team: asked of an engine, not this process
+        return engines.check(check_id, settings.TESSERA_SCHEMA_CHECK_SECONDS)
     return answer_check(check_id)
