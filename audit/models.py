@@ -20,6 +20,8 @@ MEMBER_ADD = "member_add"
 MEMBER_REMOVE = "member_remove"
 TOKEN_CREATE = "token_create"
 TOKEN_REVOKE = "token_revoke"
+ENGINE_RESTART = "engine_restart"
+ENGINE_STOP = "engine_stop"
 READ = "read"
 WRITE = "write"
 DENIED = "denied"
@@ -34,6 +36,8 @@ ACTIONS = (
     MEMBER_REMOVE,
     TOKEN_CREATE,
     TOKEN_REVOKE,
+    ENGINE_RESTART,
+    ENGINE_STOP,
     READ,
     WRITE,
     DENIED,

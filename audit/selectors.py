@@ -25,7 +25,17 @@ from core.errors import CoreError, IdentifierError
 from core.identifiers import parse_path
 from core.instants import parse_instant
 
-OBJECT_KINDS = ("catalog", "database", "table", "view", "function", "storage", "team", "token")
+OBJECT_KINDS = (
+    "catalog",
+    "database",
+    "table",
+    "view",
+    "function",
+    "storage",
+    "team",
+    "token",
+    "engine",
+)
 PRINCIPAL_TYPES = ("user", "team")
 MAX_FILTER_LENGTH = 2000  # no stored path, name or list is longer
 

@@ -23,7 +23,8 @@ class AuditEventOut(serializers.Serializer[AuditEvent]):
     )
     action = serializers.ChoiceField(choices=ACTIONS)
     object_kind = serializers.CharField(
-        help_text="catalog, database, table, view, function, storage, team or token; '' for none."
+        help_text="catalog, database, table, view, function, storage, team, token or engine; "
+        "'' for none."
     )
     object = serializers.ListField(
         child=serializers.CharField(), help_text="The object's path as it was named then."

@@ -19,9 +19,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.utils import timezone
 
+from accounts.teams import is_admin
 from core import jobstate
 from core.planner import QUERY_ACTIONS
 from jobs import dispatch, lifecycle
@@ -221,14 +222,27 @@ def running_jobs() -> Count:
 
 
 def visible_engines(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Engine]:
-    """Admins: every engine; others: the engines of their own share key (the key their
-    jobs get now, and their own user key under any level)."""
+    """Admins (``accounts.teams.is_admin``, as everywhere else): every engine; others: the
+    engines of their own share key (the key their jobs get now, and their own user key
+    under any level)."""
     rows = Engine.objects.annotate(running_jobs=running_jobs())
-    if getattr(user, "is_superuser", False):
+    if is_admin(user):
         return rows
+    if user.pk is None:
+        return rows.none()
     keys = {share_key(user), f"user:{user.pk}"}
     return rows.filter(share_key__in=keys)
 
 
+def live_rank() -> Case:
+    """0 for an engine whose process may still run jobs (``LIVE_STATES``), 1 for the others."""
+    return Case(
+        When(state__in=LIVE_STATES, then=Value(0)), default=Value(1), output_field=IntegerField()
+    )
+
+
 def live_first(rows: QuerySet[Engine]) -> QuerySet[Engine]:
-    return rows.order_by("stopped_at", "-started_at")
+    """Live engines first, then the stopped ones; newest first within each (annotates
+    ``live_rank``, the first part of the lists' page key). Not ``order_by("stopped_at")``:
+    PostgreSQL sorts NULLs last in ascending order, which put the live engines last."""
+    return rows.annotate(live_rank=live_rank()).order_by("live_rank", "-started_at", "-id")

@@ -74,3 +74,9 @@ class ResultNotReady(CoreError):
     """Asking for the rows of a job that has not finished yet."""
 
     code = "RESULT_NOT_READY"
+
+
+class EngineStopped(CoreError):
+    """Asking to restart or stop an engine that has stopped already (409)."""
+
+    code = "ENGINE_STOPPED"

@@ -18,15 +18,17 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.teams import shown
 from core import jobstate
 from core.errors import CoreError, NotFound
 from core.instants import parse_instant
-from jobs import maintenance, notify
-from jobs.models import Job, JobEvent, Session
+from jobs import engines, maintenance, notify
+from jobs.models import Engine, Job, JobEvent, Session
 
 User = AbstractBaseUser | AnonymousUser
 T = TypeVar("T")
@@ -233,8 +235,8 @@ def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
 
 def job_version(job: Job) -> str:
     """A tag that changes whenever what ``GET /jobs/{id}`` shows of the job changes (its
-    ``ETag``): status, progress, cancel, error, result, times, and the kind and target a
-    script's statement gets when its turn comes."""
+    ``ETag``): status, progress, cancel, error, result, times, the engine it runs on, and
+    the kind and target a script's statement gets when its turn comes."""
     state = [
         job.status,
         job.kind,
@@ -245,6 +247,7 @@ def job_version(job: Job) -> str:
         job.result,
         job.started_at.isoformat() if job.started_at else None,
         job.finished_at.isoformat() if job.finished_at else None,
+        str(job.engine_id) if job.engine_id else None,
     ]
     text = json.dumps(state, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
@@ -267,3 +270,108 @@ def job_wait_change(*, user: User, job_id: Any, known: str | None, seconds: floa
         kinds=(notify.STATUS, notify.PROGRESS, notify.CANCEL),
         seconds=seconds,
     )
+
+
+# --- engines (docs/api.md "Engines") -----------------------------------------------------------
+
+# ``GET /engines?state=``: ``live`` (the states whose process may still run jobs) or states.
+LIVE = "live"
+ENGINE_STATES = tuple(state for state, _ in Engine.STATE_CHOICES)
+
+
+def engine_get(*, user: User, engine_id: Any) -> Engine:
+    """One engine the caller may see (``jobs.engines.visible_engines``: admins every one,
+    others their own share key's), with ``running_jobs``. Another's engine, a malformed id
+    and an id that does not exist are the same NOT_FOUND."""
+    key = parse_uuid(engine_id)
+    found = engines.visible_engines(user).filter(pk=key).first() if key is not None else None
+    if found is None:
+        raise NotFound(f"There is no engine {shown(str(engine_id))}.")
+    return found
+
+
+def _engine_states(value: str | None) -> list[str] | None:
+    if value is None or value.strip() == "":
+        return None
+    states: list[str] = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        if item.lower() == LIVE:
+            states.extend(engines.LIVE_STATES)
+        elif item.upper() in ENGINE_STATES:
+            states.append(item.upper())
+        else:
+            choices = ", ".join([LIVE, *ENGINE_STATES])
+            raise CoreError(
+                f"Unknown state '{shown(item)}'. Choose from {choices}.",
+                details={"field": "state"},
+            )
+    return states
+
+
+def engine_page_key(row: Engine) -> list[Any]:
+    """The page-token key of an engine in ``engine_list``'s order (``live_first``)."""
+    return [int(getattr(row, "live_rank", 0)), row.started_at.isoformat(), str(row.pk)]
+
+
+def _engine_keyset(after: Any) -> tuple[int, datetime, uuid.UUID]:
+    if isinstance(after, list) and len(after) == 3 and type(after[0]) is int:
+        rank, started, last_id = after
+        if rank in (0, 1) and isinstance(started, str) and isinstance(last_id, str):
+            try:
+                when = datetime.fromisoformat(started)
+                pk = uuid.UUID(last_id)
+            except ValueError:
+                pass
+            else:
+                if when.tzinfo is not None:
+                    return rank, when, pk
+    raise CoreError(
+        "The page_token is not one this server issued; start again without it.",
+        details={"field": "page_token"},
+    )
+
+
+def engine_list(*, user: User, state: str | None = None, after: Any, limit: int) -> list[Engine]:
+    """The engines the caller may see, live ones first, then newest first; ``state`` keeps
+    ``live`` ones (STARTING, READY, STOPPING) or the states of a comma list."""
+    rows = engines.live_first(engines.visible_engines(user))
+    states = _engine_states(state)
+    if states is not None:
+        rows = rows.filter(state__in=states)
+    if after is not None:
+        rank, started, last_id = _engine_keyset(after)
+        rows = rows.filter(
+            Q(live_rank__gt=rank)
+            | Q(live_rank=rank, started_at__lt=started)
+            | Q(live_rank=rank, started_at=started, id__lt=last_id)
+        )
+    return list(rows[:limit])
+
+
+def engine_owners(rows: Sequence[Engine]) -> dict[str, str | None]:
+    """A human label for each share key of ``rows`` (one query for the users): the username
+    for ``user:<id>``, the group for ``team:<group>``, ``everyone`` for ``server``, None for
+    a spare; the key itself for a user who is gone."""
+    keys = {row.share_key for row in rows}
+    ids = {key[5:] for key in keys if key.startswith("user:") and key[5:].isdigit()}
+    names = {
+        str(pk): name
+        for pk, name in get_user_model()
+        .objects.filter(pk__in=[int(pk) for pk in ids])
+        .values_list("pk", "username")
+    }
+    owners: dict[str, str | None] = {}
+    for key in keys:
+        if key == "":
+            owners[key] = None
+        elif key == engines.SERVER:
+            owners[key] = "everyone"
+        elif key.startswith("user:"):
+            owners[key] = names.get(key[5:], key)
+        elif key.startswith("team:"):
+            owners[key] = key[5:]
+        else:
+            owners[key] = key
+    return owners

@@ -1,14 +1,17 @@
-"""Response shapes of jobs: the job, its progress and its events."""
+"""Response shapes of jobs: the job, its progress and its events; the engines that run them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.planner import parameters as query_parameters
-from jobs.models import Job, JobEvent
+from jobs.models import Engine, Job, JobEvent
 
 PROGRESS_DEFAULT: dict[str, Any] = {
     "stages_total": 0,
@@ -101,6 +104,12 @@ class JobOut(serializers.Serializer[Job]):
         allow_null=True,
         help_text="The pipeline job that ran this statement (null for any other job).",
     )
+    engine = serializers.UUIDField(
+        source="engine_id",
+        allow_null=True,
+        help_text="The engine (GET /engines/{id}) it ran on; null until a worker runs it, for "
+        "statements that need no Spark, and under the share level server.",
+    )
     user = serializers.SerializerMethodField()
     sql = serializers.CharField()
     kind = serializers.CharField()
@@ -169,3 +178,58 @@ def job_out(job: Job) -> dict[str, Any]:
 
 def event_out(event: JobEvent) -> dict[str, Any]:
     return dict(EventOut(event).data)
+
+
+class EngineOut(serializers.Serializer[Engine]):
+    """An engine (docs/api.md §6, "Engines"): one Spark application for one share key."""
+
+    id = serializers.UUIDField()
+    share_level = serializers.CharField(help_text="user, team or server")
+    share_key = serializers.CharField(
+        help_text="user:<id>, team:<group>, server; '' for a spare not assigned yet"
+    )
+    owner = serializers.SerializerMethodField(
+        help_text="Whose it is: the username (user:<id>), the group (team:<group>), "
+        "'everyone' (server); null for a spare."
+    )
+    runtime = serializers.CharField()
+    state = serializers.ChoiceField(choices=Engine.STATE_CHOICES)
+    pid = serializers.IntegerField(allow_null=True)
+    driver_memory = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    ready_at = serializers.DateTimeField(allow_null=True)
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    stopped_at = serializers.DateTimeField(allow_null=True)
+    stop_reason = serializers.CharField(
+        help_text="Why it stopped: idle, evicted, restart, stop, lost, shutdown, failed_start; "
+        "'' while it runs."
+    )
+    stop_message = serializers.CharField()
+    running_jobs = serializers.IntegerField(help_text="Its jobs that are RUNNING now.")
+    uptime_seconds = serializers.SerializerMethodField(
+        help_text="Seconds since it became ready (until it stopped); null if it never was."
+    )
+    stop_requested = serializers.CharField(
+        help_text="'restart' or 'stop' once asked (its worker acts on it), else ''."
+    )
+    stop_requested_by = serializers.CharField(help_text="Who asked it to stop ('' for none).")
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_owner(self, obj: Engine) -> str | None:
+        owners: Mapping[str, str | None] = self.context.get("owners", {})
+        return owners.get(obj.share_key, obj.share_key or None)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_uptime_seconds(self, obj: Engine) -> int | None:
+        if obj.ready_at is None:
+            return None
+        now: datetime = self.context.get("now") or timezone.now()
+        end = obj.stopped_at or now
+        return max(0, int((end - obj.ready_at).total_seconds()))
+
+
+def engines_out(rows: Sequence[Engine], owners: Mapping[str, str | None]) -> list[Any]:
+    """Engines in the REST shape (``owners``: ``selectors.engine_owners`` of the rows)."""
+    many: type[serializers.Serializer[Any]] = EngineOut  # one serializer for the page
+    context = {"owners": owners, "now": timezone.now()}
+    return list(many(rows, many=True, context=context).data)

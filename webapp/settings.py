@@ -254,6 +254,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PrincipalTypeEnum": ("user", "team"),
         "TypeEnum": ("bar", "line", "area", "scatter", "pie"),
+        "EngineStateEnum": "jobs.models.Engine.STATE_CHOICES",
     },
 }
 

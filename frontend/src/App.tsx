@@ -13,6 +13,7 @@ import { AuditPage } from "./pages/admin/AuditPage";
 import { TeamPage } from "./pages/admin/TeamPage";
 import { TeamsPage } from "./pages/admin/TeamsPage";
 import { TokensPage } from "./pages/account/TokensPage";
+import { EnginesPage } from "./pages/engines/EnginesPage";
 import { ShortcutHelp } from "./pages/editor/ShortcutHelp";
 
 /** Typing into a field: single-key shortcuts stay out of the way. */
@@ -23,12 +24,12 @@ function typing(target: EventTarget | null): boolean {
 
 const SECTION_KEYS: Record<string, string> = { KeyE: "/editor", KeyC: "/catalog", KeyJ: "/jobs", KeyS: "/saved" };
 
-type Section = "editor" | "catalog" | "jobs" | "saved" | "teams" | "audit" | "tokens" | "missing";
+type Section = "editor" | "catalog" | "jobs" | "engines" | "saved" | "teams" | "audit" | "tokens" | "missing";
 
 function sectionOf(pathname: string): Section {
   const first = pathname.split("/").filter(Boolean)[0] ?? "editor";
   if (first === "editor" || first === "login") return "editor";
-  if (["catalog", "jobs", "saved", "teams", "audit", "tokens"].includes(first)) return first as Section;
+  if (["catalog", "jobs", "engines", "saved", "teams", "audit", "tokens"].includes(first)) return first as Section;
   return "missing";
 }
 
@@ -103,6 +104,9 @@ export function App() {
           <Link to="/jobs" aria-current={section === "jobs" ? "page" : undefined}>
             Jobs
           </Link>
+          <Link to="/engines" aria-current={section === "engines" ? "page" : undefined}>
+            Engines
+          </Link>
           <Link to="/saved" aria-current={section === "saved" ? "page" : undefined}>
             Saved queries
           </Link>
@@ -136,6 +140,7 @@ export function App() {
         </div>
         {section === "catalog" && <CatalogPage />}
         {section === "jobs" && (pathname.split("/").filter(Boolean).length > 1 ? <JobPage /> : <JobsPage />)}
+        {section === "engines" && <EnginesPage user={user} />}
         {section === "saved" && <SavedQueriesPage user={user} />}
         {section === "teams" &&
           (segments.length > 1 ? <TeamPage key={segments[1]} name={segments[1]} user={user} /> : <TeamsPage user={user} />)}

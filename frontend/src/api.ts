@@ -356,6 +356,12 @@ export type AuditEvent = Omit<Schemas["AuditEventOut"], "action"> & {
   action: AuditAction | (string & {});
 };
 
+// --- Engines (docs/api.md §6, "Engines") --------------------------------------------------------
+
+/** One Spark application for one share key (GET /engines). */
+export type Engine = Schemas["EngineOut"];
+export type EngineState = Schemas["EngineStateEnum"];
+
 /** GET …/tables/{t}/statistics, and the column statistics ANALYZE stored. */
 export type TableStatistics = Schemas["TableStatisticsOut"];
 export type ColumnStatistics = Schemas["ColumnStatisticsOut"];

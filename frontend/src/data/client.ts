@@ -9,6 +9,8 @@ export const JOB_POLL_MS = 500;
 /** How often a list is fetched again while something in it is still changing (running jobs,
  * staged tables). */
 export const LIST_POLL_MS = 2000;
+/** How often the engines page asks again: engines start, stop and take jobs on their own. */
+export const ENGINE_POLL_MS = 5000;
 /** After a network error or a 5xx, polling goes on this much slower. */
 export const ERROR_BACKOFF = 4;
 

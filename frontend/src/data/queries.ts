@@ -16,6 +16,7 @@ import {
   qs,
   type ApiToken,
   type AuditEvent,
+  type Engine,
   type Me,
   type Page,
   type PermissionChange,
@@ -24,7 +25,7 @@ import {
   type PrincipalType,
   type Team,
 } from "../api";
-import { LIST_POLL_MS } from "./client";
+import { ENGINE_POLL_MS, LIST_POLL_MS } from "./client";
 
 export type Collection =
   | "catalogs"
@@ -36,7 +37,8 @@ export type Collection =
   | "teams"
   | "principals"
   | "users"
-  | "audit";
+  | "audit"
+  | "engines";
 
 /** The collection a path belongs to: its first segment ("/catalogs/demo" → "catalogs"). */
 export function collectionOf(path: string): string {
@@ -89,10 +91,16 @@ export function useWrite<TArgs, TResult>(
 }
 
 /** A paged list (docs/api.md: `items` + `next_page_token`), loaded while `enabled`, one page at a
- * time ("Load more"), polled while `poll(items)` says something in it is still changing. */
+ * time ("Load more"), polled (every `pollMs`, default `LIST_POLL_MS`) while `poll(items)` says
+ * something in it is still changing. */
 export function usePagedQuery<T>(
   path: string,
-  { enabled = true, pageSize, poll }: { enabled?: boolean; pageSize: number; poll?: (items: T[]) => boolean },
+  {
+    enabled = true,
+    pageSize,
+    poll,
+    pollMs = LIST_POLL_MS,
+  }: { enabled?: boolean; pageSize: number; poll?: (items: T[]) => boolean; pollMs?: number },
 ) {
   const query = useInfiniteQuery({
     queryKey: [...keyOf(path), "paged", pageSize],
@@ -104,7 +112,7 @@ export function usePagedQuery<T>(
     getNextPageParam: (last) => last.next_page_token,
     enabled,
     refetchInterval: (q) =>
-      poll && q.state.data && poll(q.state.data.pages.flatMap((page) => page.items)) ? LIST_POLL_MS : false,
+      poll && q.state.data && poll(q.state.data.pages.flatMap((page) => page.items)) ? pollMs : false,
   });
   const items = useMemo(() => query.data?.pages.flatMap((page) => page.items) ?? [], [query.data]);
   const { fetchNextPage } = query;
@@ -186,5 +194,17 @@ export function usePrincipals(q: string, kind: PrincipalType | undefined, enable
     ...apiQuery<Page<PrincipalRef>>(`/principals${qs({ q, kind })}`),
     enabled,
     staleTime: 10_000,
+  });
+}
+
+// --- engines (docs/api.md "Engines") -----------------------------------------------------------
+
+/** The engines the user may see (admins: all), live first; `live` keeps STARTING, READY and
+ * STOPPING ones. Asked again every `ENGINE_POLL_MS`: they change without the page doing anything. */
+export function useEngines(live: boolean) {
+  return usePagedQuery<Engine>(`/engines${qs({ state: live ? "live" : undefined })}`, {
+    pageSize: 100,
+    poll: () => true,
+    pollMs: ENGINE_POLL_MS,
   });
 }

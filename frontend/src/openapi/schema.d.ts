@@ -534,6 +534,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/engines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Admins: every engine; others: their own share key's. Live engines first, then newest first. */
+        get: operations["engines_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engines/{engine}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One engine you may see; 404 NOT_FOUND for another's, as for none. */
+        get: operations["engines_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engines/{engine}/restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Ask for a fresh engine: its worker stops this one and the next statement of its share key starts another. Your own engine (admins: any; another's is 404). 202 with the engine once recorded; 409 ENGINE_STOPPED when it has stopped. */
+        post: operations["engines_restart_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/engines/{engine}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stop an engine (admins only: 403 PERMISSION_DENIED for others). 202 with the engine once recorded; 409 ENGINE_STOPPED when it has stopped. */
+        post: operations["engines_stop_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -1048,12 +1116,14 @@ export interface components {
          *     * `member_remove` - member_remove
          *     * `token_create` - token_create
          *     * `token_revoke` - token_revoke
+         *     * `engine_restart` - engine_restart
+         *     * `engine_stop` - engine_stop
          *     * `read` - read
          *     * `write` - write
          *     * `denied` - denied
          * @enum {string}
          */
-        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "token_create" | "token_revoke" | "read" | "write" | "denied";
+        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "token_create" | "token_revoke" | "engine_restart" | "engine_stop" | "read" | "write" | "denied";
         /**
          * @description * `none` - none
          *     * `sum` - sum
@@ -1071,7 +1141,7 @@ export interface components {
             /** @description The username of who acted, as it was then; null: the system. */
             readonly actor: string | null;
             action: components["schemas"]["ActionEnum"];
-            /** @description catalog, database, table, view, function, storage, team or token; '' for none. */
+            /** @description catalog, database, table, view, function, storage, team, token or engine; '' for none. */
             object_kind: string;
             /** @description The object's path as it was named then. */
             object: string[];
@@ -1266,6 +1336,53 @@ export interface components {
             items: components["schemas"]["DatabaseOut"][];
             next_page_token: string | null;
         };
+        /** @description An engine (docs/api.md §6, "Engines"): one Spark application for one share key. */
+        EngineOut: {
+            /** Format: uuid */
+            id: string;
+            /** @description user, team or server */
+            share_level: string;
+            /** @description user:<id>, team:<group>, server; '' for a spare not assigned yet */
+            share_key: string;
+            /** @description Whose it is: the username (user:<id>), the group (team:<group>), 'everyone' (server); null for a spare. */
+            readonly owner: string | null;
+            runtime: string;
+            state: components["schemas"]["EngineStateEnum"];
+            pid: number | null;
+            driver_memory: string;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            ready_at: string | null;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: date-time */
+            stopped_at: string | null;
+            /** @description Why it stopped: idle, evicted, restart, stop, lost, shutdown, failed_start; '' while it runs. */
+            stop_reason: string;
+            stop_message: string;
+            /** @description Its jobs that are RUNNING now. */
+            running_jobs: number;
+            /** @description Seconds since it became ready (until it stopped); null if it never was. */
+            readonly uptime_seconds: number | null;
+            /** @description 'restart' or 'stop' once asked (its worker acts on it), else ''. */
+            stop_requested: string;
+            /** @description Who asked it to stop ('' for none). */
+            stop_requested_by: string;
+        };
+        EnginePage: {
+            items: components["schemas"]["EngineOut"][];
+            next_page_token: string | null;
+        };
+        /**
+         * @description * `STARTING` - STARTING
+         *     * `READY` - READY
+         *     * `STOPPING` - STOPPING
+         *     * `STOPPED` - STOPPED
+         *     * `LOST` - LOST
+         * @enum {string}
+         */
+        EngineStateEnum: "STARTING" | "READY" | "STOPPING" | "STOPPED" | "LOST";
         EventOut: {
             /** Format: date-time */
             at: string;
@@ -1342,6 +1459,11 @@ export interface components {
              * @description The pipeline job that ran this statement (null for any other job).
              */
             parent: string | null;
+            /**
+             * Format: uuid
+             * @description The engine (GET /engines/{id}) it ran on; null until a worker runs it, for statements that need no Spark, and under the share level server.
+             */
+            engine: string | null;
             readonly user: string;
             sql: string;
             kind: string;
@@ -2089,7 +2211,7 @@ export interface operations {
     audit_list: {
         parameters: {
             query?: {
-                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, token_create, token_revoke, read, write, denied */
+                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, token_create, token_revoke, engine_restart, engine_stop, read, write, denied */
                 action?: string;
                 /** @description the username of who acted */
                 actor?: string;
@@ -2097,7 +2219,7 @@ export interface operations {
                 job?: string;
                 /** @description a SQL path of 1 to 3 parts: it and what is below it */
                 object?: string;
-                /** @description comma list of catalog, database, table, view, function, storage, team, token */
+                /** @description comma list of catalog, database, table, view, function, storage, team, token, engine */
                 object_kind?: string;
                 /** @description 1..1000, default 50 */
                 page_size?: number;
@@ -3431,6 +3553,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CompletionList"];
+                };
+            };
+        };
+    };
+    engines_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+                /** @description live (STARTING, READY, STOPPING), or a comma list of STARTING, READY, STOPPING, STOPPED, LOST */
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnginePage"];
+                };
+            };
+        };
+    };
+    engines_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                engine: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineOut"];
+                };
+            };
+        };
+    };
+    engines_restart_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                engine: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineOut"];
+                };
+            };
+        };
+    };
+    engines_stop_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                engine: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EngineOut"];
                 };
             };
         };

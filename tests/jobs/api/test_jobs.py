@@ -156,8 +156,10 @@ def test_a_spark_job_waits_created_with_the_job_json_of_the_contract(alice_api):
         "result",
         "parameters",
         "streaming",
+        "engine",
     }
     assert body["streaming"] is False
+    assert body["engine"] is None  # no worker ran it yet
     assert body["id"] == str(job.id)
     assert body["session"] == session["id"]
     assert body["user"] == "alice"

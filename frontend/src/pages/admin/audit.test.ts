@@ -125,6 +125,14 @@ describe("an event in words", () => {
       "revoked token #7 of bob (signed out)",
     );
   });
+  it("names an engine by its short id and whose it is", () => {
+    const engine = { ...EVENT, object_kind: "engine", object: [], privileges: [] };
+    const detail = { engine: "0b7c9e8a-1111-2222-3333-444455556666", share_key: "user:3" };
+    expect(describeEvent({ ...engine, action: "engine_restart", principal: { type: "user", name: "bob" }, detail })).toBe(
+      "asked to restart engine 0b7c9e8a of user bob",
+    );
+    expect(describeEvent({ ...engine, action: "engine_stop", principal: null, detail })).toBe("asked to stop engine 0b7c9e8a");
+  });
   it("says what an unknown action did as well as it can", () => {
     expect(describeEvent({ ...EVENT, action: "teleport" })).toBe("teleport table c.d.t");
   });

@@ -15,6 +15,8 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = [
   "member_remove",
   "token_create",
   "token_revoke",
+  "engine_restart",
+  "engine_stop",
   "read",
   "write",
   "denied",
@@ -31,12 +33,14 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   member_remove: "member removed",
   token_create: "token created",
   token_revoke: "token revoked",
+  engine_restart: "engine restart",
+  engine_stop: "engine stop",
   read: "read",
   write: "write",
   denied: "denied",
 };
 
-export const OBJECT_KINDS = ["catalog", "database", "table", "view", "function", "storage", "team", "token"];
+export const OBJECT_KINDS = ["catalog", "database", "table", "view", "function", "storage", "team", "token", "engine"];
 
 export interface AuditFilters {
   action: AuditAction[];
@@ -183,6 +187,14 @@ export function describeEvent(event: AuditEvent): string {
       const reason = str(event.detail["reason"]);
       const why = reason === "logout" ? " (signed out)" : reason === "user_deactivated" ? " (user deactivated)" : "";
       return `revoked ${token}${whose}${why}`;
+    }
+    case "engine_restart":
+    case "engine_stop": {
+      // The engine's owner is the principal (none for a spare's or the server's engine).
+      const engine = str(event.detail["engine"]);
+      const whose = event.principal ? ` of ${event.principal.type} ${event.principal.name}` : "";
+      const verb = event.action === "engine_restart" ? "asked to restart" : "asked to stop";
+      return `${verb} engine${engine ? ` ${engine.slice(0, 8)}` : ""}${whose}`;
     }
     case "read":
       return `read ${what}${through}`;
