@@ -95,7 +95,13 @@ def record_assigned(engine_id: Any, key: str) -> None:
 
 
 def record_used(
-    engine_id: Any, job_id: Any, *, key: str, worker: str, runtime: str, pid: int | None
+    engine_id: Any,
+    job_id: Any,
+    *,
+    key: str = "",
+    worker: str = "",
+    runtime: str = "",
+    pid: int | None = None,
 ) -> None:
     """A job runs on the engine now. An engine whose row was deleted meanwhile (by hand, or
     a test's database flush) is recorded again, as it runs."""

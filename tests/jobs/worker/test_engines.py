@@ -32,7 +32,7 @@ from tests.workers import WorkerProcess, start_worker
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 ENGINES_MAX = 3
-IDLE_SECONDS = 40
+IDLE_SECONDS = 90  # longer than the other tests' pauses on a busy machine
 WORKER_ENV = {
     "TESSERA_ENGINE_SHARE_LEVEL": "user",
     "TESSERA_ENGINE_SPARES": "1",
@@ -242,3 +242,24 @@ def test_an_idle_engine_stops(engines_worker: WorkerProcess) -> None:
         "the idle engine to stop",
     )
     assert stopped.stop_reason == "idle"
+
+
+def test_a_schema_check_is_answered_by_an_engine(
+    engines_worker: WorkerProcess, alice_api: Any, make: Any
+) -> None:
+    """The worker has no Spark of its own with engines per user: a catalog write that waits
+    for Spark's analyzer (a computed column) is answered by one of its engines."""
+    make.catalog("shop", default_database="sales")
+    schema = {
+        "columns": [
+            {"name": "price", "data_type": "DECIMAL(10, 2)"},
+            {"name": "qty", "data_type": "INT"},
+            {"name": "total", "kind": "computed", "expression": "price * qty"},
+        ]
+    }
+    response = alice_api.post(
+        f"{API}/catalogs/shop/databases/sales/tables", {"name": "orders", "schema": schema}
+    )
+    assert response.status_code == 201, response.content
+    total = response.json()["resolved_schema"]["columns"][2]
+    assert total["data_type"] == "DECIMAL(21, 2)"
