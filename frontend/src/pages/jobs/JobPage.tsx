@@ -146,6 +146,16 @@ export function JobPage() {
         <dd title={job.finished_at ?? undefined}>{formatTimestamp(job.finished_at)}</dd>
         <dt>Duration</dt>
         <dd data-testid="job-duration">{formatDuration(job, now)}</dd>
+        <dt>Engine</dt>
+        <dd data-testid="job-engine">
+          {job.engine ? (
+            <Link to="/engines" className="mono" title={job.engine}>
+              {job.engine.slice(0, 8)}
+            </Link>
+          ) : (
+            <span className="muted">{job.started_at ? "the worker's own Spark" : "—"}</span>
+          )}
+        </dd>
         {!running && hasStagesSection(job) && (
           <>
             <dt>Spark</dt>
