@@ -25,8 +25,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import socket
 import threading
+import time
 from typing import Any
 
 from django.db import close_old_connections
@@ -145,9 +147,21 @@ class Host:
         log.warning("engine %s: the worker closed its socket; the engine ends", self.engine_id)
 
 
+def _end_with_worker(worker_pid: int) -> None:
+    """The worker died (this process was handed to another parent): end now, with the JVM
+    (this process's group), even while Spark is still starting and nothing reads the socket."""
+    while os.getppid() == worker_pid:
+        time.sleep(1.0)
+    log.warning("the worker (pid %s) is gone; this engine ends", worker_pid)
+    os.killpg(0, signal.SIGKILL)
+
+
 def main(fd: int, engine_id: str, identity: str) -> None:
     """The engine process: start Spark, say ``ready``, serve until told to stop, the worker
     goes away, or the JVM dies."""
+    threading.Thread(
+        target=_end_with_worker, args=(os.getppid(),), name="tessera-engine-orphan", daemon=True
+    ).start()
     sock = socket.socket(fileno=fd)
     host = Host(sock, engine_id)
     set_identity(identity)  # jobs here are the worker's claims (``Job.worker``)
