@@ -7,13 +7,16 @@ the whole run and every cluster test shares it.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyspark
 
@@ -29,11 +32,21 @@ def free_port() -> int:
 
 @dataclass
 class StandaloneCluster:
-    """A running master + worker; ``url`` is ``spark://127.0.0.1:PORT``."""
+    """A running master + worker; ``url`` is ``spark://127.0.0.1:PORT``, ``ui_url`` the
+    master's web UI (``http://127.0.0.1:PORT``; ``state()`` reads its JSON)."""
 
     url: str
     folder: Path
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    ui_url: str = ""
+
+    def state(self) -> dict[str, Any]:
+        """The master's JSON state (``/json/``): ``activeapps`` and ``completedapps`` (each
+        with ``id``, ``name``, ``cores``, ``memoryperexecutor``, ``state``) and ``workers``
+        (``cores``, ``coresused``, ``memory``, ``memoryused``)."""
+        with urllib.request.urlopen(f"{self.ui_url}/json/", timeout=10) as response:
+            state: dict[str, Any] = json.load(response)
+        return state
 
     def log_tail(self, lines: int = 40) -> str:
         parts = []
@@ -115,8 +128,10 @@ def start_standalone_cluster(
     ``hide``, the worker and its executors see an empty folder at that path (it must
     exist): storage that is not shared with them."""
     folder.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    cluster = StandaloneCluster(f"spark://127.0.0.1:{port}", folder)
+    port, ui_port = free_port(), free_port()
+    cluster = StandaloneCluster(
+        f"spark://127.0.0.1:{port}", folder, ui_url=f"http://127.0.0.1:{ui_port}"
+    )
     cluster.processes.append(
         _spark_class(
             folder,
@@ -128,7 +143,7 @@ def start_standalone_cluster(
             "--port",
             str(port),
             "--webui-port",
-            str(free_port()),
+            str(ui_port),
         )
     )
     _wait_for(cluster, "master.log", "I have been elected leader")
