@@ -131,7 +131,11 @@ class Pool:
         ]
         # Its own process group: a stop ends the engine and the JVM it launched together.
         process = subprocess.Popen(
-            command, pass_fds=(theirs.fileno(),), cwd=ROOT, start_new_session=True
+            command,
+            pass_fds=(theirs.fileno(),),
+            cwd=ROOT,
+            start_new_session=True,
+            env={**os.environ, "TESSERA_ENGINE_ID": str(row.pk)},
         )
         theirs.close()
         host = Host(engine_id=str(row.pk), key=key, process=process, sock=ours, runtime=runtime)

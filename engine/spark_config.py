@@ -79,6 +79,7 @@ def classic_options(master: str, memory: str) -> dict[str, str]:
         f" {XML_HARDENING}"
     )
     heap = memory_bytes(memory)
+    engine_id = os.environ.get("TESSERA_ENGINE_ID", "")
     cores: dict[str, str] = {}
     if master.startswith("spark://") and engines.hosted():
         # One application per engine: each takes its share of the cluster, never all of it.
@@ -86,7 +87,8 @@ def classic_options(master: str, memory: str) -> dict[str, str]:
     return {
         **cores,
         "spark.master": master,
-        "spark.app.name": "tessera-worker",
+        # An engine process names its application after its engine (engine.pool).
+        "spark.app.name": f"tessera-engine-{engine_id}" if engine_id else "tessera-worker",
         "spark.sql.variable.substitute": "false",
         # Query parameters are bound as literals, never written into the parsed text.
         "spark.sql.legacy.parameterSubstitution.constantsOnly": "true",
