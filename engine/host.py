@@ -41,6 +41,8 @@ from jobs.models import Job
 
 log = logging.getLogger(__name__)
 
+# The answer to a job sent while the engine is dying: it did not touch the job.
+REFUSED = "REFUSED"
 # After its JVM died: how long the engine waits for its job threads to end before it exits.
 DYING_GRACE_SECONDS = 30.0
 
@@ -92,7 +94,15 @@ class Host:
 
     def run_job(self, job_id: str) -> None:
         status: str | None = None
+        gone = spark_session.lost()  # the JVM died before anybody noticed: do not start one
+        if gone is not None:
+            self.jvm_lost(gone)
         with self._lock:
+            if self.dying.is_set():
+                # Sent before the worker heard ``dying``: untouched, the worker sends it to a
+                # fresh engine (no JVM is started in a dying engine).
+                self.send({"op": "done", "job": job_id, "status": REFUSED})
+                return
             self._running.add(job_id)
         try:
             close_old_connections()

@@ -56,6 +56,8 @@ START_TIMEOUT_SECONDS = 180.0
 STOP_GRACE_SECONDS = 10.0
 HOUSEKEEPING_SECONDS = 1.0
 ENGINE_START_FAILED = "ENGINE_START_FAILED"
+# An engine's answer for a job it did not touch because it is dying (``engine.host``).
+REFUSED = "REFUSED"
 
 
 class EngineStartFailed(Exception):
@@ -250,6 +252,8 @@ class Pool:
             slot[0].wait()
             running.mark_running(job_id, False)
             status: str | None = slot[1]
+            if status == REFUSED:  # the engine was dying: the job is untouched, go on
+                continue
             return status
         error = JobError(engines.ENGINE_LOST, "No engine could take the job; run it again.")
         lifecycle.try_transition(job.pk, jobstate.RUNNING, jobstate.FAILED, error=error)

@@ -199,6 +199,7 @@ def _exit_within(jvm: _Jvm, seconds: float) -> BaseException:
 # In an engine process (``engine.host``): told when its JVM is lost, instead of a restart
 # here (the engine ends; its worker gives the share key a fresh, usually warm, engine).
 _on_lost: Callable[[BaseException], None] | None = None
+_engine_ended: BaseException | None = None  # why, once its JVM is gone
 
 
 def on_lost(callback: Callable[[BaseException], None] | None) -> None:
@@ -206,10 +207,18 @@ def on_lost(callback: Callable[[BaseException], None] | None) -> None:
     _on_lost = callback
 
 
+def _end_engine(why: BaseException) -> None:
+    """In an engine process: remember that its JVM is gone (call with ``_lock`` held)."""
+    global _engine_ended
+    if _on_lost is not None and _engine_ended is None:
+        _engine_ended = why
+
+
 def _drop_and_restart(jvm: _Jvm, why: BaseException) -> BaseException:
     with _lock:
         if jvm.lost is None:
             _drop(jvm, why)
+        _end_engine(jvm.lost or why)
     if _on_lost is not None:
         _on_lost(jvm.lost or why)
     else:
@@ -362,7 +371,11 @@ def get_spark() -> SparkSession:
                 why = _dead(_current)
                 if why is not None:
                     _drop(_current, why)
+                    _end_engine(why)
             jvm = _current
+        if _on_lost is not None and _engine_ended is not None:
+            _on_lost(_engine_ended)  # an engine process ends with its JVM: no second one
+            raise _engine_ended
         if jvm is None:
             spark = create_session()
             with _lock:
@@ -444,6 +457,15 @@ def new_job_session() -> SparkSession:
     if parser is not session:
         parser_sessions.pair(session, parser)
     return session
+
+
+def lost() -> BaseException | None:
+    """Why this process's JVM is gone (dropped, or its process exited), or None while it
+    runs or before one was started."""
+    with _lock:
+        jvm = _current
+        ended = _engine_ended
+    return ended or (_dead(jvm) if jvm is not None else None)
 
 
 def driver_pid() -> int | None:
