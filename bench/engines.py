@@ -18,9 +18,10 @@ API tokens, in three phases, each with its own servers (the database stays):
   2. a new user's first ``SELECT 1`` when a spare is ready: ``waited_ms`` of its
      ``engine_assigned`` event, creation → FINISHED;
   3. ``kill -9`` of a user's driver JVM (``Engine.pid``), a ready spare waiting: the time
-     from the kill until that user's next ``SELECT 1`` (sent right after the kill, sent
-     again at once if it fails) FINISHES, and another user's ``SELECT 1`` latency
-     meanwhile (a loop from before the kill until the next spare is ready);
+     from the kill until that user's next ``SELECT 1`` FINISHES (sent at once after the
+     kill, or once the engine's row is LOST; sent again at once if it fails), which engine
+     ran it, and another user's ``SELECT 1`` latency meanwhile (a loop from before the kill
+     until the next spare is ready);
   5. isolation: bob sends four long cross joins, alice 20 ``SELECT 1`` meanwhile, against
      her 20 before bob started; whether any of hers waited (``queued`` events);
   6. one user, three clients: three threads, one API token and one session, 30 ``SELECT 1``
@@ -83,6 +84,7 @@ REDIS_URL = "redis://127.0.0.1:6379/9"
 LONG = "SELECT count(*) AS n FROM range(0, {n}) AS a CROSS JOIN range(0, 60000) AS b"
 LIVE = ("STARTING", "READY", "STOPPING")
 START_TIMEOUT = 240.0
+NAN = float("nan")
 TARGETS = {"spare_s": 5.0, "recovery_s": 5.0, "isolation_ratio": 2.0}
 # What the phases set themselves; never inherited from the caller's environment.
 OWN_ENV = ("TESSERA_ENGINE_", "TESSERA_SPARK_DRIVER_MEMORY", "TESSERA_ENGINES_MAX")
@@ -588,11 +590,13 @@ def first_select(db: Db, phase: Phase, user: User) -> tuple[Cold, dict[str, Any]
 
 @dataclass
 class Recovery:
+    sent: str  # when the user's next SELECT 1 was sent: "at once", "once LOST"
     kill_to_finished: float
     attempts: list[str]  # status (error code) of each SELECT 1 sent after the kill
-    noticed: float  # kill → the engine row LOST (its stopped_at)
+    noticed: float  # kill → the engine row LOST (its stopped_at); NaN: it never was
     recovered_on_spare: bool
     waited_ms: int
+    same_engine: bool  # the next SELECT 1 ran on the engine whose JVM was killed
     bystander_during: list[float] = field(default_factory=list)  # kill → victim FINISHED
     bystander_after: list[float] = field(default_factory=list)  # → the next spare ready
     bystander_failed: list[str] = field(default_factory=list)
@@ -634,8 +638,16 @@ def checked_jvm(pid: int, worker: int) -> int:
 
 
 def recovery(
-    db: Db, phase: Phase, victim: User, bystander: User, session: str, spare_timeout: float
+    db: Db,
+    phase: Phase,
+    victim: User,
+    bystander: User,
+    session: str,
+    spare_timeout: float,
+    once_lost: bool,
 ) -> Recovery:
+    """Kill ``victim``'s driver JVM; send their next ``SELECT 1`` at once, or once the
+    engine's row is LOST (``once_lost``: the worker has seen the engine end)."""
     _, engine = first_select(db, phase, victim)
     wait_spare(db, phase, spare_timeout)
     jvm = checked_jvm(int(engine["pid"]), phase.worker)
@@ -647,6 +659,9 @@ def recovery(
     try:
         killed_wall, killed = time.time(), time.perf_counter()
         os.kill(jvm, signal.SIGKILL)
+        if once_lost:
+            row = {"id": engine["id"]}
+            until(lambda: db.engine(row["id"])["state"] == "LOST", 120, "the engine LOST", 0.05)
         job: dict[str, Any] = {}
         while True:
             _, job = client.select()
@@ -666,12 +681,15 @@ def recovery(
         raise RuntimeError(f"the bystander's loop failed: {loop.error!r}")
     detail = db.assigned(job["id"])
     lost = db.engine(engine["id"])
+    stopped = lost["stopped_at"] if lost["state"] == "LOST" else None
     result = Recovery(
+        sent="once LOST" if once_lost else "at once",
         kill_to_finished=took,
         attempts=attempts,
-        noticed=(lost["stopped_at"].timestamp() - killed_wall) if lost["stopped_at"] else -1,
+        noticed=stopped.timestamp() - killed_wall if stopped is not None else NAN,
         recovered_on_spare=bool(detail.get("spare")),
         waited_ms=int(detail.get("waited_ms", -1)),
+        same_engine=str(db.job(job["id"])["engine_id"]) == str(engine["id"]),
     )
     for sent, seconds, status in loop.samples:
         if sent + seconds < killed_wall:
@@ -905,7 +923,7 @@ def phase_user(
         "user", args, folder, {"TESSERA_ENGINE_SHARE_LEVEL": "user", "TESSERA_ENGINE_SPARES": "1"}
     )
     spare_names = [f"spare{i}" for i in range(args.spare_runs)]
-    victims = [f"victim{i}" for i in range(args.kill_runs)]
+    victims = [f"victim{i}-{how}" for i in range(args.kill_runs) for how in ("now", "lost")]
     others = ["bystander", "alice-user", "bob-user", "carol-user"]
     try:
         phase.boot(spare_names + victims + others, users)
@@ -938,7 +956,8 @@ def phase_user(
             for name in victims:
                 print(f"kill -9: {name} …", flush=True)
                 wait_spare(db, phase, START_TIMEOUT)
-                rec = recovery(db, phase, users[name], bystander, session, START_TIMEOUT)
+                once_lost = name.endswith("-lost")
+                rec = recovery(db, phase, users[name], bystander, session, START_TIMEOUT, once_lost)
                 r.recovery.append(rec)
                 took = rec.kill_to_finished
                 print(f"  next SELECT 1 FINISHED {took:.2f} s after the kill: {rec.attempts}")
@@ -993,8 +1012,6 @@ def phase_server(
 
 
 # --- report ------------------------------------------------------------------------------------
-
-NAN = float("nan")
 
 
 def spread(values: Sequence[float]) -> str:
@@ -1075,10 +1092,13 @@ def report_recovery(r: Results) -> list[str]:
     rows = [
         [
             str(i + 1),
+            c.sent,
             against(c.kill_to_finished, TARGETS["recovery_s"], s(c.kill_to_finished)),
             ", ".join(c.attempts),
-            s(c.noticed),
-            f"{c.recovered_on_spare} ({c.waited_ms} ms)",
+            s(c.noticed) if c.noticed == c.noticed else "never",
+            "the same engine (a new JVM in it)"
+            if c.same_engine
+            else f"a fresh engine, spare {c.recovered_on_spare} ({c.waited_ms} ms)",
             spread(c.bystander_during),
             spread(c.bystander_after),
             ", ".join(c.bystander_failed) or "none",
@@ -1087,10 +1107,11 @@ def report_recovery(r: Results) -> list[str]:
     ]
     header = [
         "run",
+        "next SELECT 1 sent",
         "kill → next SELECT 1 FINISHED s (≤ 5 s)",
         "that user's SELECT 1s after the kill",
         "kill → engine row LOST s",
-        "recovered on a spare (waited)",
+        "ran on",
         "other user p50 / max ms: kill → recovered",
         "… recovered → next spare ready",
         "other user's failures",
