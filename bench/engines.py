@@ -5,7 +5,7 @@ Starts the product as ``bench/latency.py`` does (``Stack``: gunicorn with
 ``webapp.gunicorn_conf``, 2 processes x 16 threads, and one Celery worker, threads pool,
 concurrency 4) against PostgreSQL database ``bench_engines`` on 127.0.0.1:5432 (made anew
 at each run) and Redis ``redis://127.0.0.1:6379/9`` (flushed), and drives it over HTTP with
-API tokens, in three phases, each with its own servers (the database stays):
+API tokens, in four phases, each with its own servers (the database stays):
 
 - **cold** (``TESSERA_ENGINE_SHARE_LEVEL=user``, ``TESSERA_ENGINE_SPARES=0``):
   1. a new user's first ``SELECT 1`` with no spare: the job's creation → FINISHED, the
@@ -13,6 +13,9 @@ API tokens, in three phases, each with its own servers (the database stays):
      fresh subprocess each time (``SparkSession.builder.master("local[1]").getOrCreate()``
      and ``SELECT 1``);
   4. the memory of the engines left idle after that one statement (below);
+- **alone** (``user``, one spare, ``TESSERA_ENGINES_MAX=1``): 2 below, while no
+  replacement spare starts (the worker has no room for one): what the first statement on
+  a spare costs by itself;
 - **user** (``user``, ``TESSERA_ENGINE_SPARES=1``):
   4. the memory of a spare that has run nothing;
   2. a new user's first ``SELECT 1`` when a spare is ready: ``waited_ms`` of its
@@ -888,6 +891,7 @@ class Results:
     cold: list[Cold] = field(default_factory=list)
     plain: list[PlainCold] = field(default_factory=list)
     spare: list[Cold] = field(default_factory=list)
+    spare_alone: list[Cold] = field(default_factory=list)  # no replacement spare starting
     recovery: list[Recovery] = field(default_factory=list)
     bystander_idle: list[float] = field(default_factory=list)
     memory: list[Memory] = field(default_factory=list)
@@ -919,6 +923,33 @@ def phase_cold(
     finally:
         phase.stop()
         r.loads["cold"] = phase.load
+
+
+def phase_alone(
+    db: Db, args: argparse.Namespace, folder: Path, users: dict[str, User], r: Results
+) -> None:
+    """Part 2 again with at most one engine: the spare's first statement runs while no
+    replacement spare starts (the worker has no room for one until the engine stops)."""
+    env = {
+        "TESSERA_ENGINE_SHARE_LEVEL": "user",
+        "TESSERA_ENGINE_SPARES": "1",
+        "TESSERA_ENGINES_MAX": "1",
+    }
+    phase = Phase("alone", args, folder, env)
+    names = [f"alone{i}" for i in range(args.spare_runs)]
+    try:
+        phase.boot(names, users)
+        for name in names:
+            wait_spare(db, phase, START_TIMEOUT)
+            print(f"spare, none starting meanwhile: {name} …", flush=True)
+            cold, _ = first_select(db, phase, users[name])
+            r.spare_alone.append(cold)
+            took = cold.created_to_finished
+            print(f"  {took:.2f} s (waited {cold.waited_ms} ms, spare {cold.spare})")
+            retire(db, [users[name]])
+    finally:
+        phase.stop()
+        r.loads["alone"] = phase.load
 
 
 def phase_user(
@@ -1066,9 +1097,13 @@ def report_cold(r: Results) -> list[str]:
 
 
 def report_spare(r: Results) -> list[str]:
+    runs = [("yes", c) for c in r.spare] + [
+        ("no (`TESSERA_ENGINES_MAX=1`)", c) for c in r.spare_alone
+    ]
     rows = [
         [
             str(i + 1),
+            starting,
             str(c.spare),
             str(c.waited_ms),
             against(c.created_to_finished, TARGETS["spare_s"], s(c.created_to_finished)),
@@ -1076,10 +1111,11 @@ def report_spare(r: Results) -> list[str]:
             s(c.first_run),
             s(c.second),
         ]
-        for i, c in enumerate(r.spare)
+        for i, (starting, c) in enumerate(runs)
     ]
     header = [
         "run",
+        "the next spare starts meanwhile",
         "spare",
         "waited_ms",
         "created → FINISHED s (≤ 5 s)",
@@ -1250,7 +1286,7 @@ def report(r: Results, args: argparse.Namespace) -> str:
     ]
     parts: list[tuple[Sequence[Any], Callable[[], list[str]]]] = [
         (r.cold, lambda: report_cold(r)),
-        (r.spare, lambda: report_spare(r)),
+        ([*r.spare, *r.spare_alone], lambda: report_spare(r)),
         (r.recovery, lambda: report_recovery(r)),
         (r.memory, lambda: report_memory(r, args)),
         (r.isolation, lambda: report_isolation(r, args)),
@@ -1288,8 +1324,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     db = Db(url)
     with terminate_as_interrupt():
         try:
-            for name, run in (("cold", phase_cold), ("user", phase_user), ("server", phase_server)):
-                if name == "cold" and "cold" not in args.parts:
+            phases = (
+                ("cold", phase_cold),
+                ("alone", phase_alone),
+                ("user", phase_user),
+                ("server", phase_server),
+            )
+            for name, run in phases:
+                if name in ("cold", "alone") and name.replace("alone", "spare") not in args.parts:
                     continue
                 if name == "server" and "server" not in args.levels:
                     continue
