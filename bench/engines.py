@@ -600,6 +600,7 @@ class Recovery:
     recovered_on_spare: bool
     waited_ms: int
     same_engine: bool  # the next SELECT 1 ran on the engine whose JVM was killed
+    first_run: float = 0.0  # its engine_assigned → FINISHED
     bystander_during: list[float] = field(default_factory=list)  # kill → victim FINISHED
     bystander_after: list[float] = field(default_factory=list)  # → the next spare ready
     bystander_failed: list[str] = field(default_factory=list)
@@ -693,6 +694,7 @@ def recovery(
         recovered_on_spare=bool(detail.get("spare")),
         waited_ms=int(detail.get("waited_ms", -1)),
         same_engine=str(db.job(job["id"])["engine_id"]) == str(engine["id"]),
+        first_run=seconds_between(detail.get("at"), db.job(job["id"])["finished_at"]),
     )
     for sent, seconds, status in loop.samples:
         if sent + seconds < killed_wall:
@@ -1140,6 +1142,7 @@ def report_recovery(r: Results) -> list[str]:
             "the same engine (a new JVM in it)"
             if c.same_engine
             else f"a fresh engine, spare {c.recovered_on_spare} ({c.waited_ms} ms)",
+            s(c.first_run),
             spread(c.bystander_during),
             spread(c.bystander_after),
             ", ".join(c.bystander_failed) or "none",
@@ -1153,6 +1156,7 @@ def report_recovery(r: Results) -> list[str]:
         "that user's SELECT 1s after the kill",
         "kill → engine row LOST s",
         "ran on",
+        "engine assigned → FINISHED s",
         "other user p50 / max ms: kill → recovered",
         "… recovered → next spare ready",
         "other user's failures",
