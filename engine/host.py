@@ -33,7 +33,7 @@ from typing import Any
 
 from django.db import close_old_connections
 
-from engine import run, schema_check, spark_session
+from engine import run, schema_check, spark_session, sqlguard
 from jobs import engines, notify, running
 from jobs.errors import JobError
 from jobs.identity import set_identity
@@ -166,6 +166,16 @@ def _end_with_worker(worker_pid: int) -> None:
     os.killpg(0, signal.SIGKILL)
 
 
+def _warm_up(engine_id: str) -> None:
+    """Before ``ready``: one statement through the guard, Spark's parser and an Arrow
+    result, so that the first user's statement does not pay their first use (~4 s here)."""
+    try:
+        spark = spark_session.new_job_session()
+        sqlguard.guard(spark).sql("SELECT 1 AS one", "query", None).toArrow()
+    except Exception:  # a cold engine still serves; its first statement is slower
+        log.warning("engine %s: the warm-up statement failed", engine_id, exc_info=True)
+
+
 def main(fd: int, engine_id: str, identity: str) -> None:
     """The engine process: start Spark, say ``ready``, serve until told to stop, the worker
     goes away, or the JVM dies."""
@@ -184,6 +194,7 @@ def main(fd: int, engine_id: str, identity: str) -> None:
         log.exception("engine %s: Spark did not start", engine_id)
         host.send({"op": "failed_start", "message": str(exc)[:2000]})
         os._exit(1)
+    _warm_up(engine_id)
     try:
         notify.listen()  # a cancel reaches the job's monitor at once
     except Exception:

@@ -55,6 +55,9 @@ START_TIMEOUT_SECONDS = 180.0
 # How long a stopped engine gets to end before it is killed.
 STOP_GRACE_SECONDS = 10.0
 HOUSEKEEPING_SECONDS = 1.0
+# The next spare starts this long after one was taken: a JVM start on the same cores would
+# slow the taken spare's first statement (bench/engines.py measured it).
+SPARE_AFTER_ASSIGNMENT_SECONDS = 5.0
 ENGINE_START_FAILED = "ENGINE_START_FAILED"
 # An engine's answer for a job it did not touch because it is dying (``engine.host``).
 REFUSED = "REFUSED"
@@ -105,6 +108,7 @@ class Pool:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
+        self._last_assigned = 0.0
 
     # --- starting ------------------------------------------------------------------------------
 
@@ -183,7 +187,7 @@ class Pool:
                 spare = self._spare()
                 if spare is not None:
                     spare.key = key
-                    spare.last_used = time.monotonic()
+                    spare.last_used = self._last_assigned = time.monotonic()
                     engines.record_assigned(spare.engine_id, key)
                     self._changed.notify_all()  # the housekeeping starts the next spare
                     return spare, True
@@ -412,6 +416,8 @@ class Pool:
                 unused = now - host.last_used >= idle_after
                 if host.key and host.state == "ready" and not host.waiting and unused:
                     self._stop_host(host, "idle")
+            if now - self._last_assigned < SPARE_AFTER_ASSIGNMENT_SECONDS:
+                return  # the spare just taken runs its first statement on these cores first
             spares = [h for h in self._live() if not h.key and h.usable]
             room = max(settings.TESSERA_ENGINES_MAX, 1) - len(self._live())
             for _ in range(min(max(settings.TESSERA_ENGINE_SPARES, 0) - len(spares), room)):
