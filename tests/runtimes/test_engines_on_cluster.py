@@ -161,8 +161,9 @@ def test_each_user_s_engine_is_a_spark_application_of_its_own(
     assert alice_engine.runtime == bob_engine.runtime == "cluster"
     assert alice_engine.pid and bob_engine.pid and alice_engine.pid != bob_engine.pid
     assert is_java(alice_engine.pid) and is_java(bob_engine.pid)  # two driver JVMs
-    for app in (alice_app, bob_app):
-        assert app["name"] == "tessera-worker" and app["state"] == "RUNNING", app
+    for app, engine in ((alice_app, alice_engine), (bob_app, bob_engine)):
+        # Named after its engine, so that an operator can tell the applications apart.
+        assert app["name"] == f"tessera-engine-{engine.pk}" and app["state"] == "RUNNING", app
         assert app["cores"] == ENGINE_CORES, app  # spark.cores.max, not the whole cluster
         assert app["memoryperexecutor"] == EXECUTOR_MEMORY_MB, app
     (node,) = standalone_cluster.state()["workers"]
