@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 
 from catalog.models import Table
 from core.planner import plan_statement
-from jobs.models import Job, JobEvent, Session
+from jobs.models import Engine, Job, JobEvent, Session
 
 # The web's planning context and catalog reader, and its submission: the one place the tests
 # import these jobs functions (jobs/ is being split into modules; a move is a one-line fix).
@@ -333,3 +333,28 @@ def cancel(pipeline: Pipeline, job_id: str) -> dict[str, Any]:
     response = pipeline.api.post(f"{API}/jobs/{job_id}/cancel")
     assert response.status_code in (200, 202), response.content
     return wait_job(pipeline.api, job_id, {"CANCELED"}, timeout=30)
+
+
+def run_to_end(who: User, sql: str, timeout: float = 240) -> Job:
+    """Submit ``sql`` as ``who`` and wait for the job to end."""
+    return wait_for_status(submit_sql(who, sql).id, TERMINAL, timeout)
+
+
+def finished_rows(job: Job) -> list[list[Any]]:
+    """The rows of a job that must have FINISHED."""
+    assert job.status == "FINISHED", (job.status, job.error)
+    return result_rows(api_for(job.user), job.pk)[1]
+
+
+def engine_of(job: Job) -> Engine:
+    """The engine that ran the job (engines per user or team)."""
+    job.refresh_from_db()
+    assert job.engine_id is not None, job.status
+    return Engine.objects.get(pk=job.engine_id)
+
+
+def runs_tasks(job: Job) -> bool:
+    """The job runs Spark tasks on its engine (its monitor reported them)."""
+    row = Job.objects.get(pk=job.pk)
+    assert row.status in {"CREATED", "RUNNING"}, (row.status, row.error)
+    return row.status == "RUNNING" and bool((row.progress or {}).get("tasks_total"))

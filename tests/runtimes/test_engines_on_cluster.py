@@ -28,12 +28,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 
 from jobs.models import Engine, Job, JobEvent
 from tests.runtimes.standalone import StandaloneCluster, cluster_defaults
 from tests.waiting import wait_until
-from tests.worker_helpers import api_for, create_user, result_rows, submit_sql, wait_for_status
+from tests.worker_helpers import (
+    create_user,
+    engine_of,
+    finished_rows,
+    run_to_end,
+    runs_tasks,
+    submit_sql,
+    wait_for_status,
+)
 from tests.workers import WorkerProcess, purge_queue
 
 pytestmark = [
@@ -109,28 +116,6 @@ def new_app(cluster: StandaloneCluster, known: set[str]) -> dict[str, Any]:
     return found
 
 
-def run(who: User, sql: str, timeout: float = 240) -> Job:
-    return wait_for_status(submit_sql(who, sql).id, ENDED, timeout)
-
-
-def rows(job: Job) -> list[list[Any]]:
-    assert job.status == "FINISHED", (job.status, job.error)
-    return result_rows(api_for(job.user), job.pk)[1]
-
-
-def engine_of(job: Job) -> Engine:
-    job.refresh_from_db()
-    assert job.engine_id is not None, job.status
-    return Engine.objects.get(pk=job.engine_id)
-
-
-def running_tasks(job: Job) -> bool:
-    """The job runs Spark tasks on its engine's executors (its monitor reported them)."""
-    row = Job.objects.get(pk=job.pk)
-    assert row.status in {"CREATED", "RUNNING"}, (row.status, row.error)
-    return row.status == "RUNNING" and bool((row.progress or {}).get("tasks_total"))
-
-
 def status(job: Job) -> str:
     return str(Job.objects.values_list("status", flat=True).get(pk=job.pk))
 
@@ -149,11 +134,11 @@ def test_each_user_s_engine_is_a_spark_application_of_its_own(
 
     # Both users' statements finish with the right answers, each on an engine that is an
     # application of its own on the master, granted one core and a 512 MiB executor.
-    a1 = run(alice, "SELECT 1 AS one")
-    assert rows(a1) == [[1]]
+    a1 = run_to_end(alice, "SELECT 1 AS one")
+    assert finished_rows(a1) == [[1]]
     alice_app = new_app(standalone_cluster, before)
-    b1 = run(bob, "SELECT sum(id) AS s FROM range(0, 100000, 1, 2)")
-    assert rows(b1) == [[4999950000]]
+    b1 = run_to_end(bob, "SELECT sum(id) AS s FROM range(0, 100000, 1, 2)")
+    assert finished_rows(b1) == [[4999950000]]
     bob_app = new_app(standalone_cluster, {*before, alice_app["id"]})
     alice_engine, bob_engine = engine_of(a1), engine_of(b1)
     assert alice_engine.pk != bob_engine.pk
@@ -172,18 +157,18 @@ def test_each_user_s_engine_is_a_spark_application_of_its_own(
     # Bob's long query holds his application's executor; alice's statements run meanwhile
     # on hers (a Spark job with tasks, not only the driver) and finish.
     b2 = submit_sql(bob, LONG.format(n=10_000_000))
-    wait_until(partial(running_tasks, b2), 120, 0.25, "bob's long query's tasks")
-    a2 = run(alice, "SELECT sum(id) AS s FROM range(0, 1000, 1, 2)", timeout=120)
-    assert rows(a2) == [[499500]]
+    wait_until(partial(runs_tasks, b2), 120, 0.25, "bob's long query's tasks")
+    a2 = run_to_end(alice, "SELECT sum(id) AS s FROM range(0, 1000, 1, 2)", timeout=120)
+    assert finished_rows(a2) == [[499500]]
     assert a2.progress["tasks_total"] >= 2, a2.progress
     assert engine_of(a2).pk == alice_engine.pk
-    assert rows(run(alice, "SELECT 1 AS one", timeout=120)) == [[1]]
+    assert finished_rows(run_to_end(alice, "SELECT 1 AS one", timeout=120)) == [[1]]
     assert status(b2) == "RUNNING"
 
     # A kill -9 of bob's driver JVM: his job fails, his application ends (the master takes
     # its executor back); alice's long query, running meanwhile, finishes with its answer.
     a3 = submit_sql(alice, LONG.format(n=ALICE_N))
-    wait_until(partial(running_tasks, a3), 120, 0.25, "alice's long query's tasks")
+    wait_until(partial(runs_tasks, a3), 120, 0.25, "alice's long query's tasks")
     os.kill(bob_engine.pid, signal.SIGKILL)
     lost = wait_for_status(b2.pk, ENDED, 120)
     assert lost.status == "FAILED", lost.status
@@ -197,7 +182,7 @@ def test_each_user_s_engine_is_a_spark_application_of_its_own(
     assert alice_app["id"] in active_apps(standalone_cluster)
     assert status(a3) == "RUNNING"  # outlived bob's driver and application
     done = wait_for_status(a3.pk, ENDED, 600)
-    assert rows(done) == [[ALICE_N * 60_000]]
+    assert finished_rows(done) == [[ALICE_N * 60_000]]
     events = list(JobEvent.objects.filter(job=done).values_list("type", flat=True))
     assert "engine_lost" not in events, events
     assert engine_of(done).pk == alice_engine.pk
@@ -206,8 +191,8 @@ def test_each_user_s_engine_is_a_spark_application_of_its_own(
     assert active_apps(standalone_cluster)[alice_app["id"]]["cores"] == ENGINE_CORES
 
     # Bob's next statement gets a fresh engine: a new application, on the freed core.
-    again = run(bob, "SELECT 40 + 2 AS answer")
-    assert rows(again) == [[42]]
+    again = run_to_end(bob, "SELECT 40 + 2 AS answer")
+    assert finished_rows(again) == [[42]]
     assert engine_of(again).pk != bob_engine.pk
     fresh = new_app(standalone_cluster, {*before, alice_app["id"], bob_app["id"]})
     assert fresh["cores"] == ENGINE_CORES, fresh

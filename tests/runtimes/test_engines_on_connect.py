@@ -22,12 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 
-from jobs.models import Engine, Job, JobEvent
+from jobs.models import Engine, JobEvent
 from tests.runtimes.connect_server import ConnectServer, start_connect_server
 from tests.waiting import wait_until
-from tests.worker_helpers import api_for, create_user, result_rows, submit_sql, wait_for_status
+from tests.worker_helpers import (
+    create_user,
+    engine_of,
+    finished_rows,
+    run_to_end,
+    runs_tasks,
+    submit_sql,
+    wait_for_status,
+)
 from tests.workers import WorkerProcess, purge_queue
 
 pytestmark = [
@@ -80,27 +87,6 @@ def web_settings(settings: Any) -> None:
     settings.TESSERA_ENGINE_SHARE_LEVEL = "user"
 
 
-def run(who: User, sql: str, timeout: float = 240) -> Job:
-    return wait_for_status(submit_sql(who, sql).id, ENDED, timeout)
-
-
-def rows(job: Job) -> list[list[Any]]:
-    assert job.status == "FINISHED", (job.status, job.error)
-    return result_rows(api_for(job.user), job.pk)[1]
-
-
-def engine_of(job: Job) -> Engine:
-    job.refresh_from_db()
-    assert job.engine_id is not None, job.status
-    return Engine.objects.get(pk=job.engine_id)
-
-
-def running_tasks(job: Job) -> bool:
-    row = Job.objects.get(pk=job.pk)
-    assert row.status in {"CREATED", "RUNNING"}, (row.status, row.error)
-    return row.status == "RUNNING" and bool((row.progress or {}).get("tasks_total"))
-
-
 def parent(pid: int) -> int:
     text = Path(f"/proc/{pid}/stat").read_text()
     return int(text.rpartition(")")[2].split()[1])
@@ -140,15 +126,15 @@ def test_engines_on_connect_are_clients_of_one_server(
 
     # Jobs run: each user's statements finish with the right answers, on an engine of
     # their own.
-    a1 = run(alice, "SELECT 1 AS one")
-    assert rows(a1) == [[1]]
-    b1 = run(bob, "SELECT sum(id) AS s FROM range(0, 100000, 1, 2)")
-    assert rows(b1) == [[4999950000]]
+    a1 = run_to_end(alice, "SELECT 1 AS one")
+    assert finished_rows(a1) == [[1]]
+    b1 = run_to_end(bob, "SELECT sum(id) AS s FROM range(0, 100000, 1, 2)")
+    assert finished_rows(b1) == [[4999950000]]
     alice_engine, bob_engine = engine_of(a1), engine_of(b1)
     assert alice_engine.pk != bob_engine.pk
     assert (alice_engine.share_key, bob_engine.share_key) == (f"user:{alice.pk}", f"user:{bob.pk}")
     assert alice_engine.runtime == bob_engine.runtime == "connect"
-    assert engine_of(run(alice, "SELECT 2 AS two")).pk == alice_engine.pk
+    assert engine_of(run_to_end(alice, "SELECT 2 AS two")).pk == alice_engine.pk
 
     # Each engine is a process of its own (the parent of its JVM, the guard's parser) with
     # its own connection to the server: two Connect clients, not two Spark applications.
@@ -165,7 +151,7 @@ def test_engines_on_connect_are_clients_of_one_server(
     # whatever engine they ran on. Neither is retried; the engines themselves live on.
     long_jobs = [submit_sql(alice, SLOW_SQL), submit_sql(bob, SLOW_SQL)]
     for job in long_jobs:
-        wait_until(partial(running_tasks, job), 120, 0.25, "the long queries on the server")
+        wait_until(partial(runs_tasks, job), 120, 0.25, "the long queries on the server")
     server.kill()
     for job in long_jobs:
         lost = wait_for_status(job.pk, ENDED, 120)
@@ -182,9 +168,9 @@ def test_engines_on_connect_are_clients_of_one_server(
     # engines, which connect again.
     replacement = start_connect_server(tmp_path / "again", port=server.port)
     try:
-        a2 = run(alice, "SELECT 40 + 2 AS answer", timeout=120)
-        b2 = run(bob, "SELECT 6 * 7 AS answer", timeout=120)
-        assert rows(a2) == rows(b2) == [[42]]
+        a2 = run_to_end(alice, "SELECT 40 + 2 AS answer", timeout=120)
+        b2 = run_to_end(bob, "SELECT 6 * 7 AS answer", timeout=120)
+        assert finished_rows(a2) == finished_rows(b2) == [[42]]
         assert (engine_of(a2).pk, engine_of(b2).pk) == (alice_engine.pk, bob_engine.pk)
     finally:
         replacement.stop()

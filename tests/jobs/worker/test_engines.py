@@ -26,7 +26,7 @@ from django.contrib.auth.models import User
 from jobs.models import Engine, Job, JobEvent
 from tests.conftest import API
 from tests.waiting import wait_until
-from tests.worker_helpers import api_for, create_user, submit_sql, wait_for_status
+from tests.worker_helpers import api_for, create_user, engine_of, submit_sql, wait_for_status
 from tests.workers import WorkerProcess, start_worker
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -84,12 +84,6 @@ def assigned(job: Job) -> dict[str, Any]:
     event = JobEvent.objects.filter(job=job, type="engine_assigned").order_by("-id").first()
     assert event is not None, event_types(job)
     return dict(event.detail)
-
-
-def engine_of(job: Job) -> Engine:
-    job.refresh_from_db()
-    assert job.engine_id is not None, (job.status, event_types(job))
-    return Engine.objects.get(pk=job.engine_id)
 
 
 def running_on_engine(job: Job) -> bool:
