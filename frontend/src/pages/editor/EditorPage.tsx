@@ -84,16 +84,19 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
   const activeTab = tabs.find((tab) => tab.id === activeId) ?? tabs[0];
   useTitle(active ? activeTab.title : "");
 
-  // Persist (debounced) per user.
-  useEffect(() => {
-    const timer = setTimeout(() => localStorage.setItem(storageKey(user), JSON.stringify(state)), 150);
-    return () => clearTimeout(timer);
-  }, [state, user]);
-  // Flush on unload so a reload right after typing keeps the text.
+  // Persist per user at most 150 ms after a change. The timer is not restarted by later changes:
+  // a tab that changes more often than that (a busy page) is still written.
   const latest = useRef(state);
+  const saveTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
   useEffect(() => {
     latest.current = state;
-  }, [state]);
+    if (saveTimer.current !== null) return;
+    saveTimer.current = setTimeout(() => {
+      saveTimer.current = null;
+      localStorage.setItem(storageKey(user), JSON.stringify(latest.current));
+    }, 150);
+  }, [state, user]);
+  // Flush on unload so a reload right after typing keeps the text.
   useEffect(() => {
     const flush = () => localStorage.setItem(storageKey(user), JSON.stringify(latest.current));
     window.addEventListener("beforeunload", flush);
