@@ -291,16 +291,12 @@ class SparkJobControl:
 
     def ended(self, succeeded: bool = False) -> dict[str, Any]:
         """The progress to store with the job's terminal transition: ``progress`` (or
-        ``succeeded_progress``) and, where they could be read, its ``stages``."""
-        progress: dict[str, Any] = dict(self.succeeded_progress() if succeeded else self.progress())
-        stages = self.stages_within()
-        if stages is not None:
-            progress["stages"] = stages
-        return progress
+        ``succeeded_progress``). Its ``stages`` come after the transition (``record_stages``)."""
+        return dict(self.succeeded_progress() if succeeded else self.progress())
 
     def record_stages(self) -> None:
-        """For a job the monitor ended (canceled, timed out), once its tasks settled: add
-        the stages that ran to its stored progress."""
+        """Once the job ended (and, when the monitor ended it, its tasks settled): add the
+        stages that ran to its stored progress."""
         stage_metrics.record(self._job_id, self.stages_within())
 
     def _on_connect_progress(

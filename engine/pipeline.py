@@ -285,10 +285,12 @@ def run_pipeline(job: Job, plan: Plan, watch: notify.Watch, run_child: RunChild)
         lifecycle.try_transition(
             job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=control.ended()
         )
+        control.record_stages()
         return _status_of(job.id)
     lifecycle.try_transition(
         job.id, jobstate.RUNNING, jobstate.FINISHED, known=job, progress=control.ended(True)
     )
+    control.record_stages()
     return _status_of(job.id)
 
 

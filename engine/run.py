@@ -288,6 +288,7 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -
         lifecycle.try_transition(
             job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=control.ended()
         )
+        control.record_stages()
         return _status_of(job.id)
     finished = lifecycle.try_transition(
         job.id,
@@ -300,6 +301,7 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -
     if finished is None:  # canceled, timed out or reaped meanwhile: that outcome stands
         delete_result(job.id)
         return _status_of(job.id)
+    control.record_stages()  # after the end: reading them never delays the answer
     return jobstate.FINISHED
 
 
@@ -342,8 +344,7 @@ def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> 
             aliases=registration.alias_names(plan),
             control=control,
         )
-    if monitor.outcome is not None:  # the monitor ended it: add the stages that ran
-        control.record_stages()
+    control.record_stages()  # after the end, whatever it was (the tasks settled if stopped)
     return status
 
 

@@ -23,9 +23,7 @@ import json
 import logging
 from typing import Any
 
-from django.db.models import Value
-from django.db.models.expressions import CombinedExpression, F
-from django.db.models.fields.json import JSONField
+from django.db import transaction
 
 from core import jobstate
 from engine.errors import scrub_paths
@@ -78,11 +76,20 @@ def collect(spark: Any, group: str, limit: int = MAX_STAGES) -> list[dict[str, A
     return stages[:limit]
 
 
+# One mapper per SparkContext (a new JVM has a new context): making one is a few py4j calls.
+_mappers: dict[int, tuple[Any, Any]] = {}
+
+
 def _json_mapper(sc: Any) -> Any:
+    kept = _mappers.get(id(sc))
+    if kept is not None and kept[0] is sc:
+        return kept[1]
     jvm = sc._jvm
     mapper = jvm.com.fasterxml.jackson.databind.ObjectMapper()
     scala_module = getattr(jvm.com.fasterxml.jackson.module.scala, "DefaultScalaModule$")
     mapper.registerModule(scala_module.__getattr__("MODULE$"))
+    _mappers.clear()  # one Spark per process: the old context's mapper goes with it
+    _mappers[id(sc)] = (sc, mapper)
     return mapper
 
 
@@ -138,16 +145,24 @@ def _first_line(text: str, limit: int) -> str:
 
 
 def record(job_id: Any, stages: list[dict[str, Any]] | None) -> None:
-    """Add ``stages`` to the progress of a job that already ended (a cancel or a timeout:
-    the monitor made that transition while Spark was still stopping), and tell whoever
-    follows the job. Nothing for ``None`` (not recorded: Spark Connect, or an error)."""
+    """Add ``stages`` to the progress of a job that already ended, and tell whoever follows
+    the job. Read after the job's terminal transition, so that reading them (a listener-bus
+    drain and a dozen py4j calls) never delays the job's end. Nothing for ``None`` (not
+    recorded: Spark Connect, or an error)."""
     if stages is None:
         return
-    merged = CombinedExpression(
-        F("progress"), "||", Value({"stages": stages}, output_field=JSONField()), JSONField()
-    )
     try:
-        if Job.objects.filter(pk=job_id, status__in=_TERMINAL).update(progress=merged):
-            notify.announce(job_id, notify.PROGRESS)
+        # Merged in Python, not with SQL's JSON operators: the same on SQLite and PostgreSQL.
+        with transaction.atomic():
+            rows = list(
+                Job.objects.select_for_update()
+                .filter(pk=job_id, status__in=_TERMINAL)
+                .values_list("progress", flat=True)[:1]
+            )
+            if not rows:
+                return
+            progress = {**(rows[0] or {}), "stages": stages}
+            Job.objects.filter(pk=job_id).update(progress=progress)
+        notify.announce(job_id, notify.PROGRESS)
     except Exception:
         log.warning("job %s: could not record its Spark stages", job_id, exc_info=True)

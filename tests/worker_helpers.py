@@ -335,6 +335,16 @@ def cancel(pipeline: Pipeline, job_id: str) -> dict[str, Any]:
     return wait_job(pipeline.api, job_id, {"CANCELED"}, timeout=30)
 
 
+def with_stages(client: APIClient, job: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+    """The ended ``job`` once its Spark stages are recorded (just after its end)."""
+
+    def recorded() -> dict[str, Any] | None:
+        found = get_job(client, job["id"])
+        return found if found["progress"].get("stages") is not None else None
+
+    return wait_until(recorded, timeout, message=f"the Spark stages of job {job['id']}")
+
+
 def run_to_end(who: User, sql: str, timeout: float = 240) -> Job:
     """Submit ``sql`` as ``who`` and wait for the job to end."""
     return wait_for_status(submit_sql(who, sql).id, TERMINAL, timeout)

@@ -137,8 +137,13 @@ def test_a_reload_before_the_post_answers_finds_the_job_in_the_session(
     assert answered[0].status == 201, answered[0].text()
     job = newest_job(page)
     assert job["sql"] == sql and job["id"] != earlier["id"]
+
     # The POST has not answered in the page: the tab keeps the run as pending, not its job.
-    wait_until(lambda: ((stored_tabs(page) or [{}])[0].get("pendingRun") or {}).get("sql") == sql, 10)
+    def pending_sql() -> str | None:
+        tabs = stored_tabs(page)
+        return ((tabs[0].get("pendingRun") or {}) if tabs else {}).get("sql")
+
+    wait_until(lambda: pending_sql() == sql, 10)
     assert stored_tabs(page)[0].get("lastJobId") != job["id"]
     expect(pane(page).locator(f"a[href='/jobs/{job['id']}']")).to_have_count(0)
     reload(page)

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from jobs.models import Job
 from tests.browser.conftest import PASSWORD, UI, wait_until
 from tests.conftest import API, client_for
-from tests.worker_helpers import open_session, statement, wait_job
+from tests.worker_helpers import open_session, statement, wait_job, with_stages
 from workbench.models import SavedQuery
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -235,7 +235,7 @@ def test_job_page_shows_the_spark_stages_of_a_finished_query(
     runner = Runner(alice)
     job = runner.run("SELECT id % 5 AS k, count(*) AS n FROM range(0, 1000, 1, 2) GROUP BY k")
     assert job["status"] == "FINISHED", job
-    stages = job["progress"]["stages"]
+    stages = with_stages(runner.api, job)["progress"]["stages"]
     assert len(stages) >= 2, stages
 
     ui.login(page, "alice")

@@ -21,7 +21,7 @@ from engine import stage_metrics
 from jobs.models import Job
 from tests.conftest import API, assert_error
 from tests.waiting import wait_until
-from tests.worker_helpers import Pipeline, wait_job
+from tests.worker_helpers import Pipeline, wait_job, with_stages
 
 pytestmark = [
     pytest.mark.spark,
@@ -96,7 +96,7 @@ def test_a_query_with_a_shuffle_records_its_stages(alice_sql: Pipeline, orders: 
         f"SELECT qty, count(*) AS n FROM {orders['table']} GROUP BY qty ORDER BY qty"
     )
     assert job["status"] == "FINISHED", job
-    stages = job["progress"]["stages"]
+    stages = with_stages(alice_sql.api, job)["progress"]["stages"]
     assert isinstance(stages, list) and len(stages) >= 2, stages
     assert all(set(stage) == STAGE_KEYS for stage in stages), stages
     assert [s["stage_id"] for s in stages] == sorted(s["stage_id"] for s in stages)
@@ -120,7 +120,7 @@ def test_a_ctas_records_what_it_wrote(alice_sql: Pipeline, catalog: str):
         f"CREATE TABLE {catalog}.d.copy AS SELECT id, id * 2 AS twice FROM range(0, 5000, 1, 2)"
     )
     assert job["status"] == "FINISHED", job
-    stages = job["progress"]["stages"]
+    stages = with_stages(alice_sql.api, job)["progress"]["stages"]
     assert stages, job["progress"]
     assert total(stages, "rows_written") == 5000
     assert total(stages, "bytes_written") > 0
@@ -131,7 +131,7 @@ def test_an_insert_records_what_it_wrote(alice_sql: Pipeline, catalog: str, orde
     assert created["status"] == "FINISHED", created
     job = alice_sql.run(f"INSERT INTO {catalog}.d.small SELECT id, qty FROM {orders['table']}")
     assert job["status"] == "FINISHED", job
-    stages = job["progress"]["stages"]
+    stages = with_stages(alice_sql.api, job)["progress"]["stages"]
     assert total(stages, "rows_read") == ROWS
     assert total(stages, "rows_written") == ROWS
     assert total(stages, "bytes_written") > 0
@@ -140,7 +140,7 @@ def test_an_insert_records_what_it_wrote(alice_sql: Pipeline, catalog: str, orde
 def test_a_failed_query_keeps_the_stages_that_ran(alice_sql: Pipeline):
     job = alice_sql.run(FAILING_SQL)
     assert job["status"] == "FAILED", job
-    stages = job["progress"]["stages"]
+    stages = with_stages(alice_sql.api, job)["progress"]["stages"]
     assert stages, job["progress"]
     failed = [s for s in stages if s["status"] == "FAILED"]
     assert failed, stages
@@ -172,7 +172,7 @@ def test_a_canceled_query_keeps_the_stages_that_ran(alice_sql: Pipeline):
 
 def test_another_user_cannot_read_the_stages(alice_sql: Pipeline):
     job = alice_sql.run("SELECT k, count(*) FROM (SELECT id % 3 AS k FROM range(100)) GROUP BY k")
-    assert job["status"] == "FINISHED" and job["progress"]["stages"], job
+    assert job["status"] == "FINISHED" and with_stages(alice_sql.api, job)["progress"]["stages"]
     bob = Pipeline("bob")
     assert_error(bob.api.get(f"{API}/jobs/{job['id']}"), 404, "NOT_FOUND", job["id"])
     listed = bob.api.get(f"{API}/jobs")
