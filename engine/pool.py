@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 
 from core import jobstate
 from jobs import engines, lifecycle, running
@@ -83,6 +83,7 @@ class Host:
     last_used: float = field(default_factory=time.monotonic)
     # Jobs sent here and not answered yet: id → [event, status].
     waiting: dict[str, list[Any]] = field(default_factory=dict)
+    reported: set[str] = field(default_factory=set)  # jobs it says it runs (pipelines too)
     stop_reason: str = ""
     stopped_by: str = ""
     dying_message: str = ""
@@ -229,24 +230,25 @@ class Pool:
                     continue  # dying or stopping since: another engine
                 host.waiting[job_id] = slot
                 host.last_used = time.monotonic()
-            engines.record_used(
-                host.engine_id,
-                job.pk,
-                key=key,
-                worker=self.identity,
-                runtime=host.runtime,
-                pid=host.pid,
-            )
-            lifecycle.record_event(
-                job.pk,
-                "engine_assigned",
-                {
-                    "engine": host.engine_id,
-                    "share_key": key,
-                    "spare": spare,
-                    "waited_ms": round((time.monotonic() - began) * 1000),
-                },
-            )
+            with transaction.atomic():  # one commit, not three, before the job can start
+                engines.record_used(
+                    host.engine_id,
+                    job.pk,
+                    key=key,
+                    worker=self.identity,
+                    runtime=host.runtime,
+                    pid=host.pid,
+                )
+                lifecycle.record_event(
+                    job.pk,
+                    "engine_assigned",
+                    {
+                        "engine": host.engine_id,
+                        "share_key": key,
+                        "spare": spare,
+                        "waited_ms": round((time.monotonic() - began) * 1000),
+                    },
+                )
             running.mark_running(job_id, True)
             if not host.send({"op": "run", "job": job_id}):
                 with self._lock:
@@ -326,7 +328,13 @@ class Pool:
         elif op == "failed_start":
             host.start_error = str(message.get("message") or "Spark did not start")
         elif op == "running":
-            running.mark_running(message.get("job"), bool(message.get("on")))
+            job_id, on = str(message.get("job")), bool(message.get("on"))
+            with self._lock:  # each report once; those of an engine that dies undone then
+                changed = (job_id not in host.reported) if on else (job_id in host.reported)
+                if changed:
+                    (host.reported.add if on else host.reported.discard)(job_id)
+            if changed:
+                running.mark_running(job_id, on)
         elif op == "done":
             with self._lock:
                 slot = host.waiting.pop(str(message.get("job")), None)
@@ -350,6 +358,8 @@ class Pool:
         with self._lock:
             orphaned = dict(host.waiting)
             host.waiting.clear()
+            reported = list(host.reported)
+            host.reported.clear()
             reason = host.stop_reason or "lost"
             host.state = "dead"
             self.hosts.pop(host.engine_id, None)
@@ -385,6 +395,8 @@ class Pool:
             except Exception:
                 log.exception("job %s: could not end it after its engine ended", job_id)
             slot[0].set()
+        for job_id in reported:  # the engine's "running" reports whose end never came
+            running.mark_running(job_id, False)
 
     # --- stopping -----------------------------------------------------------------------------
 

@@ -4,11 +4,14 @@ a worker's job threads, and the jobs its engine processes report (``engine.pool`
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-_running: set[str] = set()
+# Counted, not a set: a job requeued when its engine died may be claimed again by another
+# thread before the first one let go of it; the first one's end must not unmark the second.
+_running: Counter[str] = Counter()
 _running_lock = threading.Lock()
 
 
@@ -23,13 +26,15 @@ _report_running: Callable[[str, bool], None] | None = None
 
 def mark_running(job_id: Any, running: bool) -> None:
     """Count ``job_id`` as run (or no longer run) by a thread of this process: the worker
-    does for the jobs its engine processes report (``engine.pool``)."""
+    does for the jobs its engine processes report (``engine.pool``). Calls come in pairs."""
     key = str(job_id)
     with _running_lock:
         if running:
-            _running.add(key)
+            _running[key] += 1
+        elif _running[key] > 1:
+            _running[key] -= 1
         else:
-            _running.discard(key)
+            del _running[key]
 
 
 def report_running_to(report: Callable[[str, bool], None] | None) -> None:
