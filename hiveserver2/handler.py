@@ -107,12 +107,17 @@ class Handler:
     @answers(ttypes.TOpenSessionResp)
     def OpenSession(self, req: Any) -> Any:
         config = dict(req.configuration or {})
-        catalog = config.get("use:catalog") or None
+        # Hive's JDBC driver sends the URL's `?use:catalog=…` as `set:hiveconf:use:catalog`.
+        catalog = config.get("use:catalog") or config.get("set:hiveconf:use:catalog") or None
         database = config.get("use:database") or None
         if catalog:
             session, _ = session_services.session_open(user=self.user, current_catalog=catalog)
         else:
             session, _ = session_services.session_open(user=self.user, start="workspace")
+        if database == "default" and session.current_catalog is None:
+            # What Hive's JDBC driver sends when its URL names no database: with no current
+            # catalog there is no `default` to move to, and the session stays where it started.
+            database = None
         if database:
             try:
                 session_services.session_update(
