@@ -107,12 +107,17 @@ class Handler:
     @answers(ttypes.TOpenSessionResp)
     def OpenSession(self, req: Any) -> Any:
         config = dict(req.configuration or {})
-        catalog = config.get("use:catalog") or None
+        # Hive's JDBC driver sends the URL's `?use:catalog=…` as `set:hiveconf:use:catalog`.
+        catalog = config.get("use:catalog") or config.get("set:hiveconf:use:catalog") or None
         database = config.get("use:database") or None
         if catalog:
             session, _ = session_services.session_open(user=self.user, current_catalog=catalog)
         else:
             session, _ = session_services.session_open(user=self.user, start="workspace")
+        if database == "default" and session.current_catalog is None:
+            # What Hive's JDBC driver sends when its URL names no database: with no current
+            # catalog there is no `default` to move to, and the session stays where it started.
+            database = None
         if database:
             try:
                 session_services.session_update(
@@ -212,6 +217,13 @@ class Handler:
         key, _ = self._operation(req.operationHandle)
         self.registry.forget(key)
         return ttypes.TCloseOperationResp(status=ok())
+
+    @answers(ttypes.TGetLogResp)
+    def GetLog(self, req: Any) -> Any:
+        """An empty log for the caller's own operation (impyla asks for it before closing
+        each one); operation logs are not kept."""
+        self._operation(req.operationHandle)
+        return ttypes.TGetLogResp(status=ok(), log="")
 
     @answers(ttypes.TGetResultSetMetadataResp)
     def GetResultSetMetadata(self, req: Any) -> Any:
@@ -337,9 +349,6 @@ class Handler:
 
     def RenewDelegationToken(self, req: Any) -> Any:
         return self._unsupported(ttypes.TRenewDelegationTokenResp, "RenewDelegationToken")
-
-    def GetLog(self, req: Any) -> Any:
-        return self._unsupported(ttypes.TGetLogResp, "GetLog")
 
 
 def _columns(op: Answer | Job) -> list[tuple[str, str]]:

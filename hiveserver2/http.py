@@ -19,7 +19,6 @@ from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from thrift.protocol.TBinaryProtocol import TBinaryProtocol  # type: ignore[import-untyped]
 from thrift.protocol.TProtocol import TProtocolException  # type: ignore[import-untyped]
 from thrift.transport.TTransport import (  # type: ignore[import-untyped]
     TMemoryBuffer,
@@ -29,7 +28,7 @@ from thrift.transport.TTransport import (  # type: ignore[import-untyped]
 from hiveserver2 import auth
 from hiveserver2.handler import Handler
 from hiveserver2.operations import SharedRegistry
-from hiveserver2.protocol import TCLIService
+from hiveserver2.protocol import BinaryProtocol, TCLIService
 from hiveserver2.sasl import SaslRefused
 
 SIGNED_IN_SECONDS = 300
@@ -75,14 +74,14 @@ def cliservice(request: HttpRequest) -> HttpResponse:
     except SaslRefused as exc:
         return _refused(str(exc))
     limit = settings.TESSERA_HS2_MAX_FRAME_BYTES
-    incoming = TBinaryProtocol(
+    incoming = BinaryProtocol(
         TMemoryBuffer(request.body), string_length_limit=limit, container_length_limit=limit
     )
     outgoing = TMemoryBuffer()
     registry = SharedRegistry(caches["hiveserver2"])
     try:
         TCLIService.Processor(Handler(signed_in, registry)).process(
-            incoming, TBinaryProtocol(outgoing)
+            incoming, BinaryProtocol(outgoing)
         )
     except (TProtocolException, TTransportException, EOFError):
         return HttpResponse("Not a Thrift call.", status=400, content_type="text/plain")

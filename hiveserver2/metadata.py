@@ -3,7 +3,8 @@ Tessera's catalog through its selectors, filtered by the caller's grants exactly
 lists are (``catalog.selectors`` with ``catalog.access.access_for``), without a Spark job.
 
 Names are JDBC patterns (``%`` any run, ``_`` one character, ``\\`` escapes; None or ``%``:
-all), matched without regard to case as Tessera's names are. Columns are JDBC's
+all; so is ``.*``, what impyla sends for "all" as Hive's own servers read it), matched without
+regard to case as Tessera's names are. Columns are JDBC's
 (``DatabaseMetaData``) with their Spark SQL types. An answer holds at most ``MAX_ROWS`` rows.
 """
 
@@ -30,7 +31,7 @@ Rows = list[list[Any]]
 
 def pattern(text: str | None) -> re.Pattern[str] | None:
     """A JDBC name pattern as a regular expression; None matches everything."""
-    if text is None or text in ("", "%", "*"):
+    if text is None or text in ("", "%", "*", ".*"):
         return None
     out, escaped = [], False
     for char in text:

@@ -18,7 +18,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection as db_connection
-from thrift.protocol.TBinaryProtocol import TBinaryProtocol  # type: ignore[import-untyped]
 from thrift.protocol.TProtocol import TProtocolException  # type: ignore[import-untyped]
 from thrift.transport.TSocket import TSocket  # type: ignore[import-untyped]
 from thrift.transport.TTransport import TTransportException  # type: ignore[import-untyped]
@@ -26,7 +25,7 @@ from thrift.transport.TTransport import TTransportException  # type: ignore[impo
 from hiveserver2 import auth
 from hiveserver2.handler import Handler
 from hiveserver2.operations import Registry
-from hiveserver2.protocol import TCLIService
+from hiveserver2.protocol import BinaryProtocol, TCLIService
 from hiveserver2.sasl import SaslRefused, SaslServerTransport
 
 log = logging.getLogger(__name__)
@@ -99,7 +98,7 @@ class HiveServer2:
             client.settimeout(NEGOTIATION_SECONDS)
             who = transport.negotiate(lambda name, password: auth.sign_in(name, password, peer))
             client.settimeout(self.idle_seconds)
-            protocol = TBinaryProtocol(
+            protocol = BinaryProtocol(
                 transport,
                 string_length_limit=self.max_frame,
                 container_length_limit=self.max_frame,

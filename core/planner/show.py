@@ -38,6 +38,10 @@ def plan_show(statement: Statement) -> Plan:
     for word, action in (("TABLES", Action.SHOW_TABLES), ("VIEWS", Action.SHOW_VIEWS)):
         if cursor.accept_words(word):
             return _show_in_database(statement, cursor, action)
+    if cursor.accept_words("TABLE", "EXTENDED"):
+        # Spark's listing with each relation's `information` (dbt-spark lists by it): the
+        # database's tables and views, answered from the catalog like SHOW TABLES.
+        return _show_in_database(statement, cursor, Action.SHOW_TABLES, extended=True)
     if cursor.accept_words("FUNCTIONS"):
         return _show_in_database(statement, cursor, "show_functions")
     if cursor.accept_words("CREATE", "TABLE"):
@@ -47,8 +51,8 @@ def plan_show(statement: Statement) -> Plan:
     token = cursor.peek()
     shown = "SHOW" if token is None else f"SHOW {statement.text[token.start : token.end]}"
     raise ForbiddenSql(
-        f"{shown} is not supported: Tessera answers SHOW CATALOGS, DATABASES, TABLES, VIEWS, "
-        "FUNCTIONS, CREATE TABLE and GRANTS from its own catalog."
+        f"{shown} is not supported: Tessera answers SHOW CATALOGS, DATABASES, TABLES, "
+        "TABLE EXTENDED, VIEWS, FUNCTIONS, CREATE TABLE and GRANTS from its own catalog."
     )
 
 
@@ -84,7 +88,9 @@ def guard_no_current(what: str, hint: str) -> CoreError:
     return CoreError(f"No current {what} is set: use {hint}, or USE one first.")
 
 
-def _show_in_database(statement: Statement, cursor: TokenCursor, action: str) -> Plan:
+def _show_in_database(
+    statement: Statement, cursor: TokenCursor, action: str, extended: bool = False
+) -> Plan:
     if cursor.accept_words("FROM") or cursor.accept_words("IN"):
         parts, _, _ = cursor.path("a database name", max_parts=2)
         database = statement.database_identifier(parts)
@@ -98,6 +104,8 @@ def _show_in_database(statement: Statement, cursor: TokenCursor, action: str) ->
         "database": database.database,
         "like": like,
     }
+    if extended:
+        args["extended"] = True
     return Plan.of(action, args=args)
 
 

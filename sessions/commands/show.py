@@ -1,5 +1,5 @@
-"""SHOW CATALOGS/DATABASES/TABLES/VIEWS/FUNCTIONS, DESCRIBE and SHOW CREATE TABLE of the
-catalog's objects (and of the session's temporary ones, which shadow them).
+"""SHOW CATALOGS/DATABASES/TABLES/VIEWS/FUNCTIONS, SHOW TABLE EXTENDED, DESCRIBE and SHOW
+CREATE TABLE of the catalog's objects (and of the session's temporary ones, which shadow them).
 
 What the job's user may not see is not listed (``catalog.access.*_q``, the filters of the
 REST lists) and answers as missing when named (the selectors' lookups).
@@ -63,6 +63,8 @@ def show_databases(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
 
 def show_relations(kind: str, column: str) -> Callable[[Job, Mapping[str, Any]], Any]:
     def show(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+        if args.get("extended"):
+            return show_table_extended(job, args)
         database = database_of(args, job)
         match = like_matcher(args.get("like"))
         tables = Table.objects.filter(database=database, kind=kind)
@@ -78,6 +80,46 @@ def show_relations(kind: str, column: str) -> Callable[[Job, Mapping[str, Any]],
         return columns, [[database.name, name, False] for name in names if match(name)]
 
     return show
+
+
+def show_table_extended(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
+    """``SHOW TABLE EXTENDED [IN db] LIKE 'pattern'``: the database's tables and views the
+    job's user may see, with Spark's ``information`` text (what dbt-spark lists relations by:
+    ``Type`` VIEW, MANAGED or EXTERNAL, and ``Provider``)."""
+    database = database_of(args, job)
+    match = like_matcher(args.get("like"))
+    access = access_of(job)
+    rows: Rows = []
+    for kind in (Table.KIND_TABLE, Table.KIND_VIEW):
+        tables = Table.objects.filter(database=database, kind=kind)
+        visible = catalog_access.relations_q(access, kind)
+        if visible is not None:
+            tables = tables.filter(visible)
+        for table in tables.order_by("name_key"):
+            if not match(table.name):
+                continue
+            options = table.options or {}
+            kind_text = (
+                "VIEW" if kind == Table.KIND_VIEW else "MANAGED" if table.managed else "EXTERNAL"
+            )
+            info = [
+                f"Catalog: {database.catalog.name}",
+                f"Database: {database.name}",
+                f"Table: {table.name}",
+                f"Type: {kind_text}",
+            ]
+            provider = options.get("format") or options.get("connector")
+            if kind == Table.KIND_TABLE and provider:
+                info.append(f"Provider: {provider}")
+            rows.append([database.name, table.name, False, "\n".join(info) + "\n"])
+    rows.sort(key=lambda row: str(row[1]).lower())
+    columns = [
+        {"name": "namespace", "data_type": "STRING"},
+        {"name": "tableName", "data_type": "STRING"},
+        {"name": "isTemporary", "data_type": "BOOLEAN"},
+        {"name": "information", "data_type": "STRING"},
+    ]
+    return columns, rows
 
 
 def show_functions(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:

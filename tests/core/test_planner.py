@@ -34,6 +34,7 @@ CLASSIFIED: list[tuple[str, str, str]] = [
     ("SHOW TABLES", "show", "show_tables"),
     ("SHOW TABLES FROM c.other LIKE 'o*'", "show", "show_tables"),
     ("SHOW VIEWS IN other", "show", "show_views"),
+    ("SHOW TABLE EXTENDED IN other LIKE '*'", "show", "show_tables"),
     ("SHOW FUNCTIONS", "show", "show_functions"),
     ("SHOW CREATE TABLE orders", "show", "show_create_table"),
     ("DESCRIBE orders", "describe", "describe"),

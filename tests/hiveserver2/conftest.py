@@ -23,6 +23,9 @@ from pyhive import hive  # type: ignore[import-untyped]
 from hiveserver2.server import HiveServer2
 from tests.live_client import PASSWORD, connect_as
 
+# dbt's adapter cases run in a venv of their own (test_dbt.py), by a pytest of their own.
+collect_ignore = ["dbt_suite"]
+
 
 @pytest.fixture
 def hs2(server: str) -> Iterator[HiveServer2]:

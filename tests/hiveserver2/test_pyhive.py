@@ -263,6 +263,12 @@ def test_metadata_respects_grants(hive_as: Callable[..., Any]) -> None:
         ),
     )
     assert [t[2] for t in tables] == ["customers"]  # not orders
+    # SHOW TABLE EXTENDED (what dbt-spark lists relations by) is filtered alike.
+    listed = query(bob, "SHOW TABLE EXTENDED IN shop.sales LIKE '*'")
+    assert [row[:3] for row in listed] == [("sales", "customers", False)]
+    assert "Type: MANAGED\n" in listed[0][3]
+    everything = query(alice, "SHOW TABLE EXTENDED IN shop.sales LIKE '*'")
+    assert [row[1] for row in everything] == ["customers", "orders"]
     assert query(bob, "SELECT count(*) FROM shop.sales.customers") == [(3,)]
     with pytest.raises(hive.OperationalError) as raised:
         bob.cursor().execute("SELECT * FROM shop.sales.orders")

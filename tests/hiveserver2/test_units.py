@@ -86,6 +86,8 @@ def test_an_arrow_page_becomes_a_column_based_row_set() -> None:
         ("a\\_b", "a_b", True),
         ("a\\_b", "axb", False),
         ("a.b", "axb", False),
+        (".*", "anything", True),  # impyla's "all"
+        (".*x", "anything", False),
     ],
 )
 def test_jdbc_name_patterns(jdbc: str | None, name: str, matches: bool) -> None:
