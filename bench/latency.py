@@ -382,6 +382,24 @@ class Stack:
             if line.startswith("TOKEN ")
         }
 
+    def allow_read_files(self, root: Path) -> None:
+        """``READ FILES`` on storage root ``root`` for everyone (granted by an admin, made
+        here): declaring an external table over a path needs it (docs/security.md)."""
+        token = self.create_users(["bench-admin"], admin=True)["bench-admin"]
+        api = Api(self.port, token)
+        try:
+            api.ok(
+                "PATCH",
+                f"/api/v1/storage-roots/permissions?path={quote(str(root))}",
+                {
+                    "changes": [
+                        {"principal": "everyone", "principal_type": "team", "add": ["READ FILES"]}
+                    ]
+                },
+            )
+        finally:
+            api.close()
+
     def respawn(self, name: str) -> None:
         """Start process ``name`` again with its command (as scripts/run.sh starts the
         worker again after it exited)."""
@@ -989,6 +1007,7 @@ def run_config(
             print(f"SELECT 1 x {args.n} (+{WARMUP} warm-up) …", flush=True)
             result.select1 = measure_select1(api, spark, args.n)
             if not args.skip_tpch:
+                stack.allow_read_files(args.tpch_dir.resolve())
                 session = register_tpch(api, args.tpch_dir, args.tpch_sf)
                 print(f"TPC-H SF {sf_text(args.tpch_sf)}, {args.tpch_runs} run(s) …", flush=True)
                 result.tpch = measure_tpch(api, spark, session, args.tpch_runs)

@@ -11,9 +11,9 @@ one at a time:
 
 A worker or gunicorn that exits is started again 1 s later, as scripts/run.sh does, and
 counted. Five users (``soak-u1`` … ``soak-u5``, a token each), each a thread with its own
-catalog (``soak_uN``: the TPC-H tables as external parquet in ``sf<N>``, and a database
-``work``) and session, loop over a team's mixed load, seeded, with a think time of
-``THINK`` seconds between actions:
+catalog (``soak_uN``, database ``work``) and session (in the TPC-H database of catalog
+``tpch``, which everyone may read), loop over a team's mixed load, seeded, with a think time
+of ``THINK`` seconds between actions:
 
 - short queries (``SELECT 1``, small aggregates over ``range``), then the result page;
 - a TPC-H query (one of the 22, every result page);
@@ -76,6 +76,7 @@ from harness import plain_spark
 from latency import (
     ROOT,
     SLOW_SQL,
+    TPCH_CATALOG,
     Api,
     ApiError,
     Config,
@@ -100,6 +101,7 @@ from latency import (
     terminate_as_interrupt,
     tessera_query,
     tessera_select1,
+    tpch_database,
     tpch_queries,
 )
 
@@ -258,14 +260,14 @@ class TeamUser:
         self.stream_job = ""
 
     def setup(self) -> None:
-        """Its catalog (the TPC-H tables, a database ``work``, a table ``facts``), its
-        session."""
+        """Its catalog with a database ``work`` and a table ``facts``; its session, in the
+        TPC-H database (catalog ``tpch``, shared: a table's files are no other table's)."""
+        self.api.ok("POST", "/api/v1/catalogs", {"name": self.catalog}, (201,))
         if self.args.tpch:
-            self.session = register_tpch(
-                self.api, self.args.tpch_dir, self.args.tpch_sf, self.catalog
+            self.session = self.api.session(
+                current_catalog=TPCH_CATALOG, current_database=tpch_database(self.args.tpch_sf)
             )
         else:
-            self.api.ok("POST", "/api/v1/catalogs", {"name": self.catalog}, (201,))
             self.session = self.api.session(current_catalog=self.catalog)
         self.api.ok("POST", f"/api/v1/catalogs/{self.catalog}/databases", {"name": "work"}, (201,))
         finished(
@@ -664,6 +666,7 @@ class Window:
     load: str = ""
     select1_n: int = 0
     select1_failures: int = 0
+    select1_errors: list[str] = field(default_factory=list)
     tessera_p50: float = math.nan
     tessera_p95: float = math.nan
     plain_p50: float = math.nan
@@ -734,11 +737,12 @@ def close_window(
     stream_job: str,
     exits: int,
 ) -> None:
-    index = window.index
+    index = window.index - 1  # 0-based, as the clock counts
     window.minutes = (time.monotonic() - clock.start) / 60
     window.load = load_text()
     window.select1_n = len(measured.rest)
     window.select1_failures = len(measured.failures)
+    window.select1_errors = measured.failures[:5]
     if measured.rest:
         window.tessera_p50 = statistics.median(measured.rest) * 1000
         window.tessera_p95 = percentile(measured.rest, 0.95) * 1000
@@ -818,9 +822,27 @@ def run_config(
         tokens = stack.create_users(USERS)
         admin_token = stack.create_users([ADMIN], admin=True)[ADMIN]
         admin = Api(stack.port, admin_token)
+        if args.tpch:
+            stack.allow_read_files(args.tpch_dir.resolve())
         bench = Api(stack.port, stack.token)
         try:
-            tpch_session = register_tpch(bench, args.tpch_dir, args.tpch_sf) if args.tpch else ""
+            tpch_session = ""
+            if args.tpch:
+                tpch_session = register_tpch(bench, args.tpch_dir, args.tpch_sf)
+                # The users read it: USE and SELECT on the catalog, for everyone.
+                bench.ok(
+                    "PATCH",
+                    f"/api/v1/catalogs/{TPCH_CATALOG}/permissions",
+                    {
+                        "changes": [
+                            {
+                                "principal": "everyone",
+                                "principal_type": "team",
+                                "add": ["USE", "SELECT"],
+                            }
+                        ]
+                    },
+                )
         finally:
             bench.close()
         for i, name in enumerate(USERS):
