@@ -582,12 +582,18 @@ class Select1:
     plain_collect: list[float] = field(default_factory=list)  # spark.sql(...).collect()
 
 
-def tessera_select1(api: Api, session: str, into: Select1 | None, inline: bool = True) -> None:
+def tessera_select1(
+    api: Api, session: str, into: Select1 | None, inline: bool = True, follow: bool = False
+) -> None:
     """One ``SELECT 1``: with ``inline`` the first page comes in the POST's answer
-    (``page_size``); without, the POST waits and ``GET /jobs/{id}/result`` reads the page."""
+    (``page_size``); without, the POST waits and ``GET /jobs/{id}/result`` reads the page.
+    ``follow``: a job still queued when the POST's wait ran out is followed to its end (as a
+    client would) instead of raising."""
     sent_wall = time.time()
     began = time.perf_counter()
     job = api.statement(session, "SELECT 1", wait=30, page_size=100 if inline else 0)
+    if follow and not ended(job):
+        job = api.follow(job, ended)
     answered = time.perf_counter()
     answered_wall = time.time()
     if job["status"] != "FINISHED":

@@ -489,6 +489,7 @@ class Measurer:
         step = self.clock.window / SAMPLES
         try:
             for index, into in enumerate(self.windows):
+                subset_done = not self.subset
                 for k in range(SAMPLES):
                     at = self.clock.begins(index) + (k + self.rng.random() * 0.8) * step
                     if time.monotonic() > self.clock.begins(index + 1) - 1:
@@ -496,15 +497,18 @@ class Measurer:
                     if self.stop.wait(max(0.0, at - time.monotonic())):
                         return
                     self.select1(into)
-                    if k == SAMPLES // 2 - 1 and self.subset:
+                    if k == SAMPLES // 2 - 1 and not subset_done:
                         self.tpch(into)
+                        subset_done = True
+                if not subset_done and not self.stop.is_set():
+                    self.tpch(into)  # once per window, even behind
         finally:
             self.api.close()
 
     def select1(self, into: Measured) -> None:
         figures = Select1()
         try:
-            tessera_select1(self.api, self.session, figures, inline=False)
+            tessera_select1(self.api, self.session, figures, inline=False, follow=True)
         except (ApiError, OSError, http.client.HTTPException, ValueError, KeyError) as error:
             into.failures.append(f"{type(error).__name__}: {error}"[:200])
             return
