@@ -451,6 +451,7 @@ class Measured:
     failures: list[str] = field(default_factory=list)
     tpch: dict[str, tuple[float, float]] = field(default_factory=dict)  # query → (T s, plain s)
     tpch_failures: list[str] = field(default_factory=list)
+    done: threading.Event = field(default_factory=threading.Event)  # the window's part ended
 
 
 class Measurer:
@@ -502,7 +503,10 @@ class Measurer:
                         subset_done = True
                 if not subset_done and not self.stop.is_set():
                     self.tpch(into)  # once per window, even behind
+                into.done.set()
         finally:
+            for measured in self.windows:
+                measured.done.set()
             self.api.close()
 
     def select1(self, into: Measured) -> None:
@@ -752,7 +756,7 @@ def close_window(
         window.tessera_p95 = percentile(measured.rest, 0.95) * 1000
         window.plain_p50 = statistics.median(measured.plain) * 1000
         window.plain_p95 = percentile(measured.plain, 0.95) * 1000
-    if measured.tpch and not measured.tpch_failures:
+    if len(measured.tpch) == len(SUBSET) and not measured.tpch_failures:
         window.tpch_tessera = sum(t for t, _ in measured.tpch.values())
         window.tpch_plain = sum(p for _, p in measured.tpch.values())
     window.tpch_queries = len(measured.tpch)
@@ -879,9 +883,8 @@ def run_config(
             while time.monotonic() < window_end:
                 exits += supervise(stack, record, clock)
                 time.sleep(1)
-            if index == windows - 1:
-                # The measurer's last pairs and TPC-H subset: let them end.
-                measurer.thread.join(timeout=300)
+            # The measurer's pairs and TPC-H subset of this window: let them end.
+            measurer.windows[index].done.wait(timeout=300)
             close_window(
                 window,
                 clock,
