@@ -205,13 +205,16 @@ class Config:
     def label(self) -> str:
         if self.database_url is None:
             return "embedded (SQLite, kombu file-system broker; the make run defaults)"
-        return f"pg-redis (PostgreSQL {PG_DATABASE}, Redis {self.broker_url})"
+        database = self.database_url.rsplit("/", 1)[1]
+        return f"pg-redis (PostgreSQL {database}, Redis {self.broker_url})"
 
 
-def config_of(name: str) -> Config:
+def config_of(name: str, database: str = PG_DATABASE, redis_url: str = REDIS_URL) -> Config:
+    """``embedded``, or ``pg-redis`` on ``database`` and ``redis_url`` (other benches use
+    their own, so that two of them never share a database)."""
     if name == "embedded":
         return Config(name, None, None)
-    return Config(name, f"{PG_SERVER}/{PG_DATABASE}", REDIS_URL)
+    return Config(name, f"{PG_SERVER}/{database}", redis_url)
 
 
 def fresh_pg_database(url: str) -> None:
@@ -263,6 +266,7 @@ class Stack:
         env.update(CLUSTER_ENV)
         self.env = env
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.commands: dict[str, list[str]] = {}
         self.token = ""
 
     def manage(self, *args: str) -> str:
@@ -280,6 +284,7 @@ class Stack:
         return done.stdout
 
     def _spawn(self, name: str, command: list[str]) -> None:
+        self.commands[name] = command
         log = (self.data_dir / f"{name}.log").open("ab")
         self.processes[name] = subprocess.Popen(
             command,
@@ -295,16 +300,7 @@ class Stack:
         """Start everything; the seconds from the worker's start until a first SELECT 1
         FINISHED (its Spark's start-up)."""
         self.manage("migrate", "--noinput", "-v", "0")
-        out = self.manage(
-            "shell",
-            "-c",
-            "from django.contrib.auth.models import User\n"
-            "from accounts.tokens import token_create\n"
-            "user = User.objects.filter(username='bench').first() or "
-            "User.objects.create_user('bench', password=None)\n"
-            "print('TOKEN=' + token_create(user=user, name='bench')[1])\n",
-        )
-        self.token = next(x[6:] for x in out.splitlines() if x.startswith("TOKEN="))
+        self.token = self.create_users(["bench"])["bench"]
         # scripts/run.sh, word for word (the port is free one; the access log goes to a file).
         self._spawn(
             "gunicorn",
@@ -367,6 +363,48 @@ class Stack:
         api.close()
         return time.perf_counter() - worker_started
 
+    def create_users(self, names: Sequence[str], admin: bool = False) -> dict[str, str]:
+        """Users ``names`` (made unless they exist; ``admin``: staff) and a new API token of
+        each: name → token."""
+        out = self.manage(
+            "shell",
+            "-c",
+            "from django.contrib.auth.models import User\n"
+            "from accounts.tokens import token_create\n"
+            f"for name in {list(names)!r}:\n"
+            "    user = User.objects.filter(username=name).first() or "
+            f"User.objects.create_user(name, password=None, is_staff={admin!r})\n"
+            "    print('TOKEN', name, token_create(user=user, name='bench')[1])\n",
+        )
+        return {
+            line.split()[1]: line.split()[2]
+            for line in out.splitlines()
+            if line.startswith("TOKEN ")
+        }
+
+    def allow_read_files(self, root: Path) -> None:
+        """``READ FILES`` on storage root ``root`` for everyone (granted by an admin, made
+        here): declaring an external table over a path needs it (docs/security.md)."""
+        token = self.create_users(["bench-admin"], admin=True)["bench-admin"]
+        api = Api(self.port, token)
+        try:
+            api.ok(
+                "PATCH",
+                f"/api/v1/storage-roots/permissions?path={quote(str(root))}",
+                {
+                    "changes": [
+                        {"principal": "everyone", "principal_type": "team", "add": ["READ FILES"]}
+                    ]
+                },
+            )
+        finally:
+            api.close()
+
+    def respawn(self, name: str) -> None:
+        """Start process ``name`` again with its command (as scripts/run.sh starts the
+        worker again after it exited)."""
+        self._spawn(name, self.commands[name])
+
     def check_alive(self) -> None:
         for name, process in self.processes.items():
             if process.poll() is not None:
@@ -427,9 +465,23 @@ class Api:
         self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
     ) -> tuple[int, Any, str]:
         data = None if body is None else json.dumps(body).encode()
-        sent = {**self.headers, **(headers or {})}
+        sent = dict(headers or {})
         if data is not None:
             sent["Content-Type"] = "application/json"
+        status, raw, response = self.raw(method, path, data, sent)
+        etag = response.getheader("ETag") or ""
+        return status, (json.loads(raw) if raw else None), etag
+
+    def raw(
+        self,
+        method: str,
+        path: str,
+        data: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, bytes, http.client.HTTPResponse]:
+        """One request with the token and ``data`` as the body as it is: the status, the
+        body's bytes and the (read) response, for its headers."""
+        sent = {**self.headers, **(headers or {})}
         for attempt in (1, 2):
             try:
                 self.conn.request(method, path, body=data, headers=sent)
@@ -445,8 +497,7 @@ class Api:
             except BaseException:
                 self.conn.close()  # else the connection refuses every later request
                 raise
-        etag = response.getheader("ETag") or ""
-        return response.status, (json.loads(raw) if raw else None), etag
+        return response.status, raw, response
 
     def ok(self, method: str, path: str, body: Any = None, expect: Sequence[int] = (200,)) -> Any:
         status, answer = self.call(method, path, body)
@@ -531,12 +582,18 @@ class Select1:
     plain_collect: list[float] = field(default_factory=list)  # spark.sql(...).collect()
 
 
-def tessera_select1(api: Api, session: str, into: Select1 | None, inline: bool = True) -> None:
+def tessera_select1(
+    api: Api, session: str, into: Select1 | None, inline: bool = True, follow: bool = False
+) -> None:
     """One ``SELECT 1``: with ``inline`` the first page comes in the POST's answer
-    (``page_size``); without, the POST waits and ``GET /jobs/{id}/result`` reads the page."""
+    (``page_size``); without, the POST waits and ``GET /jobs/{id}/result`` reads the page.
+    ``follow``: a job still queued when the POST's wait ran out is followed to its end (as a
+    client would) instead of raising."""
     sent_wall = time.time()
     began = time.perf_counter()
     job = api.statement(session, "SELECT 1", wait=30, page_size=100 if inline else 0)
+    if follow and not ended(job):
+        job = api.follow(job, ended)
     answered = time.perf_counter()
     answered_wall = time.time()
     if job["status"] != "FINISHED":
@@ -687,19 +744,19 @@ def tpch_database(sf: float) -> str:
     return "sf" + sf_text(sf).replace(".", "_")
 
 
-def register_tpch(api: Api, directory: Path, sf: float) -> str:
-    """The eight tables as external parquet tables of catalog ``tpch`` over REST; the
+def register_tpch(api: Api, directory: Path, sf: float, catalog: str = TPCH_CATALOG) -> str:
+    """The eight tables as external parquet tables of ``catalog`` (made anew) over REST; the
     session to run the queries in."""
     database = tpch_database(sf)
-    status, _ = api.call("GET", f"/api/v1/catalogs/{TPCH_CATALOG}")
+    status, _ = api.call("GET", f"/api/v1/catalogs/{catalog}")
     if status == 200:
-        api.ok("DELETE", f"/api/v1/catalogs/{TPCH_CATALOG}?cascade=true", expect=(200, 204))
-    api.ok("POST", "/api/v1/catalogs", {"name": TPCH_CATALOG}, (201,))
-    api.ok("POST", f"/api/v1/catalogs/{TPCH_CATALOG}/databases", {"name": database}, (201,))
+        api.ok("DELETE", f"/api/v1/catalogs/{catalog}?cascade=true", expect=(200, 204))
+    api.ok("POST", "/api/v1/catalogs", {"name": catalog}, (201,))
+    api.ok("POST", f"/api/v1/catalogs/{catalog}/databases", {"name": database}, (201,))
     for table in TPCH_TABLES:
         api.ok(
             "POST",
-            f"/api/v1/catalogs/{TPCH_CATALOG}/databases/{database}/tables",
+            f"/api/v1/catalogs/{catalog}/databases/{database}/tables",
             {
                 "name": table,
                 "schema": {"columns": tpch_columns(directory, table)},
@@ -707,7 +764,7 @@ def register_tpch(api: Api, directory: Path, sf: float) -> str:
             },
             (201,),
         )
-    return api.session(current_catalog=TPCH_CATALOG, current_database=database)
+    return api.session(current_catalog=catalog, current_database=database)
 
 
 def plain_tpch_views(spark: Any, directory: Path) -> None:
@@ -956,6 +1013,7 @@ def run_config(
             print(f"SELECT 1 x {args.n} (+{WARMUP} warm-up) …", flush=True)
             result.select1 = measure_select1(api, spark, args.n)
             if not args.skip_tpch:
+                stack.allow_read_files(args.tpch_dir.resolve())
                 session = register_tpch(api, args.tpch_dir, args.tpch_sf)
                 print(f"TPC-H SF {sf_text(args.tpch_sf)}, {args.tpch_runs} run(s) …", flush=True)
                 result.tpch = measure_tpch(api, spark, session, args.tpch_runs)
