@@ -26,6 +26,7 @@ from tessera.errors import (
     job_error,
 )
 from tessera.result import TableResult
+from tessera.retry import RetryPolicy
 from tessera.schema import Schema, TableDescriptor
 from tessera.sql import (
     DIALECT,
@@ -57,19 +58,24 @@ def connect(
     password: str | None = None,
     catalog: str | None = None,
     database: str | None = None,
+    retry: RetryPolicy | None = None,
+    pool_size: int = 10,
 ) -> TableEnvironment:
     """Open a server session and return its :class:`TableEnvironment`.
 
     ``url`` and ``token`` default to ``$TESSERA_URL`` and ``$TESSERA_TOKEN``; with
     ``username``/``password`` a token is asked for (``POST /auth/token``). ``catalog`` and
-    ``database`` set the session's current ones.
+    ``database`` set the session's current ones. ``retry``: how requests refused for now
+    (429, 503) are sent again (default ``RetryPolicy()``: up to 5 sends within 60 s of
+    waits; ``tessera.NO_RETRY`` never). ``pool_size``: HTTP connections kept, for threads
+    sharing the environment.
     """
     url = url or os.environ.get("TESSERA_URL")
     if not url:
         raise ValidationError(
             "VALIDATION_ERROR", "No server URL: pass url= or set TESSERA_URL (http://host:8000)."
         )
-    http = Http(url)
+    http = Http(url, retry=retry, pool_size=pool_size)
     if username is not None or password is not None:
         if not username or password is None:
             raise ValidationError(

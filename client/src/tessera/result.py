@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from tessera._http import Http
-from tessera.errors import NotFoundError, ResultTooLargeError, TesseraError, job_error
+from tessera.errors import NotFoundError, ResultTooLargeError, TesseraError, Timeout, job_error
 from tessera.schema import ResolvedSchema
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ class TableResult:
             while self._job["status"] not in TERMINAL:
                 left = LONG_POLL_SECONDS if deadline is None else deadline - time.monotonic()
                 if left <= 0:
-                    raise TesseraError(
+                    raise Timeout(
                         "TIMEOUT",
                         f"Job {self.job_id} is still {self._job['status']} after {timeout} s.",
                         {"job": self.job_id, "status": self._job["status"]},

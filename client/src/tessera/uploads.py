@@ -34,6 +34,7 @@ class ArrowStreamBody:
         return self._length
 
     def __iter__(self) -> Iterator[bytes]:
+        self._sent = 0  # sent again after a refusal (tessera.retry): counted anew
         sink = _ChunkSink()
         with pa.ipc.new_stream(sink, self._table.schema) as writer:
             for batch in self._batches():
