@@ -238,7 +238,9 @@ class InternalError(TesseraError):
 
 
 class Timeout(TesseraError):
-    """``TIMEOUT`` (the client's): ``wait(timeout=…)`` ran out; the job runs on."""
+    """``TIMEOUT`` raised by the client: ``wait(timeout=…)`` ran out; the job runs on. (A
+    job the server stopped at its time limit fails with its own ``TIMEOUT`` error, a plain
+    :class:`JobFailedError`: not in the table below.)"""
 
 
 _BY_CODE: dict[str, type[TesseraError]] = {
@@ -279,7 +281,6 @@ _BY_CODE: dict[str, type[TesseraError]] = {
     "WORKER_LOST": WorkerLost,
     "STORAGE_UNREACHABLE": StorageUnreachable,
     "INTERNAL_ERROR": InternalError,
-    "TIMEOUT": Timeout,
     "CANCELED": CanceledError,
     "CONNECTION_FAILED": ConnectionFailedError,
 }
