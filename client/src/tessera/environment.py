@@ -107,6 +107,17 @@ def connect(
     return TableEnvironment(http, session)
 
 
+# Jobs that run data through Spark (PyFlink's "jobs"): once started, their failure is read
+# from their TableResult. Commands (DDL, SET, SHOW…) fail at once, as PyFlink's do.
+JOB_KINDS = frozenset({"query", "explain", "ctas", "insert", "statement_set", "pipeline"})
+
+
+def _ran_as_a_job(job: dict[str, Any]) -> bool:
+    """Whether a job that ended FAILED or CANCELED started (it was not refused while being
+    planned or queued) and is of a kind whose result is a :class:`TableResult`."""
+    return job.get("started_at") is not None and job.get("kind") in JOB_KINDS
+
+
 class TableEnvironment:
     """One server session: run SQL, build lazy tables, move data in and out.
 
@@ -197,14 +208,18 @@ class TableEnvironment:
                 raise
             self.row_limit = maximum
             job = self._http.post(f"{self._path}/statements", {**body, "row_limit": maximum})
-        if job["status"] in ("FAILED", "CANCELED"):
+        if job["status"] in ("FAILED", "CANCELED") and not _ran_as_a_job(job):
             raise job_error(job)
         return TableResult(self._http, job)
 
     def execute_sql(self, sql: str) -> TableResult:
         """Run one SQL statement (query, DDL, INSERT, SET…) and return its job.
 
-        A statement the server refuses (a parse error, forbidden SQL…) raises at once.
+        A statement the server refuses (a parse error, forbidden SQL, a name taken…) and a
+        DDL or other command that fails raise at once. A query, INSERT, CTAS or statement
+        set that started and then failed is returned like any other job, as in PyFlink: its
+        ``status`` is ``FAILED`` and ``wait()``, ``collect()``, ``to_pandas()``… raise its
+        error.
         """
         return self._submit(sql, row_limit=self.row_limit)
 
