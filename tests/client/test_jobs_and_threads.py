@@ -85,3 +85,12 @@ def test_three_threads_share_one_environment(t_env):
     assert failures == []
     assert answers == {n: [n * 100 + i for i in range(30)] for n in range(3)}
 
+
+def test_create_table_refuses_computed_columns_that_could_never_be_read(t_env):
+    with pytest.raises(tessera.ValidationError, match="calls an aggregate function"):
+        t_env.execute_sql("CREATE TABLE t (a INT, s AS sum(a))")
+    with pytest.raises(tessera.ValidationError) as error:
+        t_env.execute_sql("CREATE TABLE t (a INT, b AS a + 1, c AS b * 2)")
+    assert "Computed column `c` refers to computed column `b`" in error.value.message
+    assert error.value.details["refers_to"] == "b"
+    assert "t" not in t_env.list_tables()
