@@ -103,6 +103,12 @@ def _resolved(path: str) -> str:
     return storage.resolved_external_path(path)
 
 
+def reads_upload(relation: RelationPlan) -> bool:
+    """Whether a table relation reads an upload (a temporary table with
+    ``'connector' = 'upload'``: its path lies in the uploads directory)."""
+    return relation.format == "parquet" and uploads.is_upload_path(relation.path)
+
+
 def checked_read(
     spark: SparkSession, relation: RelationPlan, shown: str, session_id: Any = None
 ) -> CheckedSource:

@@ -12,6 +12,7 @@ from importlib import import_module
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql import types as st
 
 from core.errors import CoreError
 from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
@@ -33,6 +34,48 @@ def apply_properties(spark: SparkSession, properties: Mapping[str, Any]) -> None
     for key, value in spark_settings(properties).items():
         # On Spark Connect also on the guard's parser session (ANSI mode changes the parse).
         parser_sessions.mirror_conf(spark, key, value)
+
+
+def non_null_value(data_type: st.DataType) -> str | None:
+    """A SQL expression of ``data_type`` that Spark knows is never NULL (None when there is
+    none to write): the last argument of ``not_null_expression``'s ``coalesce``."""
+    if isinstance(data_type, st.DecimalType):
+        # A cast to a decimal may overflow (nullable); a literal of the scale never does.
+        return "0BD" if data_type.scale == 0 else "0." + "0" * data_type.scale
+    if isinstance(data_type, st.BooleanType):
+        return "false"
+    if isinstance(data_type, st.BinaryType):
+        return "X''"
+    if isinstance(data_type, st.StringType):
+        return "''"
+    if isinstance(data_type, st.DateType):
+        return "DATE'1970-01-01'"
+    if isinstance(data_type, st.TimestampNTZType):
+        return "TIMESTAMP_NTZ'1970-01-01 00:00:00'"
+    if isinstance(data_type, (st.ByteType, st.ShortType, st.IntegerType, st.LongType)):
+        suffix = {st.ByteType: "Y", st.ShortType: "S", st.IntegerType: "", st.LongType: "L"}
+        return "0" + suffix[type(data_type)]
+    if isinstance(data_type, (st.FloatType, st.DoubleType, st.TimestampType)):
+        return f"CAST(0 AS {data_type.simpleString().upper()})"
+    if isinstance(data_type, (st.ArrayType, st.MapType)):
+        empty = "array()" if isinstance(data_type, st.ArrayType) else "map()"
+        return f"CAST({empty} AS {data_type.simpleString()})"
+    return None
+
+
+def not_null_expression(name: str, data_type: st.DataType) -> str | None:
+    """Column ``name`` as Spark reads it from a file (always nullable), made NOT NULL again:
+    ``coalesce(c, CAST(raise_error(…) AS T), <never NULL>)`` — Spark knows it is never NULL,
+    and a NULL raises (the data was checked before; this only keeps the fact). None for a
+    type with no such expression (it stays nullable)."""
+    value = non_null_value(data_type)
+    if value is None:
+        return None
+    message = f"NULL in column {name}, declared NOT NULL".replace("'", "")
+    return (
+        f"coalesce({quote(name)}, CAST(raise_error('{message}') AS {data_type.simpleString()}), "
+        f"{value}) AS {quote(name)}"
+    )
 
 
 def column_expression(column: ColumnPlan) -> str:
@@ -67,6 +110,17 @@ def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any 
     if columns:
         # Computed and metadata columns: Spark-parsed and checked (built-ins only).
         expressions = [column_expression(c) for c in columns]
+        if locations.reads_upload(relation):
+            # Spark reads every file column as nullable; an upload's NOT NULL (checked on
+            # its data at CREATE TEMPORARY TABLE) is kept, so that CTAS keeps it too. Not
+            # for other tables: the wrapped column would lose parquet's filter pushdown.
+            fields = {f.name.lower(): f for f in frame.schema.fields}
+            for index, column in enumerate(columns):
+                found = fields.get(column.name.lower())
+                if column.kind == "physical" and column.not_null and found is not None:
+                    expressions[index] = (
+                        not_null_expression(column.name, found.dataType) or expressions[index]
+                    )
         frame = sqlguard.guard(spark).select_expr(frame, expressions)
     frame.createOrReplaceTempView(relation.alias)
 

@@ -85,10 +85,17 @@ class SparkExpressionTyper:
                 projected = guard.select_expr(frame, [f"{expression} AS {_quote(name)}"])
                 field = projected.schema.fields[0]
             except PySparkException as exc:
+                if str(exc.getCondition() or "").startswith("MISSING_GROUP_BY"):
+                    _check_row_by_row(frame, name, expression)  # an aggregate among columns
+                details: dict[str, Any] = {"column": name}
+                unresolved = _unresolved_column(exc)
+                if unresolved is not None:
+                    details["unresolved"] = unresolved
                 raise SchemaError(
                     f"The expression of column `{name}` is not valid: {spark_message(exc)}",
-                    details={"column": name},
+                    details=details,
                 ) from None
+            _check_row_by_row(frame, name, expression)
             try:
                 result[name] = to_tessera_type(field.dataType, field.nullable)
             except DataTypeError:
@@ -98,6 +105,53 @@ class SparkExpressionTyper:
                     details={"column": name},
                 ) from None
         return result
+
+
+def _unresolved_column(exc: PySparkException) -> str | None:
+    """The column name of Spark's ``UNRESOLVED_COLUMN`` (unquoted), else None."""
+    if not str(exc.getCondition() or "").startswith("UNRESOLVED_COLUMN"):
+        return None
+    shown = str((exc.getMessageParameters() or {}).get("objectName") or "")
+    if len(shown) >= 2 and shown[0] == shown[-1] == "`":
+        return shown[1:-1].replace("``", "`")
+    return shown or None
+
+
+# What Spark says when an expression is used where only one row's values may be read (a
+# WHERE clause), by kind: the kinds a computed column cannot call.
+_NOT_ROW_BY_ROW = (
+    ("INVALID_WHERE_CONDITION", "an aggregate function"),
+    ("WINDOW_FUNCTION_NOT_ALLOWED_IN_CLAUSE", "a window function"),
+    ("UNSUPPORTED_GENERATOR", "a generator function"),
+)
+
+
+def _check_row_by_row(frame: Any, name: str, expression: str) -> None:
+    """A computed column is computed from its own row alone. ``SELECT sum(a)`` alone is
+    valid (a global aggregate), but a table's projection reads the other columns too, so
+    every read would fail (``MISSING_GROUP_BY``); window functions and generators change
+    the rows. Spark's analyzer refuses all three in a WHERE clause: the expression is
+    analysed there (only analysed) and such a refusal becomes the schema's."""
+    from pyspark.sql import functions
+
+    try:
+        _ = frame.where(functions.expr(expression).isNull() | functions.lit(True)).schema
+    except PySparkException as exc:
+        condition = str(exc.getCondition() or "")
+        for prefix, kind in _NOT_ROW_BY_ROW:
+            if condition.startswith(prefix):
+                found = (exc.getMessageParameters() or {}).get("expressionList")
+                what = f"{kind} ({found})" if found else kind
+                raise SchemaError(
+                    f"The expression of column `{name}` calls {what}: a computed column is "
+                    "computed from the values of its own row, so it cannot aggregate rows, "
+                    "use a window or generate rows. Compute it in a query or a view.",
+                    details={"column": name},
+                ) from None
+        raise SchemaError(
+            f"The expression of column `{name}` is not valid: {spark_message(exc)}",
+            details={"column": name},
+        ) from None
 
 
 def schema_of_query(spark: SparkSession, sql: str) -> Schema:

@@ -5,8 +5,10 @@ column is accepted only when the parquet file pyarrow writes for it is one Spark
 and its type is given as that reader will see it (``core.datatypes``' text). Refused,
 each with the column named: time-of-day types (Spark 4.0 has no TIME type), durations and
 intervals, half floats, unions, decimals of more than 38 digits, untyped all-NULL columns,
-structs without fields and extension types. Timestamps are written in microseconds (Spark's
-unit; nanoseconds that would be cut off are refused when the file is written).
+structs without fields and extension types. A column whose Arrow field is not nullable
+is ``NOT NULL`` (nested fields stay nullable: Spark's reader makes them so). Timestamps
+are written in microseconds (Spark's unit; nanoseconds that would be cut off are refused
+when the file is written).
 """
 
 from __future__ import annotations
@@ -137,7 +139,9 @@ def spark_columns(schema: pa.Schema) -> list[dict[str, str]]:
             )
         seen[name.lower()] = name
         text = _type_text(field.type, _quote(name))
-        column = {"name": name, "data_type": parse_data_type(text).sql()}
+        # A column Arrow says is never null stays NOT NULL (checked on the data when stored).
+        data_type = parse_data_type(text).with_nullable(field.nullable)
+        column = {"name": name, "data_type": data_type.sql()}
         for key, value in column.items():  # a nested field's name is in the type's text
             offset = storable.find(value)
             if offset is not None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -128,13 +129,33 @@ def _not_arrow(exc: Exception) -> CoreError:
     )
 
 
-def _write(reader: CappedReader, target: Path) -> tuple[int, list[dict[str, str]]]:
-    """Decode the stream batch by batch into ``target``; (rows, columns)."""
+def _first_nulls(batch: pa.RecordBatch, offset: int, found: list[int | None]) -> None:
+    """Note in ``found`` (by column index) the 1-based row of each column's first NULL."""
+    for index, column in enumerate(batch.columns):
+        if found[index] is None and column.null_count:
+            first = pc.index(column.is_null(), True).as_py()
+            found[index] = offset + int(first) + 1
+
+
+def _not_null_refused(name: str, row: int, why: str) -> CoreError:
+    return CoreError(
+        f"Column `{name}` {why} but row {row} of the data has NULL there; "
+        "fill or drop the NULLs, or declare the column nullable.",
+        details={"column": name, "row": row},
+    )
+
+
+def _write(reader: CappedReader, target: Path) -> tuple[int, list[dict[str, Any]]]:
+    """Decode the stream batch by batch into ``target``; (rows, columns). Each column
+    records the 1-based row of its first NULL (``first_null_row``, None without one): a
+    temporary table that declares it NOT NULL is refused by it
+    (``core.planner.ddl``). A field Arrow says is not nullable may hold no NULL."""
     try:
         stream = pa.ipc.open_stream(reader)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _not_arrow(exc) from None
-    columns = spark_columns(stream.schema)
+    columns: list[dict[str, Any]] = list(spark_columns(stream.schema))
+    first_nulls: list[int | None] = [None] * len(columns)
     rows = 0
     writer = pq.ParquetWriter(
         str(target),
@@ -152,6 +173,10 @@ def _write(reader: CappedReader, target: Path) -> tuple[int, list[dict[str, str]
                 break
             except (pa.ArrowException, OSError, ValueError) as exc:
                 raise _not_arrow(exc) from None
+            _first_nulls(batch, rows, first_nulls)
+            for field, row in zip(stream.schema, first_nulls, strict=True):
+                if row is not None and not field.nullable:
+                    raise _not_null_refused(field.name, row, "is not nullable in the Arrow schema")
             try:
                 writer.write_batch(batch)
             except pa.ArrowInvalid as exc:
@@ -161,6 +186,8 @@ def _write(reader: CappedReader, target: Path) -> tuple[int, list[dict[str, str]
             rows += batch.num_rows
     finally:
         writer.close()
+    for column, row in zip(columns, first_nulls, strict=True):
+        column["first_null_row"] = row
     return rows, columns
 
 
@@ -258,7 +285,12 @@ def upload_lookup(session_id: Any) -> Callable[[str], UploadRef | None]:
         if found is None:
             return None
         columns = tuple((str(c["name"]), str(c["data_type"])) for c in found.columns)
-        return UploadRef(str(found.id), str(upload_dir(session_id, found.id)), columns)
+        first_nulls = {
+            str(c["name"]): int(c["first_null_row"])
+            for c in found.columns
+            if c.get("first_null_row") is not None
+        }
+        return UploadRef(str(found.id), str(upload_dir(session_id, found.id)), columns, first_nulls)
 
     return lookup
 

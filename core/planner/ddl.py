@@ -25,6 +25,7 @@ from core.datatypes import parse_data_type
 from core.errors import CoreError, SchemaError
 from core.identifiers import name_key
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
+from core.planner.model import UploadRef
 from core.planner.plan import Action, Plan
 from core.planner.sources import (
     RATE_COLUMNS,
@@ -99,6 +100,23 @@ def _source_options(trailing: Trailing, roots: tuple[str, ...], temporary: bool)
     except CoreError:
         pass
     raise CoreError(TEMPORARY_TABLE_NEEDS_PATH)
+
+
+def _check_upload_nulls(elements: _Elements, upload: UploadRef) -> None:
+    """A column declared NOT NULL over an upload must hold no NULL: refused here, naming
+    the column and the first row that has one, rather than read back as NULL (or NaN)."""
+    first_nulls = {name.lower(): row for name, row in upload.first_nulls.items()}
+    for column in elements.columns:
+        if not isinstance(column, PhysicalColumn) or column.data_type.nullable:
+            continue
+        row = first_nulls.get(column.name.lower())
+        if row is not None:
+            raise CoreError(
+                f"Column `{column.name}` is declared NOT NULL but row {row} of upload "
+                f"{upload.id} has NULL there (a pandas NaN or None is a NULL); fill or drop "
+                "the NULLs, or declare the column nullable.",
+                details={"column": column.name, "row": row, "upload": upload.id},
+            )
 
 
 def _check_rate_columns(elements: _Elements) -> None:
@@ -337,6 +355,7 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
             elements.columns = [
                 PhysicalColumn(name, parse_data_type(text)) for name, text in upload[1].columns
             ]
+        _check_upload_nulls(elements, upload[1])
     elif not listed:
         raise CoreError(
             "CREATE TEMPORARY TABLE needs a column list, unless it reads an upload "

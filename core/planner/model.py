@@ -56,11 +56,14 @@ class TableVersionRef:
 @dataclass(frozen=True)
 class UploadRef:
     """Data the session's user uploaded (``'connector' = 'upload'``): its id, the
-    directory of its parquet file and its columns as (name, Spark SQL type)."""
+    directory of its parquet file and its columns as (name, Spark SQL type);
+    ``first_nulls``: column name → the 1-based row of its first NULL (columns without one
+    are left out), so that a declared NOT NULL is checked against the data."""
 
     id: str
     path: str
     columns: tuple[tuple[str, str], ...]
+    first_nulls: Mapping[str, int] = field(default_factory=dict)
 
 
 # An upload id (as written in the statement) → the session's upload, or None.

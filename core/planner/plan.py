@@ -114,6 +114,7 @@ class ColumnPlan:
     kind: Literal["physical", "computed", "metadata"]
     expression: str | None = None  # computed
     metadata_key: str | None = None  # metadata
+    not_null: bool = False  # physical, declared NOT NULL (in JSON only when true)
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"name": self.name, "kind": self.kind}
@@ -121,11 +122,19 @@ class ColumnPlan:
             result["expression"] = self.expression
         elif self.kind == "metadata":
             result["metadata_key"] = self.metadata_key
+        if self.not_null:
+            result["not_null"] = True
         return result
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ColumnPlan:
-        return cls(data["name"], data["kind"], data.get("expression"), data.get("metadata_key"))
+        return cls(
+            data["name"],
+            data["kind"],
+            data.get("expression"),
+            data.get("metadata_key"),
+            bool(data.get("not_null", False)),
+        )
 
 
 @dataclass(frozen=True)

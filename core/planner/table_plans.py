@@ -74,7 +74,8 @@ def table_plan(
         if column.kind == "physical" and column.data_type is not None:
             read_type = read_schema_type(column.data_type)
             physical.append(f"{quote_part(column.name)} {read_type.sql()}")
-            columns.append(ColumnPlan(column.name, "physical"))
+            not_null = not column.data_type.nullable
+            columns.append(ColumnPlan(column.name, "physical", not_null=not_null))
         elif column.kind == "computed":
             expression = column.expression or ""
             check_column_expression(expression, column.name, expression, 0)

@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from core.datatypes import AtomicType, DataType
-from core.errors import IdentifierError
+from core.errors import IdentifierError, SchemaError
 from core.identifiers import name_key, validate_name
 from core.schema.declared import (
     ComputedColumn,
@@ -49,8 +49,37 @@ class ExpressionTyper(Protocol):
     def type_expressions(
         self, columns: Sequence[ResolvedColumn], expressions: Mapping[str, str]
     ) -> Mapping[str, DataType]:
-        """Type each named expression against ``columns``; raise SchemaError if one is bad."""
+        """Type each named expression against ``columns``; raise SchemaError if one is bad
+        (``details["column"]`` its column; ``details["unresolved"]`` the name of a column it
+        reads that is not among ``columns``, when that is why)."""
         ...
+
+
+def _over_computed(error: SchemaError, columns: Sequence[ResolvedColumn]) -> SchemaError | None:
+    """FLIP-164's refusal of a computed column that reads another computed column (or
+    itself), naming both, for the typer's "cannot resolve" of that name; None otherwise.
+    A computed column is computed from the physical and metadata columns of its row only:
+    Flink refuses the same, and resolving chains would make the order of columns matter."""
+    column = error.details.get("column")
+    unresolved = error.details.get("unresolved")
+    if not isinstance(column, str) or not isinstance(unresolved, str):
+        return None
+    computed = {name_key(c.name): c.name for c in columns if c.kind == "computed"}
+    read = computed.get(name_key(unresolved))
+    if read is None:
+        return None
+    index = next(i for i, c in enumerate(columns) if name_key(c.name) == name_key(column))
+    if name_key(read) == name_key(column):
+        message = f"Computed column `{column}` refers to itself."
+    else:
+        message = (
+            f"Computed column `{column}` refers to computed column `{read}`: a computed "
+            "column can only refer to physical and metadata columns (FLIP-164). Write "
+            f"`{read}`'s expression in place of `{read}`."
+        )
+    refused = _error(message, f"columns[{index}].expression", column)
+    refused.details["refers_to"] = read
+    return refused
 
 
 def _is_timestamp(data_type: DataType) -> bool:
@@ -89,7 +118,12 @@ class SchemaResolver:
                 resolved = False
             else:
                 base = [c for c in columns if c.kind != "computed"]
-                types = self.expression_typer.type_expressions(base, computed)
+                try:
+                    types = self.expression_typer.type_expressions(base, computed)
+                except SchemaError as error:
+                    over = _over_computed(error, columns)
+                    error.details.pop("unresolved", None)  # the typer's hint, not the API's
+                    raise over or error from None
                 for i, column in enumerate(columns):
                     if column.kind == "computed":
                         data_type = types.get(column.name)

@@ -167,9 +167,12 @@ def test_statement_set_failing_on_its_second_insert_changes_neither_target(t_env
     statement_set.add_insert("a", t_env.from_path("orders").select("id"), overwrite=True)
     # the second insert fails while it runs: a cast that cannot succeed (ANSI mode)
     statement_set.add_insert_sql("INSERT INTO b SELECT CAST(concat('x', id) AS BIGINT) FROM orders")
+    # As in PyFlink (and API.md §4): the job is returned; reading its end raises.
+    result = statement_set.execute()
+    assert result.status == "FAILED"
     with pytest.raises(tessera.JobFailedError) as failed:
-        statement_set.execute().wait()
-    assert failed.value.job_id
+        result.wait()
+    assert failed.value.job_id == result.job_id
     assert [r[0] for r in t_env.from_path("a").collect()] == [100]
     assert [r[0] for r in t_env.from_path("b").collect()] == [200]
 

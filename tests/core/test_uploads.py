@@ -43,6 +43,39 @@ def test_a_declared_schema_over_an_upload() -> None:
     assert names == ["at", "id", "twice"]
 
 
+def test_a_declared_not_null_is_checked_against_the_uploads_first_null() -> None:
+    with_nulls = dataclasses.replace(UPLOAD, first_nulls={"amount": 7})
+    ctx = dataclasses.replace(context(), uploads=lambda text: with_nulls)
+    # NOT NULL where the upload has no NULL, and a nullable column over one: planned.
+    plan_statement(
+        "CREATE TEMPORARY TABLE t (id BIGINT NOT NULL, amount DECIMAL(38, 10)) " + WITH,
+        sample_catalog(),
+        ctx,
+    )
+    with pytest.raises(CoreError, match="Column `AMOUNT` is declared NOT NULL but row 7") as e:
+        plan_statement(
+            "CREATE TEMPORARY TABLE t (AMOUNT DECIMAL(38, 10) NOT NULL) " + WITH,
+            sample_catalog(),
+            ctx,
+        )
+    assert e.value.details == {"column": "AMOUNT", "row": 7, "upload": UPLOAD_ID}
+
+
+def test_a_not_null_column_is_marked_in_the_relation_plan() -> None:
+    catalog = sample_catalog()
+    catalog.add_table(
+        "c.d.up",
+        ["id BIGINT NOT NULL", "amount DECIMAL(38, 10)"],
+        options={"connector": "upload", "upload": UPLOAD_ID},
+        temporary=True,
+    )
+    relation = plan("SELECT id FROM up", catalog).relations[0]
+    assert [(c.name, c.not_null) for c in relation.columns] == [("id", True), ("amount", False)]
+    assert relation.columns[0].to_dict() == {"name": "id", "kind": "physical", "not_null": True}
+    assert relation.columns[1].to_dict() == {"name": "amount", "kind": "physical"}
+    assert type(relation.columns[0]).from_dict(relation.columns[0].to_dict()).not_null
+
+
 def test_without_a_column_list_the_upload_columns_are_taken() -> None:
     result = plan(
         f"CREATE TEMPORARY TABLE t USING upload OPTIONS ('upload' = '{UPLOAD_ID.upper()}')"

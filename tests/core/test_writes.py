@@ -34,7 +34,7 @@ SLUGIFY_PLAN: dict[str, Any] = {
     "return_type": "STRING",
 }
 ORDERS_COLUMNS: list[dict[str, Any]] = [
-    {"name": "id", "kind": "physical"},
+    {"name": "id", "kind": "physical", "not_null": True},  # declared NOT NULL
     {"name": "price", "kind": "physical"},
     {"name": "qty", "kind": "physical"},
     {"name": "total", "kind": "computed", "expression": "price * qty"},

@@ -6,6 +6,7 @@ Tessera server over its REST API. See docs/python.md.
 
 from __future__ import annotations
 
+from tessera import errors
 from tessera.config import TableConfig
 from tessera.environment import TableEnvironment, connect
 from tessera.errors import (
@@ -20,12 +21,14 @@ from tessera.errors import (
     PayloadTooLargeError,
     PermissionDeniedError,
     ResultTooLargeError,
+    RetryableError,
     TesseraError,
     TokenExpiredError,
     UnsupportedError,
     ValidationError,
 )
 from tessera.result import Row, TableResult
+from tessera.retry import NO_RETRY, RetryPolicy
 from tessera.schema import (
     Column,
     PrimaryKey,
@@ -44,6 +47,7 @@ from tessera.table import GroupedTable, Table
 __version__ = "0.1.0"
 
 __all__ = [
+    "NO_RETRY",
     "AlreadyExistsError",
     "AuthenticationError",
     "CanceledError",
@@ -60,6 +64,8 @@ __all__ = [
     "ResolvedColumn",
     "ResolvedSchema",
     "ResultTooLargeError",
+    "RetryPolicy",
+    "RetryableError",
     "Row",
     "Schema",
     "SchemaBuilder",
@@ -77,6 +83,7 @@ __all__ = [
     "Watermark",
     "col",
     "connect",
+    "errors",
     "lit",
     "quote_identifier",
     "string_literal",

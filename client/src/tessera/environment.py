@@ -26,6 +26,7 @@ from tessera.errors import (
     job_error,
 )
 from tessera.result import TableResult
+from tessera.retry import RetryPolicy
 from tessera.schema import Schema, TableDescriptor
 from tessera.sql import (
     DIALECT,
@@ -57,19 +58,24 @@ def connect(
     password: str | None = None,
     catalog: str | None = None,
     database: str | None = None,
+    retry: RetryPolicy | None = None,
+    pool_size: int = 10,
 ) -> TableEnvironment:
     """Open a server session and return its :class:`TableEnvironment`.
 
     ``url`` and ``token`` default to ``$TESSERA_URL`` and ``$TESSERA_TOKEN``; with
     ``username``/``password`` a token is asked for (``POST /auth/token``). ``catalog`` and
-    ``database`` set the session's current ones.
+    ``database`` set the session's current ones. ``retry``: how requests refused for now
+    (429, 503) are sent again (default ``RetryPolicy()``: up to 5 sends within 60 s of
+    waits; ``tessera.NO_RETRY`` never). ``pool_size``: HTTP connections kept, for threads
+    sharing the environment.
     """
     url = url or os.environ.get("TESSERA_URL")
     if not url:
         raise ValidationError(
             "VALIDATION_ERROR", "No server URL: pass url= or set TESSERA_URL (http://host:8000)."
         )
-    http = Http(url)
+    http = Http(url, retry=retry, pool_size=pool_size)
     if username is not None or password is not None:
         if not username or password is None:
             raise ValidationError(
@@ -99,6 +105,17 @@ def connect(
             http.close()
         raise
     return TableEnvironment(http, session)
+
+
+# Jobs that run data through Spark (PyFlink's "jobs"): once started, their failure is read
+# from their TableResult. Commands (DDL, SET, SHOW…) fail at once, as PyFlink's do.
+JOB_KINDS = frozenset({"query", "explain", "ctas", "insert", "statement_set", "pipeline"})
+
+
+def _ran_as_a_job(job: dict[str, Any]) -> bool:
+    """Whether a job that ended FAILED or CANCELED started (it was not refused while being
+    planned or queued) and is of a kind whose result is a :class:`TableResult`."""
+    return job.get("started_at") is not None and job.get("kind") in JOB_KINDS
 
 
 class TableEnvironment:
@@ -191,14 +208,18 @@ class TableEnvironment:
                 raise
             self.row_limit = maximum
             job = self._http.post(f"{self._path}/statements", {**body, "row_limit": maximum})
-        if job["status"] in ("FAILED", "CANCELED"):
+        if job["status"] in ("FAILED", "CANCELED") and not _ran_as_a_job(job):
             raise job_error(job)
         return TableResult(self._http, job)
 
     def execute_sql(self, sql: str) -> TableResult:
         """Run one SQL statement (query, DDL, INSERT, SET…) and return its job.
 
-        A statement the server refuses (a parse error, forbidden SQL…) raises at once.
+        A statement the server refuses (a parse error, forbidden SQL, a name taken…) and a
+        DDL or other command that fails raise at once. A query, INSERT, CTAS or statement
+        set that started and then failed is returned like any other job, as in PyFlink: its
+        ``status`` is ``FAILED`` and ``wait()``, ``collect()``, ``to_pandas()``… raise its
+        error.
         """
         return self._submit(sql, row_limit=self.row_limit)
 

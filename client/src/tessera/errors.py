@@ -80,22 +80,214 @@ class ConnectionFailedError(TesseraError):
     """``CONNECTION_FAILED``: the server could not be reached (network, DNS, timeout)."""
 
 
+class RetryableError(TesseraError):
+    """The server refused for now (HTTP 429 or 503), with nothing created: the same request
+    may succeed later. The client retries these itself (``tessera.RetryPolicy``) and raises
+    once its attempts or its time are spent. ``retry_after``: the seconds the server asked
+    to wait (``Retry-After``), None when it did not say."""
+
+    @property
+    def retry_after(self) -> float | None:
+        value = self.details.get("retry_after")
+        return float(value) if isinstance(value, (int, float)) else None
+
+
+# --- one class per API code: ``except tessera.errors.NotFound``. Each is a subclass of the
+# family class above (``NotFoundError``…), so code written against those keeps working. ---
+
+
+class NotFound(NotFoundError):
+    """``NOT_FOUND`` (404)."""
+
+
+class AlreadyExists(AlreadyExistsError):
+    """``ALREADY_EXISTS`` (409)."""
+
+
+class TemporaryObjectExists(AlreadyExistsError):
+    """``TEMPORARY_OBJECT_EXISTS`` (409): a temporary object of the session has that path."""
+
+
+class PermissionDenied(PermissionDeniedError):
+    """``PERMISSION_DENIED`` (403)."""
+
+
+class Forbidden(PermissionDeniedError):
+    """``FORBIDDEN``: what a pipeline job may not do."""
+
+
+class NotAuthenticated(AuthenticationError):
+    """``NOT_AUTHENTICATED`` (401)."""
+
+
+class TokenExpired(TokenExpiredError):
+    """``TOKEN_EXPIRED`` (401)."""
+
+
+class InvalidCredentials(TesseraError):
+    """``INVALID_CREDENTIALS`` (400): a wrong username or password."""
+
+
+class ForbiddenSql(ForbiddenSqlError):
+    """``FORBIDDEN_SQL`` (403)."""
+
+
+class ResultTooLarge(ResultTooLargeError):
+    """``RESULT_TOO_LARGE``."""
+
+
+class PayloadTooLarge(PayloadTooLargeError):
+    """``PAYLOAD_TOO_LARGE`` (413)."""
+
+
+class UploadQuotaExceeded(PayloadTooLargeError):
+    """``UPLOAD_QUOTA_EXCEEDED`` (413): the user's uploads would pass their quota."""
+
+
+class Unsupported(UnsupportedError):
+    """``UNSUPPORTED``."""
+
+
+class UnsupportedStatement(UnsupportedError):
+    """``UNSUPPORTED_STATEMENT``."""
+
+
+class StreamingUnsupported(UnsupportedError):
+    """``STREAMING_UNSUPPORTED``: the statement cannot run as a stream."""
+
+
+class TooManyRequests(RetryableError):
+    """``TOO_MANY_REQUESTS`` (429), and the base of every other 429."""
+
+
+class TooManyJobs(TooManyRequests):
+    """``TOO_MANY_JOBS`` (429): the user has as many unfinished jobs as allowed."""
+
+
+class TooManySessions(TooManyRequests):
+    """``TOO_MANY_SESSIONS`` (429): every one of the user's sessions runs a job."""
+
+
+class TooManyStreams(TooManyRequests):
+    """``TOO_MANY_STREAMS`` (429): no stream slot is free."""
+
+
+class Unavailable(RetryableError):
+    """``UNAVAILABLE`` (503): a part the request needs (a worker, the database) did not
+    answer in time."""
+
+
+class Conflict(TesseraError):
+    """``CONFLICT`` (409): the table changed under a write; run it again."""
+
+
+class NotEmpty(TesseraError):
+    """``NOT_EMPTY`` (409): dropping a catalog or database that holds objects."""
+
+
+class IllegalTransition(TesseraError):
+    """``ILLEGAL_TRANSITION`` (409): e.g. canceling a job that has ended."""
+
+
+class EngineStopped(TesseraError):
+    """``ENGINE_STOPPED`` (409)."""
+
+
+class MalformedRequest(ValidationError):
+    """``MALFORMED_REQUEST`` (400)."""
+
+
+class JsonTooDeep(ValidationError):
+    """``JSON_TOO_DEEP`` (400)."""
+
+
+class StatementTooLarge(ValidationError):
+    """``STATEMENT_TOO_LARGE`` (400)."""
+
+
+class StatementTooDeep(ValidationError):
+    """``STATEMENT_TOO_DEEP`` (400)."""
+
+
+class PlanningTimeout(TesseraError):
+    """``PLANNING_TIMEOUT``: planning the statement took too long."""
+
+
+class ResultNotReady(TesseraError):
+    """``RESULT_NOT_READY`` (409): the job has no result (yet)."""
+
+
+class SparkError(TesseraError):
+    """``SPARK_ERROR``: Spark refused or failed the statement."""
+
+
+class DataChanging(TesseraError):
+    """``DATA_CHANGING``: a table's data kept changing while it was listed; run it again."""
+
+
+class WorkerLost(TesseraError):
+    """``WORKER_LOST``: the worker running the job died."""
+
+
+class StorageUnreachable(TesseraError):
+    """``STORAGE_UNREACHABLE``: the table's storage could not be reached."""
+
+
+class InternalError(TesseraError):
+    """``INTERNAL_ERROR`` (500)."""
+
+
+class Timeout(TesseraError):
+    """``TIMEOUT`` raised by the client: ``wait(timeout=…)`` ran out; the job runs on. (A
+    job the server stopped at its time limit fails with its own ``TIMEOUT`` error, a plain
+    :class:`JobFailedError`: not in the table below.)"""
+
+
 _BY_CODE: dict[str, type[TesseraError]] = {
     "PARSE_ERROR": ParseError,
-    "NOT_FOUND": NotFoundError,
-    "ALREADY_EXISTS": AlreadyExistsError,
-    "TEMPORARY_OBJECT_EXISTS": AlreadyExistsError,
-    "PERMISSION_DENIED": PermissionDeniedError,
-    "NOT_AUTHENTICATED": AuthenticationError,
-    "TOKEN_EXPIRED": TokenExpiredError,
-    "FORBIDDEN_SQL": ForbiddenSqlError,
+    "NOT_FOUND": NotFound,
+    "ALREADY_EXISTS": AlreadyExists,
+    "TEMPORARY_OBJECT_EXISTS": TemporaryObjectExists,
+    "PERMISSION_DENIED": PermissionDenied,
+    "FORBIDDEN": Forbidden,
+    "NOT_AUTHENTICATED": NotAuthenticated,
+    "TOKEN_EXPIRED": TokenExpired,
+    "INVALID_CREDENTIALS": InvalidCredentials,
+    "FORBIDDEN_SQL": ForbiddenSql,
     "VALIDATION_ERROR": ValidationError,
-    "RESULT_TOO_LARGE": ResultTooLargeError,
-    "PAYLOAD_TOO_LARGE": PayloadTooLargeError,
-    "UNSUPPORTED": UnsupportedError,
-    "UNSUPPORTED_STATEMENT": UnsupportedError,
+    "RESULT_TOO_LARGE": ResultTooLarge,
+    "PAYLOAD_TOO_LARGE": PayloadTooLarge,
+    "UPLOAD_QUOTA_EXCEEDED": UploadQuotaExceeded,
+    "UNSUPPORTED": Unsupported,
+    "UNSUPPORTED_STATEMENT": UnsupportedStatement,
+    "STREAMING_UNSUPPORTED": StreamingUnsupported,
+    "TOO_MANY_REQUESTS": TooManyRequests,
+    "TOO_MANY_JOBS": TooManyJobs,
+    "TOO_MANY_SESSIONS": TooManySessions,
+    "TOO_MANY_STREAMS": TooManyStreams,
+    "UNAVAILABLE": Unavailable,
+    "CONFLICT": Conflict,
+    "NOT_EMPTY": NotEmpty,
+    "ILLEGAL_TRANSITION": IllegalTransition,
+    "ENGINE_STOPPED": EngineStopped,
+    "MALFORMED_REQUEST": MalformedRequest,
+    "JSON_TOO_DEEP": JsonTooDeep,
+    "STATEMENT_TOO_LARGE": StatementTooLarge,
+    "STATEMENT_TOO_DEEP": StatementTooDeep,
+    "PLANNING_TIMEOUT": PlanningTimeout,
+    "RESULT_NOT_READY": ResultNotReady,
+    "SPARK_ERROR": SparkError,
+    "DATA_CHANGING": DataChanging,
+    "WORKER_LOST": WorkerLost,
+    "STORAGE_UNREACHABLE": StorageUnreachable,
+    "INTERNAL_ERROR": InternalError,
     "CANCELED": CanceledError,
+    "CONNECTION_FAILED": ConnectionFailedError,
 }
+
+# The HTTP statuses the client retries (``tessera.RetryPolicy``): an answer with one of
+# these and no known code is still a RetryableError.
+RETRYABLE_STATUSES = (429, 503)
 
 # A FAILED job's error is both a JobFailedError and the class of its code (so that
 # ``except ParseError`` catches a statement that failed to parse).

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from tessera._http import Http
-from tessera.errors import NotFoundError, ResultTooLargeError, TesseraError, job_error
+from tessera.errors import NotFoundError, ResultTooLargeError, TesseraError, Timeout, job_error
 from tessera.schema import ResolvedSchema
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ class TableResult:
             while self._job["status"] not in TERMINAL:
                 left = LONG_POLL_SECONDS if deadline is None else deadline - time.monotonic()
                 if left <= 0:
-                    raise TesseraError(
+                    raise Timeout(
                         "TIMEOUT",
                         f"Job {self.job_id} is still {self._job['status']} after {timeout} s.",
                         {"job": self.job_id, "status": self._job["status"]},
@@ -243,15 +243,18 @@ class TableResult:
         return pa.ipc.open_stream(response.raw)
 
     def to_pandas(self) -> pandas.DataFrame:
-        """The whole result as a pandas DataFrame (needs the ``pandas`` extra)."""
-        return self.to_arrow().to_pandas()
+        """The whole result as a pandas DataFrame (needs the ``pandas`` extra), as PySpark's
+        ``toPandas()`` gives it: maps as dicts, ``TIMESTAMP_NTZ`` as naive values (no
+        time-zone shift, whatever the client's zone)."""
+        return arrow_to_pandas(self.to_arrow())
 
     def collect(self) -> Iterator[Row]:
-        """The rows of the result, in order."""
+        """The rows of the result, in order (values as PySpark's ``collect()`` gives them:
+        maps as dicts)."""
         table = self.to_arrow()
         fields = tuple(table.column_names)
         for batch in table.to_batches():
-            columns = [column.to_pylist() for column in batch.columns]
+            columns = [python_values(column) for column in batch.columns]
             for values in zip(*columns, strict=True):
                 yield Row(fields, tuple(values))
 
@@ -282,8 +285,52 @@ class TableResult:
         return f"TableResult(job_id={self.job_id!r}, status={self._job['status']!r})"
 
 
+def arrow_to_pandas(table: pa.Table) -> pandas.DataFrame:
+    """``table`` as pandas the way PySpark's ``toPandas()`` makes it: maps as dicts;
+    timestamps keep their own zone (a zone-less one stays naive, never shifted)."""
+    return table.to_pandas(maps_as_pydicts="strict")
+
+
+def _has_map(arrow_type: pa.DataType) -> bool:
+    types = pa.types
+    if types.is_map(arrow_type):
+        return True
+    if types.is_struct(arrow_type):
+        return any(_has_map(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    if types.is_list(arrow_type) or types.is_large_list(arrow_type):
+        return _has_map(arrow_type.value_type)
+    if types.is_fixed_size_list(arrow_type):
+        return _has_map(arrow_type.value_type)
+    return False
+
+
+def _maps_as_dicts(value: Any, arrow_type: pa.DataType) -> Any:
+    """A ``to_pylist()`` value with every map (a list of pairs) as a dict."""
+    if value is None:
+        return None
+    types = pa.types
+    if types.is_map(arrow_type):
+        key, item = arrow_type.key_type, arrow_type.item_type
+        return {_maps_as_dicts(k, key): _maps_as_dicts(v, item) for k, v in value}
+    if types.is_struct(arrow_type):
+        fields = [arrow_type.field(i) for i in range(arrow_type.num_fields)]
+        return {f.name: _maps_as_dicts(value[f.name], f.type) for f in fields}
+    if hasattr(arrow_type, "value_type") and not types.is_dictionary(arrow_type):
+        return [_maps_as_dicts(v, arrow_type.value_type) for v in value]
+    return value
+
+
+def python_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """A column's values as Python objects, as PySpark's ``collect()`` gives them (maps as
+    dicts, also inside structs and arrays)."""
+    values: list[Any] = column.to_pylist()
+    if not _has_map(column.type):
+        return values
+    return [_maps_as_dicts(v, column.type) for v in values]
+
+
 def _rows(table: pa.Table) -> Iterator[tuple[Any, ...]]:
-    columns = [column.to_pylist() for column in table.columns]
+    columns = [python_values(column) for column in table.columns]
     return zip(*columns, strict=True)
 
 

@@ -53,7 +53,10 @@ class StatementSet:
         return f"EXECUTE STATEMENT SET\nBEGIN\n{body}END"
 
     def execute(self) -> TableResult:
-        """Run every insert as one job: all targets are committed, or none."""
+        """Run every insert as one job: all targets are committed, or none.
+
+        The job is returned even when it later fails (``status`` ``FAILED``; ``wait()``
+        raises its error); a statement set the server refuses before it runs raises here."""
         if not self._inserts:
             raise ValidationError("VALIDATION_ERROR", "The statement set has no inserts.")
         return self._env._submit(self.sql)

@@ -284,12 +284,15 @@ class Table:
                 "VALIDATION_ERROR", "to_data_frame(spark) needs the SparkSession to copy into."
             )
         arrow = self.to_arrow()
-        import pyspark  # noqa: F401  (the [spark] extra)
+        # The [spark] extra. The Spark schema is read from Arrow's as PySpark itself reads it,
+        # but a zone-less timestamp is TIMESTAMP_NTZ (Spark would take it for a TIMESTAMP in
+        # the client's zone and shift it).
+        from pyspark.sql.pandas.types import from_arrow_schema
 
-        try:
-            return spark.createDataFrame(arrow)
-        except TypeError:
-            return spark.createDataFrame(arrow.to_pandas())
+        schema = from_arrow_schema(arrow.schema, prefer_timestamp_ntz=True)
+        if arrow.num_rows == 0:  # PySpark cannot take an Arrow table without chunks
+            return spark.createDataFrame([], schema=schema)
+        return spark.createDataFrame(arrow, schema=schema)
 
     def to_changelog(
         self, start_version: int | None = None, end_version: int | None = None

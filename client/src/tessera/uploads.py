@@ -34,6 +34,7 @@ class ArrowStreamBody:
         return self._length
 
     def __iter__(self) -> Iterator[bytes]:
+        self._sent = 0  # sent again after a refusal (tessera.retry): counted anew
         sink = _ChunkSink()
         with pa.ipc.new_stream(sink, self._table.schema) as writer:
             for batch in self._batches():
@@ -83,12 +84,51 @@ def to_arrow(data: Any) -> pa.Table:
     if isinstance(data, pa.RecordBatch):
         return pa.Table.from_batches([data])
     if hasattr(data, "toArrow"):  # a PySpark 4 DataFrame
-        converted = data.toArrow()
-        assert isinstance(converted, pa.Table)
-        return converted
+        return _spark_to_arrow(data)
     if type(data).__module__.startswith("pandas"):
         return pa.Table.from_pandas(data, preserve_index=False)
     raise ValidationError(
         "VALIDATION_ERROR",
         f"Expected a pandas, Arrow or PySpark DataFrame, not {type(data).__name__}.",
     )
+
+
+def _spark_to_arrow(frame: Any) -> pa.Table:
+    """``frame.toArrow()``, also for a non-null field inside a nullable struct, array or map
+    (where PySpark's own ``toArrow()`` fails: a NULL struct's fields are NULL in Arrow). Such
+    a frame is sent with its nested fields nullable; its top-level NOT NULL columns stay
+    NOT NULL."""
+    try:
+        converted = frame.toArrow()
+    except pa.ArrowInvalid:
+        from pyspark.sql import types  # the [spark] extra
+
+        relaxed = types.StructType(
+            [
+                types.StructField(f.name, _nested_nullable(f.dataType), f.nullable, f.metadata)
+                for f in frame.schema.fields
+            ]
+        )
+        converted = frame.to(relaxed).toArrow()
+    assert isinstance(converted, pa.Table)
+    return converted
+
+
+def _nested_nullable(data_type: Any) -> Any:
+    """``data_type`` with every field, element and value inside it nullable."""
+    from pyspark.sql import types  # the [spark] extra
+
+    if isinstance(data_type, types.StructType):
+        return types.StructType(
+            [
+                types.StructField(f.name, _nested_nullable(f.dataType), True, f.metadata)
+                for f in data_type.fields
+            ]
+        )
+    if isinstance(data_type, types.ArrayType):
+        return types.ArrayType(_nested_nullable(data_type.elementType), True)
+    if isinstance(data_type, types.MapType):
+        return types.MapType(
+            _nested_nullable(data_type.keyType), _nested_nullable(data_type.valueType), True
+        )
+    return data_type

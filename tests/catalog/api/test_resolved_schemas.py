@@ -88,8 +88,56 @@ def test_computed_columns_and_watermarks_are_stored_typed(alice_api, shop):
 def test_an_unknown_column_in_an_expression_is_refused_naming_it(alice_api, shop):
     response = alice_api.post(TABLES, {"name": "orders", "schema": with_expression("price * qtyy")})
     error = assert_error(response, 400, "VALIDATION_ERROR", "`total`", "qtyy")
-    assert error["details"]["field"] == "schema.columns[3].expression"
-    assert error["details"]["column"] == "total"
+    assert error["details"] == {"field": "schema.columns[3].expression", "column": "total"}
+    nothing_stored("orders")
+
+
+@pytest.mark.parametrize(
+    ("expression", "kind"),
+    [
+        ("sum(qty)", "an aggregate function (sum(qty))"),
+        ("price * count(*)", "an aggregate function (count(1))"),
+        ("row_number() OVER (ORDER BY qty)", "a window function"),
+        ("lag(qty) OVER (ORDER BY ts)", "a window function"),
+        ("explode(array(qty, qty))", "a generator function"),
+    ],
+)
+def test_aggregate_window_and_generator_functions_are_refused(alice_api, shop, expression, kind):
+    """``SELECT sum(qty)`` alone is valid Spark, yet every read of the table would fail."""
+    error = assert_error(
+        alice_api.post(TABLES, {"name": "orders", "schema": with_expression(expression)}),
+        400,
+        "VALIDATION_ERROR",
+        f"The expression of column `total` calls {kind}: a computed column is computed from "
+        "the values of its own row",
+    )
+    assert error["details"] == {"field": "schema.columns[3].expression", "column": "total"}
+    nothing_stored("orders")
+
+
+def test_a_computed_column_over_a_computed_column_is_refused_naming_both(alice_api, shop):
+    schema = copy.deepcopy(ORDERS)
+    schema["columns"].append({"name": "Twice", "kind": "computed", "expression": "TOTAL * 2"})
+    error = assert_error(
+        alice_api.post(TABLES, {"name": "orders", "schema": schema}),
+        400,
+        "VALIDATION_ERROR",
+        "Computed column `Twice` refers to computed column `total`: a computed column can only "
+        "refer to physical and metadata columns (FLIP-164).",
+    )
+    index = len(schema["columns"]) - 1
+    assert error["details"] == {
+        "field": f"schema.columns[{index}].expression",
+        "column": "Twice",
+        "refers_to": "total",
+    }
+    schema["columns"][index]["expression"] = "twice + 1"
+    assert_error(
+        alice_api.post(TABLES, {"name": "orders", "schema": schema}),
+        400,
+        "VALIDATION_ERROR",
+        "Computed column `Twice` refers to itself.",
+    )
     nothing_stored("orders")
 
 

@@ -446,11 +446,55 @@ def test_a_temporary_table_over_an_upload(console, alice_api):
     ]
     # A declared schema: some columns, in another order, with a primary key.
     console.run(
-        "CREATE TEMPORARY TABLE u (day DATE, id BIGINT NOT NULL, PRIMARY KEY (id) NOT ENFORCED) "
+        "CREATE TEMPORARY TABLE u (day DATE, count DECIMAL(20, 0) NOT NULL, "
+        "PRIMARY KEY (count) NOT ENFORCED) "
         f"USING upload OPTIONS ('upload' = '{upload.upper()}')"
     )
     stored = TemporaryObject.objects.get(name="u").definition
     assert stored["options"] == {"connector": "upload", "upload": upload}
+
+
+def test_a_declared_not_null_over_an_upload_with_a_null_is_refused_naming_the_row(
+    console, alice_api
+):
+    upload = post(alice_api, console.id, ipc(EVERY_TYPE)).json()["id"]
+    error = console.fails(
+        f"CREATE TEMPORARY TABLE t (ID BIGINT NOT NULL, day DATE) WITH ('connector' = 'upload', "
+        f"'upload' = '{upload}')",
+        "VALIDATION_ERROR",
+        "Column `ID` is declared NOT NULL but row 3 of upload",
+    )
+    assert error["details"] == {"column": "ID", "row": 3, "upload": upload}
+    # "small" has its NULL in row 2 of the first batch of two rows.
+    console.fails(
+        "CREATE TEMPORARY TABLE t (small TINYINT NOT NULL) WITH ('connector' = 'upload', "
+        f"'upload' = '{upload}')",
+        "VALIDATION_ERROR",
+        "row 2",
+    )
+    assert not TemporaryObject.objects.exists()
+
+
+def test_an_arrow_field_that_is_not_nullable_stays_not_null_and_may_hold_no_null(
+    alice_api, uploads_dir
+):
+    session = session_of(alice_api)
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
+    good = pa.Table.from_arrays([pa.array([1, 2, 3]), pa.array(["a", None, "c"])], schema=schema)
+    answer = post(alice_api, session, ipc(good)).json()
+    assert answer["columns"] == [
+        {"name": "k", "data_type": "BIGINT NOT NULL"},
+        {"name": "v", "data_type": "STRING"},
+    ]
+    bad = pa.Table.from_arrays([pa.array([1, 2, None]), pa.array(["a", "b", "c"])], schema=schema)
+    error = assert_error(
+        post(alice_api, session, ipc(bad)),
+        400,
+        "VALIDATION_ERROR",
+        "Column `k` is not nullable in the Arrow schema but row 3",
+    )
+    assert error["details"] == {"column": "k", "row": 3}
+    assert Upload.objects.count() == 1 and len(files(uploads_dir)) == 1
 
 
 @pytest.mark.parametrize(
