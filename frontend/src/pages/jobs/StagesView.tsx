@@ -11,17 +11,16 @@ export const STAGES_ID = "job-stages";
 const MAX_STAGES = 100;
 /** A column of figures: header and cells right-aligned. */
 const NUM = { className: "num", headerClassName: "num" } as const;
-/** A canceled or timed-out job gets its stages a moment after it ended (once its stopped tasks
- * settled): asked again this often, this many times, as the page stops following ended jobs. */
+/** An ended job gets its stages a moment after its end (a stopped one once its tasks settled):
+ * asked again this often, for this long, as the page stops following ended jobs. */
 const SETTLE_POLL_MS = 1000;
 const SETTLE_MS = 8000;
 
-/** The recorded stages of an ended job (null: not ended yet): its own, or for a job the worker stopped, those recorded just
+/** The recorded stages of an ended job (null: not ended yet): its own, or those recorded just
  * after it ended; null when none were (Spark Connect, no Spark work), undefined while waiting. */
 export function useJobStages(job: Job | null): JobStage[] | null | undefined {
   const own = job?.progress.stages;
-  const stopped = job?.status === "CANCELED" || job?.error?.code === "TIMEOUT";
-  const waiting = !!job && (own === null || own === undefined) && stopped && job.progress.stages_total > 0;
+  const waiting = !!job && (own === null || own === undefined) && job.progress.stages_total > 0;
   const path = jobPath(job?.id ?? "");
   const later = useQuery({
     queryKey: ["jobs", path, "stages"],
