@@ -193,8 +193,9 @@ def test_a_second_pipeline_cannot_read_the_first_ones_data_frame(
     assert second["status"] == "FINISHED", second["error"]
     assert alice_sql.rows("SELECT seen FROM seen") == [
         [
-            "spark.table: AnalysisException|table: NotFoundError|declared for the first job: "
-            "ForbiddenSqlError|declared for this job: ValidationError"
+            # The client's error of each code (tessera.errors: NotFound is a NotFoundError).
+            "spark.table: AnalysisException|table: NotFound|declared for the first job: "
+            "ForbiddenSql|declared for this job: ValidationError"
         ]
     ]
     # After it: no table over a DataFrame is left in the session.
