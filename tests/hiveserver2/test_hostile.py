@@ -128,6 +128,15 @@ def test_forged_and_borrowed_operation_handles_are_refused(hive_as: Callable[...
     )
     assert fetched.status.errorMessage.startswith("[INVALID_HANDLE]")
     assert fetched.results is None
+    # The operation's log and its columns are alice's too: by GetLog and by FetchResults' log.
+    log = bob.client.GetLog(ttypes.TGetLogReq(operationHandle=real))
+    assert log.status.errorMessage.startswith("[INVALID_HANDLE]") and not log.log
+    logged = bob.client.FetchResults(
+        ttypes.TFetchResultsReq(operationHandle=real, orientation=0, maxRows=10, fetchType=1)
+    )
+    assert logged.status.errorMessage.startswith("[INVALID_HANDLE]") and logged.results is None
+    columns = bob.client.GetResultSetMetadata(ttypes.TGetResultSetMetadataReq(operationHandle=real))
+    assert columns.status.errorMessage.startswith("[INVALID_HANDLE]") and columns.schema is None
     canceled = bob.client.CancelOperation(ttypes.TCancelOperationReq(operationHandle=real))
     assert canceled.status.statusCode != OK
     meta = alice.client.GetCatalogs(ttypes.TGetCatalogsReq(sessionHandle=alice.sessionHandle))
