@@ -24,7 +24,7 @@ from catalog import access as catalog_access
 from catalog import render
 from catalog.models import Catalog, Column, ColumnName, Database, Function, Table
 from core import privileges
-from core.errors import CoreError, NotFound, PermissionDenied
+from core.errors import CoreError, NotFound, PermissionDenied, missing_object
 from core.identifiers import quote_path
 from core.privileges import Access, Kind, Privilege, Securable
 
@@ -44,7 +44,7 @@ def _refused(access: Access, s: Securable) -> PermissionDenied:
 
 
 def _missing_catalog(name: str) -> NotFound:
-    return NotFound(f"A catalog with name [{name}] does not exist.")
+    return missing_object("catalog", f"A catalog with name [{name}] does not exist.")
 
 
 def get_catalog(name: str, *, access: Access) -> Catalog:
@@ -82,7 +82,9 @@ def get_database(catalog: str, database: str, *, access: Access) -> Database:
     )
     if found is None:
         get_catalog(catalog, access=access)  # names the catalog when that is what is missing
-        raise NotFound(f"Database {quote_path([catalog, database])} does not exist.")
+        raise missing_object(
+            "database", f"Database {quote_path([catalog, database])} does not exist."
+        )
     _database_answer(access, found, catalog)
     return found
 
@@ -127,7 +129,7 @@ def get_table(
     path = quote_path([catalog, database, name])
 
     def missing() -> NoReturn:
-        raise NotFound(f"{kind.capitalize()} {path} does not exist.")
+        raise missing_object("relation", f"{kind.capitalize()} {path} does not exist.")
 
     table: Table = _object_lookup(
         access, found, catalog_access.relation_securable, catalog, database, missing
@@ -151,7 +153,9 @@ def get_function(catalog: str, database: str, name: str, *, access: Access) -> F
     )
 
     def missing() -> NoReturn:
-        raise NotFound(f"Function {quote_path([catalog, database, name])} does not exist.")
+        raise missing_object(
+            "function", f"Function {quote_path([catalog, database, name])} does not exist."
+        )
 
     function: Function = _object_lookup(
         access, found, catalog_access.function_securable, catalog, database, missing

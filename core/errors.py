@@ -6,6 +6,7 @@ maps to HTTP 400), a one-sentence human ``message`` and machine-readable ``detai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 
@@ -47,6 +48,25 @@ class NotFound(CoreError):
     """An object, session or job that does not exist (or that the caller may not see)."""
 
     code: ClassVar[str] = "NOT_FOUND"
+
+
+# Spark's condition and SQLSTATE for a missing object of each kind. Clients written for Spark
+# (dbt, BI drivers) tell "missing" from "failed" by them, as Spark's Thrift server gives them.
+SPARK_MISSING: dict[str, tuple[str, str]] = {
+    "catalog": ("CATALOG_NOT_FOUND", "42P08"),
+    "database": ("SCHEMA_NOT_FOUND", "42704"),
+    "relation": ("TABLE_OR_VIEW_NOT_FOUND", "42P01"),
+    "function": ("ROUTINE_NOT_FOUND", "42883"),
+}
+
+
+def missing_object(kind: str, message: str, details: Mapping[str, Any] | None = None) -> NotFound:
+    """NOT_FOUND for a missing catalog, database, relation or function, with Spark's condition
+    and SQLSTATE in its details (``condition``, ``sqlstate``, as a Spark error has them)."""
+    condition, sqlstate = SPARK_MISSING[kind]
+    return NotFound(
+        message, details={**(details or {}), "condition": condition, "sqlstate": sqlstate}
+    )
 
 
 class AlreadyExists(CoreError):

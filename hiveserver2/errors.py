@@ -53,8 +53,15 @@ def sql_state(error: Mapping[str, Any]) -> str:
 
 
 def shown(error: Mapping[str, Any]) -> str:
-    """The error's text for a client: ``[CODE] message``."""
-    return f"[{error.get('code', 'INTERNAL_ERROR')}] {error.get('message', '')}"
+    """The error's text for a client: ``[CODE] message``, with Spark's condition after the code
+    when the message does not start with it (``[NOT_FOUND] [SCHEMA_NOT_FOUND] Database …``):
+    Spark's own clients (dbt-spark, BI drivers) read the condition from the text."""
+    message = str(error.get("message", ""))
+    details = error.get("details") or {}
+    condition = details.get("condition") if isinstance(details, Mapping) else None
+    if isinstance(condition, str) and condition and not message.startswith(f"[{condition}"):
+        message = f"[{condition}] {message}"
+    return f"[{error.get('code', 'INTERNAL_ERROR')}] {message}"
 
 
 def status_of(error: Mapping[str, Any]) -> Any:

@@ -14,7 +14,7 @@ from catalog.grants._common import _catalog_of, _database_of
 from catalog.models import Catalog, Database, Function, Table
 from core import locations
 from core import privileges as rule
-from core.errors import CoreError, NotFound, PermissionDenied
+from core.errors import CoreError, NotFound, PermissionDenied, missing_object
 from core.identifiers import quote_path
 from core.privileges import Access, Decision, Kind, Privilege, Securable
 
@@ -22,11 +22,11 @@ Row = Catalog | Database | Table | Function
 
 
 def _missing_catalog(name: str) -> NotFound:
-    return NotFound(f"A catalog with name [{name}] does not exist.")
+    return missing_object("catalog", f"A catalog with name [{name}] does not exist.")
 
 
 def _missing_database(path: Sequence[str]) -> NotFound:
-    return NotFound(f"Database {quote_path(list(path))} does not exist.")
+    return missing_object("database", f"Database {quote_path(list(path))} does not exist.")
 
 
 def _missing_object(kind: str, path: Sequence[str]) -> NotFound:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import locations
-from core.errors import CoreError, NotFound, PermissionDenied
+from core.errors import CoreError, NotFound, PermissionDenied, missing_object
 from core.planner import guard
 from core.planner.authorize import securable_of
 from core.planner.errors import ForbiddenSql
@@ -247,8 +247,10 @@ def resolve_securable(
         found = statement.reader.get_function(ident)
 
         def missing() -> NotFound:
-            return NotFound(
-                f"Function {ident.quoted()} not found", details={"identifier": list(ident.parts)}
+            return missing_object(
+                "function",
+                f"Function {ident.quoted()} not found",
+                details={"identifier": list(ident.parts)},
             )
     else:
         guard.check_file_path_table(named)

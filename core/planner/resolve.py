@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.errors import CoreError, NotFound
+from core.errors import CoreError, NotFound, missing_object
 from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_path
 from core.planner import guard, time_travel
 from core.planner.authorize import Authorizer, Definer
@@ -286,11 +286,15 @@ class Resolver:
     ) -> None:
         """``needed`` on a referenced object, for whoever's rights count; hidden answers as
         the missing name (naming the view that reads it, if any)."""
-        what = "Function" if isinstance(obj, FunctionDef) else "Table or view"
+        kind, what = (
+            ("function", "Function")
+            if isinstance(obj, FunctionDef)
+            else ("relation", "Table or view")
+        )
         self.authorizer.require(
             obj,
             needed,
-            missing=lambda: self._not_found(f"{what} {ident.quoted()} not found", ident),
+            missing=lambda: self._not_found(f"{what} {ident.quoted()} not found", ident, kind),
             definer=self.definer(),
         )
 
@@ -313,14 +317,14 @@ class Resolver:
                 details={"identifier": list(ident.parts)},
             )
 
-    def _not_found(self, message: str, ident: ObjectIdentifier) -> NotFound:
+    def _not_found(self, message: str, ident: ObjectIdentifier, kind: str = "relation") -> NotFound:
         """NOT_FOUND for a missing object, naming the view that reads it, if any."""
         details: dict[str, Any] = {"identifier": list(ident.parts)}
         views = [i for k, i in self._expanding if k == "view"]
         if views:
             message = f"{message} (read by view {views[-1].quoted()})."
             details["view"] = list(views[-1].parts)
-        return NotFound(message, details=details)
+        return missing_object(kind, message, details=details)
 
     def _view_sql(self, view: Relation) -> str:
         ident = view.identifier
@@ -365,7 +369,7 @@ class Resolver:
         self._check_cycle("function", ident)
         function = self.reader.get_function(ident)
         if function is None:
-            raise self._not_found(f"Function {ident.quoted()} not found", ident)
+            raise self._not_found(f"Function {ident.quoted()} not found", ident, "function")
         self._require(function, Privilege.EXECUTE, ident)
         return self._register_function(function, function.identifier, system=False)
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.datatypes import DataType, parse_data_type
-from core.errors import CoreError, DataTypeError, IdentifierError, NotFound
+from core.errors import CoreError, DataTypeError, IdentifierError, NotFound, missing_object
 from core.identifiers import DatabaseIdentifier, ObjectIdentifier, expand_path, quote_path
 from core.planner import guard
 from core.planner.authorize import Authorizer
@@ -106,16 +106,18 @@ class Statement:
 
 
 def missing_catalog(catalog: str) -> NotFound:
-    return NotFound(f"A catalog with name [{catalog}] does not exist.")
+    return missing_object("catalog", f"A catalog with name [{catalog}] does not exist.")
 
 
 def missing_database(catalog: str, database: str) -> NotFound:
-    return NotFound(f"Database {quote_path([catalog, database])} does not exist.")
+    return missing_object("database", f"Database {quote_path([catalog, database])} does not exist.")
 
 
 def missing_relation(ident: ObjectIdentifier) -> NotFound:
-    return NotFound(
-        f"Table or view {ident.quoted()} not found", details={"identifier": list(ident.parts)}
+    return missing_object(
+        "relation",
+        f"Table or view {ident.quoted()} not found",
+        details={"identifier": list(ident.parts)},
     )
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.errors import AlreadyExists, CoreError, NotFound
+from core.errors import AlreadyExists, CoreError, NotFound, missing_object
 from core.identifiers import ObjectIdentifier, name_key, quote_part
 from core.options import WRITE_MODE
 from core.planner import guard
@@ -225,7 +225,9 @@ def _column_list_follows(cursor: TokenCursor) -> bool:
 
 
 def _missing_target(ident: ObjectIdentifier) -> NotFound:
-    return NotFound(f"Table {ident.quoted()} not found", details={"identifier": list(ident.parts)})
+    return missing_object(
+        "relation", f"Table {ident.quoted()} not found", details={"identifier": list(ident.parts)}
+    )
 
 
 def _target_table(statement: Statement, ident: ObjectIdentifier) -> Relation:

@@ -16,7 +16,7 @@ from typing import Any
 from catalog import access as catalog_access
 from catalog import selectors, versions
 from catalog.models import Catalog, Database, Function, Table
-from core.errors import NotFound
+from core.errors import missing_object
 from core.identifiers import quote_path
 from core.schema import (
     ComputedColumn,
@@ -196,7 +196,7 @@ def relation_text(job: Job, args: Mapping[str, Any]) -> RelationText:
     access = access_of(job)
     found = existing_relation(selectors.get_database(c, d, access=access), n)
     if found is None:
-        raise NotFound(f"Table or view {quote_path([c, d, n])} not found.")
+        raise missing_object("relation", f"Table or view {quote_path([c, d, n])} not found.")
     # Seen, or refused as the lookup of an object the user may not see refuses it.
     return RelationText.of_table(selectors.get_table(c, d, n, found.kind, access=access))
 
@@ -368,7 +368,7 @@ def describe_history(job: Job, args: Mapping[str, Any]) -> tuple[Columns, Rows]:
     access = access_of(job)
     found = existing_relation(selectors.get_database(c, d, access=access), n)
     if found is None or found.kind != Table.KIND_TABLE:
-        raise NotFound(f"Table {quote_path([c, d, n])} not found.")
+        raise missing_object("relation", f"Table {quote_path([c, d, n])} not found.")
     found = selectors.get_table(c, d, n, access=access)  # seen, or refused
     # Row counts and metrics are computed from the data: SELECT only, as in REST.
     figures = catalog_access.shows_figures(access, found)

@@ -754,7 +754,12 @@ def test_view_reading_a_dropped_temporary_table_names_the_view() -> None:
     assert (
         caught.value.message == "Table or view `c`.`d`.`tmp` not found (read by view `c`.`d`.`v`)."
     )
-    assert caught.value.details == {"identifier": ["c", "d", "tmp"], "view": ["c", "d", "v"]}
+    assert caught.value.details == {
+        "identifier": ["c", "d", "tmp"],
+        "view": ["c", "d", "v"],
+        "condition": "TABLE_OR_VIEW_NOT_FOUND",
+        "sqlstate": "42P01",
+    }
 
 
 def test_permanent_view_with_a_missing_dependency_names_the_innermost_view() -> None:
@@ -773,7 +778,11 @@ def test_permanent_view_with_a_missing_dependency_names_the_innermost_view() -> 
     with pytest.raises(NotFound) as direct:
         plan("SELECT * FROM other.gone", catalog)
     assert direct.value.message == "Table or view `c`.`other`.`gone` not found"
-    assert direct.value.details == {"identifier": ["c", "other", "gone"]}
+    assert direct.value.details == {
+        "identifier": ["c", "other", "gone"],
+        "condition": "TABLE_OR_VIEW_NOT_FOUND",
+        "sqlstate": "42P01",
+    }
 
 
 def test_view_calling_a_dropped_function_names_the_view() -> None:

@@ -174,9 +174,15 @@ def test_an_error_carries_the_code_message_and_sqlstate(hive_as: Callable[..., A
     with pytest.raises(hive.OperationalError) as raised:
         conn.cursor().execute("SELECT * FROM no_such_table")
     status = raised.value.args[0].status
-    assert status.errorMessage.startswith("[NOT_FOUND] "), status
+    # Spark's condition and SQLSTATE for a missing table, as its Thrift server gives them.
+    assert status.errorMessage.startswith("[NOT_FOUND] [TABLE_OR_VIEW_NOT_FOUND] "), status
     assert "no_such_table" in status.errorMessage
-    assert status.sqlState and len(status.sqlState) == 5
+    assert status.sqlState == "42P01"
+    with pytest.raises(hive.OperationalError) as raised:
+        conn.cursor().execute("SHOW TABLES IN shop.no_such_database")
+    status = raised.value.args[0].status
+    assert status.errorMessage.startswith("[NOT_FOUND] [SCHEMA_NOT_FOUND] "), status
+    assert status.sqlState == "42704"
 
 
 def test_metadata_calls_answer_from_the_catalog(hive_as: Callable[..., Any]) -> None:
