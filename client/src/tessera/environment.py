@@ -17,6 +17,7 @@ from sqlglot import exp
 from tessera import changelog
 from tessera._http import Http, segment
 from tessera.config import TableConfig
+from tessera.elements import values_query as elements_query
 from tessera.errors import (
     AlreadyExistsError,
     ConnectionFailedError,
@@ -42,6 +43,8 @@ from tessera.table import Table
 from tessera.uploads import ArrowStreamBody, to_arrow
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import pandas  # type: ignore[import-untyped]
 
 DEFAULT_ROW_LIMIT = 100_000_000
@@ -443,6 +446,14 @@ class TableEnvironment:
         return TableConfig(self)
 
     # --- data in (FLIP-136) ----------------------------------------------------------
+
+    def from_elements(
+        self, elements: Iterable[Any], schema: Schema | list[str] | None = None
+    ) -> Table:
+        """A Table of Python rows (tuples, lists, dicts or Rows), sent inline as ``VALUES``.
+        ``schema``: a Schema (names and types: each column is cast) or column names (types
+        from the values); without, a dict's keys or ``_1``, ``_2``…"""
+        return Table(self, elements_query(elements, schema))
 
     def from_pandas(self, df: pandas.DataFrame, schema: Schema | None = None) -> Table:
         """Upload a pandas DataFrame (as Arrow) and return a Table over it."""
