@@ -8,8 +8,18 @@ import re
 from decimal import Decimal
 
 import pytest
+from tessera import Over, Session, Slide, Tumble
 from tessera.elements import values_query
-from tessera.expressions import call, col, count, if_then_else, lit, when
+from tessera.expressions import (
+    CURRENT_RANGE,
+    UNBOUNDED_ROW,
+    call,
+    col,
+    count,
+    if_then_else,
+    lit,
+    when,
+)
 from tessera.table import Table
 
 from tests.client.conftest import tessera
@@ -213,3 +223,47 @@ def test_from_elements_renders_values():
     computed = tessera.Schema.new_builder().column("a", "INT").column_by_expression("b", "a + 1")
     with pytest.raises(tessera.ValidationError, match="physical"):
         values_query([(1,)], computed.build())
+
+
+def test_windows_render_as_spark_window_functions():
+    events = from_path("events")
+    tumble = Tumble.over(lit(10).minutes).on(col("ts")).alias("w")
+    assert events.window(tumble).group_by(col("w"), col("k")).select(
+        col("k"), col("w").start, col("x").sum
+    ).sql == (
+        "SELECT `k`, `window`.`start`, SUM(`x`) FROM `events` "
+        "GROUP BY WINDOW(`ts`, '10 minute'), `k`"
+    )
+    slide = Slide.over(dt.timedelta(hours=1)).every("10 minutes").on(col("ts")).alias("w")
+    assert "GROUP BY WINDOW(`ts`, '3600000000 microseconds', '10 minutes')" in (
+        events.window(slide).group_by(col("w")).select(col("w").end).sql
+    )
+    session = Session.with_gap("5 minutes").on(col("ts")).alias("s")
+    assert events.window(session).group_by(col("s")).select(col("s")).sql == (
+        "SELECT `session_window` FROM `events` GROUP BY SESSION_WINDOW(`ts`, '5 minutes')"
+    )
+    over = Over.partition_by(col("k")).order_by(col("ts").desc()).preceding(lit(1).hours)
+    assert events.over_window(over.alias("w")).select(col("x").max.over(col("w"))).sql == (
+        "SELECT MAX(`x`) OVER (PARTITION BY `k` ORDER BY `ts` DESC "
+        "RANGE BETWEEN INTERVAL '1' HOUR PRECEDING AND CURRENT ROW) FROM `events`"
+    )
+    rows_frame = Over.order_by(col("ts")).preceding(UNBOUNDED_ROW).following(2).alias("w")
+    assert "ROWS BETWEEN UNBOUNDED PRECEDING AND 2 FOLLOWING" in (
+        events.over_window(rows_frame).select(col("x").sum.over(col("w"))).sql
+    )
+    for bad in (
+        lambda: Tumble.over("").on(col("ts")),
+        lambda: Tumble.over(dt.timedelta(0)),
+        lambda: Tumble.over(5),
+        lambda: events.window(Tumble.over("1 hour").alias("w")),  # no time column
+        lambda: events.window(Tumble.over("1 hour").on(col("ts"))),  # no name
+        lambda: events.over_window(Over.partition_by(col("k")).alias("w")),  # no order
+        lambda: events.over_window(Over.order_by(col("t")).preceding(-1).alias("w")),
+        lambda: events.over_window(
+            Over.order_by(col("t")).preceding(2).following(CURRENT_RANGE).alias("w")
+        ),
+        lambda: lit("x").minutes,
+        lambda: col("x").over(col("a") + 1),
+    ):
+        with pytest.raises(tessera.ValidationError):
+            bad()

@@ -10,7 +10,8 @@ import sys
 from decimal import Decimal
 
 import pytest
-from tessera.expressions import call, col, concat, lit, when
+from tessera import Over, Session, Slide, Tumble
+from tessera.expressions import UNBOUNDED_RANGE, call, col, concat, lit, when
 
 from tests.client.conftest import tessera
 
@@ -156,3 +157,46 @@ def test_execute_insert_by_name(t_env):
     # Spark's own INSERT … BY NAME is refused by the server's planner (write_plans.py).
     with pytest.raises(tessera.UnsupportedError, match="BY NAME"):
         t_env.execute_sql("INSERT INTO pairs BY NAME SELECT 'x' AS b, 3 AS a")
+
+
+def test_group_and_over_windows(t_env):
+    at = [dt.datetime(2024, 1, 1, 10, m) for m in (1, 7, 13, 30)]
+    events = t_env.from_elements(
+        [(1, "a", at[0]), (2, "a", at[1]), (3, "b", at[2]), (4, "a", at[3])], ["x", "k", "ts"]
+    )
+    tumbling = (
+        events.window(Tumble.over(lit(10).minutes).on(col("ts")).alias("w"))
+        .group_by(col("w"), col("k"))
+        .select(col("k"), col("w").start.alias("s"), col("x").sum.alias("n"))
+    )
+    assert sorted(rows(tumbling)) == [
+        ("a", dt.datetime(2024, 1, 1, 10, 0), 3),
+        ("a", dt.datetime(2024, 1, 1, 10, 30), 4),
+        ("b", dt.datetime(2024, 1, 1, 10, 10), 3),
+    ]
+    five = dt.timedelta(minutes=5)
+    sliding = (
+        events.window(Slide.over("10 minutes").every(five).on(col("ts")).alias("w"))
+        .group_by(col("w"))
+        .select(col("*").count.alias("c"))
+    )
+    assert sum(r[0] for r in rows(sliding)) == 8  # every event in two windows
+    sessions = (
+        events.window(Session.with_gap("10 minutes").on(col("ts")).alias("w"))
+        .group_by(col("w"))
+        .select(col("w").end.alias("e"), col("*").count.alias("c"))
+    )
+    assert sorted(rows(sessions)) == [
+        (dt.datetime(2024, 1, 1, 10, 23), 3),
+        (dt.datetime(2024, 1, 1, 10, 40), 1),
+    ]
+    running = Over.partition_by(col("k")).order_by(col("ts")).preceding(UNBOUNDED_RANGE).alias("w")
+    pairs = Over.partition_by(col("k")).order_by(col("ts")).preceding(1).alias("p")
+    over = events.over_window(running, pairs).select(
+        col("x"), col("x").sum.over(col("w")).alias("total"), col("x").sum.over(col("p"))
+    )
+    assert sorted(rows(over)) == [(1, 1, 1), (2, 3, 3), (3, 3, 3), (4, 7, 6)]
+    with pytest.raises(tessera.ValidationError, match="must name the window"):
+        events.window(Tumble.over("1 hour").on(col("ts")).alias("w")).group_by(col("k"))
+    with pytest.raises(tessera.ValidationError, match="No over window"):
+        events.over_window(running).select(col("x").sum.over(col("nope")))

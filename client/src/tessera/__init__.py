@@ -44,6 +44,7 @@ from tessera.schema import (
 from tessera.sql import col, lit, quote_identifier, string_literal
 from tessera.statement_set import StatementSet
 from tessera.table import Table
+from tessera.windows import Over, Session, Slide, Tumble
 
 __version__ = "0.1.0"
 
@@ -59,6 +60,7 @@ __all__ = [
     "GroupedTable",
     "JobFailedError",
     "NotFoundError",
+    "Over",
     "ParseError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
@@ -71,6 +73,8 @@ __all__ = [
     "Row",
     "Schema",
     "SchemaBuilder",
+    "Session",
+    "Slide",
     "StatementSet",
     "Table",
     "TableConfig",
@@ -80,6 +84,7 @@ __all__ = [
     "TableResult",
     "TesseraError",
     "TokenExpiredError",
+    "Tumble",
     "UnsupportedError",
     "ValidationError",
     "Watermark",

@@ -10,6 +10,11 @@ from tessera.errors import ValidationError
 from tessera.literals import cast_node, data_type, value_node
 from tessera.sql import DIALECT
 
+#: Over-window bounds: every row (or every value) before, or the current row (or value).
+UNBOUNDED_ROW = "UNBOUNDED_ROW"
+UNBOUNDED_RANGE = "UNBOUNDED_RANGE"
+CURRENT_ROW = "CURRENT_ROW"
+CURRENT_RANGE = "CURRENT_RANGE"
 _AGGREGATES = frozenset(
     {
         "count",
@@ -235,6 +240,55 @@ class Expression:
         if isinstance(field, str):
             return Expression(exp.Dot(this=_operand(self), expression=_identifier(field)))
         return Expression(exp.Bracket(this=_operand(self), expressions=[literal_node(field)]))
+
+    # windows
+    @property
+    def start(self) -> Expression:
+        """A window's start (``col("w").start``)."""
+        return self.get("start")
+
+    @property
+    def end(self) -> Expression:
+        """A window's end (``col("w").end``)."""
+        return self.get("end")
+
+    def over(self, window: Expression) -> Expression:
+        """An aggregate over the over-window named by ``window`` (``col("w")``)."""
+        node = window._node
+        if not isinstance(node, exp.Column) or node.args.get("table") is not None:
+            raise _error("over() takes the over window's name: col('w').")
+        return Expression(exp.Window(this=self.node, alias=node.this.copy(), over="OVER"))
+
+    def _interval(self, unit: str) -> Expression:
+        node = self._node
+        if not isinstance(node, exp.Literal) or node.is_string or not node.this.isdigit():
+            raise _error(f"An interval is a whole number of {unit.lower()}s: lit(10).minutes.")
+        return Expression(exp.Interval(this=exp.Literal.string(node.this), unit=exp.Var(this=unit)))
+
+    @property
+    def millis(self) -> Expression:
+        """``INTERVAL 'n' MILLISECOND`` of an integer literal."""
+        return self._interval("MILLISECOND")
+
+    @property
+    def seconds(self) -> Expression:
+        """``INTERVAL 'n' SECOND`` of an integer literal (``lit(10).seconds``)."""
+        return self._interval("SECOND")
+
+    @property
+    def minutes(self) -> Expression:
+        """``INTERVAL 'n' MINUTE``."""
+        return self._interval("MINUTE")
+
+    @property
+    def hours(self) -> Expression:
+        """``INTERVAL 'n' HOUR``."""
+        return self._interval("HOUR")
+
+    @property
+    def days(self) -> Expression:
+        """``INTERVAL 'n' DAY``."""
+        return self._interval("DAY")
 
     # aggregates, as PyFlink's properties (col("a").sum)
     def _aggregate(self, name: str) -> Expression:

@@ -17,6 +17,10 @@ from typing import Any, Union
 from sqlglot import exp
 
 from tessera._expression import (
+    CURRENT_RANGE,
+    CURRENT_ROW,
+    UNBOUNDED_RANGE,
+    UNBOUNDED_ROW,
     Expression,
     Ordering,
     _argument,
@@ -29,6 +33,10 @@ from tessera.literals import cast_node
 from tessera.sql import parse_expression
 
 __all__ = [
+    "CURRENT_RANGE",
+    "CURRENT_ROW",
+    "UNBOUNDED_RANGE",
+    "UNBOUNDED_ROW",
     "Expression",
     "Ordering",
     "When",

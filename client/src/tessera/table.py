@@ -18,6 +18,7 @@ from tessera.grouping import AggregatedTable, GroupedTable
 from tessera.result import Row, TableResult
 from tessera.schema import ResolvedSchema
 from tessera.sql import DIALECT, parse_query, path_sql, quote_identifier
+from tessera.windows import GroupWindow, OverWindow, OverWindowedTable, WindowedTable
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -197,6 +198,16 @@ class Table:
     def aggregate(self, *aggregates: IntoExpression) -> AggregatedTable:
         """Named aggregates over all rows; ``.select(...)`` picks from them."""
         return GroupedTable(self, []).aggregate(*aggregates)
+
+    def window(self, window: GroupWindow) -> WindowedTable:
+        """A group window (``Tumble``, ``Slide``, ``Session``); ``.group_by(col("w"), …)``
+        then ``.select(…)``."""
+        return WindowedTable(self, window)
+
+    def over_window(self, *windows: OverWindow) -> OverWindowedTable:
+        """Over windows (``Over.partition_by(…).order_by(…)…alias("w")``) for ``.select``,
+        where ``agg.over(col("w"))`` uses one."""
+        return OverWindowedTable(self, windows)
 
     def join(self, table: Table, on: IntoExpression | None = None, how: str = "inner") -> Table:
         """Join with another table on a condition (``how``: inner, left, right, full,
