@@ -209,9 +209,20 @@ class Table:
         where ``agg.over(col("w"))`` uses one."""
         return OverWindowedTable(self, windows)
 
-    def join(self, table: Table, on: IntoExpression | None = None, how: str = "inner") -> Table:
+    def join(
+        self,
+        table: Table,
+        on: IntoExpression | None = None,
+        how: str = "inner",
+        *,
+        on_sql: str | None = None,
+    ) -> Table:
         """Join with another table on a condition (``how``: inner, left, right, full,
-        left_semi, left_anti, cross)."""
+        left_semi, left_anti, cross). ``on_sql`` is ``on``'s older name."""
+        if on_sql is not None:
+            if on is not None:
+                raise ValidationError("VALIDATION_ERROR", "Give on or on_sql, not both.")
+            on = on_sql
         if how not in JOIN_KINDS:
             raise ValidationError(
                 "VALIDATION_ERROR", f"Unknown join kind {how!r}; use one of {sorted(JOIN_KINDS)}."
