@@ -20,6 +20,7 @@ from tessera.expressions import (
     lit,
     when,
 )
+from tessera.result import Row
 from tessera.table import Table
 
 from tests.client.conftest import tessera
@@ -206,6 +207,12 @@ def test_from_elements_renders_values():
         "AS `_v`(`_c1`, `_c2`)"
     )
     assert "AS `x``y`" in values_query([{"x`y": 1}], None).sql(dialect="spark")
+    row = Row(("id", "name"), (1, "a"))
+    assert (
+        values_query([row], None)
+        .sql(dialect="spark")
+        .startswith("SELECT `_c1` AS `id`, `_c2` AS `name` FROM VALUES (1, 'a')")
+    )
     schema = tessera.Schema.new_builder().column("id", "BIGINT").column("d", "DATE").build()
     assert values_query([], schema).sql(dialect="spark") == (
         "SELECT CAST(NULL AS BIGINT) AS `id`, CAST(NULL AS DATE) AS `d` WHERE FALSE"

@@ -14,6 +14,7 @@ from sqlglot import exp
 from tessera._expression import literal_node
 from tessera.errors import ValidationError
 from tessera.literals import cast_node
+from tessera.result import Row
 from tessera.schema import Schema
 
 
@@ -39,6 +40,8 @@ def _names_and_types(
         names = list(schema)
     elif isinstance(first, Mapping):
         names = [str(key) for key in first]
+    elif isinstance(first, Row):
+        names = list(first.fields)
     elif first is None:
         raise _error("from_elements() of no rows needs a Schema (the columns' types).")
     else:
@@ -50,7 +53,7 @@ def _names_and_types(
 
 
 def _is_row(element: Any) -> bool:
-    return isinstance(element, tuple | list) or hasattr(element, "asdict")
+    return isinstance(element, tuple | list | Row)
 
 
 def _row(element: Any, names: list[str], index: int) -> list[Any]:
