@@ -107,6 +107,9 @@ def test_expressions_cannot_carry_statements():
         orders.limit(-1)
     with pytest.raises(tessera.ValidationError):
         orders.join(orders, None)
+    with pytest.raises(tessera.ValidationError):
+        orders.join(orders, "a = b", on_sql="a = b")
+    assert orders.join(orders.alias("o"), on_sql="1 = 1").sql.endswith("ON 1 = 1")
 
 
 def test_hostile_names_in_ddl():

@@ -6,7 +6,7 @@ Tessera server over its REST API. See docs/python.md.
 
 from __future__ import annotations
 
-from tessera import errors
+from tessera import errors, expressions
 from tessera.config import TableConfig
 from tessera.environment import TableEnvironment, connect
 from tessera.errors import (
@@ -27,6 +27,7 @@ from tessera.errors import (
     UnsupportedError,
     ValidationError,
 )
+from tessera.grouping import AggregatedTable, GroupedTable
 from tessera.result import Row, TableResult
 from tessera.retry import NO_RETRY, RetryPolicy
 from tessera.schema import (
@@ -42,12 +43,14 @@ from tessera.schema import (
 )
 from tessera.sql import col, lit, quote_identifier, string_literal
 from tessera.statement_set import StatementSet
-from tessera.table import GroupedTable, Table
+from tessera.table import Table
+from tessera.windows import Over, Session, Slide, Tumble
 
 __version__ = "0.1.0"
 
 __all__ = [
     "NO_RETRY",
+    "AggregatedTable",
     "AlreadyExistsError",
     "AuthenticationError",
     "CanceledError",
@@ -57,6 +60,7 @@ __all__ = [
     "GroupedTable",
     "JobFailedError",
     "NotFoundError",
+    "Over",
     "ParseError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
@@ -69,6 +73,8 @@ __all__ = [
     "Row",
     "Schema",
     "SchemaBuilder",
+    "Session",
+    "Slide",
     "StatementSet",
     "Table",
     "TableConfig",
@@ -78,12 +84,14 @@ __all__ = [
     "TableResult",
     "TesseraError",
     "TokenExpiredError",
+    "Tumble",
     "UnsupportedError",
     "ValidationError",
     "Watermark",
     "col",
     "connect",
     "errors",
+    "expressions",
     "lit",
     "quote_identifier",
     "string_literal",

@@ -18,13 +18,18 @@ text serves the remote client and the in-worker runtime.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from tessera.errors import ValidationError
 from tessera.sql import quote_identifier, string_literal
+from tessera.uploads import to_arrow
 
 if TYPE_CHECKING:
+    from tessera.environment import TableEnvironment
     from tessera.schema import Schema
+    from tessera.table import Table
 
 OP = "op"
 ROW_KINDS = ("+I", "-U", "+U", "-D")
@@ -177,3 +182,24 @@ def replay_shape(columns: list[str], schema: Schema | None) -> tuple[tuple[str, 
     key = schema.primary_key.columns if schema.primary_key is not None else ()
     check_key(key, columns, "the schema")
     return key, projections
+
+
+def from_changelog(env: TableEnvironment, df: Any, schema: Schema | None) -> Table:
+    """:meth:`TableEnvironment.from_changelog`: the log uploaded with its order, replayed."""
+    if hasattr(df, "toArrow") and hasattr(df, "withColumn"):  # a PySpark DataFrame
+        columns = list(df.columns)
+        check_columns(columns, "from_changelog()")
+        from pyspark.sql import functions  # the [spark] extra
+
+        base = env.from_data_frame(df.withColumn(SEQUENCE, functions.monotonically_increasing_id()))
+    else:
+        data = to_arrow(df)
+        columns = list(data.column_names)
+        check_columns(columns, "from_changelog()")
+        check_row_kinds(data.column(OP).unique().to_pylist())
+        order = pa.array(range(data.num_rows), type=pa.int64())
+        base = env.from_arrow(data.append_column(SEQUENCE, order))
+    data_columns = [c for c in columns if c != OP]
+    key, projections = replay_shape(data_columns, schema)
+    source = f"({base.sql}) AS _changelog"
+    return env.sql_query(replay_sql(source, data_columns, key, projections))

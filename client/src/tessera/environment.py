@@ -17,10 +17,9 @@ from sqlglot import exp
 from tessera import changelog
 from tessera._http import Http, segment
 from tessera.config import TableConfig
+from tessera.elements import values_query as elements_query
 from tessera.errors import (
     AlreadyExistsError,
-    ConnectionFailedError,
-    PayloadTooLargeError,
     TesseraError,
     ValidationError,
     job_error,
@@ -32,16 +31,16 @@ from tessera.sql import (
     DIALECT,
     parse_path,
     path_sql,
-    quote_identifier,
     quote_path,
-    string_literal,
     table_node,
 )
 from tessera.statement_set import StatementSet
 from tessera.table import Table
-from tessera.uploads import ArrowStreamBody, to_arrow
+from tessera.uploads import send_upload, to_arrow, upload_table_sql
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     import pandas  # type: ignore[import-untyped]
 
 DEFAULT_ROW_LIMIT = 100_000_000
@@ -444,6 +443,14 @@ class TableEnvironment:
 
     # --- data in (FLIP-136) ----------------------------------------------------------
 
+    def from_elements(
+        self, elements: Iterable[Any], schema: Schema | list[str] | None = None
+    ) -> Table:
+        """A Table of Python rows (tuples, lists, dicts or Rows), sent inline as ``VALUES``.
+        ``schema``: a Schema (names and types: each column is cast) or column names (types
+        from the values); without, a dict's keys or ``_1``, ``_2``…"""
+        return Table(self, elements_query(elements, schema))
+
     def from_pandas(self, df: pandas.DataFrame, schema: Schema | None = None) -> Table:
         """Upload a pandas DataFrame (as Arrow) and return a Table over it."""
         return self.from_arrow(pa.Table.from_pandas(df, preserve_index=False), schema)
@@ -466,61 +473,8 @@ class TableEnvironment:
         adds its row, each ``-U``/``-D`` takes one copy away). ``schema`` also gives the
         columns' types (casts) and computed columns.
         """
-        if hasattr(df, "toArrow") and hasattr(df, "withColumn"):  # a PySpark DataFrame
-            columns = list(df.columns)
-            changelog.check_columns(columns, "from_changelog()")
-            from pyspark.sql import functions  # the [spark] extra
-
-            base = self.from_data_frame(
-                df.withColumn(changelog.SEQUENCE, functions.monotonically_increasing_id())
-            )
-        else:
-            data = to_arrow(df)
-            columns = list(data.column_names)
-            changelog.check_columns(columns, "from_changelog()")
-            changelog.check_row_kinds(data.column(changelog.OP).unique().to_pylist())
-            order = pa.array(range(data.num_rows), type=pa.int64())
-            base = self.from_arrow(data.append_column(changelog.SEQUENCE, order))
-        data_columns = [c for c in columns if c != changelog.OP]
-        key, projections = changelog.replay_shape(data_columns, schema)
-        source = f"({base.sql}) AS _changelog"
-        return self.sql_query(changelog.replay_sql(source, data_columns, key, projections))
-
-    def _upload(self, table: pa.Table) -> dict[str, Any]:
-        # The server wants a Content-Length (no chunked bodies): the stream is written once
-        # to count its bytes, then again while it is sent, never whole in memory.
-        body = ArrowStreamBody(table)
-        try:
-            response = self._http.request(
-                "POST",
-                f"{self._path}/uploads",
-                data=body,
-                headers={"Content-Type": "application/vnd.apache.arrow.stream"},
-                timeout=3600,
-            )
-        except ConnectionFailedError:
-            if body.refused_early():  # the server refused by Content-Length and hung up
-                raise PayloadTooLargeError(
-                    "PAYLOAD_TOO_LARGE",
-                    f"The server closed the upload of {len(body)} bytes before reading it; "
-                    "it is probably larger than the server's TESSERA_UPLOAD_MAX_BYTES.",
-                    {"bytes": len(body)},
-                ) from None
-            raise
-        result: dict[str, Any] = response.json()
-        return result
+        return changelog.from_changelog(self, df, schema)
 
     def _register(self, path: str, table: pa.Table, schema: Schema | None) -> None:
-        upload = self._upload(table)
-        if schema is not None:
-            elements = schema.ddl_elements()
-        else:
-            elements = [
-                f"{quote_identifier(c['name'])} {c['data_type']}" for c in upload["columns"]
-            ]
-        sql = (
-            f"CREATE TEMPORARY TABLE {path_sql(path)} ({', '.join(elements)}) "
-            f"WITH ({string_literal('connector')} = {string_literal('upload')}, "
-            f"{string_literal('upload')} = {string_literal(str(upload['id']))})"
-        )
-        self._submit(sql).wait()
+        upload = send_upload(self._http, f"{self._path}/uploads", table)
+        self._submit(upload_table_sql(path_sql(path), upload, schema)).wait()

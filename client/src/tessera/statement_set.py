@@ -25,9 +25,11 @@ class StatementSet:
         self._env = env
         self._inserts: list[str] = []
 
-    def add_insert(self, path: str, table: Table, overwrite: bool = False) -> StatementSet:
-        """Add ``INSERT INTO|OVERWRITE path`` of a table."""
-        self._inserts.append(table.insert_sql(path, overwrite))
+    def add_insert(
+        self, path: str, table: Table, overwrite: bool = False, *, by_name: bool = False
+    ) -> StatementSet:
+        """Add ``INSERT INTO|OVERWRITE path`` of a table (``by_name``: columns by name)."""
+        self._inserts.append(table.insert_sql(path, overwrite, by_name=by_name))
         return self
 
     def add_insert_sql(self, sql: str) -> StatementSet:

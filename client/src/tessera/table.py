@@ -11,11 +11,14 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError as SqlglotParseError
 
-from tessera import changelog
+from tessera import changelog, grouping
 from tessera.errors import ParseError, ValidationError
+from tessera.expressions import Expression, IntoExpression, Ordering, to_node
+from tessera.grouping import AggregatedTable, GroupedTable
 from tessera.result import Row, TableResult
 from tessera.schema import ResolvedSchema
-from tessera.sql import DIALECT, parse_expression, parse_query, path_sql
+from tessera.sql import DIALECT, parse_query, path_sql, quote_identifier
+from tessera.windows import GroupWindow, OverWindow, OverWindowedTable, WindowedTable
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -53,20 +56,30 @@ def _starts_a_query(text: str) -> bool:
     return False
 
 
-def _ordered(text: str) -> exp.Ordered:
-    if not isinstance(text, str) or not text.strip():
+def _ordered(item: IntoExpression | Ordering) -> exp.Ordered:
+    if isinstance(item, Ordering):
+        return item.node.copy()
+    if isinstance(item, Expression):
+        return exp.Ordered(this=to_node(item), desc=False)
+    if not isinstance(item, str) or not item.strip():
         raise ValidationError(
-            "VALIDATION_ERROR", f"An ORDER BY item must be SQL text, not {text!r}."
+            "VALIDATION_ERROR", f"An ORDER BY item must be SQL text, not {item!r}."
         )
     try:
-        parsed = sqlglot.parse_one(text, dialect=DIALECT, into=exp.Ordered)
+        parsed = sqlglot.parse_one(item, dialect=DIALECT, into=exp.Ordered)
     except SqlglotParseError as exc:
         raise ParseError(
-            "PARSE_ERROR", f"Could not parse the ORDER BY item {text!r}: {exc}", {"text": text}
+            "PARSE_ERROR", f"Could not parse the ORDER BY item {item!r}: {exc}", {"text": item}
         ) from exc
     if not isinstance(parsed, exp.Ordered):
         parsed = exp.Ordered(this=parsed, desc=False)
     return parsed
+
+
+def _count(value: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError("VALIDATION_ERROR", f"{what} takes a count >= 0, not {value!r}.")
+    return value
 
 
 class Table:
@@ -166,28 +179,50 @@ class Table:
 
     # --- operations ----------------------------------------------------------------------
 
-    def select(self, *sql_exprs: str) -> Table:
-        """``SELECT sql_exprs FROM this``."""
-        if not sql_exprs:
-            raise ValidationError("VALIDATION_ERROR", "select() needs at least one expression.")
-        projections = [parse_expression(e, alias=True) for e in sql_exprs]
+    def select(self, *fields: IntoExpression) -> Table:
+        """``SELECT fields FROM this`` (SQL text or :mod:`tessera.expressions`)."""
         query = self._base()  # keeps the FROM, joins and WHERE: aliases stay visible
-        query.set("expressions", projections)
+        query.set("expressions", grouping.projections(fields, "select"))
         return self._new(query)
 
-    def where(self, sql_predicate: str) -> Table:
+    def where(self, predicate: IntoExpression) -> Table:
         """Rows of this table for which the predicate holds (``filter`` is the same)."""
-        return self._new(self._base().where(parse_expression(sql_predicate)))
+        return self._new(self._base().where(to_node(predicate)))
 
     filter = where
 
-    def group_by(self, *sql_exprs: str) -> GroupedTable:
+    def group_by(self, *keys: IntoExpression) -> GroupedTable:
         """Group rows; call ``.select(...)`` on the result for the aggregates."""
-        return GroupedTable(self, [parse_expression(e) for e in sql_exprs])
+        return GroupedTable(self, [to_node(e) for e in keys])
 
-    def join(self, table: Table, on_sql: str | None = None, how: str = "inner") -> Table:
-        """Join with another table on a SQL condition (``how``: inner, left, right, full,
-        left_semi, left_anti, cross)."""
+    def aggregate(self, *aggregates: IntoExpression) -> AggregatedTable:
+        """Named aggregates over all rows; ``.select(...)`` picks from them."""
+        return GroupedTable(self, []).aggregate(*aggregates)
+
+    def window(self, window: GroupWindow) -> WindowedTable:
+        """A group window (``Tumble``, ``Slide``, ``Session``); ``.group_by(col("w"), …)``
+        then ``.select(…)``."""
+        return WindowedTable(self, window)
+
+    def over_window(self, *windows: OverWindow) -> OverWindowedTable:
+        """Over windows (``Over.partition_by(…).order_by(…)…alias("w")``) for ``.select``,
+        where ``agg.over(col("w"))`` uses one."""
+        return OverWindowedTable(self, windows)
+
+    def join(
+        self,
+        table: Table,
+        on: IntoExpression | None = None,
+        how: str = "inner",
+        *,
+        on_sql: str | None = None,
+    ) -> Table:
+        """Join with another table on a condition (``how``: inner, left, right, full,
+        left_semi, left_anti, cross). ``on_sql`` is ``on``'s older name."""
+        if on_sql is not None:
+            if on is not None:
+                raise ValidationError("VALIDATION_ERROR", "Give on or on_sql, not both.")
+            on = on_sql
         if how not in JOIN_KINDS:
             raise ValidationError(
                 "VALIDATION_ERROR", f"Unknown join kind {how!r}; use one of {sorted(JOIN_KINDS)}."
@@ -198,38 +233,85 @@ class Table:
             args["side"] = side
         if kind:
             args["kind"] = kind
-        if on_sql is not None:
-            args["on"] = parse_expression(on_sql)
+        if on is not None:
+            args["on"] = to_node(on)
         elif how != "cross":
-            raise ValidationError("VALIDATION_ERROR", f"A {how} join needs a condition (on_sql).")
+            raise ValidationError("VALIDATION_ERROR", f"A {how} join needs a condition (on).")
         query = exp.select("*").from_(self._from())
         query.append("joins", exp.Join(**args))
         return self._new(query)
 
-    def order_by(self, *sql_exprs: str) -> Table:
-        """Order rows (``"price DESC"``, ``"name"``)."""
-        return self._new(self._base().order_by(*[_ordered(e) for e in sql_exprs], copy=False))
+    def order_by(self, *items: IntoExpression | Ordering) -> Table:
+        """Order rows (``"price DESC"``, ``col("price").desc()``, ``"name"``)."""
+        return self._new(self._base().order_by(*[_ordered(e) for e in items], copy=False))
 
     def limit(self, n: int, offset: int = 0) -> Table:
         """At most ``n`` rows (after ``offset``)."""
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValidationError("VALIDATION_ERROR", f"limit() takes a count >= 0, not {n!r}.")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise ValidationError("VALIDATION_ERROR", f"offset must be >= 0, not {offset!r}.")
-        query = self._base(keep_order=True).limit(n)
-        if offset:
+        query = self._base(keep_order=True).limit(_count(n, "limit()"))
+        if _count(offset, "offset"):
             query = query.offset(offset)
         return self._new(query)
+
+    def offset(self, n: int) -> Table:
+        """Rows after the first ``n`` (``OFFSET``); ``fetch`` may follow, as in PyFlink."""
+        return self._new(self._base(keep_order=True).offset(_count(n, "offset()")))
+
+    def fetch(self, n: int) -> Table:
+        """The first ``n`` rows (``LIMIT``), after an ``offset()`` if one came before."""
+        q = self._parsed
+        if isinstance(q, exp.Select) and q.args.get("offset") and not q.args.get("limit"):
+            return self._new(q.copy().limit(_count(n, "fetch()")))
+        return self._new(self._base(keep_order=True).limit(_count(n, "fetch()")))
 
     def distinct(self) -> Table:
         """Distinct rows."""
         return self._new(self._base().distinct())
 
-    def union_all(self, table: Table) -> Table:
-        """Rows of both tables (``UNION ALL``)."""
+    def _set(self, table: Table, kind: type[exp.SetOperation], distinct: bool) -> Table:
         left = exp.select("*").from_(self._from())
         right = exp.select("*").from_(table._from())
-        return self._new(exp.union(left, right, distinct=False))
+        return self._new(kind(this=left, expression=right, distinct=distinct))
+
+    def union(self, table: Table) -> Table:
+        """Distinct rows of both tables (``UNION``)."""
+        return self._set(table, exp.Union, True)
+
+    def union_all(self, table: Table) -> Table:
+        """Rows of both tables (``UNION ALL``)."""
+        return self._set(table, exp.Union, False)
+
+    def minus(self, table: Table) -> Table:
+        """Distinct rows of this table not in the other (``EXCEPT``)."""
+        return self._set(table, exp.Except, True)
+
+    def minus_all(self, table: Table) -> Table:
+        """Rows of this table not matched by one in the other (``EXCEPT ALL``)."""
+        return self._set(table, exp.Except, False)
+
+    def intersect(self, table: Table) -> Table:
+        """Distinct rows in both tables (``INTERSECT``)."""
+        return self._set(table, exp.Intersect, True)
+
+    def intersect_all(self, table: Table) -> Table:
+        """Rows in both tables, as often as in both (``INTERSECT ALL``)."""
+        return self._set(table, exp.Intersect, False)
+
+    def add_columns(self, *fields: IntoExpression) -> Table:
+        """This table's columns and new, named ones (a name taken already is refused).
+        Reads the schema (``get_schema``) to know the columns."""
+        return grouping.add_columns(self, fields, replace=False)
+
+    def add_or_replace_columns(self, *fields: IntoExpression) -> Table:
+        """Like :meth:`add_columns`, a new column named as an old one taking its place."""
+        return grouping.add_columns(self, fields, replace=True)
+
+    def drop_columns(self, *fields: IntoExpression) -> Table:
+        """Every column but these (``col("a")`` or ``"a"``)."""
+        return grouping.drop_columns(self, fields)
+
+    def rename_columns(self, *fields: IntoExpression) -> Table:
+        """Columns renamed: ``col("a").alias("b")`` or ``"a AS b"``."""
+        return grouping.rename_columns(self, fields)
 
     def alias(self, name: str) -> Table:
         """The same table under a name, to qualify columns (``o.id``) in later operations."""
@@ -254,6 +336,10 @@ class Table:
                 return ResolvedSchema.from_json(schema)
         probe = exp.select("*").from_(self._from()).limit(0)
         return self._env._submit(probe.sql(dialect=DIALECT)).get_resolved_schema()
+
+    def print_schema(self) -> None:
+        """Print the columns and their types (:meth:`get_schema`)."""
+        print(self.get_schema())
 
     def execute(self) -> TableResult:
         """Run the query: a job whose result can be read whole."""
@@ -341,14 +427,23 @@ class Table:
         key = tuple((schema.primary_key or {}).get("columns") or ())
         return changelog.changes_sql(old, new, schema.column_names, key)
 
-    def execute_insert(self, path: str, overwrite: bool = False) -> TableResult:
-        """``INSERT INTO|OVERWRITE path`` this query: a write job."""
-        return self._env._submit(self.insert_sql(path, overwrite))
+    def execute_insert(
+        self, path: str, overwrite: bool = False, *, by_name: bool = False
+    ) -> TableResult:
+        """``INSERT INTO|OVERWRITE path`` this query: a write job. ``by_name``: columns go to
+        the target's columns of the same names, in any order (not by position)."""
+        return self._env._submit(self.insert_sql(path, overwrite, by_name=by_name))
 
-    def insert_sql(self, path: str, overwrite: bool = False) -> str:
-        """The ``INSERT`` statement that writes this table into ``path``."""
+    def insert_sql(self, path: str, overwrite: bool = False, *, by_name: bool = False) -> str:
+        """The ``INSERT`` statement that writes this table into ``path``. ``by_name`` lists
+        this table's column names as the target's columns (``INSERT INTO p (a, b) …``); the
+        server refuses Spark's ``INSERT … BY NAME``. It reads the schema (get_schema)."""
         verb = "OVERWRITE" if overwrite else "INTO"
-        return f"INSERT {verb} {path_sql(path)} {self.sql}"
+        columns = ""
+        if by_name:
+            names = ", ".join(quote_identifier(n) for n in self.get_schema().column_names)
+            columns = f" ({names})"
+        return f"INSERT {verb} {path_sql(path)}{columns} {self.sql}"
 
     def explain(self) -> str:
         """Spark's plan of the query (``EXPLAIN``)."""
@@ -366,22 +461,3 @@ def _version(value: int | None, name: str) -> int:
             {"field": name},
         )
     return value
-
-
-class GroupedTable:
-    """A table grouped by expressions; :meth:`select` gives the aggregated table."""
-
-    def __init__(self, table: Table, keys: list[exp.Expr]) -> None:
-        self._table = table
-        self._keys = keys
-
-    def select(self, *sql_exprs: str) -> Table:
-        """``SELECT sql_exprs FROM table GROUP BY keys``."""
-        if not sql_exprs:
-            raise ValidationError("VALIDATION_ERROR", "select() needs at least one expression.")
-        projections = [parse_expression(e, alias=True) for e in sql_exprs]
-        query = self._table._base()
-        query.set("expressions", projections)
-        if self._keys:
-            query = query.group_by(*[k.copy() for k in self._keys], copy=False)
-        return self._table._new(query)

@@ -5,11 +5,16 @@ batch (``ArrowStreamBody``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from tessera.errors import ValidationError
+from tessera.errors import ConnectionFailedError, PayloadTooLargeError, ValidationError
+from tessera.sql import quote_identifier, string_literal
+
+if TYPE_CHECKING:
+    from tessera._http import Http
+    from tessera.schema import Schema
 
 UPLOAD_CHUNK_ROWS = 65_536
 
@@ -132,3 +137,42 @@ def _nested_nullable(data_type: Any) -> Any:
             _nested_nullable(data_type.keyType), _nested_nullable(data_type.valueType), True
         )
     return data_type
+
+
+def send_upload(http: Http, route: str, table: pa.Table) -> dict[str, Any]:
+    """``POST`` the table to the session's uploads route; the server's description of it."""
+    # The server wants a Content-Length (no chunked bodies): the stream is written once
+    # to count its bytes, then again while it is sent, never whole in memory.
+    body = ArrowStreamBody(table)
+    try:
+        response = http.request(
+            "POST",
+            route,
+            data=body,
+            headers={"Content-Type": "application/vnd.apache.arrow.stream"},
+            timeout=3600,
+        )
+    except ConnectionFailedError:
+        if body.refused_early():  # the server refused by Content-Length and hung up
+            raise PayloadTooLargeError(
+                "PAYLOAD_TOO_LARGE",
+                f"The server closed the upload of {len(body)} bytes before reading it; "
+                "it is probably larger than the server's TESSERA_UPLOAD_MAX_BYTES.",
+                {"bytes": len(body)},
+            ) from None
+        raise
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def upload_table_sql(quoted_path: str, upload: dict[str, Any], schema: Schema | None) -> str:
+    """The ``CREATE TEMPORARY TABLE`` over an upload (its columns, or ``schema``'s)."""
+    if schema is not None:
+        elements = schema.ddl_elements()
+    else:
+        elements = [f"{quote_identifier(c['name'])} {c['data_type']}" for c in upload["columns"]]
+    return (
+        f"CREATE TEMPORARY TABLE {quoted_path} ({', '.join(elements)}) "
+        f"WITH ({string_literal('connector')} = {string_literal('upload')}, "
+        f"{string_literal('upload')} = {string_literal(str(upload['id']))})"
+    )
