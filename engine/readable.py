@@ -10,9 +10,10 @@ Two kinds of value stop a result on its way from Spark to a reader:
   them.
 - dates and timestamps beyond Python's years 1 … 9999 (``DATE'999999-03-18'``): Arrow holds
   them, but no Python reader (the REST pages, the downloads, the Python client's
-  ``to_pylist``) can. When the collected table has one, the statement's rows are collected
-  again with those columns cast to ``STRING`` (Spark's ``+999999-03-18``); the rare second
-  run costs nothing otherwise.
+  ``to_pylist``) can. When the collected table (or the stored file of a result written
+  without collecting) has one, the statement's rows are computed again with those columns
+  cast to ``STRING`` (Spark's ``+999999-03-18``); the rare second run costs nothing
+  otherwise.
 
 A column served as text keeps its Spark type in ``data_type`` and says
 ``"served_as": "STRING"`` in the result's columns (docs/api.md, "Result values").
@@ -133,6 +134,33 @@ def arrow_result(frame: DataFrame, limit: int) -> tuple[pa.Table, list[int]]:
         text = sorted({*text, *beyond})
         table = as_text(frame, text).limit(limit + 1).toArrow()
     return table, text
+
+
+def large_result(
+    spark: Any, frame: DataFrame, job_id: Any, limit: int, columns: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """``engine.large_results.write_large_result`` with every value readable: as
+    ``arrow_result``, the stored file is checked (memory-mapped, on this machine) and the
+    rows written again with the far columns as text when it holds such a value."""
+    from engine import large_results
+    from results.store import open_result
+
+    text = unconvertible_columns(frame)
+    result = large_results.write_large_result(
+        spark, as_text(frame, text), job_id, limit, flag_columns(columns, text)
+    )
+    stored = open_result(job_id).read_all()
+    beyond = [
+        index
+        for index, column in enumerate(stored.columns)
+        if index not in text and beyond_python(column)
+    ]
+    if not beyond:
+        return result
+    text = sorted({*text, *beyond})
+    return large_results.write_large_result(
+        spark, as_text(frame, text), job_id, limit, flag_columns(columns, text)
+    )
 
 
 def flag_columns(columns: list[dict[str, Any]], positions: Iterable[int]) -> list[dict[str, Any]]:

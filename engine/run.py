@@ -108,10 +108,7 @@ def execute_query(spark: Any, plan: Plan, job_id: Any, limit: int) -> dict[str, 
     frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query", parameters)
     columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
     if not explain and large_results.is_large(limit):  # a row_limit: not through the driver
-        text = readable.unconvertible_columns(frame)
-        columns = readable.flag_columns(columns, text)
-        frame = readable.as_text(frame, text)
-        return large_results.write_large_result(spark, frame, job_id, limit, columns)
+        return readable.large_result(spark, frame, job_id, limit, columns)
     table, text = readable.arrow_result(frame, limit)
     columns = readable.flag_columns(columns, text)
     truncated = table.num_rows > limit
