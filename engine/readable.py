@@ -27,7 +27,6 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql import types as st
 
 SERVED_AS = "served_as"
@@ -67,9 +66,10 @@ def as_text(frame: DataFrame, positions: Iterable[int]) -> DataFrame:
         return frame
     names = list(frame.columns)
     plain = frame.toDF(*[f"_c{index}" for index in range(len(names))])
-    projected = plain.select(
+    # SQL text, not Column objects: the same call on classic Spark and on Spark Connect.
+    projected = plain.selectExpr(
         *[
-            F.col(f"_c{index}").cast("string") if index in chosen else F.col(f"_c{index}")
+            f"CAST(_c{index} AS STRING) AS _c{index}" if index in chosen else f"_c{index}"
             for index in range(len(names))
         ]
     )
