@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from core import spark_semantics
 from core.errors import CoreError
 
 MiB = 1024 * 1024
@@ -96,6 +97,7 @@ class PropertySpec:
     range: Range | None = None
     default: str | None = None  # None: Spark's own default (or unset)
     range_note: str = ""  # why the range is what it is (in messages: "the server's limit")
+    choices: tuple[str, ...] = ()  # kind "choice": one of these, any case; stored as listed
 
     @property
     def spark(self) -> bool:
@@ -112,6 +114,10 @@ class PropertySpec:
             return raw.lower(), None
         if self.kind == "time zone":
             return _time_zone(raw), None
+        if self.kind == "choice":
+            if raw.upper() not in self.choices:
+                raise PropertyValueError(self.expected())
+            return raw.upper(), None
         if self.kind == "runtime mode":
             if raw.lower() not in RUNTIME_MODES:
                 raise PropertyValueError("'batch' or 'streaming'")
@@ -137,6 +143,8 @@ class PropertySpec:
             return "a time zone: a region such as Europe/Paris, an offset such as +01:00, or UTC"
         if self.kind == "runtime mode":
             return "'batch' or 'streaming'"
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
         if self.kind == "duration":
             return "a duration from 100 ms to 1 h, such as '500 ms', '2 s' or '1 min'"
         what = "a whole number" if self.kind == "integer" else "a size in bytes (e.g. 10m)"
@@ -159,21 +167,10 @@ _DURATION = re.compile(
     re.IGNORECASE,
 )
 _DURATION_UNITS = {
-    "ms": 1,
-    "milli": 1,
-    "millis": 1,
-    "s": 1000,
-    "sec": 1000,
-    "secs": 1000,
-    "second": 1000,
-    "seconds": 1000,
-    "min": 60_000,
-    "mins": 60_000,
-    "minute": 60_000,
-    "minutes": 60_000,
-    "h": 3_600_000,
-    "hour": 3_600_000,
-    "hours": 3_600_000,
+    **dict.fromkeys(("ms", "milli", "millis"), 1),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1000),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), 60_000),
+    **dict.fromkeys(("h", "hour", "hours"), 3_600_000),
 }
 
 
@@ -259,6 +256,11 @@ SPARK_PROPERTIES: tuple[PropertySpec, ...] = (
         "Tables up to this size are broadcast in joins (-1: never).",
         Range(0, BROADCAST_THRESHOLD_MAX, special=(-1,)),
         range_note="-1 disables; a broadcast is built on the driver that every job shares",
+    ),
+    *(_bool(key, description) for key, description in spark_semantics.BOOLEAN_KEYS),
+    *(
+        PropertySpec(key, "choice", description, choices=choices)
+        for key, choices, description in spark_semantics.CHOICE_KEYS
     ),
 )
 

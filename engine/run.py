@@ -42,6 +42,7 @@ from engine import (
     large_results,
     pipeline,
     pool,
+    readable,
     registration,
     spark_session,
     sqlguard,
@@ -107,8 +108,9 @@ def execute_query(spark: Any, plan: Plan, job_id: Any, limit: int) -> dict[str, 
     frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query", parameters)
     columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
     if not explain and large_results.is_large(limit):  # a row_limit: not through the driver
-        return large_results.write_large_result(spark, frame, job_id, limit, columns)
-    table = frame.limit(limit + 1).toArrow()
+        return readable.large_result(spark, frame, job_id, limit, columns)
+    table, text = readable.arrow_result(frame, limit)
+    columns = readable.flag_columns(columns, text)
     truncated = table.num_rows > limit
     if truncated:
         table = table.slice(0, limit)

@@ -185,7 +185,10 @@ _JSON_NATIVE = frozenset(
 def _arrow_values(array: pa.ChunkedArray, type_code: int) -> list[Any]:
     if type_code in _JSON_NATIVE:
         return store.json_column(array)  # JSON-native, as the REST API shows them
-    return list(array.to_pylist())
+    try:
+        return list(array.to_pylist())
+    except (OverflowError, ValueError):  # a date beyond Python's years: text, as in REST
+        return store.json_column(array)
 
 
 def arrow_row_set(table: pa.Table, types: Sequence[int], offset: int) -> Any:

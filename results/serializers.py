@@ -13,6 +13,12 @@ from webapp.pagination import encode_page_token
 class ColumnOut(serializers.Serializer[Any]):
     name = serializers.CharField()
     data_type = serializers.CharField()
+    served_as = serializers.CharField(
+        required=False,
+        help_text="present when the values are Spark's text of each value ('STRING'): types "
+        "Arrow cannot carry (year-month and calendar intervals) and dates or timestamps "
+        "beyond Python's years 1 to 9999",
+    )
 
 
 class _Rows(serializers.ListField):

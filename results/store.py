@@ -33,6 +33,7 @@ from django.http import FileResponse, StreamingHttpResponse
 from django.utils import timezone
 
 from core.errors import CoreError, NotFound
+from results.far_values import far_values
 
 Converter = Callable[[Any], Any]
 FORMATS = ("csv", "json", "parquet")
@@ -63,7 +64,11 @@ def result_path(job_id: Any) -> Path:
 
 def _result_meta(columns: Sequence[dict[str, Any]], rows: int, truncated: bool) -> dict[str, Any]:
     return {
-        "columns": [{"name": c["name"], "data_type": c["data_type"]} for c in columns],
+        "columns": [
+            {"name": c["name"], "data_type": c["data_type"]}
+            | ({"served_as": c["served_as"]} if c.get("served_as") else {})
+            for c in columns
+        ],
         "row_count": rows,
         "truncated": truncated,
     }
@@ -237,8 +242,8 @@ def _binary(value: bytes) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
-def _temporal(value: date | datetime | Any) -> str:
-    return str(value.isoformat())
+def _temporal(value: date | datetime | str | Any) -> str:
+    return value if isinstance(value, str) else str(value.isoformat())  # str: results.far_values
 
 
 def _month_day_nano(value: Any) -> str:
@@ -312,14 +317,24 @@ def _microseconds(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Ar
     return column
 
 
+def _python_values(column: pa.ChunkedArray | pa.Array) -> list[Any]:
+    """The column's values as Python objects; its dates and timestamps as text where Python
+    cannot hold one of them (``results.far_values``)."""
+    try:
+        values: list[Any] = _microseconds(column).to_pylist()
+    except (OverflowError, ValueError):
+        values = far_values(_microseconds(column))
+    return values
+
+
+def _json_values(column: pa.ChunkedArray | pa.Array) -> list[Any]:
+    convert = _converter(column.type)
+    return [None if v is None else convert(v) for v in _python_values(column)]
+
+
 def _json_columns(table: pa.Table | pa.RecordBatch) -> list[list[Any]]:
     """The table's columns as lists of JSON-native values."""
-    result: list[list[Any]] = []
-    for column in table.columns:
-        convert = _converter(column.type)
-        values = _microseconds(column).to_pylist()
-        result.append([None if v is None else convert(v) for v in values])
-    return result
+    return [_json_values(column) for column in table.columns]
 
 
 def _rows(table: pa.Table | pa.RecordBatch) -> list[list[Any]]:
@@ -334,8 +349,7 @@ def json_rows(table: pa.Table | pa.RecordBatch) -> list[list[Any]]:
 
 def json_column(column: pa.ChunkedArray | pa.Array) -> list[Any]:
     """One column as a list of JSON-native values."""
-    convert = _converter(column.type)
-    return [None if v is None else convert(v) for v in _microseconds(column).to_pylist()]
+    return _json_values(column)
 
 
 def read_page(job_id: Any, offset: int, limit: int) -> tuple[list[list[Any]], int | None]:

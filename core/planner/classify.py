@@ -114,7 +114,8 @@ def _plan_create(statement: Statement) -> Plan:
             "CREATE GLOBAL TEMPORARY … is not allowed: Spark's global temporary views "
             "(`global_temp`) are shared by every session; use CREATE TEMPORARY VIEW."
         )
-    temporary = cursor.accept_words("TEMPORARY")
+    # TEMP is Spark's synonym of TEMPORARY.
+    temporary = cursor.accept_words("TEMPORARY") or cursor.accept_words("TEMP")
     system = temporary and cursor.accept_words("SYSTEM")
     token = cursor.peek()
     word = token.upper if token is not None else ""
@@ -154,7 +155,7 @@ def _plan_create(statement: Statement) -> Plan:
 
 def _plan_drop(statement: Statement) -> Plan:
     cursor = statement.cursor(1)
-    if cursor.accept_words("TEMPORARY"):
+    if cursor.accept_words("TEMPORARY") or cursor.accept_words("TEMP"):
         return plan_drop_temporary(statement, cursor)
     return plan_drop(statement, cursor)
 
@@ -169,7 +170,10 @@ def _plan_execute(statement: Statement) -> Plan:
         return plan_statement_set(statement)
     if cursor.peek_words("PIPELINE"):
         return plan_execute_pipeline(statement)
-    raise ForbiddenSql(f"{_leading_words(statement, 2)} is not supported by Tessera.")
+    raise ForbiddenSql(
+        f"{_leading_words(statement, 2)} is not supported: Tessera runs EXECUTE STATEMENT SET "
+        "and EXECUTE PIPELINE only."
+    )
 
 
 EXPLAIN_MODES = ("EXTENDED", "FORMATTED", "CODEGEN", "COST", "LOGICAL")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from core import locations
+from core import locations, spark_semantics
 from core import options as table_options
 from core.identifiers import name_key, quote_part
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
@@ -189,8 +189,12 @@ def unsupported_insert() -> UnsupportedStatement:
 
 
 def check_set_key(key: str, settable_keys: Iterable[str], statement: str = "SET") -> None:
-    """Refuse SET/RESET of a key outside the allowlist."""
+    """Refuse SET/RESET of a key outside the allowlist (a key Spark removed: Spark's own
+    sentence)."""
     allowed = sorted(settable_keys)
+    removed = spark_semantics.removed_key_message(key)
+    if key not in allowed and removed is not None:
+        raise ForbiddenSql(f"{statement} of '{key}' is not allowed: {removed}")
     if key not in allowed:
         raise ForbiddenSql(
             f"{statement} of '{key}' is not allowed: only these session properties can be "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import CoreError, PermissionDenied
-from core.identifiers import ObjectIdentifier, quote_path, validate_name
+from core.identifiers import ObjectIdentifier, quote_part, quote_path, validate_name
 from core.planner import guard
 from core.planner.authorize import securable_of
 from core.planner.errors import ForbiddenSql, TemporaryObjectExists
@@ -100,6 +100,7 @@ def plan_create_view(
     if_not_exists = accept_if_not_exists(cursor)
     parts, _, _ = cursor.path("a view name")
     ident = statement.object_identifier(parts)
+    columns = _view_columns(cursor)
     comment: str | None = None
     while cursor.accept_words("COMMENT"):
         comment = cursor.expect_string("a comment string")
@@ -132,25 +133,56 @@ def plan_create_view(
         statement.require_database(ident.catalog, ident.database, Privilege.CREATE)
         if or_replace:
             _check_replaced_view(statement, ident)
+    query = statement.text[query_tokens[0].start : statement.end]
     args: dict[str, Any] = {
         "identifier": list(ident.parts),
         "if_not_exists": if_not_exists,
         "or_replace": or_replace,
-        "query": statement.text[query_tokens[0].start : statement.end],
+        "query": _renamed(query, ident, columns),
         "comment": comment,
-        "expanded_query": rewritten.expanded,
+        "expanded_query": (
+            None if rewritten.expanded is None else _renamed(rewritten.expanded, ident, columns)
+        ),
     }
     if temporary:
         args["temporary"] = True
     return Plan.of(
         Action.CREATE_VIEW,
         needs_spark=True,
-        sql=rewritten.sql,
+        sql=_renamed(rewritten.sql, ident, columns),
         relations=tuple(resolver.relations),
         functions=tuple(resolver.functions),
         target=ident.parts,
         args=args,
     )
+
+
+def _view_columns(cursor: TokenCursor) -> list[str]:
+    """A view's column list, ``(id, name, …)``: the names its query's columns take, as in
+    Spark (``CREATE VIEW v (id, name) AS VALUES …``)."""
+    columns: list[str] = []
+    if not cursor.accept_punct("("):
+        return columns
+    while True:
+        columns.append(cursor.expect_name("a column name"))
+        if cursor.peek_words("COMMENT"):
+            raise CoreError(
+                "Column comments in a view's column list are not supported by Tessera: "
+                "name the columns only, and give the view a COMMENT."
+            )
+        if cursor.accept_punct(")"):
+            return columns
+        cursor.expect_punct(",")
+
+
+def _renamed(query: str, ident: ObjectIdentifier, columns: list[str]) -> str:
+    """The view's query with its columns named by the column list: Spark's own form,
+    ``SELECT * FROM (<query>) AS v(id, name)`` (the names must match the query's columns
+    in number, which Spark checks)."""
+    if not columns:
+        return query
+    names = ", ".join(quote_part(c) for c in columns)
+    return f"SELECT * FROM ({query}\n) AS {quote_part(ident.parts[-1])}({names})"
 
 
 def _check_replaced_view(statement: Statement, ident: ObjectIdentifier) -> None:

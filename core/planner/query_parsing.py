@@ -12,12 +12,14 @@ from itertools import pairwise
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ErrorLevel, TokenError
 from sqlglot.errors import ParseError as SqlglotParseError
-from sqlglot.errors import TokenError
+from sqlglot.tokenizer_core import TokenType
 
 from core.planner import guard
 from core.planner.errors import ForbiddenSql, ParseError
-from core.planner.tokens import parse_error, tokenize
+from core.planner.tokens import parse_error, readable_comments, tokenize
 
 _DDL_OR_DML: tuple[type[exp.Expr], ...] = (
     exp.Create,
@@ -71,24 +73,81 @@ def _for_sqlglot(source: str) -> str:
     return "".join(text)
 
 
+# sqlglot's checks of a call's arguments (``stack()``, ``corr(DISTINCT x, y)``,
+# ``concat_ws()``): its own idea of a function's arity, not Spark's. When these are its only
+# complaints the tree is whole, and the statement goes to Spark, whose analyzer answers
+# with its own sentence (``WRONG_NUM_ARGS``) or runs it. (A missing operand, ``a +``, is
+# the same check on an operator: a syntax error, kept.)
+_MISSING = re.compile(r"Required keyword: '\w+' missing for <class '(?:[\w.]+\.)?(\w+)'>")
+_TOO_MANY = "The number of provided arguments"
+# A library's class name never reaches a user (``<class 'sqlglot.expressions.Corr'>``).
+_CLASS_NAME = re.compile(r"\s*(?:for\s+)?<class '[^']*'>")
+
+
+def _arity_only(info: dict[str, object]) -> bool:
+    """Whether a sqlglot complaint is about a function call's arguments only."""
+    description = str(info.get("description"))
+    if description.startswith(_TOO_MANY):
+        return True
+    missing = _MISSING.match(description)
+    kind = getattr(exp, missing.group(1), None) if missing else None
+    return isinstance(kind, type) and issubclass(kind, exp.Func)
+
+
+def _description(error: SqlglotParseError) -> dict[str, object]:
+    """The error to show: the first that is not an arity check, else the first."""
+    found = [info for info in error.errors if not _arity_only(info)]
+    return (found or error.errors or [{}])[0]
+
+
+class _SparkReading(Spark):
+    """Spark's dialect, reading ``PIVOT`` as Spark does: any expression over aggregates,
+    with an optional alias (``PIVOT (ceil(sum(e)), avg(e) + 1 AS a1 FOR …)``), where sqlglot
+    takes only a function call."""
+
+    class Parser(Spark.Parser):  # type: ignore[valid-type, misc]
+        def _parse_pivot_aggregation(self) -> exp.Expr | None:
+            start = self._index
+            call = self._parse_function()
+            following = self._curr.token_type if self._curr is not None else None
+            if call is not None and following in (TokenType.FOR, TokenType.COMMA, TokenType.ALIAS):
+                aliased: exp.Expr | None = self._parse_alias(call)  # sqlglot's own reading
+                return aliased
+            self._retreat(start)
+            expression = self._parse_assignment()
+            if expression is None or isinstance(expression, exp.Comprehension):
+                # ``x FOR a IN (…)`` reads as a comprehension: an alias must come first.
+                self._retreat(start)
+                original: exp.Expr | None = super()._parse_pivot_aggregation()
+                return original
+            named: exp.Expr | None = self._parse_alias(expression)
+            return named
+
+
 def _parse(source: str) -> exp.Expr:
     """Parse one Spark SQL statement; failures carry the offending offset in ``source``."""
+    readable = _for_sqlglot(readable_comments(source))
     try:
-        expressions = sqlglot.parse(_for_sqlglot(source), read="spark")
+        expressions = sqlglot.parse(readable, read=_SparkReading, error_level=ErrorLevel.RAISE)
     except TokenError:
         tokenize(source)  # raises our ParseError with the position
         raise _Unparsable(0, "Cannot read the query") from None
     except SqlglotParseError as error:
-        info = error.errors[0] if error.errors else {}
-        line = int(info.get("line") or 1)
-        col = int(info.get("col") or 1)
-        highlight = str(info.get("highlight") or "")
-        lines = source.split("\n")
-        line = max(1, min(line, len(lines)))
-        offset = sum(len(item) + 1 for item in lines[: line - 1])
-        offset += max(0, col - len(highlight))
-        description = str(info.get("description") or "invalid syntax")
-        raise _Unparsable(offset, f"Cannot parse the query: {description}") from None
+        if error.errors and all(_arity_only(info) for info in error.errors):
+            expressions = sqlglot.parse(readable, read=_SparkReading, error_level=ErrorLevel.IGNORE)
+        else:
+            info = _description(error)
+            line = int(str(info.get("line") or 1))
+            col = int(str(info.get("col") or 1))
+            highlight = str(info.get("highlight") or "")
+            lines = source.split("\n")
+            line = max(1, min(line, len(lines)))
+            offset = sum(len(item) + 1 for item in lines[: line - 1])
+            offset += max(0, col - len(highlight))
+            description = _CLASS_NAME.sub("", str(info.get("description") or "invalid syntax"))
+            if description.startswith("Required keyword"):  # as Spark's PARSE_SYNTAX_ERROR
+                description = f"Syntax error at or near '{highlight}'"
+            raise _Unparsable(offset, f"Cannot parse the query: {description}") from None
     found = [expression for expression in expressions if expression is not None]
     if len(found) != 1:
         raise _Unparsable(0, "Expected exactly one query")

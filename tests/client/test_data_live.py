@@ -154,3 +154,23 @@ def test_two_million_rows_to_pandas(t_env):
     assert frame["id"].sum() == 2_000_000 * 1_999_999 // 2
     assert (frame["twice"] == frame["id"] * 2).all()
     assert frame["s"].iloc[1_999_999] == "1999999"
+
+
+def test_every_value_spark_returns_reaches_the_client(t_env):
+    """Issue 36: intervals of both kinds and dates beyond Python's years, through
+    ``result.arrow``: day-time intervals as ``timedelta``, the rest as Spark's own text."""
+    result = t_env.execute_sql(
+        "SELECT INTERVAL '1-2' YEAR TO MONTH AS ym, INTERVAL '1 02:00:03.5' DAY TO SECOND AS dt, "
+        "DATE'999999-03-18' AS far, DATE'2024-02-29' AS near"
+    )
+    rows = list(result.collect())
+    assert rows == [
+        (
+            "INTERVAL '1-2' YEAR TO MONTH",
+            dt.timedelta(days=1, hours=2, seconds=3.5),
+            "+999999-03-18",
+            dt.date(2024, 2, 29),
+        )
+    ]
+    frame = result.to_pandas()
+    assert frame["far"].tolist() == ["+999999-03-18"]

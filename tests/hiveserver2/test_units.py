@@ -75,6 +75,16 @@ def test_an_arrow_page_becomes_a_column_based_row_set() -> None:
     assert rows.columns[3].binaryVal.values == [b"\x00", b"x"]
 
 
+def test_dates_beyond_python_and_values_served_as_text_reach_a_row_set() -> None:
+    """Issue 36: a far date stored as Arrow's date32 (a result written without collecting),
+    and a column the worker served as Spark's text, are rows, not a failed fetch."""
+    far = pa.array([365_242_000, None], pa.int32()).cast(pa.date32())
+    table = pa.table({"far": far, "ym": pa.array(["INTERVAL '1-2' YEAR TO MONTH", None])})
+    rows = rowsets.arrow_row_set(table, [T.DATE_TYPE, T.INTERVAL_YEAR_MONTH_TYPE], 0)
+    assert rows.columns[0].stringVal.values == ["+1001968-08-19", ""]
+    assert rows.columns[1].stringVal.values == ["INTERVAL '1-2' YEAR TO MONTH", ""]
+
+
 @pytest.mark.parametrize(
     ("jdbc", "name", "matches"),
     [

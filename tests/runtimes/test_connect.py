@@ -387,3 +387,19 @@ def test_the_guard_judges_spark_parse_over_connect(alice_sql: Pipeline, tmp_path
     # Variables are never substituted on the Connect session.
     rows = alice_sql.rows("SELECT '${system:user.name}' AS v")
     assert rows == [["${system:user.name}"]]
+
+
+def test_every_value_is_read_over_connect(alice_sql: Pipeline, plain_spark: Any) -> None:
+    """Issue 36: intervals and far dates, served as Spark's text, as on local Spark."""
+    sql = (
+        "SELECT INTERVAL '1-2' YEAR TO MONTH AS ym, make_interval(1, 2) AS calendar, "
+        "DATE'999999-03-18' AS far, DATE'2024-02-29' AS near"
+    )
+    job = alice_sql.run(sql)
+    assert job["status"] == "FINISHED", job
+    columns, rows = result_rows(alice_sql.api, job["id"])
+    cast = plain_spark.sql(sql).selectExpr(
+        *[f"CAST({c} AS STRING)" for c in ("ym", "calendar", "far")]
+    )
+    assert rows == [[*cast.collect()[0], "2024-02-29"]]
+    assert [c.get("served_as") for c in columns] == ["STRING", "STRING", "STRING", None]

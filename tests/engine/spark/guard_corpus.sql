@@ -3,6 +3,10 @@
 -- what is judged is the syntax Spark builds. Written for Tessera; not from Spark.
 
 -- @allowed
+SELECT /*/**/*/ 1
+
+SELECT /* a /* nested */ comment */ 1 /* and /* another */ */
+
 SELECT a, b AS c, t.* FROM r1 t WHERE a > 1 AND b IS NOT NULL OR c LIKE 'x%' ORDER BY a DESC NULLS LAST LIMIT 10 OFFSET 5
 
 SELECT DISTINCT a FROM r1
@@ -405,8 +409,6 @@ SELECT * FROM python_worker_logs()
 
 SELECT 1 AS a -- \
 , java_method('java.lang.System', 'getenv', 'HOME') AS b
-
-SELECT /*/**/*/ 1
 
 SELECT $$ ' $$, 1
 
