@@ -147,11 +147,10 @@ def _table_sink(spark: Any, job: Job, plan: Plan, state: StreamState) -> tuple[A
     if not key and not ctas and grouped:
         key = _primary_key(item.identifier)
     if key:
-        listed = args.get("columns")
         upsert = UpsertSpec(
             key,
             bool(args.get("op_column")) and item.mode == "upsert",
-            [str(c) for c in listed] if listed else None,
+            write_runner.listed_columns(args, query),
             dict(args.get("table") or {}),
         )
     batches, rows = stream_commit.totals(job.id, item.identifier)

@@ -236,6 +236,15 @@ def insert_frame(
     return positional.select(*projection, *carried)
 
 
+def listed_columns(args: Mapping[str, Any], query: DataFrame) -> list[str] | None:
+    """The columns an INSERT writes, in the query's order: its column list, or for INSERT …
+    BY NAME the query's own column names (checked against the table by ``insert_frame``)."""
+    if args.get("by_name"):
+        return [f.name for f in query.schema.fields]
+    listed = args.get("columns")
+    return [str(c) for c in listed] if listed else None
+
+
 def _prepare_insert(
     spark: SparkSession, target: Mapping[str, Any], sql: str, mode: str
 ) -> PreparedWrite:
@@ -247,8 +256,8 @@ def _prepare_insert(
     if not ddl:
         raise _validation(f"Table {shown} has no physical columns to insert into.")
     physical = spark.createDataFrame([], ddl).schema
-    listed = args.get("columns")
     query = sqlguard.guard(spark).sql(sql)
+    listed = listed_columns(args, query)
     key = [str(k) for k in args.get("key") or []] if mode == "upsert" else []
     if mode == "upsert" and not key:
         raise _validation(f"The plan upserts into {shown} without naming its key columns.")
@@ -258,7 +267,7 @@ def _prepare_insert(
         query = upsert_runner.with_row_kind(
             query, op_column=op_column, targets=targets, key=key, shown=shown
         )
-    frame = insert_frame(query, physical, list(listed) if listed else None, shown, 2 if key else 0)
+    frame = insert_frame(query, physical, listed, shown, 2 if key else 0)
     options = dict(table.get("options") or {})
     fmt = str(table.get("format") or options.get("connector") or options.get("format") or "")
     partition_by = args.get("partition_by")

@@ -199,11 +199,6 @@ def _refuse_clauses(cursor: TokenCursor) -> None:
             "INSERT … PARTITION (…) is not supported: write the partition columns as ordinary "
             "columns of the query (the table's PARTITIONED BY lays the files out)."
         )
-    if cursor.peek_words("BY", "NAME"):
-        raise UnsupportedStatement(
-            "INSERT … BY NAME is not supported: list the target columns instead, "
-            "INSERT INTO p (c1, c2, …) <query>."
-        )
     if cursor.peek_words("REPLACE"):
         raise UnsupportedStatement(
             "INSERT … REPLACE WHERE is not supported: Tessera writes whole tables "
@@ -327,6 +322,7 @@ class _ParsedInsert:
     end: int  # where the query's text ends
     hint: str | None = None  # write.mode from /*+ OPTIONS(…) */ after the table name
     runtime_mode: str | None = None  # execution.runtime-mode from that hint
+    by_name: bool = False  # INSERT … BY NAME: the query's column names are the column list
 
 
 def _parse_insert(statement: Statement, tokens: Sequence[Token], end: int) -> _ParsedInsert:
@@ -343,7 +339,10 @@ def _parse_insert(statement: Statement, tokens: Sequence[Token], end: int) -> _P
     ident = statement.object_identifier(parts)
     table_end = cursor.position
     _refuse_clauses(cursor)
-    listed = name_list(cursor, "a column name") if _column_list_follows(cursor) else None
+    by_name = cursor.accept_words("BY", "NAME")
+    listed = None
+    if not by_name and _column_list_follows(cursor):
+        listed = name_list(cursor, "a column name")
     _refuse_clauses(cursor)
     query_tokens = tuple(tokens[cursor.position :])
     if not starts_query(query_tokens):
@@ -359,6 +358,7 @@ def _parse_insert(statement: Statement, tokens: Sequence[Token], end: int) -> _P
         end,
         hint.get(WRITE_MODE),
         hint.get(RUNTIME_MODE),
+        by_name,
     )
 
 
@@ -378,7 +378,8 @@ def _resolve_insert(
         table, insert.hint, overwrite=insert.overwrite, external=source.external, columns=columns
     )
     op = upsert is not None and upsert.op_column
-    _check_width(table, insert.refs.width, expected, columns is not None, op)
+    if not insert.by_name:  # by name, the query may leave columns out (they are NULL)
+        _check_width(table, insert.refs.width, expected, columns is not None, op)
     rewritten = resolver.rewrite_query(
         statement.text,
         insert.query_tokens,
@@ -396,6 +397,8 @@ def _resolve_insert(
         "location": source.path,
         "managed": not source.external,
     }
+    if insert.by_name:
+        args["by_name"] = True
     if upsert is not None:
         args.update(upsert.to_args())
     if insert.runtime_mode is not None:

@@ -154,9 +154,16 @@ def test_execute_insert_by_name(t_env):
         "pairs", t_env.from_elements([("two", 2)], ["b", "a"]), by_name=True
     ).execute().wait()
     assert rows(t_env.from_path("pairs").order_by("a")) == [(1, "one"), (2, "two")]
-    # Spark's own INSERT … BY NAME is refused by the server's planner (write_plans.py).
-    with pytest.raises(tessera.UnsupportedError, match="BY NAME"):
-        t_env.execute_sql("INSERT INTO pairs BY NAME SELECT 'x' AS b, 3 AS a")
+    # Spark's own INSERT … BY NAME: the query's names, in any order; a column left out is NULL.
+    t_env.execute_sql("INSERT INTO pairs BY NAME SELECT 'x' AS b, 3 AS a").wait()
+    t_env.execute_sql("INSERT INTO pairs BY NAME SELECT 4 AS A").wait()
+    assert rows(t_env.from_path("pairs").where("a > 2").order_by("a")) == [(3, "x"), (4, None)]
+    with pytest.raises(tessera.TesseraError, match="Column `c` does not exist in"):
+        t_env.execute_sql("INSERT INTO pairs BY NAME SELECT 5 AS a, 'y' AS c").wait()
+    t_env.execute_sql("CREATE TABLE strict_pairs (a BIGINT NOT NULL, b STRING)").wait()
+    with pytest.raises(tessera.TesseraError, match="`a` is NOT NULL"):
+        t_env.execute_sql("INSERT INTO strict_pairs BY NAME SELECT 'z' AS b").wait()
+    assert rows(t_env.from_path("pairs").where("a = 5")) == []
 
 
 def test_group_and_over_windows(t_env):

@@ -124,7 +124,6 @@ UNSUPPORTED: list[tuple[str, str]] = [
     ("WITH a AS (SELECT 1) INSERT INTO orders SELECT * FROM a", "INSERT"),
     ("INSERT INTO customers PARTITION (id = 1) SELECT 'x'", "PARTITION"),
     ("INSERT OVERWRITE TABLE customers PARTITION (id) SELECT 1, 'x'", "PARTITION"),
-    ("INSERT INTO customers BY NAME SELECT 1 AS id, 'x' AS name", "BY NAME"),
     ("INSERT INTO customers REPLACE WHERE id = 1 SELECT 1, 'x'", "REPLACE WHERE"),
     (
         "EXECUTE STATEMENT SET BEGIN INSERT INTO customers PARTITION (id = 1) SELECT 'x'; END",

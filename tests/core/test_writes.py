@@ -568,6 +568,15 @@ def test_insert_column_list_or_parenthesised_query() -> None:
     assert plan("INSERT INTO customers ((SELECT 1, 'a'))").args["columns"] is None
 
 
+def test_insert_by_name_leaves_the_columns_to_the_querys_names() -> None:
+    # The worker matches the query's column names to the table's (insert_frame); by name, a
+    # query may leave columns out, so the planner does not count them.
+    named = plan("INSERT INTO customers BY NAME SELECT 'x' AS name")
+    assert (named.args["by_name"], named.args["columns"]) == (True, None)
+    assert named.sql == "SELECT 'x' AS name"
+    assert "by_name" not in plan("INSERT INTO customers SELECT 1, 'x'").args
+
+
 @pytest.mark.parametrize(
     ("sql", "error", "code", "message"),
     [
@@ -636,7 +645,6 @@ def test_insert_target_errors_come_after_the_guard_and_before_the_query() -> Non
         ("INSERT INTO orders PARTITION (id = 1) SELECT 1", UnsupportedStatement, "PARTITION (…)"),
         ("INSERT OVERWRITE orders PARTITION (id) SELECT 1", UnsupportedStatement, "PARTITION"),
         ("INSERT INTO orders (id) PARTITION (qty = 1) SELECT 1", UnsupportedStatement, "PARTITION"),
-        ("INSERT INTO customers BY NAME SELECT 1 AS id", UnsupportedStatement, "BY NAME"),
         ("INSERT OVERWRITE DIRECTORY '/tmp/x' SELECT 1", ForbiddenSql, "DIRECTORY"),
         ("INSERT OVERWRITE LOCAL DIRECTORY '/tmp/x' SELECT 1", ForbiddenSql, "DIRECTORY"),
         ("INSERT INTO parquet.`/x` SELECT 1", ForbiddenSql, "Writing files by path"),
