@@ -96,6 +96,17 @@ def test_another_users_or_sign_ins_ticket_is_refused(flight_as: Callable[..., An
     done = list(alice.do_action(cancel, alice_options))
     result = wire.CancelFlightInfoResult.FromString(done[0].body.to_pybytes())
     assert result.status == wire.CANCEL_STATUS_NOT_CANCELLABLE
+    # Flight SQL's older CancelQuery action, the same rules.
+    legacy = any_pb2.Any()
+    legacy.Pack(sql.ActionCancelQueryRequest(info=info.serialize()))
+    old_cancel = flight.Action("CancelQuery", legacy.SerializeToString())
+    with pytest.raises(flight.FlightUnauthorizedError, match=r"\[INVALID_HANDLE\]"):
+        list(bob.do_action(old_cancel, bob_options))
+    [reply] = list(alice.do_action(old_cancel, alice_options))
+    answer = any_pb2.Any.FromString(reply.body.to_pybytes())
+    unpacked = sql.ActionCancelQueryResult()
+    assert answer.Unpack(unpacked)
+    assert unpacked.result == sql.ActionCancelQueryResult.CANCEL_RESULT_NOT_CANCELLABLE
 
 
 def test_forged_and_malformed_tickets_are_refused(flight_as: Callable[..., Any]) -> None:
