@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import functools
 import logging
-import secrets
-import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -38,6 +35,7 @@ from core import jobstate
 from core.errors import CoreError, NotFound
 from flightsql import metadata
 from flightsql.auth import MIDDLEWARE, AuthFactory, Bearers, CallAuth, NoHandshake
+from flightsql.prepared import Prepared, parameters_of
 from flightsql.proto import Flight_pb2 as wire
 from flightsql.proto import FlightSql_pb2 as sql
 from hiveserver2.errors import shown
@@ -146,39 +144,6 @@ def _packed(message: Message) -> bytes:
     return bytes(wrapped.SerializeToString())
 
 
-class Prepared:
-    """The prepared statements of this process: a random handle, served only to the user and
-    session that prepared it; the oldest go past ``MAX_PREPARED``."""
-
-    MAX_PREPARED = 10_000
-
-    def __init__(self) -> None:
-        self._kept: OrderedDict[bytes, tuple[int, uuid.UUID, str]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def keep(self, query: str, user: User, session: Session) -> bytes:
-        handle = secrets.token_bytes(16)
-        with self._lock:
-            self._kept[handle] = (user.pk, session.pk, query)
-            while len(self._kept) > self.MAX_PREPARED:
-                self._kept.popitem(last=False)
-        return handle
-
-    def get(self, handle: bytes, user: User, session: Session) -> str:
-        with self._lock:
-            found = self._kept.get(handle)
-        if found is None or found[:2] != (user.pk, session.pk):
-            raise flight.FlightUnauthorizedError(
-                "[INVALID_HANDLE] No such prepared statement in this sign-in's session."
-            )
-        return found[2]
-
-    def forget(self, handle: bytes, user: User, session: Session) -> None:
-        self.get(handle, user, session)
-        with self._lock:
-            self._kept.pop(handle, None)
-
-
 class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
     """``serve`` blocks; ``shutdown`` stops it. ``location``: ``grpc://host:port``."""
 
@@ -237,7 +202,8 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
             schema = self._result_schema(job)
         elif name == "CommandPreparedStatementQuery":
             handle = _parse(sql.CommandPreparedStatementQuery, value).prepared_statement_handle
-            job = self._run(context, session, self.prepared.get(handle, user, session))
+            kept = self.prepared.get(handle, user, session)
+            job = self._run(context, session, kept.query, kept.parameters)
             ticket = _packed(sql.TicketStatementQuery(statement_handle=job.pk.bytes))
             schema = self._result_schema(job)
         elif name in METADATA:
@@ -260,13 +226,13 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
 
     @served
     def do_put(self, context: Any, descriptor: Any, reader: Any, writer: Any) -> None:
-        self._caller(context)
-        name, _ = _command(descriptor.command)
+        user, session = self._caller(context)
+        name, value = _command(descriptor.command)
         if name == "CommandPreparedStatementQuery":
-            raise NotImplementedError(
-                "[UNSUPPORTED_STATEMENT] Parameters of prepared statements are not served yet; "
-                "use the REST API's or the Python client's named parameters."
-            )
+            handle = _parse(sql.CommandPreparedStatementQuery, value).prepared_statement_handle
+            kept = self.prepared.get(handle, user, session)
+            kept.parameters = parameters_of(reader)
+            return
         raise NotImplementedError(f"[UNSUPPORTED_STATEMENT] DoPut of {name} is not served.")
 
     @served
@@ -283,7 +249,7 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
 
     def list_actions(self, context: Any) -> list[tuple[str, str]]:
         return [
-            ("CreatePreparedStatement", "Prepare a statement (parameters: not yet)."),
+            ("CreatePreparedStatement", "Prepare a statement (named parameters: DoPut)."),
             ("ClosePreparedStatement", "Forget a prepared statement."),
             ("CancelFlightInfo", "Cancel the statement a FlightInfo names."),
             ("CancelQuery", "Flight SQL's older cancel (ActionCancelQueryRequest)."),
@@ -325,9 +291,11 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
 
     # --- helpers ------------------------------------------------------------------------------
 
-    def _run(self, context: Any, session: Session, text: str) -> Job:
+    def _run(
+        self, context: Any, session: Session, text: str, parameters: dict[str, Any] | None = None
+    ) -> Job:
         """The statement's job once it has ended; canceled when the client drops the call."""
-        job = statement_submit(session=session, sql=text, wait=0)
+        job = statement_submit(session=session, sql=text, wait=0, parameters=parameters)
         while job.status not in jobstate.TERMINAL:
             if context.is_cancelled():
                 log.info("Flight SQL client left; canceling job %s", job.pk)

@@ -158,3 +158,15 @@ def test_a_call_the_client_drops_cancels_its_job(shop: Any, alice: Any) -> None:
     job = Job.objects.filter(user=alice, sql=SLOW).get()
     assert _until_ended(job).status == jobstate.CANCELED
     client.close()
+
+
+def test_prepared_statement_with_named_parameters(adbc_as: Callable[..., Any]) -> None:
+    cursor = adbc_as("alice").cursor()
+    text = "SELECT id FROM shop.sales.orders WHERE qty > :n AND customer = :who ORDER BY id"
+    # ADBC's Flight SQL driver binds Arrow data; its columns name the markers.
+    cursor.execute(text, pa.record_batch({"n": [1], "who": [10]}))
+    assert cursor.fetchall() == [(1,)]
+    cursor.execute(text, pa.record_batch({"n": [0], "who": [10]}))  # same statement, new values
+    assert cursor.fetchall() == [(1,), (2,)]
+    job = Job.objects.filter(sql=text).order_by("-created_at").first()
+    assert job is not None and ":n" in job.sql  # bound by Spark, never spliced

@@ -159,3 +159,14 @@ def test_a_huge_statement_is_refused(flight_as: Callable[..., Any]) -> None:
         query(alice, options, bigger)
     table = alice.do_get(query(alice, options, "SELECT 2 AS n").endpoints[0].ticket, options)
     assert table.read_all().to_pylist() == [{"n": 2}]
+
+
+def test_parameters_that_do_not_fit_are_refused(adbc_as: Callable[..., Any]) -> None:
+    cursor = adbc_as("alice").cursor()
+    with pytest.raises(Exception, match=r"\[(VALIDATION_ERROR|PARSE_ERROR)\]") as raised:
+        cursor.execute("SELECT :n AS n", (1,))  # positional: no marker is named "0"
+    assert "INTERNAL_ERROR" not in str(raised.value)
+    with pytest.raises(Exception, match=r"\[VALIDATION_ERROR\] Bind exactly one row"):
+        cursor.execute("SELECT :n AS n", pa.record_batch({"n": [1, 2]}))
+    cursor.execute("SELECT :n AS n", pa.record_batch({"n": [5]}))
+    assert cursor.fetchall() == [(5,)]
