@@ -170,3 +170,19 @@ def test_prepared_statement_with_named_parameters(adbc_as: Callable[..., Any]) -
     assert cursor.fetchall() == [(1,), (2,)]
     job = Job.objects.filter(sql=text).order_by("-created_at").first()
     assert job is not None and ":n" in job.sql  # bound by Spark, never spliced
+
+
+def test_a_temporary_view_shows_in_its_sessions_metadata_only(
+    adbc_as: Callable[..., Any],
+) -> None:
+    mine = adbc_as("alice")
+    cursor = mine.cursor()
+    cursor.execute("USE shop.sales")  # the sign-in's session moves, as over REST
+    cursor.execute("CREATE TEMPORARY VIEW orders AS SELECT 42 AS id")
+    cursor.execute("SELECT id FROM orders")
+    assert cursor.fetchall() == [(42,)]
+    schema = mine.adbc_get_table_schema("orders", catalog_filter="shop", db_schema_filter="sales")
+    assert schema.names == ["id"]
+    other = adbc_as("alice")  # another sign-in: another session, the permanent table
+    schema = other.adbc_get_table_schema("orders", catalog_filter="shop", db_schema_filter="sales")
+    assert schema.names == ["id", "customer", "price", "qty"]
