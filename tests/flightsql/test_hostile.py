@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.flight as flight  # type: ignore[import-untyped]
 import pytest
+from django.core.cache import caches
 from django.utils import timezone
 from google.protobuf import any_pb2
 
@@ -21,7 +22,7 @@ from accounts.models import ApiToken
 from accounts.tokens import key_digest, token_revoke
 from flightsql.proto import Flight_pb2 as wire
 from flightsql.proto import FlightSql_pb2 as sql
-from tests.conftest import token_for
+from tests.conftest import PASSWORD, token_for
 from tests.flightsql.conftest import flight_client
 from tests.flightsql.test_clients import command, fetch
 
@@ -170,3 +171,20 @@ def test_parameters_that_do_not_fit_are_refused(adbc_as: Callable[..., Any]) -> 
         cursor.execute("SELECT :n AS n", pa.record_batch({"n": [1, 2]}))
     cursor.execute("SELECT :n AS n", pa.record_batch({"n": [5]}))
     assert cursor.fetchall() == [(5,)]
+
+
+def test_sign_in_is_throttled_per_name(shop: Any, settings: Any) -> None:
+    settings.TESSERA_AUTH_THROTTLE_RATE = "3/min"
+    caches["throttle"].clear()
+    client = flight_client(shop)
+    for _ in range(3):
+        with pytest.raises(flight.FlightUnauthenticatedError, match=r"\[INVALID_CREDENTIALS\]"):
+            client.authenticate_basic_token("alice", "guess")
+    # The fourth attempt is refused before its credentials are looked at, right ones too.
+    with pytest.raises(flight.FlightUnauthenticatedError, match=r"\[TOO_MANY_REQUESTS\]"):
+        client.authenticate_basic_token("alice", PASSWORD)
+    # The count is this door's, per name (pyarrow gives no address): bob still signs in.
+    client.authenticate_basic_token("bob", PASSWORD)
+    settings.TESSERA_AUTH_THROTTLE_RATE = None
+    caches["throttle"].clear()
+    client.close()
