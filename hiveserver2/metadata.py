@@ -209,7 +209,7 @@ def get_tables(
     return columns, _limited(rows)
 
 
-def _resolved(row: dict[str, Any]) -> dict[str, Any]:
+def resolved(row: dict[str, Any]) -> dict[str, Any]:
     for key in ("resolved_json", "schema_json"):
         text = row.get(key)
         if text:
@@ -280,7 +280,7 @@ def get_columns(
 
     def rows() -> Iterator[list[Any]]:
         for cat, db, row in tables(access, catalog, schema, table, _kinds(None), session):
-            for position, col in enumerate(_resolved(row)["columns"], start=1):
+            for position, col in enumerate(resolved(row)["columns"], start=1):
                 if not isinstance(col, dict) or not _matches(compiled, str(col.get("name"))):
                     continue
                 data_type = str(col.get("data_type") or "STRING")
@@ -329,7 +329,7 @@ def get_primary_keys(
 
     def rows() -> Iterator[list[Any]]:
         for cat, db, row in tables(access, catalog, schema, table, ["table"]):
-            key = _resolved(row).get("primary_key")
+            key = resolved(row).get("primary_key")
             if not isinstance(key, dict):
                 continue
             for seq, col in enumerate(key.get("columns") or [], start=1):

@@ -60,13 +60,14 @@ supervise_worker() {
     say "worker stopped"
 }
 
-supervise_hiveserver2() {
-    # Like the worker's supervisor: started again HS2_RESTART_SECONDS after it exits (a
-    # crash, or its port still taken), while the web server keeps serving.
+supervise_endpoint() {
+    # Like the worker's supervisor: the endpoint ($1: hiveserver2 or flightsql, $2: its name
+    # in the log) started again HS2_RESTART_SECONDS after it exits (a crash, or its port
+    # still taken), while the web server keeps serving.
     local child="" sleeper="" stopping=""
     trap 'stopping=1; kill -TERM $child $sleeper 2>/dev/null || true' TERM INT
     while [[ -z $stopping ]]; do
-        $BIN/python manage.py hiveserver2 &
+        $BIN/python manage.py "$1" &
         child=$!
         while :; do
             wait "$child" || true
@@ -74,7 +75,7 @@ supervise_hiveserver2() {
         done
         child=""
         [[ -n $stopping ]] && break
-        say "HiveServer2 exited; starting it again in ${HS2_RESTART_SECONDS} s"
+        say "$2 exited; starting it again in ${HS2_RESTART_SECONDS} s"
         sleep "$HS2_RESTART_SECONDS" &
         sleeper=$!
         wait "$sleeper" || true
@@ -101,10 +102,16 @@ $BIN/gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind "$BIND:$PORT" --
 pids+=($!)
 # HiveServer2 (JDBC/ODBC, PyHive): its own process on TESSERA_HS2_PORT (default 10009; 0: off).
 if [[ "${TESSERA_HS2_PORT:-10009}" != "0" ]]; then
-    supervise_hiveserver2 &
+    supervise_endpoint hiveserver2 HiveServer2 &
+    pids+=($!)
+fi
+# Arrow Flight SQL (ADBC, Flight SQL JDBC): its own process on TESSERA_FLIGHT_SQL_PORT
+# (default 32010; 0: off).
+if [[ "${TESSERA_FLIGHT_SQL_PORT:-32010}" != "0" ]]; then
+    supervise_endpoint flightsql "Flight SQL" &
     pids+=($!)
 fi
 echo "Tessera is starting on http://$BIND:$PORT/ (API: /api/v1/, docs: /api/v1/docs;" \
-    "HiveServer2: $BIND:${TESSERA_HS2_PORT:-10009})"
+    "HiveServer2: $BIND:${TESSERA_HS2_PORT:-10009}; Flight SQL: $BIND:${TESSERA_FLIGHT_SQL_PORT:-32010})"
 # The supervisor only ends when told to: when the web server ends, stop everything.
 wait -n

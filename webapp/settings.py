@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "jobs",
     "workbench",
     "hiveserver2",
+    "flightsql",
 ]
 
 MIDDLEWARE = [
@@ -384,6 +385,15 @@ TESSERA_HS2_BIND = os.environ.get("TESSERA_HS2_BIND", os.environ.get("TESSERA_BI
 TESSERA_HS2_MAX_FRAME_BYTES = int(os.environ.get("TESSERA_HS2_MAX_FRAME_BYTES", str(8 * 1024**2)))
 TESSERA_HS2_MAX_CONNECTIONS = int(os.environ.get("TESSERA_HS2_MAX_CONNECTIONS", "200"))
 TESSERA_HS2_IDLE_SECONDS = int(os.environ.get("TESSERA_HS2_IDLE_SECONDS", "3600"))
+
+# Arrow Flight SQL (flightsql/, docs/flightsql.md): gRPC on its own process (`manage.py
+# flightsql`, started by `make run`). Port 0: off. A bearer token unused for
+# TESSERA_FLIGHT_SQL_IDLE_SECONDS ends (the client signs in again).
+TESSERA_FLIGHT_SQL_PORT = int(os.environ.get("TESSERA_FLIGHT_SQL_PORT", "32010"))
+TESSERA_FLIGHT_SQL_BIND = os.environ.get(
+    "TESSERA_FLIGHT_SQL_BIND", os.environ.get("TESSERA_BIND", "127.0.0.1")
+)
+TESSERA_FLIGHT_SQL_IDLE_SECONDS = int(os.environ.get("TESSERA_FLIGHT_SQL_IDLE_SECONDS", "3600"))
 # Engines (jobs/engines.py, engine/pool.py, docs/deploy.md "Engines"): which jobs share a Spark
 # application. "user" (default) and "team" (a user's first group by name; none: their own)
 # give each share key an engine process of its own on the worker host, started on demand,

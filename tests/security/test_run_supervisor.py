@@ -57,6 +57,7 @@ class Launcher:
     def __init__(self, tmp_path: Path) -> None:
         self.port = _free_port()
         self.hs2_port = _free_port()
+        self.flight_sql_port = _free_port()
         self.data_dir = tmp_path / "data"
         self.log_path = tmp_path / "run.log"
         env = {
@@ -68,6 +69,7 @@ class Launcher:
         env.update(
             PORT=str(self.port),
             TESSERA_HS2_PORT=str(self.hs2_port),
+            TESSERA_FLIGHT_SQL_PORT=str(self.flight_sql_port),
             TESSERA_DATA_DIR=str(self.data_dir),
             TESSERA_WORKER_HEARTBEAT_SECONDS="1",
             # Long: only the new worker's identity check can reap the lost job quickly.

@@ -1,0 +1,1 @@
+"""Arrow Flight SQL endpoint (``manage.py flightsql``, docs/flightsql.md)."""
