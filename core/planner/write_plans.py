@@ -2,7 +2,7 @@
 
     CREATE TABLE [IF NOT EXISTS] p [USING fmt] [OPTIONS (…) | WITH (…)] [COMMENT '…']
         [PARTITIONED BY (c, …)] [LOCATION '…'] AS query          (clauses in any order)
-    INSERT INTO|OVERWRITE [TABLE] p [(c1, c2, …)] query
+    INSERT INTO|OVERWRITE [TABLE] p [(c1, c2, …) | BY NAME] query
     EXECUTE STATEMENT SET BEGIN INSERT …; INSERT …[;] END
 
 The query of each is planned exactly like a query (guarded, resolved, spliced); the worker
@@ -340,9 +340,8 @@ def _parse_insert(statement: Statement, tokens: Sequence[Token], end: int) -> _P
     table_end = cursor.position
     _refuse_clauses(cursor)
     by_name = cursor.accept_words("BY", "NAME")
-    listed = None
-    if not by_name and _column_list_follows(cursor):
-        listed = name_list(cursor, "a column name")
+    follows = not by_name and _column_list_follows(cursor)
+    listed = name_list(cursor, "a column name") if follows else None
     _refuse_clauses(cursor)
     query_tokens = tuple(tokens[cursor.position :])
     if not starts_query(query_tokens):
