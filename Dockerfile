@@ -24,12 +24,20 @@ RUN groupadd --system --gid 10001 tessera \
  && chown tessera:tessera /data
 WORKDIR /app
 COPY pyproject.toml constraints.txt ./
+# Every room (the packages pyproject.toml's packages.find includes).
 COPY core core
 COPY webapp webapp
+COPY accounts accounts
+COPY audit audit
 COPY catalog catalog
 COPY jobs jobs
-COPY accounts accounts
+COPY sessions sessions
+COPY results results
+COPY tabledata tabledata
+COPY engine engine
 COPY workbench workbench
+COPY hiveserver2 hiveserver2
+COPY flightsql flightsql
 COPY tessera_udfs tessera_udfs
 COPY tessera_pipelines tessera_pipelines
 COPY --from=ui /build/frontend/dist frontend/dist
@@ -40,5 +48,5 @@ RUN pip install --no-cache-dir -c constraints.txt '.[spark]'
 ENV TESSERA_DATA_DIR=/data TESSERA_ALLOWED_HOSTS=* PORT=8000
 # The code stays root-owned and read-only to the service user.
 USER tessera:tessera
-EXPOSE 8000 10009
+EXPOSE 8000 10009 32010
 CMD ["sh", "-c", "python manage.py migrate --noinput && python manage.py collectstatic --noinput -v 0 && gunicorn webapp.wsgi -c python:webapp.gunicorn_conf --bind 0.0.0.0:${PORT} --workers 4 --threads 16"]

@@ -263,3 +263,21 @@ def test_web_and_workers_run_as_an_unprivileged_user() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     users = [line.split()[1] for line in dockerfile.splitlines() if line.startswith("USER ")]
     assert users and users[-1].split(":")[0] not in {"root", "0"}, users
+
+
+def test_the_image_holds_every_room_the_project_installs() -> None:
+    # A room left out of the image fails only there (no test starts the image): the web
+    # image once lacked sessions, results, engine and both protocol endpoints.
+    import tomllib
+
+    from django.conf import settings
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    included = project["tool"]["setuptools"]["packages"]["find"]["include"]
+    rooms = {pattern.rstrip("*") for pattern in included} - {"frontend"}
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    copied = {line.split()[1] for line in dockerfile.splitlines() if line.startswith("COPY ")}
+    assert rooms <= copied, sorted(rooms - copied)
+    apps = {app.split(".")[0] for app in settings.INSTALLED_APPS}
+    ours = {app for app in apps if (ROOT / app).is_dir()}
+    assert ours <= rooms, sorted(ours - rooms)
