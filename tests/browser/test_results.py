@@ -294,6 +294,16 @@ def test_sort_filter_pin_and_view_values_over_100000_rows(ui: UI, page: Any, ali
     expect(row(grid, len(expected)).get_by_role("gridcell").first).to_have_text(str(expected[-1]))
     expect(pager).to_have_count(0)  # one page
 
+    # The CSV download holds those rows in that order (the grid as shown), not the whole
+    # result as stored.
+    with page.expect_download() as info:
+        page.get_by_role("link", name="CSV", exact=True).click()
+    download = info.value
+    assert download.suggested_filename == f"job-{job['id']}.csv"  # a job page names no query
+    shown = list(csv.reader(io.StringIO(Path(download.path()).read_text())))
+    assert shown[0] == ["id", "s", "j"]
+    assert [int(line[0]) for line in shown[1:]] == expected
+
     # Copy the (filtered, sorted) page as CSV.
     page.get_by_label("Copy format").select_option("csv")
     page.get_by_role("button", name="Copy page").click()
@@ -475,3 +485,35 @@ def test_a_saved_query_keeps_its_chart(ui: UI, page: Any, alice: User) -> None:
     chart = pane(page).get_by_test_id("result-chart")
     expect(chart).to_have_attribute("data-type", "pie")
     expect(chart.locator(".slice")).to_have_count(3)
+
+
+def test_a_download_from_the_editor_is_the_grid_as_shown_named_after_the_tab(
+    ui: UI, page: Any, alice: User
+) -> None:
+    from tests.browser.test_editor import pane, run_and_wait, set_sql
+
+    ui.login(page, "alice")
+    set_sql(page, "SELECT id, id % 3 AS r FROM range(50)")
+    run_and_wait(page)
+    grid = pane(page).get_by_test_id("result-grid")
+    id_header = grid.locator('[role="columnheader"][data-column="id"]')
+    id_header.locator(".rv-colname").click()
+    id_header.locator(".rv-colname").click()
+    expect(id_header).to_have_attribute("aria-sort", "descending")
+    grid.get_by_role("button", name="Column menu: r").click()
+    page.get_by_role("menu", name="Column r").get_by_role("menuitem", name="Filter…").click()
+    page.get_by_label("Filter operator").select_option("eq")
+    page.get_by_label("Filter value").fill("1")
+    page.get_by_role("button", name="Apply").click()
+    expected = [i for i in range(49, -1, -1) if i % 3 == 1]
+    expect(grid.locator(".rv-row")).to_have_count(len(expected))
+
+    with page.expect_download() as info:
+        pane(page).get_by_role("link", name="CSV", exact=True).click()
+    download = info.value
+    assert download.suggested_filename == "Query 1.csv"
+    rows = list(csv.reader(io.StringIO(Path(download.path()).read_text())))
+    assert rows == [["id", "r"], *[[str(i), "1"] for i in expected]]
+    with page.expect_download() as info:
+        pane(page).get_by_role("link", name="JSON", exact=True).click()
+    assert info.value.suggested_filename == "Query 1.json"

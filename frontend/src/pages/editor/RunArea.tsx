@@ -22,6 +22,7 @@ export function RunArea({
   onPick,
   onCancel,
   savedQueryId,
+  title,
 }: {
   run: RunState | null;
   running: boolean;
@@ -31,6 +32,8 @@ export function RunArea({
   onCancel(): void;
   /** The tab's saved query: the result's chart config is kept with it. */
   savedQueryId?: string | null;
+  /** The tab's title: downloads of the result are named after it. */
+  title?: string;
 }) {
   const runJob = run?.job ?? null;
   // A stream is followed here too (the same query as the run's, so no second poll): after a
@@ -147,7 +150,7 @@ export function RunArea({
       )}
       {showGrid && shown && (
         <div className="result-box">
-          <ResultView job={shown} savedQueryId={savedQueryId} />
+          <ResultView job={shown} savedQueryId={savedQueryId} downloadName={title} />
         </div>
       )}
     </div>
