@@ -383,3 +383,18 @@ def test_save_the_tab_as_a_saved_query(ui: UI, page: Any, demo: User) -> None:
     dialog.get_by_role("button", name="Save").click()
     expect(dialog.locator(".field-error")).to_be_visible()
     dialog.get_by_role("button", name="Cancel").click()
+
+
+def test_completion_does_not_pop_up_on_number_literals(ui: UI, page: Any, demo: User) -> None:
+    ui.login(page, "alice")
+    popup = page.locator(".cm-tooltip-autocomplete")
+    set_sql(page, "SELECT ")
+    # Digits that names hold (sha1, log2, log10, crc32, base64): each would match them.
+    for literal in ("1", " + 2", " * 10", " - 32", ", 64", ", 1e3", ", 10L"):
+        page.keyboard.type(literal)
+        page.wait_for_timeout(400)  # what a popup needs to show
+        expect(popup).to_have_count(0)
+    expect(editor(page)).to_have_text("SELECT 1 + 2 * 10 - 32, 64, 1e3, 10L")
+    # A word still gets its completions.
+    page.keyboard.type(", upp")
+    expect(popup).to_contain_text("upper")
