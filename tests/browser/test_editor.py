@@ -211,6 +211,20 @@ def test_cancel_shows_canceled_within_two_seconds(ui: UI, page: Any, demo: User)
     expect(status).to_have_text("CANCELED", timeout=2_000)
     expect(cancel).to_have_count(0)
     assert Job.objects.get(id=job_id).status == "CANCELED"
+    # What was asked for is no error: a note saying how it ended, nothing in red.
+    note = pane(page).get_by_test_id("job-canceled")
+    expect(note).to_contain_text("Canceled — Canceled while running")
+    expect(pane(page).get_by_role("alert")).to_have_count(0)
+    expect(pane(page).get_by_test_id("job-error")).to_have_count(0)
+    danger = page.evaluate(
+        "getComputedStyle(document.documentElement).getPropertyValue('--danger').trim()"
+    )
+    assert note.evaluate("e => getComputedStyle(e).color") != danger
+    # The job page says the same.
+    pane(page).get_by_role("link", name="job details").click()
+    job_page = page.get_by_test_id("job-page")
+    expect(job_page.get_by_test_id("job-canceled")).to_contain_text("Canceled while running")
+    expect(job_page.get_by_test_id("job-error")).to_have_count(0)
     # The editor followed the job with held long-polls (the ETag it had, ?wait=), not by
     # asking every half second.
     follows = [r for r in requests if r.method == "GET" and f"/api/v1/jobs/{job_id}?wait=" in r.url]
