@@ -247,7 +247,7 @@ function ResultBody({
               </button>
             </div>
           )}
-          <span className="muted rv-scope" data-testid="result-scope" aria-live="polite">
+          <span className="muted rv-scope" data-testid="result-scope" aria-live="polite" title={scopeNote}>
             {scopeNote}
           </span>
           {active && (
