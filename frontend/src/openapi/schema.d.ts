@@ -1118,12 +1118,15 @@ export interface components {
          *     * `token_revoke` - token_revoke
          *     * `engine_restart` - engine_restart
          *     * `engine_stop` - engine_stop
+         *     * `create` - create
+         *     * `alter` - alter
          *     * `read` - read
+         *     * `explain` - explain
          *     * `write` - write
          *     * `denied` - denied
          * @enum {string}
          */
-        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "token_create" | "token_revoke" | "engine_restart" | "engine_stop" | "read" | "write" | "denied";
+        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "token_create" | "token_revoke" | "engine_restart" | "engine_stop" | "create" | "alter" | "read" | "explain" | "write" | "denied";
         /**
          * @description * `none` - none
          *     * `sum` - sum
@@ -2211,7 +2214,7 @@ export interface operations {
     audit_list: {
         parameters: {
             query?: {
-                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, token_create, token_revoke, engine_restart, engine_stop, read, write, denied */
+                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, token_create, token_revoke, engine_restart, engine_stop, create, alter, read, explain, write, denied */
                 action?: string;
                 /** @description the username of who acted */
                 actor?: string;
