@@ -22,7 +22,10 @@ TOKEN_CREATE = "token_create"
 TOKEN_REVOKE = "token_revoke"
 ENGINE_RESTART = "engine_restart"
 ENGINE_STOP = "engine_stop"
+CREATE = "create"
+ALTER = "alter"
 READ = "read"
+EXPLAIN = "explain"
 WRITE = "write"
 DENIED = "denied"
 ACTIONS = (
@@ -38,12 +41,15 @@ ACTIONS = (
     TOKEN_REVOKE,
     ENGINE_RESTART,
     ENGINE_STOP,
+    CREATE,
+    ALTER,
     READ,
+    EXPLAIN,
     WRITE,
     DENIED,
 )
 # Events that expire after ``TESSERA_AUDIT_ACCESS_RETENTION``; the rest stay.
-ACCESS_ACTIONS = frozenset({READ, WRITE, DENIED})
+ACCESS_ACTIONS = frozenset({READ, EXPLAIN, WRITE, DENIED})
 
 
 class AppendOnly(Exception):

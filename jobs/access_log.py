@@ -1,7 +1,8 @@
 """Which user's job read or wrote which tables, and what it was refused: the access events of
 the audit log (ADR 0011 §5), each in the transaction of what it records.
 
-- ``record_reads``: one ``read`` event per distinct securable a job's plan reads (its
+- ``record_reads``: one ``read`` (an EXPLAIN: ``explain``) event per distinct securable a
+  job's plan reads (its
   ``Plan.access`` records with SELECT, EXECUTE or READ FILES), written by
   ``sessions.statements.start_job`` in the job's creation transaction; ``detail.via`` names the
   view (or SQL function) it was read through when it was read only that way.
@@ -34,8 +35,11 @@ def _records(access: Iterable[AccessPlan | Mapping[str, Any]]) -> list[AccessPla
     return [a if isinstance(a, AccessPlan) else AccessPlan.from_dict(a) for a in access]
 
 
-def record_reads(job: Any, access: Iterable[AccessPlan | Mapping[str, Any]]) -> int:
-    """One ``read`` event per distinct securable the job reads; returns how many."""
+def record_reads(
+    job: Any, access: Iterable[AccessPlan | Mapping[str, Any]], *, explain: bool = False
+) -> int:
+    """One ``read`` event per distinct securable the job reads (``explain`` when the job is an
+    EXPLAIN: it plans over them and reads no row); returns how many."""
     first: dict[str, AccessPlan] = {}
     privileges: dict[str, list[str]] = {}
     via: dict[str, tuple[str, ...] | None] = {}
@@ -57,7 +61,7 @@ def record_reads(job: Any, access: Iterable[AccessPlan | Mapping[str, Any]]) -> 
         through = via.get(key)
         detail: dict[str, Any] = {"via": list(through)} if through else {}
         record(
-            audit_models.READ,
+            audit_models.EXPLAIN if explain else audit_models.READ,
             actor=job.user,
             object_kind=item.kind,
             path=item.identifier,

@@ -265,12 +265,17 @@ def apply_view(table: pa.Table, view: View) -> pa.Table:
     return table
 
 
+def view_table(job_id: Any, view: View) -> pa.Table:
+    """The job's whole result as the view shows it (filtered, in its order)."""
+    return apply_view(store.open_result(job_id).read_all(), view)
+
+
 def read_view_page(
     job_id: Any, view: View, offset: int, limit: int
 ) -> tuple[list[list[Any]], int | None, int]:
     """A page of the view: rows, the next offset (None after the last) and the view's row
     count."""
-    table = apply_view(store.open_result(job_id).read_all(), view)
+    table = view_table(job_id, view)
     page = table.slice(offset, limit)
     following = offset + page.num_rows
     return (

@@ -108,8 +108,27 @@ def job_result_chart(
     return queries.chart_data(job.pk, view, chart)
 
 
-def job_result_download(*, job: Job, fmt: str) -> Any:
+def job_result_download(
+    *,
+    job: Job,
+    fmt: str,
+    sort: str | None = None,
+    filters: Sequence[str] = (),
+    name: str | None = None,
+) -> Any:
+    """The whole result as a file, or its rows sorted and filtered as a result page's
+    ``sort`` and ``filter`` ask (the grid as shown), named after ``name`` when given."""
     meta = require_result(job)
+    names = [c["name"] for c in meta.get("columns", [])]
+    view = queries.parse_view(sort, filters, names)
     if fmt == "arrow":
+        if not view.plain or name:
+            field = "name" if view.plain else "sort" if view.sort else "filter"
+            raise CoreError(
+                "result.arrow is the stored result as it is: sort, filter and name apply "
+                "to the csv, json and parquet downloads.",
+                details={"field": field},
+            )
         return arrow.arrow_response(job.pk, meta)
-    return store.download_response(job.pk, fmt)
+    table = None if view.plain else queries.view_table(job.pk, view)
+    return store.download_response(job.pk, fmt, table=table, name=name)

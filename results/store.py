@@ -17,6 +17,7 @@ import io
 import json
 import math
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,6 +32,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from django.conf import settings
 from django.http import FileResponse, StreamingHttpResponse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
 
 from core.errors import CoreError, NotFound
 from results.far_values import far_values
@@ -408,12 +410,12 @@ def _csv_cell(value: Any, numeric: bool = False) -> str:
     return text if numeric else neutralise(text)
 
 
-def _csv_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
+def _csv_stream(schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> Iterator[bytes]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([neutralise(name) for name in reader.schema.names])
-    numeric = [_is_numeric(field.type) for field in reader.schema]
-    for batch in record_batches(reader):
+    writer.writerow([neutralise(name) for name in schema.names])
+    numeric = [_is_numeric(field.type) for field in schema]
+    for batch in batches:
         writer.writerows(
             [_csv_cell(v, numeric[i]) for i, v in enumerate(row)] for row in _rows(batch)
         )
@@ -424,9 +426,9 @@ def _csv_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
         yield buffer.getvalue().encode("utf-8")
 
 
-def _json_lines_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
-    names = _column_names(reader.schema)
-    for batch in record_batches(reader):
+def _json_lines_stream(schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> Iterator[bytes]:
+    names = _column_names(schema)
+    for batch in batches:
         lines = [
             json.dumps(dict(zip(names, row, strict=True)), ensure_ascii=False) + "\n"
             for row in _rows(batch)
@@ -434,17 +436,34 @@ def _json_lines_stream(reader: ipc.RecordBatchFileReader) -> Iterator[bytes]:
         yield "".join(lines).encode("utf-8")
 
 
-def download_response(job_id: Any, fmt: str) -> StreamingHttpResponse | FileResponse:
+# What a download's name keeps of the name asked for: letters, digits and a few marks; any
+# other run of characters (quotes, slashes, control characters…) becomes one "_".
+_UNSAFE_IN_FILENAME = re.compile(r"[^\w .,()+-]+")
+FILENAME_STEM_MAX = 100
+
+
+def download_filename(job_id: Any, fmt: str, name: str | None = None) -> str:
+    """``<name>.<fmt>`` for a download asked to be named ``name`` (e.g. the editor tab's
+    title), made safe for a file name; ``job-<id>.<fmt>`` without one (or with nothing left)."""
+    stem = _UNSAFE_IN_FILENAME.sub("_", name or "").strip(" ._")[:FILENAME_STEM_MAX]
+    stem = stem.strip(" ._")
+    return f"{stem or f'job-{job_id}'}.{fmt}"
+
+
+def download_response(
+    job_id: Any, fmt: str, *, table: pa.Table | None = None, name: str | None = None
+) -> StreamingHttpResponse | FileResponse:
     """A job's whole result as a download: ``csv`` (header row; nested values as JSON),
-    ``json`` (JSON lines, one object per row) or ``parquet``. NOT_FOUND once expired.
-    (``arrow``: ``results.arrow``.)"""
+    ``json`` (JSON lines, one object per row) or ``parquet``; ``table``: those rows instead
+    (the result sorted and filtered as shown); named after ``name`` (download_filename).
+    NOT_FOUND once expired. (``arrow``: ``results.arrow``.)"""
     if fmt not in FORMATS:
         raise NotFound(f"Unknown result format '{fmt}'. Available: {', '.join(FORMATS)}.")
-    reader = open_result(job_id)  # raises before the response starts
-    filename = f"job-{job_id}.{fmt}"
+    reader = open_result(job_id) if table is None else None  # raises before the response starts
+    filename = download_filename(job_id, fmt, name)
     if fmt == "parquet":
         spool = tempfile.TemporaryFile(dir=results_dir())  # noqa: SIM115  (FileResponse closes it)
-        pq.write_table(reader.read_all(), spool)
+        pq.write_table(reader.read_all() if reader is not None else table, spool)
         spool.seek(0)
         return FileResponse(
             spool,
@@ -452,10 +471,16 @@ def download_response(job_id: Any, fmt: str) -> StreamingHttpResponse | FileResp
             filename=filename,
             content_type="application/vnd.apache.parquet",
         )
-    if fmt == "csv":
-        stream, content_type = _csv_stream(reader), "text/csv; charset=utf-8"
+    if reader is not None:
+        schema, batches = reader.schema, record_batches(reader)
     else:
-        stream, content_type = _json_lines_stream(reader), "application/x-ndjson; charset=utf-8"
+        assert table is not None
+        schema, batches = table.schema, iter(table.to_batches(max_chunksize=10_000))
+    if fmt == "csv":
+        stream, content_type = _csv_stream(schema, batches), "text/csv; charset=utf-8"
+    else:
+        stream = _json_lines_stream(schema, batches)
+        content_type = "application/x-ndjson; charset=utf-8"
     response = StreamingHttpResponse(stream, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = content_disposition_header(True, filename) or ""
     return response

@@ -121,13 +121,31 @@ class JobResultDownloadView(APIView):
     content_negotiation_class = _AnyContent
 
     @extend_schema(
+        parameters=[
+            *_VIEW_PARAMS,
+            OpenApiParameter(
+                "name",
+                str,
+                description="the file's name without its extension (e.g. the query's title); "
+                "characters unsafe in a file name become _, at most 100 kept; "
+                "default job-<id>. csv, json and parquet only",
+            ),
+        ],
         responses={(200, "*/*"): OpenApiTypes.BINARY},
-        description="The whole result: CSV (header row), JSON lines, Parquet, or Arrow "
+        description="The whole result (or, with sort and filter, its rows as a result page "
+        "with them shows them): CSV (header row), JSON lines, Parquet, or Arrow "
         "(result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the "
         "types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: "
         "true|false).",
     )
     def get(self, request: Request, job: str, fmt: str) -> HttpResponseBase:
         found = selectors.job_get(user=request.user, job_id=job)
-        response: HttpResponseBase = result_selectors.job_result_download(job=found, fmt=fmt)
+        params = request.query_params
+        response: HttpResponseBase = result_selectors.job_result_download(
+            job=found,
+            fmt=fmt,
+            sort=params.get("sort"),
+            filters=params.getlist("filter"),
+            name=params.get("name"),
+        )
         return response

@@ -217,7 +217,8 @@ def start_job(job: Job, plan: Plan) -> Job:
                 raise planner_streaming.in_pipeline()  # (the planner refuses them first)
             _store(job, _plan_fields(plan, session))
             lifecycle.created(job)
-            access_log.record_reads(job, plan.access)  # the audit's reads, with the job
+            # The audit's reads, with the job; an EXPLAIN reads no row: its own action.
+            access_log.record_reads(job, plan.access, explain=plan.action == "explain")
             if plan.needs_spark and inline is not None and child:
                 transaction.on_commit(partial(inline.run, job.id))
             elif plan.needs_spark:

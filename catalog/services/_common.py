@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 
 from audit import models as audit_models
 from audit.services import record
@@ -33,6 +33,21 @@ def _require(user: User, row: Catalog | Database | Table | Function, needed: Pri
 def _record_drop(user: User, s: Securable, **detail: Any) -> None:
     record(
         audit_models.DROP,
+        actor=_user_or_none(user),
+        object_kind=s.kind.value,
+        path=list(s.path),
+        securable_key=s.key,
+        detail=detail,
+    )
+
+
+def _record_change(
+    user: User, row: Catalog | Database | Table | Function, action: str, **detail: Any
+) -> None:
+    """A ``create`` or ``alter`` event for ``row`` (in the caller's transaction)."""
+    s = securables.securable_of(row)
+    record(
+        action,
         actor=_user_or_none(user),
         object_kind=s.kind.value,
         path=list(s.path),
@@ -88,15 +103,18 @@ def _replace_columns(table: Table, resolved: ResolvedSchema | None) -> None:
     )
 
 
-M = TypeVar("M", bound=models.Model)
+M = TypeVar("M", Database, Function)
 
 
-def _insert(row: M, already_exists: str) -> M:
+def _insert(row: M, already_exists: str, user: User | None = None) -> M:
     """Insert one new row in a savepoint; a concurrent insert of the same name (the unique
-    constraint) becomes ALREADY_EXISTS with the caller's message instead of a 500."""
+    constraint) becomes ALREADY_EXISTS with the caller's message instead of a 500. With
+    ``user``: audited (``create``) in the same savepoint."""
     try:
         with transaction.atomic():
             row.save()
+            if user is not None:
+                _record_change(user, row, audit_models.CREATE)
     except IntegrityError as exc:
         raise AlreadyExists(already_exists) from exc
     return row

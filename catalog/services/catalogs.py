@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from audit import models as audit_models
 from catalog import access, bodies
 from catalog.grants import ownership
 from catalog.models import Catalog, Database, Function, Table
@@ -17,6 +18,7 @@ from catalog.services._common import (
     _check_string_map,
     _delete_locations_on_commit,
     _managed_locations,
+    _record_change,
     _record_drop,
     _require,
     _user_or_none,
@@ -67,6 +69,7 @@ def catalog_create(
             )
             catalog.save()
             Database(catalog=catalog, name=default_database, owner=owner).save()
+            _record_change(user, catalog, audit_models.CREATE)
     except IntegrityError as exc:
         raise AlreadyExists(f"A catalog with name [{name}] already exists.") from exc
     return catalog

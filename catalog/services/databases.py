@@ -47,7 +47,7 @@ def database_create(
         properties=props,
         owner=_user_or_none(user),
     )
-    return _insert(database, f"Database {path} already exists.")
+    return _insert(database, f"Database {path} already exists.", user)
 
 
 @bodies.audits_refusals

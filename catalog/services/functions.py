@@ -109,7 +109,7 @@ def function_create(
         created_by=_user_or_none(user),
         owner=_user_or_none(user),
     )
-    return _insert(function, f"Function {path} already exists.")
+    return _insert(function, f"Function {path} already exists.", user)
 
 
 @bodies.audits_refusals

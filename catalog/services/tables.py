@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import IntegrityError, models, transaction
 
+from audit import models as audit_models
 from catalog import access, bodies, storage, versions
 from catalog.grants import ownership, securables
 from catalog.models import Database, Table
@@ -17,6 +18,7 @@ from catalog.services._common import (
     _check_string_map,
     _delete_locations_on_commit,
     _ensure_name_free,
+    _record_change,
     _record_drop,
     _replace_columns,
     _require,
@@ -104,6 +106,8 @@ def table_create(
             )
             table.save()
             _replace_columns(table, resolved)
+            if status == Table.STATUS_ACTIVE:  # a CTAS's stage table is audited as its write
+                _record_change(user, table, audit_models.CREATE)
             if location:
                 versions.record(
                     table,
@@ -188,12 +192,17 @@ def table_update(
             check_path_free(table.options, exclude=models.Q(pk=table.pk), user=user)
         if comment is not None:
             table.comment = comment
+        before = table.schema
         if schema is not None:
             table.schema = schema.to_dict()
             table.resolved_schema = resolved.to_dict()
             _replace_columns(table, resolved)
         table.partition_by = partitions
         table.save()
+        if schema is not None and table.schema != before:
+            _record_change(
+                user, table, audit_models.ALTER, changed=["schema"], schema_before=before
+            )
         if owner is not None:
             ownership.transfer_owner(user=user, row=table, new_owner=owner)
     return table

@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from audit import models as audit_models
 from catalog import analysis, bodies
 from catalog.grants import ownership
 from catalog.models import Database, Table
@@ -15,6 +16,7 @@ from catalog.services._common import (
     User,
     _check_owner,
     _ensure_name_free,
+    _record_change,
     _replace_columns,
     _require,
     _user_or_none,
@@ -138,6 +140,7 @@ def view_create(
         with transaction.atomic():
             view.save()
             _replace_columns(view, ResolvedSchema.from_dict(view.resolved_schema))
+            _record_change(user, view, audit_models.CREATE)
     except IntegrityError:
         _ensure_name_free(database, name)
         raise
@@ -180,6 +183,10 @@ def view_update(
             _store_view_schema(view, final)
             _replace_columns(view, ResolvedSchema.from_dict(view.resolved_schema))
         view.save()
+        if query is not None or final is not None:
+            _record_change(
+                user, view, audit_models.ALTER, changed=["query" if query is not None else "schema"]
+            )
         if owner is not None:
             ownership.transfer_owner(user=user, row=view, new_owner=owner)
     return view

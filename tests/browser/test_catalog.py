@@ -110,6 +110,10 @@ def test_tree_to_orders_shows_schema_and_sample_rows(ui: UI, page: Any, demo: Us
     )
 
 
+# A column comment with markup in it: shown as the text typed.
+PRICE_COMMENT = "<b>unit</b> price, USD"
+
+
 def test_create_table_form_shows_the_error_at_the_field_then_creates(
     ui: UI, page: Any, demo: User
 ) -> None:
@@ -122,6 +126,7 @@ def test_create_table_form_shows_the_error_at_the_field_then_creates(
     page.get_by_label("Table name").fill("lines")
     page.get_by_label("Column 1 name").fill("price")
     page.get_by_label("Column 1 data type").fill("DECIMAL(10, 2)")
+    page.get_by_label("Column 1 comment").fill(PRICE_COMMENT)
     page.get_by_role("button", name="+ Physical column").click()
     page.get_by_label("Column 2 name").fill("qty")
     page.get_by_label("Column 2 data type").fill("INTEGR")
@@ -149,6 +154,7 @@ def test_create_table_form_shows_the_error_at_the_field_then_creates(
     page.get_by_role("button", name="+ Computed column").click()
     page.get_by_label("Column 3 name").fill("total")
     page.get_by_label("Column 3 expression").fill("price * qty")
+    page.get_by_label("Column 3 comment").fill("  price times quantity ")
     page.get_by_role("button", name="Create table").click()
 
     expect(page).to_have_url(re.compile(r"/catalog/demo/sales/table/lines$"))
@@ -156,14 +162,32 @@ def test_create_table_form_shows_the_error_at_the_field_then_creates(
     expect(total).to_contain_text("computed")
     expect(total).to_contain_text("price * qty")
     expect(page.get_by_test_id("schema").get_by_test_id("column-qty")).to_contain_text("INT")
+    # Each column's comment in a Comment column of the schema tab, as text (no markup).
+    schema = page.get_by_test_id("schema")
+    expect(schema.get_by_role("columnheader", name="Comment")).to_be_visible()
+    price_comment = schema.get_by_test_id("column-price").get_by_test_id("column-comment")
+    expect(price_comment).to_have_text(PRICE_COMMENT)
+    assert price_comment.locator("b").count() == 0
+    expect(total.get_by_test_id("column-comment")).to_have_text("price times quantity")
+    expect(schema.get_by_test_id("column-qty").get_by_test_id("column-comment")).to_have_text("")
     # The tree was refreshed and shows the new table.
     expect(tree(page).get_by_role("link", name="lines")).to_be_visible()
 
     body = api.get(f"{API}/catalogs/demo/databases/sales/tables/lines").json()
     assert body["schema"]["columns"] == [
-        {"name": "price", "kind": "physical", "data_type": "DECIMAL(10, 2)"},
+        {
+            "name": "price",
+            "kind": "physical",
+            "data_type": "DECIMAL(10, 2)",
+            "comment": PRICE_COMMENT,
+        },
         {"name": "qty", "kind": "physical", "data_type": "INT"},
-        {"name": "total", "kind": "computed", "expression": "price * qty"},
+        {
+            "name": "total",
+            "kind": "computed",
+            "expression": "price * qty",
+            "comment": "price times quantity",
+        },
     ]
     assert body["created_by"] == "alice"
 

@@ -212,6 +212,46 @@ def test_create_a_view_from_the_form(ui: UI, page: Any, demo: User) -> None:
     ).to_be_visible()
 
 
+def test_the_view_form_resolves_names_in_the_database_it_creates_the_view_in(
+    ui: UI, page: Any, demo: User
+) -> None:
+    api = client_for(demo)
+    ui.login(page, "alice")
+    # A name of another database of the catalog (demo.web.page_views) is not found from sales:
+    # names resolve in the view's database only, and nothing is stored.
+    page.goto(ui.url + "/catalog/demo/sales?new=view")
+    page.get_by_label("View name").fill("busy_pages")
+    query = page.get_by_placeholder("SELECT … FROM …")
+    query.fill("SELECT id FROM page_views")
+    page.get_by_role("button", name="Create view").click()
+    alert = page.get_by_role("alert")
+    expect(alert).to_contain_text("page_views", timeout=60_000)
+    expect(alert).not_to_contain_text("no current catalog")
+    assert api.get(f"{SALES}/views/busy_pages").status_code == 404
+
+    # An unqualified name of the view's own database: demo.sales.orders.
+    page.get_by_label("View name").fill("many_orders")
+    query.fill("SELECT id, qty FROM orders WHERE qty > 1")
+    page.get_by_role("button", name="Create view").click()
+    expect(page).to_have_url(re.compile(r"/catalog/demo/sales/view/many_orders$"), timeout=60_000)
+    body = api.get(f"{SALES}/views/many_orders").json()
+    assert body["query"] == "SELECT id, qty FROM orders WHERE qty > 1"
+    assert "`demo`.`sales`.`orders`" in body["expanded_query"], body["expanded_query"]
+    assert [c["name"] for c in body["resolved_schema"]["columns"]] == ["id", "qty"]
+
+    # The same from the web database's form: its own page_views, and orders is not found.
+    page.goto(ui.url + "/catalog/demo/web?new=view")
+    page.get_by_label("View name").fill("pages")
+    page.get_by_placeholder("SELECT … FROM …").fill("SELECT id FROM orders")
+    page.get_by_role("button", name="Create view").click()
+    expect(page.get_by_role("alert")).to_contain_text("orders", timeout=60_000)
+    page.get_by_placeholder("SELECT … FROM …").fill("SELECT id FROM page_views")
+    page.get_by_role("button", name="Create view").click()
+    expect(page).to_have_url(re.compile(r"/catalog/demo/web/view/pages$"), timeout=60_000)
+    pages = api.get(f"{API}/catalogs/demo/databases/web/views/pages").json()
+    assert "`demo`.`web`.`page_views`" in pages["expanded_query"], pages["expanded_query"]
+
+
 def test_create_a_sql_function_from_the_form(ui: UI, page: Any, demo: User) -> None:
     api = client_for(demo)
     ui.login(page, "alice")

@@ -211,6 +211,20 @@ def test_cancel_shows_canceled_within_two_seconds(ui: UI, page: Any, demo: User)
     expect(status).to_have_text("CANCELED", timeout=2_000)
     expect(cancel).to_have_count(0)
     assert Job.objects.get(id=job_id).status == "CANCELED"
+    # What was asked for is no error: a note saying how it ended, nothing in red.
+    note = pane(page).get_by_test_id("job-canceled")
+    expect(note).to_contain_text("Canceled — Canceled while running")
+    expect(pane(page).get_by_role("alert")).to_have_count(0)
+    expect(pane(page).get_by_test_id("job-error")).to_have_count(0)
+    danger = page.evaluate(
+        "getComputedStyle(document.documentElement).getPropertyValue('--danger').trim()"
+    )
+    assert note.evaluate("e => getComputedStyle(e).color") != danger
+    # The job page says the same.
+    pane(page).get_by_role("link", name="job details").click()
+    job_page = page.get_by_test_id("job-page")
+    expect(job_page.get_by_test_id("job-canceled")).to_contain_text("Canceled while running")
+    expect(job_page.get_by_test_id("job-error")).to_have_count(0)
     # The editor followed the job with held long-polls (the ETag it had, ?wait=), not by
     # asking every half second.
     follows = [r for r in requests if r.method == "GET" and f"/api/v1/jobs/{job_id}?wait=" in r.url]
@@ -383,3 +397,18 @@ def test_save_the_tab_as_a_saved_query(ui: UI, page: Any, demo: User) -> None:
     dialog.get_by_role("button", name="Save").click()
     expect(dialog.locator(".field-error")).to_be_visible()
     dialog.get_by_role("button", name="Cancel").click()
+
+
+def test_completion_does_not_pop_up_on_number_literals(ui: UI, page: Any, demo: User) -> None:
+    ui.login(page, "alice")
+    popup = page.locator(".cm-tooltip-autocomplete")
+    set_sql(page, "SELECT ")
+    # Digits that names hold (sha1, log2, log10, crc32, base64): each would match them.
+    for literal in ("1", " + 2", " * 10", " - 32", ", 64", ", 1e3", ", 10L"):
+        page.keyboard.type(literal)
+        page.wait_for_timeout(400)  # what a popup needs to show
+        expect(popup).to_have_count(0)
+    expect(editor(page)).to_have_text("SELECT 1 + 2 * 10 - 32, 64, 1e3, 10L")
+    # A word still gets its completions.
+    page.keyboard.type(", upp")
+    expect(popup).to_contain_text("upper")

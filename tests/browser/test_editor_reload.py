@@ -160,3 +160,41 @@ def test_a_reload_before_the_post_answers_finds_the_job_in_the_session(
     # Kept in the tab (localStorage is written 150 ms after a change); one job: nothing resent.
     wait_until(lambda: stored_tabs(page)[0].get("lastJobId") == job["id"], 10)
     assert Job.objects.filter(sql=sql).count() == 1
+
+
+# The report as it happened: an EXPLAIN ran before; a count over four billion rows is
+# run and the page reloaded 2.5 s later, waiting for nothing in between.
+LONG_COUNT_SQL = "SELECT count(*) AS n FROM range(0, 4000000000)"
+
+
+def test_a_reload_2_5_s_after_run_shows_that_run_never_the_plan_before_it(
+    ui: UI, page: Any, demo: User, browser_worker: WorkerProcess
+) -> None:
+    ui.login(page, "alice")
+    set_sql(page, "EXPLAIN SELECT * FROM demo.sales.orders")
+    run_and_wait(page)
+    explain = newest_job(page)
+    expect(pane(page).get_by_text("Physical Plan", exact=False).first).to_be_visible()
+
+    set_sql(page, LONG_COUNT_SQL)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_timeout(2_500)
+    reload(page)
+
+    # Its own job (running or ended by now), with its SQL: never the EXPLAIN's plan or link.
+    wait_until(lambda: Job.objects.filter(sql=LONG_COUNT_SQL).exists(), 30)
+    job = Job.objects.get(sql=LONG_COUNT_SQL)
+    assert str(job.id) != explain["id"]
+    expect(editor(page)).to_have_text(LONG_COUNT_SQL)
+    link = pane(page).get_by_role("link", name="job details")
+    expect(link).to_have_attribute("href", f"/jobs/{job.id}", timeout=30_000)
+    expect(pane(page).get_by_text("Physical Plan", exact=False)).to_have_count(0)
+    expect(pane(page).locator(f"a[href='/jobs/{explain['id']}']")).to_have_count(0)
+    # …and its result once it ends, without another reload.
+    status = pane(page).get_by_test_id("run-job-status")
+    expect(status).to_have_text("FINISHED", timeout=300_000)
+    grid = pane(page).get_by_test_id("result-grid")
+    expect(grid.get_by_role("gridcell", name="4000000000", exact=True)).to_be_visible()
+    expect(link).to_have_attribute("href", f"/jobs/{job.id}")
+    wait_until(lambda: stored_tabs(page)[0].get("lastJobId") == str(job.id), 10)
+    assert Job.objects.filter(sql=LONG_COUNT_SQL).count() == 1

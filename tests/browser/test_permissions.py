@@ -143,8 +143,22 @@ def test_alice_shares_one_table_with_analysts_and_takes_it_back(
     expect(recent).to_contain_text("read table shop.sales.orders")
     expect(recent.locator("tr", has_text="bob").first).to_be_visible()
 
-    # Alice revokes it from the tab.
-    panel.get_by_role("button", name="Revoke SELECT from team analysts").click()
+    # Alice revokes it from the tab, after a confirmation: Cancel (or Escape) keeps the grant.
+    revoke = panel.get_by_role("button", name="Revoke SELECT from team analysts")
+    revoke.click()
+    dialog = page.get_by_role("dialog", name="Revoke SELECT?")
+    expect(dialog).to_contain_text("team analysts loses SELECT on this table")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    revoke.click()
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    expect(panel.get_by_test_id("grant-team-analysts")).to_contain_text("SELECT")
+    expect(page.get_by_role("status")).to_have_count(0)
+    assert bob_api.get(f"{API}/catalogs/shop/databases/sales/tables/orders").status_code == 200
+    revoke.click()
+    dialog.get_by_role("button", name="Revoke", exact=True).click()
+    expect(dialog).to_have_count(0)
     expect(page.get_by_role("status")).to_have_text("Revoked SELECT from team analysts.")
     expect(panel.get_by_test_id("grant-team-analysts")).to_have_count(0)
 

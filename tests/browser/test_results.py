@@ -294,6 +294,16 @@ def test_sort_filter_pin_and_view_values_over_100000_rows(ui: UI, page: Any, ali
     expect(row(grid, len(expected)).get_by_role("gridcell").first).to_have_text(str(expected[-1]))
     expect(pager).to_have_count(0)  # one page
 
+    # The CSV download holds those rows in that order (the grid as shown), not the whole
+    # result as stored.
+    with page.expect_download() as info:
+        page.get_by_role("link", name="CSV", exact=True).click()
+    download = info.value
+    assert download.suggested_filename == f"job-{job['id']}.csv"  # a job page names no query
+    shown = list(csv.reader(io.StringIO(Path(download.path()).read_text())))
+    assert shown[0] == ["id", "s", "j"]
+    assert [int(line[0]) for line in shown[1:]] == expected
+
     # Copy the (filtered, sorted) page as CSV.
     page.get_by_label("Copy format").select_option("csv")
     page.get_by_role("button", name="Copy page").click()
@@ -475,3 +485,72 @@ def test_a_saved_query_keeps_its_chart(ui: UI, page: Any, alice: User) -> None:
     chart = pane(page).get_by_test_id("result-chart")
     expect(chart).to_have_attribute("data-type", "pie")
     expect(chart.locator(".slice")).to_have_count(3)
+
+
+def test_a_download_from_the_editor_is_the_grid_as_shown_named_after_the_tab(
+    ui: UI, page: Any, alice: User
+) -> None:
+    """Also: the sort mark stays whole beside a cut header name, and the scope note gives
+    way before the copy and download buttons wrap onto a second line."""
+    from tests.browser.test_editor import pane, run_and_wait, set_sql
+
+    long_name = "order_identifier_of_the_shop"
+    ui.login(page, "alice")
+    set_sql(page, f"SELECT id AS {long_name}, id % 3 AS r FROM range(5000)")
+    run_and_wait(page)
+    grid = pane(page).get_by_test_id("result-grid")
+    header = grid.locator(f'[role="columnheader"][data-column="{long_name}"]')
+    header.locator(".rv-colname").click()
+    header.locator(".rv-colname").click()
+    expect(header).to_have_attribute("aria-sort", "descending")
+    grid.get_by_role("button", name="Column menu: r").click()
+    page.get_by_role("menu", name="Column r").get_by_role("menuitem", name="Filter…").click()
+    page.get_by_label("Filter operator").select_option("eq")
+    page.get_by_label("Filter value").fill("1")
+    page.get_by_role("button", name="Apply").click()
+    expected = [i for i in range(4999, -1, -1) if i % 3 == 1]
+    scope = pane(page).get_by_test_id("result-scope")
+    expect(scope).to_have_text(
+        f"Sorted and filtered over all 5,000 rows: {len(expected):,} rows match"
+    )
+
+    # One line of tools: Add filter, the scope, Copy and the downloads side by side.
+    csv_link = pane(page).get_by_role("link", name="CSV", exact=True)
+    tops = [
+        box["y"]
+        for box in (
+            pane(page).get_by_role("button", name="Add filter").bounding_box(),
+            pane(page).get_by_role("button", name="Copy page").bounding_box(),
+            csv_link.bounding_box(),
+            pane(page).get_by_role("link", name="Parquet", exact=True).bounding_box(),
+        )
+        if box is not None
+    ]
+    assert len(tops) == 4 and max(tops) - min(tops) < 8, tops
+
+    # A narrow column: its name is cut, the sort mark beside it is whole and inside it.
+    handle = header.get_by_role("separator", name=f"Resize column {long_name}").bounding_box()
+    assert handle is not None
+    page.mouse.move(handle["x"] + 3, handle["y"] + 10)
+    page.mouse.down()
+    page.mouse.move(handle["x"] - 150, handle["y"] + 10, steps=5)
+    page.mouse.up()
+    name = header.locator(".rv-colname")
+    assert name.evaluate("e => e.scrollWidth > e.clientWidth"), "the name is not cut"
+    mark = header.get_by_test_id("sort-mark")
+    expect(mark).to_have_text("▼")
+    name_box, mark_box, header_box = name.bounding_box(), mark.bounding_box(), header.bounding_box()
+    assert name_box and mark_box and header_box
+    assert mark_box["width"] > 4
+    assert mark_box["x"] >= name_box["x"] + name_box["width"] - 1
+    assert mark_box["x"] + mark_box["width"] <= header_box["x"] + header_box["width"]
+
+    with page.expect_download() as info:
+        csv_link.click()
+    download = info.value
+    assert download.suggested_filename == "Query 1.csv"
+    rows = list(csv.reader(io.StringIO(Path(download.path()).read_text())))
+    assert rows == [[long_name, "r"], *[[str(i), "1"] for i in expected]]
+    with page.expect_download() as info:
+        pane(page).get_by_role("link", name="JSON", exact=True).click()
+    assert info.value.suggested_filename == "Query 1.json"

@@ -227,6 +227,7 @@ def test_grant_statements_answer_as_commands_do(world: dict[str, Any]) -> None:
     assert Table.objects.get(name="u").owner == world["bob"]
     actions = list(
         AuditEvent.objects.exclude(object_kind="token")
+        .exclude(action__in=("create", "alter"))
         .order_by("id")
         .values_list("action", flat=True)
     )
@@ -251,6 +252,7 @@ def test_a_grant_reaches_the_grantee_at_their_next_statement(world: dict[str, An
     assert olga.refused("SELECT * FROM gx.d.u", "NOT_FOUND")
     actions = list(
         AuditEvent.objects.exclude(object_kind="token")
+        .exclude(action__in=("create", "alter"))
         .order_by("id")
         .values_list("action", flat=True)
     )

@@ -706,7 +706,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The whole result: CSV (header row), JSON lines, Parquet, or Arrow (result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: true|false). */
+        /** @description The whole result (or, with sort and filter, its rows as a result page with them shows them): CSV (header row), JSON lines, Parquet, or Arrow (result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: true|false). */
         get: operations["jobs_result._retrieve"];
         put?: never;
         post?: never;
@@ -1118,12 +1118,15 @@ export interface components {
          *     * `token_revoke` - token_revoke
          *     * `engine_restart` - engine_restart
          *     * `engine_stop` - engine_stop
+         *     * `create` - create
+         *     * `alter` - alter
          *     * `read` - read
+         *     * `explain` - explain
          *     * `write` - write
          *     * `denied` - denied
          * @enum {string}
          */
-        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "token_create" | "token_revoke" | "engine_restart" | "engine_stop" | "read" | "write" | "denied";
+        ActionEnum: "grant" | "revoke" | "owner" | "drop" | "team_create" | "team_delete" | "member_add" | "member_remove" | "token_create" | "token_revoke" | "engine_restart" | "engine_stop" | "create" | "alter" | "read" | "explain" | "write" | "denied";
         /**
          * @description * `none` - none
          *     * `sum` - sum
@@ -2211,7 +2214,7 @@ export interface operations {
     audit_list: {
         parameters: {
             query?: {
-                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, token_create, token_revoke, engine_restart, engine_stop, read, write, denied */
+                /** @description comma list of grant, revoke, owner, drop, team_create, team_delete, member_add, member_remove, token_create, token_revoke, engine_restart, engine_stop, create, alter, read, explain, write, denied */
                 action?: string;
                 /** @description the username of who acted */
                 actor?: string;
@@ -3816,7 +3819,14 @@ export interface operations {
     };
     "jobs_result._retrieve": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description <column>:<op>[:<value>], repeatable (all must hold); op: contains, eq, ne, lt, le, gt, ge (or = != < <= > >=), is_null, not_null */
+                filter?: string[];
+                /** @description the file's name without its extension (e.g. the query's title); characters unsafe in a file name become _, at most 100 kept; default job-<id>. csv, json and parquet only */
+                name?: string;
+                /** @description <column>:asc or <column>:desc, over the whole result (NULLs last) */
+                sort?: string;
+            };
             header?: never;
             path: {
                 fmt: string;

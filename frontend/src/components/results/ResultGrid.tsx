@@ -13,6 +13,7 @@ import {
   type MouseEvent,
   type PointerEvent,
 } from "react";
+import { HeaderName } from "./HeaderName";
 import type { ResultColumn } from "../../api";
 import { ROW_HEIGHT, cellText, columnWidths, isNumericType, scrollToShow, truncate, visibleWindow } from "./model";
 import {
@@ -246,7 +247,7 @@ export function ResultGrid(props: GridProps) {
                   title={`${column.name} ${column.data_type} — click to sort`}
                   onClick={() => cycleSort(index)}
                 >
-                  <span className={`rv-colname${sorted ? ` sorted-${sorted}` : ""}`}>{column.name}</span>
+                  <HeaderName name={column.name} sorted={sorted} />
                   <span className="rv-coltype">{column.data_type}</span>
                   <button
                     type="button"

@@ -14,6 +14,7 @@ import { copyText } from "./clipboard";
 import { pageIdentity, resultPageKey, type LoadedPage } from "./resultCache";
 import { PAGE_SIZE, ROW_HEIGHT, cellText, pageRange } from "./model";
 import {
+  downloadQuery,
   filterParam,
   filterRows,
   formatRows,
@@ -34,12 +35,23 @@ export interface ResultViewProps {
   height?: number;
   /** The saved query the job ran for: its chart config is shown and can be saved back. */
   savedQueryId?: string | null;
+  /** What downloads are named after (the tab's or query's title); `job-<id>` without one. */
+  downloadName?: string;
 }
 
-export function ResultView({ job, height, savedQueryId }: ResultViewProps) {
+export function ResultView({ job, height, savedQueryId, downloadName }: ResultViewProps) {
   if (job.status !== "FINISHED" || !job.result) return null;
   // A new job starts over (page 1, no sort, no filter).
-  return <ResultBody key={job.id} job={job} result={job.result} height={height} savedQueryId={savedQueryId ?? null} />;
+  return (
+    <ResultBody
+      key={job.id}
+      job={job}
+      result={job.result}
+      height={height}
+      savedQueryId={savedQueryId ?? null}
+      downloadName={downloadName ?? ""}
+    />
+  );
 }
 
 type Result = NonNullable<Job["result"]>;
@@ -53,11 +65,13 @@ function ResultBody({
   result,
   height,
   savedQueryId,
+  downloadName,
 }: {
   job: Job;
   result: Result;
   height?: number;
   savedQueryId: string | null;
+  downloadName: string;
 }) {
   const total = result.row_count;
   const multiPage = total > PAGE_SIZE;
@@ -150,6 +164,9 @@ function ResultBody({
     if (server) restart();
   };
   const base = `${API}/jobs/${enc(job.id)}/result`;
+  // Downloads hold the rows as the grid shows them (sorted and filtered, over the whole result
+  // whichever scope is chosen) and are named after the tab or query.
+  const download = downloadQuery(sortParam(sort, result.columns), filters.map((f) => filterParam(f, result.columns)), downloadName);
 
   const saveChart = async () => {
     if (!savedQueryId || !chartConfig) return;
@@ -230,7 +247,7 @@ function ResultBody({
               </button>
             </div>
           )}
-          <span className="muted rv-scope" data-testid="result-scope" aria-live="polite">
+          <span className="muted rv-scope" data-testid="result-scope" aria-live="polite" title={scopeNote}>
             {scopeNote}
           </span>
           {active && (
@@ -271,13 +288,13 @@ function ResultBody({
             Copy selection
           </button>
           <span className="muted">Download</span>
-          <a className="button small" href={`${base}.csv`} download>
+          <a className="button small" href={`${base}.csv${download}`} download>
             CSV
           </a>
-          <a className="button small" href={`${base}.json`} download>
+          <a className="button small" href={`${base}.json${download}`} download>
             JSON
           </a>
-          <a className="button small" href={`${base}.parquet`} download>
+          <a className="button small" href={`${base}.parquet${download}`} download>
             Parquet
           </a>
         </div>

@@ -5,6 +5,7 @@ import {
   columnOrder,
   columnStats,
   csvField,
+  downloadQuery,
   filterLabel,
   filterParam,
   filterRows,
@@ -160,5 +161,15 @@ describe("pinning and column widths", () => {
     expect(withWidth(widths, 3, 80)).toEqual({ 1: 120, 3: 80 });
     expect(withWidth(widths, 1, null)).toEqual({});
     expect(widths).toEqual({ 1: 120 }); // not changed in place
+  });
+});
+
+describe("downloadQuery", () => {
+  it("carries the grid's sort, filters and the file's name", () => {
+    expect(downloadQuery(null, [], "")).toBe("");
+    expect(downloadQuery(null, [], "   ")).toBe("");
+    expect(downloadQuery("id:desc", ["s:contains:a&b=c", "id:lt:5"], " Query 1 ")).toBe(
+      "?sort=id%3Adesc&filter=s%3Acontains%3Aa%26b%3Dc&filter=id%3Alt%3A5&name=Query+1",
+    );
   });
 });

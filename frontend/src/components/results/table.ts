@@ -126,6 +126,16 @@ export function filterParam(filter: FilterSpec, columns: Column[]): string {
   return needs ? `${name}:${filter.op}:${filter.value}` : `${name}:${filter.op}`;
 }
 
+/** The query string of a download: the grid's sort and filters and the file's name. */
+export function downloadQuery(sort: string | null, filters: string[], name: string): string {
+  const search = new URLSearchParams();
+  if (sort) search.set("sort", sort);
+  for (const f of filters) search.append("filter", f);
+  if (name.trim()) search.set("name", name.trim());
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
 export function filterLabel(filter: FilterSpec, columns: Column[]): string {
   const op = FILTER_OPS.find((o) => o.op === filter.op);
   const name = columns[filter.column]?.name ?? "?";

@@ -105,6 +105,17 @@ describe("an event in words", () => {
       "was refused SELECT on table c.d.t",
     );
   });
+  it("names creations, changes and explains", () => {
+    const plain = { ...EVENT, principal: null, privileges: [] };
+    expect(describeEvent({ ...plain, action: "create" })).toBe("created table c.d.t");
+    expect(describeEvent({ ...plain, action: "alter", detail: { changed: ["schema"], schema_before: {} } })).toBe(
+      "changed the schema of table c.d.t",
+    );
+    expect(describeEvent({ ...plain, action: "alter" })).toBe("changed the definition of table c.d.t");
+    expect(describeEvent({ ...EVENT, action: "explain", privileges: ["SELECT"] })).toBe(
+      "explained a query over table c.d.t",
+    );
+  });
   it("names team events whether the team is the object or the principal", () => {
     const asObject = { ...EVENT, object_kind: "team", object: ["analysts"], privileges: [] };
     expect(describeEvent({ ...asObject, action: "team_create", principal: null })).toBe("created team analysts");

@@ -17,7 +17,10 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = [
   "token_revoke",
   "engine_restart",
   "engine_stop",
+  "create",
+  "alter",
   "read",
+  "explain",
   "write",
   "denied",
 ];
@@ -35,7 +38,10 @@ export const ACTION_LABELS: Record<AuditAction, string> = {
   token_revoke: "token revoked",
   engine_restart: "engine restart",
   engine_stop: "engine stop",
+  create: "create",
+  alter: "alter",
   read: "read",
+  explain: "explain",
   write: "write",
   denied: "denied",
 };
@@ -196,8 +202,16 @@ export function describeEvent(event: AuditEvent): string {
       const verb = event.action === "engine_restart" ? "asked to restart" : "asked to stop";
       return `${verb} engine${engine ? ` ${engine.slice(0, 8)}` : ""}${whose}`;
     }
+    case "create":
+      return `created ${what}`;
+    case "alter": {
+      const changed = Array.isArray(event.detail["changed"]) ? (event.detail["changed"] as unknown[]).map(String) : [];
+      return `changed the ${changed.length ? changed.join(" and ") : "definition"} of ${what}`;
+    }
     case "read":
       return `read ${what}${through}`;
+    case "explain":
+      return `explained a query over ${what}${through}`;
     case "write":
       return `wrote into ${what}`;
     case "denied": {

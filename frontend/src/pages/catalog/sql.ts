@@ -21,6 +21,29 @@ export const catalogSession: SessionSource = {
   },
 };
 
+const databaseSessions = new Map<string, Promise<string>>();
+
+/** A session whose current catalog and database are `catalog`.`database` (one per database per
+ * browser tab): DDL of a create form in a database resolves its unqualified names there, as a
+ * view's query `SELECT … FROM orders` typed in `cat.db` means `cat.db.orders`. */
+export function sessionIn(catalog: string, database: string): SessionSource {
+  const key = JSON.stringify([catalog, database]);
+  return {
+    current() {
+      let id = databaseSessions.get(key);
+      if (!id) {
+        id = post<Session>("/sessions", { current_catalog: catalog, current_database: database }).then((s) => s.id);
+        databaseSessions.set(key, id);
+        id.catch(() => databaseSessions.delete(key));
+      }
+      return id;
+    },
+    forget() {
+      databaseSessions.delete(key);
+    },
+  };
+}
+
 /** Submit one statement, the server holding the answer up to `wait` seconds (a job that ended
  * by then comes with its first result page, kept for the result view). */
 export async function submit(client: QueryClient, sql: string, wait: number, signal?: AbortSignal): Promise<Job> {
@@ -32,12 +55,14 @@ export async function submit(client: QueryClient, sql: string, wait: number, sig
 export const resultOf = (job: Job, firstPage: ResultPage | null, signal?: AbortSignal): Promise<ResultPage> =>
   firstPage ? Promise.resolve(firstPage) : get<ResultPage>(`/jobs/${enc(job.id)}/result?page_size=${PAGE_SIZE}`, { signal });
 
-/** Submit a statement and follow its job until it ends. */
+/** Submit a statement and follow its job until it ends (in the catalog pages' session unless
+ * another is given). */
 export function runStatement(
   client: QueryClient,
   sql: string,
   wait: number,
   signal: AbortSignal,
+  sessions: SessionSource = catalogSession,
 ): Promise<{ job: Job; firstPage: ResultPage | null }> {
-  return runToEnd(client, catalogSession, { sql, wait }, signal);
+  return runToEnd(client, sessions, { sql, wait }, signal);
 }

@@ -48,6 +48,25 @@ describe("toTableRequest", () => {
     expect(body.partition_by).toEqual(["price"]);
   });
 
+  it("sends a column's comment trimmed, and none when none is typed", () => {
+    const f = {
+      ...form(),
+      columns: [
+        { ...emptyColumn(), name: "id", dataType: "BIGINT", comment: "  the order id " },
+        { ...emptyColumn("computed"), name: "twice", expression: "id * 2", comment: "id doubled" },
+        { ...emptyColumn(), name: "plain", dataType: "INT", comment: "   " },
+      ],
+      watermarkColumn: "",
+      pkColumns: [],
+      partitionBy: [],
+    };
+    expect(toTableRequest(f).schema.columns).toEqual([
+      { name: "id", kind: "physical", data_type: "BIGINT", comment: "the order id" },
+      { name: "twice", kind: "computed", expression: "id * 2", comment: "id doubled" },
+      { name: "plain", kind: "physical", data_type: "INT" },
+    ]);
+  });
+
   it("leaves out an empty watermark and primary key; external options; extra options", () => {
     const f = {
       ...form(),

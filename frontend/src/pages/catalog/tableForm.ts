@@ -24,6 +24,7 @@ export interface ColumnRow {
   expression: string;
   metadataKey: string;
   virtual: boolean;
+  comment: string;
 }
 
 export interface OptionRow {
@@ -61,6 +62,7 @@ export function emptyColumn(kind: RowKind = "physical"): ColumnRow {
     expression: "",
     metadataKey: "file_path",
     virtual: true,
+    comment: "",
   };
 }
 
@@ -89,6 +91,7 @@ export interface ApiColumn {
   expression?: string;
   metadata_key?: string;
   virtual?: boolean;
+  comment?: string;
 }
 
 export interface TableRequest {
@@ -112,7 +115,9 @@ export function columnType(row: ColumnRow): string {
 
 export function toColumn(row: ColumnRow): ApiColumn {
   const name = row.name.trim();
-  if (row.kind === "computed") return { name, kind: "computed", expression: row.expression.trim() };
+  // A column's comment is sent only when one is typed (none is not an empty one).
+  const comment = row.comment.trim() ? { comment: row.comment.trim() } : {};
+  if (row.kind === "computed") return { name, kind: "computed", expression: row.expression.trim(), ...comment };
   if (row.kind === "metadata")
     return {
       name,
@@ -120,8 +125,9 @@ export function toColumn(row: ColumnRow): ApiColumn {
       data_type: row.dataType.trim(),
       metadata_key: row.metadataKey,
       virtual: row.virtual,
+      ...comment,
     };
-  return { name, kind: "physical", data_type: columnType(row) };
+  return { name, kind: "physical", data_type: columnType(row), ...comment };
 }
 
 /** The POST body of `/catalogs/{c}/databases/{d}/tables` (docs/api.md). */
@@ -159,7 +165,7 @@ export type ErrorTarget =
   | { area: "name" }
   | { area: "comment" }
   | { area: "columns" }
-  | { area: "column"; row: number; field: "name" | "data_type" | "expression" | "metadata_key" | "row" }
+  | { area: "column"; row: number; field: "name" | "data_type" | "expression" | "metadata_key" | "comment" | "row" }
   | { area: "watermark"; field: "column" | "expression" }
   | { area: "primary_key"; field: "name" | "columns" }
   | { area: "options"; key: string }
@@ -178,7 +184,7 @@ export function errorTarget(field: string | undefined, form: TableForm): ErrorTa
     const row = form.columns[Number(column[1])];
     if (!row) return { area: "columns" };
     const sub = column[2];
-    const known = ["name", "data_type", "expression", "metadata_key"] as const;
+    const known = ["name", "data_type", "expression", "metadata_key", "comment"] as const;
     const match = known.find((k) => k === sub);
     if (match) return { area: "column", row: row.id, field: match };
     if (sub === "virtual") return { area: "column", row: row.id, field: "metadata_key" };

@@ -2,6 +2,7 @@
 // summary or error of the run, the statements of a script, and the result grid. A stream
 // (docs/streaming.md) shows "Streaming" instead of a progress bar and a Stop button: a streaming
 // SELECT its live tail in the grid, a streaming write its live figures and a job page link.
+import { CanceledNote } from "../../components/jobs/CanceledNote";
 import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { JobProgress, JobStatusBadge } from "../../components/jobs/JobProgress";
 import { StreamLine, StreamingBadge } from "../../components/jobs/StreamView";
@@ -22,6 +23,7 @@ export function RunArea({
   onPick,
   onCancel,
   savedQueryId,
+  title,
 }: {
   run: RunState | null;
   running: boolean;
@@ -31,6 +33,8 @@ export function RunArea({
   onCancel(): void;
   /** The tab's saved query: the result's chart config is kept with it. */
   savedQueryId?: string | null;
+  /** The tab's title: downloads of the result are named after it. */
+  title?: string;
 }) {
   const runJob = run?.job ?? null;
   // A stream is followed here too (the same query as the run's, so no second poll): after a
@@ -109,7 +113,8 @@ export function RunArea({
           {run.requestError}
         </div>
       )}
-      {job?.error && job.status !== "RUNNING" && (
+      {job?.status === "CANCELED" && <CanceledNote job={job} />}
+      {job?.error && job.status !== "RUNNING" && job.status !== "CANCELED" && (
         <div className="alert danger job-error" role="alert" data-testid="job-error">
           <strong>{job.error.code}</strong>: {job.error.message}
           <ErrorTraceback details={job.error.details} />
@@ -147,7 +152,7 @@ export function RunArea({
       )}
       {showGrid && shown && (
         <div className="result-box">
-          <ResultView job={shown} savedQueryId={savedQueryId} />
+          <ResultView job={shown} savedQueryId={savedQueryId} downloadName={title} />
         </div>
       )}
     </div>

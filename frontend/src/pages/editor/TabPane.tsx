@@ -338,6 +338,7 @@ export function TabPane({
           onPick={runner.setPicked}
           onCancel={() => void runner.cancel()}
           savedQueryId={tab.savedQueryId}
+          title={tab.title}
         />
       </div>
       {!sideOpen && (

@@ -215,6 +215,12 @@ function columnOptions(columns: Column[], table: string): Completion[] {
   }));
 }
 
+/** Whether the word typed is a number (`12`, `1.5`, `1e3`, `10L`, `0x1F`): no completion pops
+ * up while one is typed (no name starts with a digit unquoted; Ctrl+Space still asks). */
+export function isNumberLiteral(raw: string): boolean {
+  return /^[0-9]/.test(raw);
+}
+
 /** The CodeMirror completion source for one tab. */
 export function sqlCompletionSource(host: CompletionHost) {
   return async (context: CompletionContext): Promise<CompletionResult | null> => {
@@ -225,7 +231,7 @@ export function sqlCompletionSource(host: CompletionHost) {
     const before = text.slice(lineStart, pos);
     if ((before.match(/'/g) ?? []).length % 2 === 1 || before.includes("--")) return null;
     const path = pathAt(text, pos);
-    if (!context.explicit && path.raw === "") return null;
+    if (!context.explicit && (path.raw === "" || isNumberLiteral(path.raw))) return null;
 
     const controller = new AbortController();
     context.addEventListener("abort", () => controller.abort(), { onDocChange: true });

@@ -16,6 +16,7 @@ import {
   formatDuration,
 } from "../../components/jobs/JobProgress";
 import { formatOffset, formatTimestamp } from "../../components/jobs/time";
+import { CanceledNote } from "../../components/jobs/CanceledNote";
 import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { ResultView } from "../../components/results/ResultView";
 import { StreamChart, StreamFigures, StreamingBadge, useStreamSeries } from "../../components/jobs/StreamView";
@@ -174,7 +175,7 @@ export function JobPage() {
 
       {streaming && <StreamSection key={job.id} job={job} events={events.data} />}
 
-      {job.error && <JobErrorBox error={job.error} />}
+      {job.status === "CANCELED" ? <CanceledNote job={job} /> : job.error && <JobErrorBox error={job.error} />}
 
       <section aria-labelledby="job-sql-heading">
         <h2 id="job-sql-heading">SQL</h2>

@@ -110,6 +110,15 @@ export function ColumnEditor({
           </div>
         ) : null}
       </td>
+      <td>
+        <input
+          aria-label={`Column ${n} comment`}
+          value={row.comment}
+          onChange={(ev) => set({ comment: ev.target.value })}
+          {...invalid(id("comment"), err("comment"))}
+        />
+        <FieldError id={id("comment")} message={err("comment")} />
+      </td>
       <td className="cat-row-actions">
         <button type="button" className="small" aria-label={`Move column ${n} up`} disabled={index === 0} onClick={() => onMove(-1)}>
           ↑

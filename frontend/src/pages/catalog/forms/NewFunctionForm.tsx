@@ -1,10 +1,11 @@
 // Create a function: a SQL function (parameters, return type, the expression after RETURN) or
 // a Python one (`package.module.function`), shown as the CREATE FUNCTION it runs in the catalog
 // pages' session — the same planner and checks as DDL typed in the editor.
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { DataGrid } from "../../../components/grid/DataGrid";
 import { pathOf } from "../../../router";
 import { ErrorAlert } from "../common";
+import { sessionIn } from "../sql";
 import { functionDdl, type FunctionDraft, type ParameterRow } from "../ddl";
 import { useDdlSubmit } from "./runDdl";
 import { FormShell } from "./shared";
@@ -16,7 +17,9 @@ export function NewFunctionForm({ catalog, database }: { catalog: string; databa
   const [parameters, setParameters] = useState<ParameterRow[]>([{ name: "", type: "" }]);
   const [returns, setReturns] = useState("");
   const [body, setBody] = useState("");
-  const { busy, error, submit: submitDdl } = useDdlSubmit();
+  // Unqualified names in its body resolve in the database it is created in.
+  const sessions = useMemo(() => sessionIn(catalog, database), [catalog, database]);
+  const { busy, error, submit: submitDdl } = useDdlSubmit(sessions);
   const sql = functionDdl({ catalog, database, name, comment, language, parameters, returns, body });
   const setParameter = (index: number, patch: Partial<ParameterRow>) =>
     setParameters((rows) => rows.map((row, i) => (i === index ? { ...row, ...patch } : row)));

@@ -101,6 +101,7 @@ export function NewTableForm({ catalog, database }: { catalog: string; database:
           { header: "Name" },
           { header: "Type / expression" },
           { header: "Constraints / metadata" },
+          { header: "Comment" },
           { header: "Actions", hideHeader: true },
         ]}
         renderRow={(row, index) => (

@@ -1,9 +1,10 @@
 // Create a view: name, comment and query, shown as the CREATE VIEW it runs. The statement runs
 // in the catalog pages' session like DDL typed in the editor, so Spark derives (and checks) the
 // view's schema before it is stored.
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { pathOf } from "../../../router";
 import { ErrorAlert } from "../common";
+import { sessionIn } from "../sql";
 import { viewDdl } from "../ddl";
 import { useDdlSubmit } from "./runDdl";
 import { FormShell } from "./shared";
@@ -12,7 +13,9 @@ export function NewViewForm({ catalog, database }: { catalog: string; database: 
   const [name, setName] = useState("");
   const [comment, setComment] = useState("");
   const [query, setQuery] = useState("");
-  const { busy, error, submit: submitDdl } = useDdlSubmit();
+  // Unqualified names in its body resolve in the database it is created in.
+  const sessions = useMemo(() => sessionIn(catalog, database), [catalog, database]);
+  const { busy, error, submit: submitDdl } = useDdlSubmit(sessions);
   const sql = viewDdl({ catalog, database, name, comment, query });
 
   const submit = () => submitDdl(sql, pathOf("catalog", catalog, database, "view", name.trim()));

@@ -15,7 +15,7 @@ import { formatTimestamp } from "../../../components/jobs/time";
 import { usePagedQuery, usePatchPermissions, usePermissions } from "../../../data/queries";
 import { Link, pathOf } from "../../../router";
 import { describeEvent } from "../../admin/audit";
-import { ErrorAlert, usePatch } from "../common";
+import { ConfirmDialog, ErrorAlert, usePatch } from "../common";
 import {
   accessRows,
   directPrivileges,
@@ -42,7 +42,8 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
   const permissions = usePermissions(base);
   const patch = usePatchPermissions(base);
   const [status, setStatus] = useState("");
-  const [revokeError, setRevokeError] = useState<unknown>(null);
+  // A revoke waits for a confirmation: the grant it takes away, asked about in a dialog.
+  const [revoking, setRevoking] = useState<{ row: AccessRow; privileges: Privilege[] } | null>(null);
   const [transferring, setTransferring] = useState(false);
 
   if (permissions.error && !permissions.data) return <ErrorAlert error={permissions.error} />;
@@ -51,15 +52,17 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
   const can = fullCan(body.can);
   const rows = accessRows(body.privilege_assignments);
 
-  const revoke = async (row: AccessRow, privileges: Privilege[]) => {
-    setRevokeError(null);
+  const revoke = (row: AccessRow, privileges: Privilege[]) => {
     setStatus("");
-    try {
-      await patch.mutateAsync([revokeChange(row.type, row.principal, privileges)]);
-      setStatus(`Revoked ${joinWords(privileges)} from ${row.type} ${row.principal}.`);
-    } catch (error) {
-      setRevokeError(error);
-    }
+    setRevoking({ row, privileges });
+  };
+  // Confirmed: a refusal stays in the dialog (ConfirmDialog shows it), success closes it.
+  const confirmRevoke = async () => {
+    if (!revoking) return;
+    const { row, privileges } = revoking;
+    await patch.mutateAsync([revokeChange(row.type, row.principal, privileges)]);
+    setRevoking(null);
+    setStatus(`Revoked ${joinWords(privileges)} from ${row.type} ${row.principal}.`);
   };
 
   return (
@@ -133,7 +136,7 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
                           aria-label={`Revoke ${privilege} from ${row.type} ${row.principal}`}
                           title={`Revoke ${privilege}`}
                           disabled={patch.isPending}
-                          onClick={() => void revoke(row, [privilege])}
+                          onClick={() => revoke(row, [privilege])}
                         >
                           ×
                         </button>
@@ -158,7 +161,7 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
                         type="button"
                         className="small link"
                         disabled={patch.isPending}
-                        onClick={() => void revoke(row, row.privileges)}
+                        onClick={() => revoke(row, row.privileges)}
                       >
                         Revoke all
                       </button>
@@ -169,7 +172,21 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
           ]}
         />
       )}
-      <ErrorAlert error={revokeError} />
+      {revoking ? (
+        <ConfirmDialog
+          title={`Revoke ${joinWords(revoking.privileges)}?`}
+          action="Revoke"
+          busyLabel="Revoking…"
+          onConfirm={confirmRevoke}
+          onClose={() => setRevoking(null)}
+        >
+          <p>
+            {revoking.row.type} <span className="mono">{revoking.row.principal}</span> loses{" "}
+            {joinWords(revoking.privileges)} on this {kind} at once (their next statement is checked
+            without it).
+          </p>
+        </ConfirmDialog>
+      ) : null}
       {status ? (
         <p className="perm-status" role="status">
           {status}
@@ -185,7 +202,6 @@ export function PermissionsPanel({ base, kind }: { base: string; kind: Securable
             const change = grantChange(body.privilege_assignments, type, name, chosen);
             if (!change) return;
             setStatus("");
-            setRevokeError(null);
             await patch.mutateAsync([change]);
             setStatus(`Granted ${joinWords(change.add)} to ${type} ${change.principal}.`);
           }}

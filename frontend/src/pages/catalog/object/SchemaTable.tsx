@@ -37,6 +37,7 @@ export function SchemaTable({ schema }: { schema: Schema }) {
             (column.nullable ?? !(column.data_type ?? "").toUpperCase().includes("NOT NULL")) ? "yes" : "NOT NULL",
         },
         { header: "Expression / metadata", cell: kindDetails },
+        { header: "Comment", testId: "column-comment", cell: (column) => column.comment ?? "" },
         {
           header: "Key",
           cell: (column) =>

@@ -115,7 +115,7 @@ export function SamplePanel({ path, title }: { path: string; title: string }) {
       {job && job.status === "FINISHED" ? (
         <div className="cat-result">
           {/* The grid's own header says how many rows there are (once). */}
-          <ResultView job={job} height={380} />
+          <ResultView job={job} height={380} downloadName={`${title} sample`} />
         </div>
       ) : null}
     </div>
