@@ -1264,6 +1264,8 @@ export interface components {
         ColumnOut: {
             name: string;
             data_type: string;
+            /** @description present when the values are Spark's text of each value ('STRING'): types Arrow cannot carry (year-month and calendar intervals) and dates or timestamps beyond Python's years 1 to 9999 */
+            served_as?: string;
         };
         ColumnStatisticsOut: {
             /**
