@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from catalog.models import Catalog, Table
@@ -151,8 +153,11 @@ def test_errors_carry_details_when_there_are_some(alice_api, make):
     assert error["details"]["field"] == "schema.columns[0].data_type"
     assert error["details"]["column"] == "a"
     # Errors without details leave the key out rather than sending an empty object.
-    missing = assert_error(alice_api.get(f"{API}/catalogs/nope"), 404, "NOT_FOUND")
+    missing = assert_error(alice_api.get(f"{API}/jobs/{uuid.uuid4()}"), 404, "NOT_FOUND")
     assert "details" not in missing
+    # A missing catalog carries Spark's condition and SQLSTATE (CATALOG_NOT_FOUND).
+    catalog = assert_error(alice_api.get(f"{API}/catalogs/nope"), 404, "NOT_FOUND")
+    assert catalog["details"] == {"condition": "CATALOG_NOT_FOUND", "sqlstate": "42P08"}
 
 
 def test_serializer_errors_name_the_field(alice_api, make):
