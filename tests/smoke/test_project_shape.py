@@ -79,6 +79,7 @@ def test_docker_compose_file_is_valid(tmp_path: Path) -> None:
         "redis",
         "web",
         "hiveserver2",
+        "flightsql",
         "worker",
         "worker-connect",
         "spark-master",
