@@ -90,7 +90,7 @@ format: install
 	$(BIN)/ruff check --fix .
 
 test: check api-types-check frontend-lint frontend frontend-test chromium
-	@scripts/test.sh
+	@scripts/test.sh --durations=40  # the slowest tests, to keep the suite inside CI's time
 	@scripts/test-sqlite.sh  # the web-side hostile tests again on the embedded SQLite
 	@scripts/test-faults.sh  # tests/faults: its own PostgreSQL and Redis (docs/faults.md)
 

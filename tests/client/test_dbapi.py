@@ -86,6 +86,33 @@ def test_execute_fetch_description_and_rowcount(conn: dbapi.Connection) -> None:
     conn.rollback()
 
 
+def test_a_small_result_comes_with_the_answer_and_a_large_one_from_arrow(
+    conn: dbapi.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result the statement's answer holds whole, of types JSON keeps exactly, needs no
+    second request; past one page, or with a type JSON would change, rows come from Arrow."""
+    http = conn.env._http
+    paths: list[str] = []
+    send = http.request
+
+    def recorded(method: str, path: str, **kwargs: Any) -> Any:
+        paths.append(path)
+        return send(method, path, **kwargs)
+
+    monkeypatch.setattr(http, "request", recorded)
+    cur = conn.cursor()
+    cur.execute("SELECT id, CAST(id AS STRING) AS s, id % 2 = 0 AS even FROM range(3)")
+    assert cur.fetchall() == [(0, "0", True), (1, "1", False), (2, "2", True)]
+    assert not [p for p in paths if "/result" in p], paths
+    cur.execute("SELECT id FROM range(1500)")
+    assert [row[0] for row in cur.fetchall()] == list(range(1500))
+    assert [p for p in paths if p.endswith("/result.arrow")], paths
+    paths.clear()
+    cur.execute("SELECT DATE'2024-01-02' AS d, 9007199254740993 AS big")
+    assert cur.fetchall() == [(date(2024, 1, 2), 9007199254740993)]
+    assert [p for p in paths if p.endswith("/result.arrow")], paths
+
+
 def test_named_parameters_are_bound_by_spark(conn: dbapi.Connection) -> None:
     cur = conn.cursor()
     cur.execute(

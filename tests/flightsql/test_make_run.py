@@ -65,4 +65,5 @@ def test_make_run_serves_flight_sql(tmp_path: Path) -> None:
         print(launcher.log()[-5000:])
         raise
     finally:
-        assert launcher.ctrl_c(), "Ctrl-C left processes of scripts/run.sh running"
+        left = launcher.ctrl_c()
+        assert not left, f"Ctrl-C left processes of scripts/run.sh running: {left}"

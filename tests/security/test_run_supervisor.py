@@ -139,16 +139,23 @@ class Launcher:
             ).fetchone()
         return str(row[0]) if row else ""
 
-    def ctrl_c(self) -> bool:
-        """SIGINT to the group, as a terminal does; True if everything stopped."""
+    def ctrl_c(self) -> str:
+        """SIGINT to the group, as a terminal does; "" if everything stopped, else what was
+        left running and the end of the log, for the failure to name."""
         os.killpg(self.process.pid, signal.SIGINT)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=60)
-        stopped = bool(poll(lambda: not _group_alive(self.process.pid), 20, 0.2))
-        if not stopped:
+        left = ""
+        if not poll(lambda: not _group_alive(self.process.pid), 40, 0.2):
+            left = subprocess.run(
+                ["ps", "-o", "pid,stat,etime,args", "-g", str(self.process.pid)],
+                capture_output=True,
+                text=True,
+            ).stdout
+            left = f"still running:\n{left}\nlog:\n{self.log()[-4000:]}"
             os.killpg(self.process.pid, signal.SIGKILL)
         self._log.close()
-        return stopped
+        return left
 
 
 @pytest.fixture
@@ -210,7 +217,8 @@ def test_a_killed_worker_is_restarted_and_the_web_keeps_serving(launcher: Launch
     assert second_identity != first_identity
     assert f"/{pids[1]}/" in second_identity
 
-    assert launcher.ctrl_c(), "Ctrl-C left processes of scripts/run.sh running"
+    left = launcher.ctrl_c()
+    assert not left, f"Ctrl-C left processes of scripts/run.sh running: {left}"
     assert "worker stopped" in launcher.log()
 
 

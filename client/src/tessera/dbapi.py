@@ -360,6 +360,32 @@ class Connection:
 
 # --- cursors -------------------------------------------------------------------------------
 
+# Rows asked inline with each statement: a small result needs no second request.
+INLINE_ROWS = 1000
+# Spark types whose JSON value is the Python value the Arrow result gives.
+_JSON_EXACT = re.compile(r"(?i)(BOOLEAN|TINYINT|SMALLINT|INT|BIGINT|STRING)(\s+NOT\s+NULL)?")
+
+
+def _whole_inline_page(
+    job: dict[str, Any], columns: list[dict[str, Any]]
+) -> list[tuple[Any, ...]] | None:
+    """The job's rows from the page its answer carried, when that page holds all of them
+    and every column reads the same from JSON as from Arrow; else None (read the Arrow)."""
+    page = job.get("result_page")
+    if (
+        not isinstance(page, dict)
+        or page.get("next_page_token")
+        or ((job.get("result") or {}).get("truncated"))
+    ):
+        return None
+    if not all(
+        _JSON_EXACT.fullmatch(str(c.get("data_type", "")).strip()) and not c.get("served_as")
+        for c in columns
+    ):
+        return None
+    return [tuple(row) for row in page.get("rows") or []]
+
+
 _EMPTY: list[Any] = []
 
 
@@ -471,7 +497,9 @@ class Cursor:
 
     def _run(self, sql: str, parameters: dict[str, Any] | None) -> None:
         values = {k: _wire_value(k, v) for k, v in (parameters or {}).items()}
-        result = self._env._submit(sql, row_limit=self._env.row_limit, parameters=values)
+        result = self._env._submit(
+            sql, row_limit=self._env.row_limit, parameters=values, page_size=INLINE_ROWS
+        )
         self._finish(result.wait())
 
     def _finish(self, result: TableResult) -> None:
@@ -484,7 +512,10 @@ class Cursor:
             self._description = [describe_column(c["name"], c["data_type"]) for c in columns]
             self._rowcount = int((job.get("result") or {}).get("row_count") or 0)
             self._rownumber = 0
-            if self._rowcount:
+            inline = _whole_inline_page(job, columns)
+            if inline is not None:
+                self._rows = iter(inline)
+            elif self._rowcount:
                 self._rows = self._next_rows()  # a generator: nothing is read until fetched
         elif _is_write(job):
             self._rowcount = self._written(result)

@@ -191,10 +191,14 @@ class TableEnvironment:
         *,
         row_limit: int | None = None,
         parameters: dict[str, Any] | None = None,
+        page_size: int | None = None,
     ) -> TableResult:
         body: dict[str, Any] = {"sql": sql, "wait": self.statement_wait}
         if row_limit is not None:
             body["row_limit"] = row_limit
+        if page_size is not None:
+            # A job finished within the wait answers its first page inline (`result_page`).
+            body["page_size"] = page_size
         if parameters:
             # Values of the query's :name markers: Spark binds them, they never enter the text.
             body["parameters"] = parameters
