@@ -41,7 +41,9 @@ from latency import (
     commit_measured,
     config_of,
     describe,
+    flush_redis,
     free_port,
+    fresh_pg_database,
     load_text,
     machine_line,
     tessera_select1,
@@ -249,8 +251,13 @@ def run_config(name: str, args: argparse.Namespace, spark: Any) -> Figures:
     import tessera.dbapi
 
     figures = Figures(load=[load_text()])
+    config = config_of(name)
+    if config.database_url:
+        fresh_pg_database(config.database_url)
+    if config.broker_url:
+        flush_redis(config.broker_url)
     data_dir = Path(tempfile.mkdtemp(prefix=f"tessera-hs2-{name}-"))
-    stack = Stack(config_of(name), data_dir, [data_dir / "storage"])
+    stack = Stack(config, data_dir, [data_dir / "storage"])
     hs2_port = free_port()
     stack.env["TESSERA_HS2_PORT"] = str(hs2_port)
     # Results are kept whole up to this many rows (100,000 by default: past it truncated).

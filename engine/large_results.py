@@ -46,6 +46,24 @@ def is_large(limit: int) -> bool:
     return limit > int(settings.TESSERA_RESULT_MAX_ROWS)
 
 
+# A result asked whole (a ``row_limit``) that Spark estimates below this is first collected
+# as a small one: most such results are small, and this path's fixed cost (Python workers,
+# scratch files: ≈ 90 ms for ``SELECT 1``) is then saved.
+SMALL_ESTIMATE_BYTES = 32 * 1024 * 1024
+
+
+def probably_small(frame: Any) -> bool:
+    """Whether Spark's optimizer estimates ``frame``'s result below ``SMALL_ESTIMATE_BYTES``.
+    Only an estimate: the caller collects at most the small limit + 1 rows, and past it
+    writes the result this way after all."""
+    try:
+        # Spark Connect's DataFrame has no _jdf (AttributeError): no estimate from this side.
+        size = int(frame._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+    except Exception:  # no estimate: the large path, as before
+        return False
+    return size <= SMALL_ESTIMATE_BYTES
+
+
 def arrow_schema(spark: Any, frame: Any) -> pa.Schema:
     """The Arrow schema ``frame.toArrow()`` answers with (TIMESTAMP in UTC, TIMESTAMP_NTZ
     without a zone, DECIMAL as decimal128, …)."""

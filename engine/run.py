@@ -108,8 +108,14 @@ def execute_query(spark: Any, plan: Plan, job_id: Any, limit: int) -> dict[str, 
     frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query", parameters)
     columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
     if not explain and large_results.is_large(limit):  # a row_limit: not through the driver
-        return readable.large_result(spark, frame, job_id, limit, columns)
-    table, text = readable.arrow_result(frame, limit)
+        small = int(settings.TESSERA_RESULT_MAX_ROWS)
+        if not large_results.probably_small(frame):
+            return readable.large_result(spark, frame, job_id, limit, columns)
+        table, text = readable.arrow_result(frame, small)
+        if table.num_rows > small:  # larger than estimated: written the large way after all
+            return readable.large_result(spark, frame, job_id, limit, columns)
+    else:
+        table, text = readable.arrow_result(frame, limit)
     columns = readable.flag_columns(columns, text)
     truncated = table.num_rows > limit
     if truncated:

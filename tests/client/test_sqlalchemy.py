@@ -5,6 +5,8 @@ types and comments, primary keys; grants respected; temporary objects left out),
 
 from __future__ import annotations
 
+import threading
+import time
 import tomllib
 from collections.abc import Iterator
 from datetime import timedelta
@@ -23,9 +25,11 @@ from sqlalchemy.dialects import registry
 from accounts.models import ApiToken
 from accounts.tokens import token_create
 from catalog.models import Database, Table
+from jobs.models import Job
 from tests.client.conftest import PASSWORD
 from tests.grants_support import share
 from tests.live_client import ROOT, tessera  # noqa: F401 - puts client/src on the path
+from tests.waiting import wait_until
 
 from tessera import dbapi  # isort: skip
 
@@ -192,6 +196,60 @@ def test_pandas_read_sql_and_to_sql(engine: sa.Engine) -> None:
     assert len(again) == 6 and sorted(set(again["index"])) == [0, 1, 2]
     columns = [c["name"] for c in sa.inspect(engine).get_columns("frame_out")]
     assert columns == ["index", "n", "x", "label", "ok", "at"]
+
+
+def test_a_temporary_view_shadows_a_table_in_its_connection_only(engine: sa.Engine) -> None:
+    """Each SQLAlchemy connection is its own Tessera session (FLIP-64's shadowing)."""
+    with engine.connect() as mine:
+        mine.exec_driver_sql("CREATE TEMPORARY VIEW orders AS SELECT 42 AS id")
+        assert mine.exec_driver_sql("SELECT id FROM orders").all() == [(42,)]
+        with engine.connect() as other:
+            assert sorted(r[0] for r in other.exec_driver_sql("SELECT id FROM orders")) == [
+                1,
+                2,
+                3,
+                4,
+            ]
+        mine.exec_driver_sql("DROP TEMPORARY VIEW orders")
+        assert sorted(r[0] for r in mine.exec_driver_sql("SELECT id FROM orders")) == [1, 2, 3, 4]
+
+
+def test_a_long_query_is_canceled_from_another_thread(engine: sa.Engine) -> None:
+    """Superset's "stop": the raw cursor's cancel() while execute waits in another thread."""
+    outcome: dict[str, Any] = {}
+    with engine.connect() as connection:
+        cursor = connection.connection.cursor()
+
+        def run() -> None:
+            try:
+                cursor.execute(
+                    "SELECT count(*) AS n FROM range(0, 100000000) AS a "
+                    "CROSS JOIN range(0, 100000) AS b"
+                )
+                outcome["rows"] = cursor.fetchall()
+            except dbapi.Error as exc:
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=run)
+        started = time.monotonic()
+        worker.start()
+        # Handshake: the job exists and runs before cancel is sent.
+        job = wait_until(
+            lambda: (
+                cursor.job_id and Job.objects.filter(pk=cursor.job_id, status="RUNNING").first()
+            ),
+            120,
+            0.2,
+            "the long query to run",
+        )
+        cursor.cancel()
+        worker.join(120)
+        assert not worker.is_alive()
+        error = outcome.get("error")
+        assert isinstance(error, dbapi.OperationalError) and error.code == "CANCELED", outcome
+        assert time.monotonic() - started < 120
+        job.refresh_from_db()
+        assert job.status == "CANCELED"
 
 
 def test_an_expired_token_is_an_operational_error(shop: str, alice: User) -> None:

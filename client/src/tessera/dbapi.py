@@ -500,6 +500,7 @@ class Cursor:
         result = self._env._submit(
             sql, row_limit=self._env.row_limit, parameters=values, page_size=INLINE_ROWS
         )
+        self._result = result  # before waiting: cancel() from another thread finds the job
         self._finish(result.wait())
 
     def _finish(self, result: TableResult) -> None:
@@ -596,7 +597,9 @@ class Cursor:
         return None
 
     def cancel(self) -> None:
-        """Cancel the last statement's job if it still runs (an extension)."""
+        """Cancel the statement's job if it still runs (an extension); called from another
+        thread while ``execute`` waits, that ``execute`` raises ``OperationalError``
+        (``CANCELED``), as PyHive's ``cancel`` does for Superset's "stop"."""
         self._check_open()
         if self._result is not None:
             with _translated():

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from engine import large_results
+from core.planner.plan import Action, Plan
+from engine import large_results, run
 from engine.typing import type_text
 from results import store
 
@@ -70,3 +71,33 @@ def test_leftovers_of_dead_workers_are_cleared_once_no_job_can_own_them(stores, 
     os.utime(old, (ages, ages))
     large_results.clear_leftovers(stores)
     assert sorted(p.name for p in stores.iterdir()) == ["new-job"]
+
+
+def query_plan(sql: str) -> Plan:
+    return Plan.of(Action.QUERY, needs_spark=True, sql=sql)
+
+
+@pytest.mark.usefixtures("python_workers")
+def test_a_result_asked_whole_that_is_small_skips_the_large_path(plain_spark, stores, monkeypatch):
+    """A row_limit above the small limit: a result Spark estimates small is collected as a
+    small one (no Python workers, no scratch files); one larger than its estimate, or
+    estimated large, is written the large way — the same rows either way."""
+    calls: list[int] = []
+    write = large_results.write_large_result
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(large_results, "write_large_result", counted)
+    small = run.execute_query(plain_spark, query_plan("SELECT 1 AS one"), "small", 1000)
+    assert calls == [] and small["row_count"] == 1 and small["truncated"] is False
+    assert store.open_result("small").read_all().to_pylist() == [{"one": 1}]
+    # Estimated small (a range), 50 rows: over the small limit of 10, so the large way.
+    over = run.execute_query(plain_spark, query_plan("SELECT id FROM range(0, 50)"), "over", 1000)
+    assert calls == [1] and over["row_count"] == 50 and over["truncated"] is False
+    assert store.open_result("over").read_all()["id"].to_pylist() == list(range(50))
+    big = plain_spark.sql("SELECT id, CAST(id AS STRING) AS s FROM range(0, 10000000)")
+    assert not large_results.probably_small(big)
+    assert large_results.probably_small(plain_spark.sql("SELECT 1"))
+    assert list(stores.iterdir()) == []
