@@ -299,6 +299,7 @@ def run_config(name: str, args: argparse.Namespace, spark: Any) -> Figures:
             str(per_database),
             "--owner",
             "bench",
+            timeout=3600,  # 100,000 tables: minutes on 2 cores
         )
         print(f"metadata walk over {args.walk} tables …", flush=True)
         figures.walk = measure_walk(hs2, "walk", args.walk)

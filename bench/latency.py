@@ -269,14 +269,14 @@ class Stack:
         self.commands: dict[str, list[str]] = {}
         self.token = ""
 
-    def manage(self, *args: str) -> str:
+    def manage(self, *args: str, timeout: float = 300) -> str:
         done = subprocess.run(
             [str(BIN / "python"), "manage.py", *args],
             cwd=ROOT,
             env=self.env,
             capture_output=True,
             text=True,
-            timeout=300,
+            timeout=timeout,
             check=False,
         )
         if done.returncode != 0:

@@ -70,10 +70,14 @@ def _json_text(field: str) -> Func | Cast:
     )
 
 
-def list_rows(rows: QuerySet[Table]) -> QuerySet[Table, Row]:
+def list_rows(rows: QuerySet[Table], with_schemas: bool = True) -> QuerySet[Table, Row]:
     """The fields a list item needs, as dicts, with ``schema``/``resolved_schema`` read as
     JSON text (``schema_json``/``resolved_json``) instead of decoded: on PostgreSQL the text
-    already has DRF's separators (a regular expression in the query: no Python work)."""
+    already has DRF's separators (a regular expression in the query: no Python work, but
+    ≈ 1 ms a row of 20 columns — left out when ``with_schemas`` is False)."""
+    if not with_schemas:
+        names: QuerySet[Table, Row] = rows.values(*LIST_FIELDS)
+        return names
     return rows.annotate(
         schema_json=_json_text("schema"),
         resolved_json=_json_text("resolved_schema"),

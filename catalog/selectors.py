@@ -183,10 +183,15 @@ def list_catalogs(*, access: Access, after: Any, limit: int) -> list[Catalog]:
     return list(_after_name(qs.order_by("name_key"), after)[:limit])
 
 
-def list_databases(catalog: Catalog, *, access: Access, after: Any, limit: int) -> list[Database]:
+def list_databases(
+    catalog: Catalog, *, access: Access, after: Any, limit: int, name_regex: str | None = None
+) -> list[Database]:
     """A page of the catalog's databases: all of them when the user may see every database
-    inside (today's SQL), else those ``catalog.access.databases_q`` lets through."""
+    inside (today's SQL), else those ``catalog.access.databases_q`` lets through; with
+    ``name_regex``, only names it matches (case-insensitive, in the database)."""
     qs = Database.objects.select_related("catalog", "owner").filter(catalog=catalog)
+    if name_regex is not None:
+        qs = qs.filter(name_key__iregex=name_regex)
     if not privileges.scope(access, Kind.DATABASE).covers(catalog.pk, None):
         qs = _filtered(qs, catalog_access.databases_q(access))
     return list(_after_name(qs.order_by("name_key"), after)[:limit])
@@ -214,18 +219,30 @@ def in_database_q(access: Access, kind: Kind, database: Database) -> Q | None:
 
 
 def list_tables(
-    database: Database, kind: str, *, access: Access, after: Any, limit: int
+    database: Database,
+    kind: str,
+    *,
+    access: Access,
+    after: Any,
+    limit: int,
+    name_regex: str | None = None,
+    with_schemas: bool = True,
 ) -> list[render.Row]:
-    """A page of tables or views as rows for catalog/render.py (schemas as JSON text)."""
+    """A page of tables or views as rows for catalog/render.py (schemas as JSON text, unless
+    ``with_schemas`` is False: a list of names reads no schema); with ``name_regex``, only
+    names it matches (case-insensitive, in the database: a JDBC client asking for one
+    table's columns reads one row, not the database's schemas)."""
     visible = in_database_q(access, Kind(kind), database)
     qs = Table.objects.filter(database=database, kind=kind)
+    if name_regex is not None:
+        qs = qs.filter(name_key__iregex=name_regex)
     if visible is not None:
         # The page's ids first, chosen in the list index (which holds the owner): only the
         # page's rows are then read, never a wide row the filter turns away.
         page = _after_name(qs.filter(visible).order_by("name_key"), after).values("pk")[:limit]
         qs = Table.objects.filter(pk__in=page)
         after = None
-    return list(render.list_rows(_after_name(qs.order_by("name_key"), after))[:limit])
+    return list(render.list_rows(_after_name(qs.order_by("name_key"), after), with_schemas)[:limit])
 
 
 def list_functions(database: Database, *, access: Access, after: Any, limit: int) -> list[Function]:

@@ -135,7 +135,11 @@ def tables(access: Access, session: Session, command: Any) -> pa.Table:
         found: list[Any] = []
     else:
         kinds = _kinds(list(command.table_types))
-        found = list(metadata.tables(access, catalog, schema, name, kinds, session))
+        found = list(
+            metadata.tables(
+                access, catalog, schema, name, kinds, session, with_schemas=command.include_schema
+            )
+        )
     rows = []
     for cat, db, row in found[: metadata.MAX_ROWS]:
         out = [cat, db, row["name"], str(row["kind"]).upper()]

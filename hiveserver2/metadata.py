@@ -53,6 +53,12 @@ def _matches(compiled: re.Pattern[str] | None, name: str) -> bool:
     return compiled is None or compiled.fullmatch(name) is not None
 
 
+def _in_database(compiled: re.Pattern[str] | None) -> str | None:
+    """The pattern as a regular expression the database matches whole (PostgreSQL's and
+    SQLite's flavours both read what ``pattern`` writes: ``.``, ``.*`` and escapes)."""
+    return None if compiled is None else f"^(?:{compiled.pattern})$"
+
+
 def _pages(read: Callable[[Any], list[Any]], key: Callable[[Any], Any]) -> Iterator[Any]:
     after = None
     while True:
@@ -83,7 +89,9 @@ def databases(access: Access, catalog: str | None, schema: str | None) -> Iterat
     for found in catalogs(access, catalog):
 
         def read(after: Any, found: Catalog = found) -> list[Database]:
-            return selectors.list_databases(found, access=access, after=after, limit=_PAGE)
+            return selectors.list_databases(
+                found, access=access, after=after, limit=_PAGE, name_regex=_in_database(compiled)
+            )
 
         for database in _pages(read, lambda d: d.name_key):
             if _matches(compiled, database.name):
@@ -124,6 +132,8 @@ def tables(
     table: str | None,
     kinds: list[str],
     session: Session | None = None,
+    *,
+    with_schemas: bool = True,
 ) -> Iterator[Found]:
     """The visible tables and views matching the patterns, and the session's temporary ones,
     which shadow a permanent object of the same name as they do in its statements."""
@@ -138,7 +148,13 @@ def tables(
 
             def read(after: Any, database: Database = database, kind: str = kind) -> list[Any]:
                 return selectors.list_tables(
-                    database, kind, access=access, after=after, limit=_PAGE
+                    database,
+                    kind,
+                    access=access,
+                    after=after,
+                    limit=_PAGE,
+                    name_regex=_in_database(compiled),
+                    with_schemas=with_schemas,
                 )
 
             for row in _pages(read, lambda r: r["name_key"]):
@@ -202,7 +218,7 @@ def get_tables(
         ("SELF_REFERENCING_COL_NAME", "STRING"),
         ("REF_GENERATION", "STRING"),
     ]
-    found = tables(access, catalog, schema, table, _kinds(types), session)
+    found = tables(access, catalog, schema, table, _kinds(types), session, with_schemas=False)
     rows = (
         [c, d, r["name"], r["kind"].upper(), r["comment"] or ""] + [None] * 5 for c, d, r in found
     )

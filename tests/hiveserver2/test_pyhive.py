@@ -248,6 +248,41 @@ def test_metadata_calls_answer_from_the_catalog(hive_as: Callable[..., Any]) -> 
     assert cross == []
 
 
+def test_name_patterns_are_matched_in_the_database_as_jdbc_reads_them(
+    hive_as: Callable[..., Any],
+) -> None:
+    """``_`` is any one character and ``\\_`` an underscore; case does not count; a pattern
+    with a regular expression's characters is only text (no error, no match)."""
+    conn = hive_as("alice", database="sales")
+    for sql in (
+        "CREATE TABLE order_lines (id BIGINT, line INT)",
+        "CREATE TABLE orderXlines (id BIGINT)",
+    ):
+        query(conn, sql)
+
+    def tables(pattern: str) -> list[str]:
+        request = ttypes.TGetTablesReq(
+            sessionHandle=conn.sessionHandle, catalogName="shop", tableName=pattern
+        )
+        return sorted(t[2] for t in rows_of(conn, conn.client.GetTables(request)))
+
+    assert tables("order_lines") == ["orderXlines", "order_lines"]
+    assert tables("order\\_lines") == ["order_lines"]
+    assert tables("ORDER%") == ["orderXlines", "order_lines", "orders"]
+    for text in ("order(", "[", "orders)|.*", "(?i).*", "\\"):
+        assert tables(text) == [], text
+    request = ttypes.TGetColumnsReq(
+        sessionHandle=conn.sessionHandle,
+        catalogName="shop",
+        schemaName="sal_s",
+        tableName="order\\_lines",
+    )
+    assert [(c[2], c[3]) for c in rows_of(conn, conn.client.GetColumns(request))] == [
+        ("order_lines", "id"),
+        ("order_lines", "line"),
+    ]
+
+
 def test_metadata_respects_grants(hive_as: Callable[..., Any]) -> None:
     alice = hive_as("alice", database="sales")
     bob = hive_as("bob")
