@@ -8,8 +8,9 @@ answers with a ticket naming the job; ``DoGet`` of that ticket streams the job's
 file, served only to the job's user in the bearer's session (the job row says so: a forged
 or another user's ticket names no job of the caller's). The metadata commands' tickets are
 the commands themselves, answered at ``DoGet`` by ``flightsql.metadata`` with the caller's
-grants of that moment. Tessera's errors travel as Flight errors whose message starts with the
-REST API's code (``[PERMISSION_DENIED] …``).
+grants of that moment. Flight's session actions (CloseSession, Set/GetSessionOptions) are
+``flightsql.session_actions``'s, on the bearer's session. Tessera's errors travel as Flight
+errors whose message starts with the REST API's code (``[PERMISSION_DENIED] …``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from google.protobuf.message import DecodeError, Message
 from catalog.access import access_for
 from core import jobstate
 from core.errors import CoreError, NotFound
-from flightsql import metadata
+from flightsql import metadata, session_actions
 from flightsql.auth import MIDDLEWARE, AuthFactory, Bearers, CallAuth, NoHandshake
 from flightsql.prepared import Prepared, parameters_of
 from flightsql.proto import Flight_pb2 as wire
@@ -160,10 +161,14 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
 
     # --- who ---------------------------------------------------------------------------------
 
-    def _caller(self, context: Any) -> tuple[User, Session]:
+    def _auth(self, context: Any) -> CallAuth:
         auth: CallAuth | None = context.get_middleware(MIDDLEWARE)
         if auth is None:
             raise flight.FlightUnauthenticatedError("[NOT_AUTHENTICATED] Not signed in.")
+        return auth
+
+    def _caller(self, context: Any) -> tuple[User, Session]:
+        auth = self._auth(context)
         user = auth.bearer.signed_in.current()
         try:
             session = session_services.session_get(user=user, session_id=auth.bearer.session_id)
@@ -253,14 +258,24 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
             ("ClosePreparedStatement", "Forget a prepared statement."),
             ("CancelFlightInfo", "Cancel the statement a FlightInfo names."),
             ("CancelQuery", "Flight SQL's older cancel (ActionCancelQueryRequest)."),
+            *session_actions.ACTIONS,
         ]
 
     @served
     def do_action(self, context: Any, action: Any) -> Iterator[bytes]:
-        user, session = self._caller(context)
         body = action.body.to_pybytes() if action.body is not None else b""
         if len(body) > MAX_COMMAND_BYTES:
             raise pa.ArrowInvalid("[STATEMENT_TOO_LARGE] The action is too large.")
+        if action.type == "CloseSession":
+            _parse(wire.CloseSessionRequest, body)
+            return iter([self._close_session(context).SerializeToString()])
+        user, session = self._caller(context)
+        if action.type == "SetSessionOptions":
+            request = _parse(wire.SetSessionOptionsRequest, body)
+            return iter([session_actions.set_options(session, request).SerializeToString()])
+        if action.type == "GetSessionOptions":
+            _parse(wire.GetSessionOptionsRequest, body)
+            return iter([session_actions.get_options(session).SerializeToString()])
         if action.type == "CancelFlightInfo":
             info = _parse(wire.CancelFlightInfoRequest, body).info
             status = self._cancel(user, session, info)
@@ -338,6 +353,21 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
         if name == "CommandGetPrimaryKeys":
             return metadata.primary_keys(access_for(user), command)
         return metadata.sql_info(list(command.info))
+
+    def _close_session(self, context: Any) -> Any:
+        """The sign-in's session closed (one already gone, e.g. expired: closed all the same);
+        its bearer and prepared statements are forgotten."""
+        auth = self._auth(context)
+        user = auth.bearer.signed_in.current()
+        session_id = auth.bearer.session_id
+        try:
+            session = session_services.session_get(user=user, session_id=session_id, touch=False)
+            result = session_actions.close(session)
+        except NotFound:
+            result = wire.CloseSessionResult(status=wire.CloseSessionResult.CLOSED)
+        self.bearers.end_session(session_id)
+        self.prepared.forget_session(session_id)
+        return result
 
     def _cancel(self, user: User, session: Session, info: Any) -> Any:
         """Cancel the statements the FlightInfo's tickets name (each must be the caller's)."""
