@@ -9,8 +9,9 @@ file, served only to the job's user in the bearer's session (the job row says so
 or another user's ticket names no job of the caller's). The metadata commands' tickets are
 the commands themselves, answered at ``DoGet`` by ``flightsql.metadata`` with the caller's
 grants of that moment. Flight's session actions (CloseSession, Set/GetSessionOptions) are
-``flightsql.session_actions``'s, on the bearer's session. Tessera's errors travel as Flight
-errors whose message starts with the REST API's code (``[PERMISSION_DENIED] …``).
+``flightsql.session_actions``'s, on the bearer's session; TLS, when configured, is
+``flightsql.tls``'s. Tessera's errors travel as Flight errors whose message starts with the
+REST API's code (``[PERMISSION_DENIED] …``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from flightsql.auth import MIDDLEWARE, AuthFactory, Bearers, CallAuth, NoHandsha
 from flightsql.prepared import Prepared, parameters_of
 from flightsql.proto import Flight_pb2 as wire
 from flightsql.proto import FlightSql_pb2 as sql
+from flightsql.tls import certificates
 from hiveserver2.errors import shown
 from jobs.models import Job, Session
 from jobs.selectors import wait_for
@@ -146,16 +148,23 @@ def _packed(message: Message) -> bytes:
 
 
 class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
-    """``serve`` blocks; ``shutdown`` stops it. ``location``: ``grpc://host:port``."""
+    """``serve`` blocks; ``shutdown`` stops it. ``scheme``: ``grpc``, or ``grpc+tls`` when
+    TESSERA_FLIGHT_SQL_TLS_CERT and _KEY are set (``flightsql.tls``; a setting that does
+    not fit is ``ImproperlyConfigured`` here, before any port is opened)."""
 
     def __init__(self, host: str | None = None, port: int | None = None) -> None:
         self.host = settings.TESSERA_FLIGHT_SQL_BIND if host is None else host
         wanted = settings.TESSERA_FLIGHT_SQL_PORT if port is None else port
+        tls = certificates(
+            settings.TESSERA_FLIGHT_SQL_TLS_CERT, settings.TESSERA_FLIGHT_SQL_TLS_KEY
+        )
+        self.scheme = "grpc+tls" if tls else "grpc"
         self.bearers = Bearers(settings.TESSERA_FLIGHT_SQL_IDLE_SECONDS)
         self.prepared = Prepared()
         super().__init__(
-            f"grpc://{self.host}:{wanted}",
+            f"{self.scheme}://{self.host}:{wanted}",
             auth_handler=NoHandshake(),
+            tls_certificates=tls or None,
             middleware={MIDDLEWARE: AuthFactory(self.bearers)},
         )
 
