@@ -7,7 +7,8 @@ is answered with ``Authorization: Bearer <random>``, which later calls carry. A 
 one sign-in and one Tessera session, opened at sign-in (it shows in the UI's sessions). The
 middleware cannot see the client's address (pyarrow hands it no peer), so the throttle counts
 Flight SQL attempts per user name (``flight-sql:<name>``). Bearers live in this process; one
-unused for ``idle_seconds`` ends, and so does the oldest past ``MAX_BEARERS``.
+unused for ``idle_seconds`` ends, and so does the oldest past ``MAX_BEARERS``, and so do a
+session's when the client closes it (``CloseSession``).
 """
 
 from __future__ import annotations
@@ -74,6 +75,12 @@ class Bearers:
             self._bearers.move_to_end(token)
             return found
 
+    def end_session(self, session_id: uuid.UUID) -> None:
+        """Forget every bearer of a session that was closed (CloseSession)."""
+        with self._lock:
+            for token in [t for t, b in self._bearers.items() if b.session_id == session_id]:
+                del self._bearers[token]
+
 
 class CallAuth(flight.ServerMiddleware):  # type: ignore[misc]
     """The caller of one call (``context.get_middleware("auth")``), and the bearer to send
@@ -123,7 +130,7 @@ class AuthFactory(flight.ServerMiddlewareFactory):  # type: ignore[misc]
             found = self.bearers.find(rest.strip())
             if found is None:
                 raise flight.FlightUnauthenticatedError(
-                    "[NOT_AUTHENTICATED] Unknown or expired bearer token; sign in again."
+                    "[NOT_AUTHENTICATED] Unknown, expired or closed bearer token; sign in again."
                 )
             return CallAuth(found)
         if scheme.lower() != "basic":

@@ -64,6 +64,12 @@ class Prepared:
         with self._lock:
             self._kept.pop(handle, None)
 
+    def forget_session(self, session_id: uuid.UUID) -> None:
+        """Forget the prepared statements of a session that was closed."""
+        with self._lock:
+            for handle in [h for h, s in self._kept.items() if s.session_id == session_id]:
+                del self._kept[handle]
+
 
 def parameters_of(reader: Any) -> dict[str, Any]:
     """The values of the one row a client bound, by column name."""

@@ -8,7 +8,9 @@ answers with a ticket naming the job; ``DoGet`` of that ticket streams the job's
 file, served only to the job's user in the bearer's session (the job row says so: a forged
 or another user's ticket names no job of the caller's). The metadata commands' tickets are
 the commands themselves, answered at ``DoGet`` by ``flightsql.metadata`` with the caller's
-grants of that moment. Tessera's errors travel as Flight errors whose message starts with the
+grants of that moment. Flight's session actions (CloseSession, Set/GetSessionOptions) are
+``flightsql.session_actions``'s, on the bearer's session; TLS, when configured, is
+``flightsql.tls``'s. Tessera's errors travel as Flight errors whose message starts with the
 REST API's code (``[PERMISSION_DENIED] …``).
 """
 
@@ -33,11 +35,12 @@ from google.protobuf.message import DecodeError, Message
 from catalog.access import access_for
 from core import jobstate
 from core.errors import CoreError, NotFound
-from flightsql import metadata
+from flightsql import metadata, session_actions
 from flightsql.auth import MIDDLEWARE, AuthFactory, Bearers, CallAuth, NoHandshake
 from flightsql.prepared import Prepared, parameters_of
 from flightsql.proto import Flight_pb2 as wire
 from flightsql.proto import FlightSql_pb2 as sql
+from flightsql.tls import certificates
 from hiveserver2.errors import shown
 from jobs.models import Job, Session
 from jobs.selectors import wait_for
@@ -145,25 +148,36 @@ def _packed(message: Message) -> bytes:
 
 
 class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
-    """``serve`` blocks; ``shutdown`` stops it. ``location``: ``grpc://host:port``."""
+    """``serve`` blocks; ``shutdown`` stops it. ``scheme``: ``grpc``, or ``grpc+tls`` when
+    TESSERA_FLIGHT_SQL_TLS_CERT and _KEY are set (``flightsql.tls``; a setting that does
+    not fit is ``ImproperlyConfigured`` here, before any port is opened)."""
 
     def __init__(self, host: str | None = None, port: int | None = None) -> None:
         self.host = settings.TESSERA_FLIGHT_SQL_BIND if host is None else host
         wanted = settings.TESSERA_FLIGHT_SQL_PORT if port is None else port
+        tls = certificates(
+            settings.TESSERA_FLIGHT_SQL_TLS_CERT, settings.TESSERA_FLIGHT_SQL_TLS_KEY
+        )
+        self.scheme = "grpc+tls" if tls else "grpc"
         self.bearers = Bearers(settings.TESSERA_FLIGHT_SQL_IDLE_SECONDS)
         self.prepared = Prepared()
         super().__init__(
-            f"grpc://{self.host}:{wanted}",
+            f"{self.scheme}://{self.host}:{wanted}",
             auth_handler=NoHandshake(),
+            tls_certificates=tls or None,
             middleware={MIDDLEWARE: AuthFactory(self.bearers)},
         )
 
     # --- who ---------------------------------------------------------------------------------
 
-    def _caller(self, context: Any) -> tuple[User, Session]:
+    def _auth(self, context: Any) -> CallAuth:
         auth: CallAuth | None = context.get_middleware(MIDDLEWARE)
         if auth is None:
             raise flight.FlightUnauthenticatedError("[NOT_AUTHENTICATED] Not signed in.")
+        return auth
+
+    def _caller(self, context: Any) -> tuple[User, Session]:
+        auth = self._auth(context)
         user = auth.bearer.signed_in.current()
         try:
             session = session_services.session_get(user=user, session_id=auth.bearer.session_id)
@@ -253,14 +267,24 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
             ("ClosePreparedStatement", "Forget a prepared statement."),
             ("CancelFlightInfo", "Cancel the statement a FlightInfo names."),
             ("CancelQuery", "Flight SQL's older cancel (ActionCancelQueryRequest)."),
+            *session_actions.ACTIONS,
         ]
 
     @served
     def do_action(self, context: Any, action: Any) -> Iterator[bytes]:
-        user, session = self._caller(context)
         body = action.body.to_pybytes() if action.body is not None else b""
         if len(body) > MAX_COMMAND_BYTES:
             raise pa.ArrowInvalid("[STATEMENT_TOO_LARGE] The action is too large.")
+        if action.type == "CloseSession":
+            _parse(wire.CloseSessionRequest, body)
+            return iter([self._close_session(context).SerializeToString()])
+        user, session = self._caller(context)
+        if action.type == "SetSessionOptions":
+            request = _parse(wire.SetSessionOptionsRequest, body)
+            return iter([session_actions.set_options(session, request).SerializeToString()])
+        if action.type == "GetSessionOptions":
+            _parse(wire.GetSessionOptionsRequest, body)
+            return iter([session_actions.get_options(session).SerializeToString()])
         if action.type == "CancelFlightInfo":
             info = _parse(wire.CancelFlightInfoRequest, body).info
             status = self._cancel(user, session, info)
@@ -338,6 +362,21 @@ class FlightSqlServer(flight.FlightServerBase):  # type: ignore[misc]
         if name == "CommandGetPrimaryKeys":
             return metadata.primary_keys(access_for(user), command)
         return metadata.sql_info(list(command.info))
+
+    def _close_session(self, context: Any) -> Any:
+        """The sign-in's session closed (one already gone, e.g. expired: closed all the same);
+        its bearer and prepared statements are forgotten."""
+        auth = self._auth(context)
+        user = auth.bearer.signed_in.current()
+        session_id = auth.bearer.session_id
+        try:
+            session = session_services.session_get(user=user, session_id=session_id, touch=False)
+            result = session_actions.close(session)
+        except NotFound:
+            result = wire.CloseSessionResult(status=wire.CloseSessionResult.CLOSED)
+        self.bearers.end_session(session_id)
+        self.prepared.forget_session(session_id)
+        return result
 
     def _cancel(self, user: User, session: Session, info: Any) -> Any:
         """Cancel the statements the FlightInfo's tickets name (each must be the caller's)."""

@@ -19,6 +19,7 @@ from catalog import selectors as catalog_selectors
 from catalog.access import access_for
 from catalog.models import Catalog
 from core.errors import CoreError, NotFound, PermissionDenied
+from core.planner import guard
 from core.privileges import Access
 from jobs.models import Session
 from jobs.selectors import User, keyset, parse_uuid, user_id
@@ -196,6 +197,27 @@ def session_update(*, session: Session, changes: dict[str, Any]) -> Session:
         session.idle_timeout_seconds = changes["idle_timeout_seconds"]
     session.save()
     return session
+
+
+def session_set_property(*, session: Session, key: str, value: str | None) -> str | None:
+    """One property set as ``SET key = value`` sets it, or (``None``) unset as ``RESET key``:
+    the key passes SET's allow-list (the registry's keys; a key Spark removed says so), the
+    value the registry's check. Returns the canonical value stored."""
+    registry = planning.session_properties()
+    guard.check_set_key(key, registry.keys)
+    checked = None if value is None else registry.check(key, value, field="session_options")
+    with transaction.atomic():
+        # Locked as SET's command locks it: a concurrent SET or RESET is not lost.
+        locked = Session.objects.select_for_update().get(pk=session.pk)
+        properties = dict(locked.properties or {})
+        if checked is None:
+            properties.pop(key, None)
+        else:
+            properties[key] = checked
+        locked.properties = properties
+        locked.save(update_fields=["properties"])
+    session.properties = properties
+    return checked
 
 
 def session_delete(*, session: Session) -> None:

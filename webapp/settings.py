@@ -394,6 +394,10 @@ TESSERA_FLIGHT_SQL_BIND = os.environ.get(
     "TESSERA_FLIGHT_SQL_BIND", os.environ.get("TESSERA_BIND", "127.0.0.1")
 )
 TESSERA_FLIGHT_SQL_IDLE_SECONDS = int(os.environ.get("TESSERA_FLIGHT_SQL_IDLE_SECONDS", "3600"))
+# TLS on the port (flightsql/tls.py): PEM files of the certificate chain and its private key,
+# both or neither (one alone stops `manage.py flightsql` at start). Both: grpc+tls://.
+TESSERA_FLIGHT_SQL_TLS_CERT = os.environ.get("TESSERA_FLIGHT_SQL_TLS_CERT", "")
+TESSERA_FLIGHT_SQL_TLS_KEY = os.environ.get("TESSERA_FLIGHT_SQL_TLS_KEY", "")
 # Engines (jobs/engines.py, engine/pool.py, docs/deploy.md "Engines"): which jobs share a Spark
 # application. "user" (default) and "team" (a user's first group by name; none: their own)
 # give each share key an engine process of its own on the worker host, started on demand,

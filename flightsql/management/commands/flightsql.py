@@ -1,5 +1,6 @@
 """``manage.py flightsql``: serve the Arrow Flight SQL endpoint in this process until stopped
-(``make run`` starts it beside the web server, the worker and HiveServer2)."""
+(``make run`` starts it beside the web server, the worker and HiveServer2). TLS settings that
+do not fit (one of the two alone, a file that is not PEM) stop it at start with their reason."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import threading
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from flightsql.server import FlightSqlServer
 
@@ -27,7 +29,10 @@ class Command(BaseCommand):
         if port == 0:
             self.stdout.write("Flight SQL is off (TESSERA_FLIGHT_SQL_PORT=0).")
             return
-        server = FlightSqlServer(options["bind"], port)
+        try:
+            server = FlightSqlServer(options["bind"], port)
+        except ImproperlyConfigured as exc:
+            raise CommandError(str(exc)) from None
         stopping = threading.Event()
 
         def stop(signum: int, frame: Any) -> None:
@@ -35,7 +40,7 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        self.stdout.write(f"Arrow Flight SQL on grpc://{server.host}:{server.port}")
+        self.stdout.write(f"Arrow Flight SQL on {server.scheme}://{server.host}:{server.port}")
         threading.Thread(target=server.serve, name="flight-sql", daemon=True).start()
         while not stopping.wait(0.5):
             pass
