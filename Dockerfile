@@ -36,6 +36,7 @@ COPY results results
 COPY tabledata tabledata
 COPY engine engine
 COPY workbench workbench
+COPY schedules schedules
 COPY hiveserver2 hiveserver2
 COPY flightsql flightsql
 COPY tessera_udfs tessera_udfs

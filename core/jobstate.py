@@ -88,6 +88,7 @@ class JobView:
     target: tuple[str, ...] | None
     plan: Plan | None  # None: the job has no plan (refused, or not planned yet)
     script: str | None = None  # the script the job is a statement of, if any
+    origin: str = "user"  # who submitted it: "user", or "schedule" (a scheduled run)
 
 
 Record = Callable[[str, Mapping[str, Any]], None]

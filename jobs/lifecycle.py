@@ -86,6 +86,7 @@ def job_view(job: Job) -> JobView:
         target=tuple(job.target) if job.target else None,
         plan=job.typed_plan,
         script=str(job.script_id) if job.script_id is not None else None,
+        origin=job.origin,
     )
 
 

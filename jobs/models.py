@@ -134,6 +134,9 @@ class Workspace(models.Model):
         return f"workspace of user {self.pk}"
 
 
+ORIGIN_USER, ORIGIN_SCHEDULE = "user", "schedule"
+
+
 class Job(models.Model):
     STATUS_CHOICES: ClassVar = [(s, s) for s in jobstate.STATUSES]
 
@@ -181,6 +184,9 @@ class Job(models.Model):
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
     )
+    # Who submitted it: a user's statement (REST, HiveServer2, Flight SQL, the client) or a
+    # scheduled run (``schedules.scheduler``, as the schedule's owner).
+    origin = models.CharField(max_length=16, default=ORIGIN_USER)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -114,6 +114,10 @@ class JobOut(serializers.Serializer[Job]):
     sql = serializers.CharField()
     kind = serializers.CharField()
     status = serializers.CharField()
+    origin = serializers.CharField(
+        help_text='Who submitted it: "user" (a statement), or "schedule" (a scheduled run, '
+        "as the schedule's owner; GET /schedules/{id}/runs)."
+    )
     target = serializers.ListField(child=serializers.CharField(), allow_null=True)
     progress = serializers.SerializerMethodField()
     streaming = serializers.SerializerMethodField(

@@ -6,8 +6,8 @@ one function that moves a job, whoever moves it — the worker's ``engine.run`` 
 ``engine.write_runner`` / ``engine.streaming`` / ``engine.monitor``, the web process's
 ``sessions.statements`` / ``sessions.commands`` / ``sessions.scripts``, the reaper
 (``jobs.maintenance``). The steps live in the rooms above ``jobs`` (``tabledata``,
-``sessions``), so ``lifecycle`` does not import this module: ``install`` hands it the list,
-once per process, from ``JobsConfig.ready`` (``jobs/apps.py``).
+``sessions``, ``schedules``), so ``lifecycle`` does not import this module: ``install``
+hands it the list, once per process, from ``JobsConfig.ready`` (``jobs/apps.py``).
 
 Each step is ``step(job: JobView, record)`` and does nothing for a job it is not about (a
 write step for a query, say).
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from core import jobstate
 from jobs import lifecycle
+from schedules.runs import run_ended
 from sessions.scripts import start_next_statement
 from tabledata.statistics_steps import store_statistics
 from tabledata.write_steps import clean_up_write, commit_write, prepare_write
@@ -32,9 +33,9 @@ INSIDE = {
 # After the transaction committed, in whichever process made the transition: a step that
 # raises is logged and recorded (``hook_failed``) and the next one still runs.
 AFTER = {
-    jobstate.FINISHED: (start_next_statement,),
-    jobstate.FAILED: (clean_up_write, start_next_statement),
-    jobstate.CANCELED: (clean_up_write, start_next_statement),
+    jobstate.FINISHED: (start_next_statement, run_ended),  # run_ended: a scheduled run's
+    jobstate.FAILED: (clean_up_write, start_next_statement, run_ended),  # end, its alerts
+    jobstate.CANCELED: (clean_up_write, start_next_statement, run_ended),
 }
 
 

@@ -12,7 +12,8 @@ slots, which the claims count to keep one slot of all the live workers free for 
 nothing running) and how many of them may be streams (``stream_slots``:
 ``TESSERA_WORKER_MAX_STREAMS``, never its last Celery slot; ``jobs.scheduling``).
 
-From the same loop the worker runs the job housekeeping of ``jobs.maintenance``. It also
+From the same loop the worker runs the job housekeeping of ``jobs.maintenance`` and ticks
+the scheduler (``schedules.scheduler``: due schedules claimed in the database). It also
 notices, on its own machine, worker processes that have ended without saying so (killed,
 crashed): their rows are marked stopped at once and their jobs reaped, without waiting for
 the heartbeat timeout. Health counts rows with a fresh heartbeat that are not stopped.
@@ -42,6 +43,7 @@ from django.utils import timezone
 from jobs import engines, maintenance, notify, running
 from jobs.identity import current_identity, set_identity
 from jobs.models import Worker
+from schedules import scheduler
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -220,6 +222,7 @@ def run_maintenance(beat_number: int, identity: str | None = None) -> None:
         maintenance.reap_lost_jobs,
         lambda: _fail_orphans(identity),
         maintenance.sweep_unclaimed_jobs,
+        scheduler.tick,  # due schedules, claimed in the database (one runner per slot)
     ]
     if beat_number % EXPIRY_EVERY_BEATS == 0:
         due += [

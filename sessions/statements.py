@@ -42,7 +42,7 @@ from core.planner.pipelines import check_args, pipeline_sql, plan_pipeline
 from core.session_properties import check_wait
 from jobs import access_log, dispatch, lifecycle, scheduling
 from jobs.errors import JobError
-from jobs.models import Job, Session
+from jobs.models import ORIGIN_USER, Job, Session
 from jobs.selectors import held, reload_job, wait_for
 from sessions import commands, planning, uploads
 from sessions.catalog_reader import DjangoCatalogReader
@@ -265,10 +265,12 @@ def submit_plan(*, session: Session, sql: str, plan: Plan | Mapping[str, Any]) -
     return reload_job(_submit(session, sql, plan).pk)
 
 
-def _submit(session: Session, sql: str, plan: Plan | Mapping[str, Any]) -> Job:
+def _submit(
+    session: Session, sql: str, plan: Plan | Mapping[str, Any], origin: str = ORIGIN_USER
+) -> Job:
     """``submit_plan`` without reading the row again (the caller does)."""
     typed = plan if isinstance(plan, Plan) else Plan.from_dict(plan)
-    job = start_job(new_job(session, sql), typed)
+    job = start_job(new_job(session, sql, origin=origin), typed)
     if runs_here(job):
         return commands.run_command(job)
     return job
@@ -360,6 +362,7 @@ def statement_submit(
     wait: float | None = 0,
     parameters: Mapping[str, Any] | None = None,
     row_limit: Any = None,
+    origin: str = ORIGIN_USER,
 ) -> Job:
     """Plan and start one statement; with ``wait``, hold until it ended or the time passed.
 
@@ -374,7 +377,8 @@ def statement_submit(
     ``parameters`` are the values of the query's ``:name`` markers: a marker without a
     value or a value without a marker is refused (``VALIDATION_ERROR``, no job), and so are
     values sent with a statement that is not a query. ``row_limit`` (``check_row_limit``)
-    replaces the session's ``result.max_rows`` for this statement.
+    replaces the session's ``result.max_rows`` for this statement. ``origin``: who submits
+    it (``Job.origin``; a scheduled run says ``schedule``).
     """
     seconds = check_wait(wait)
     check_sql(sql)
@@ -389,9 +393,9 @@ def statement_submit(
             if not values and outcome.action == Action.QUERY:
                 query_parameters.bind(sql, {})  # a marker left without a value: say which
             planned = with_row_limit(with_parameters(outcome, bound, session), limit)
-            job = _submit(session, sql, planned)
+            job = _submit(session, sql, planned, origin)
         else:
-            job = fail_job(new_job(session, sql), outcome)
+            job = fail_job(new_job(session, sql, origin=origin), outcome)
     return wait_for([job.id], seconds)[0]  # reads the row, whether it waits or not
 
 

@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "catalog",
     "jobs",
     "workbench",
+    "schedules",
     "hiveserver2",
     "flightsql",
 ]
@@ -385,6 +386,20 @@ TESSERA_HS2_BIND = os.environ.get("TESSERA_HS2_BIND", os.environ.get("TESSERA_BI
 TESSERA_HS2_MAX_FRAME_BYTES = int(os.environ.get("TESSERA_HS2_MAX_FRAME_BYTES", str(8 * 1024**2)))
 TESSERA_HS2_MAX_CONNECTIONS = int(os.environ.get("TESSERA_HS2_MAX_CONNECTIONS", "200"))
 TESSERA_HS2_IDLE_SECONDS = int(os.environ.get("TESSERA_HS2_IDLE_SECONDS", "3600"))
+
+# E-mail: alerts that trigger or clear (schedules/alerts.py), through Django's mail. The
+# console backend by default (make run prints them in the worker's log); set the backend to
+# django.core.mail.backends.smtp.EmailBackend and the host for a real server. Tests use
+# Django's locmem backend (its test set-up sets it).
+EMAIL_BACKEND = os.environ.get(
+    "TESSERA_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_HOST = os.environ.get("TESSERA_EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("TESSERA_EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("TESSERA_EMAIL_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("TESSERA_EMAIL_PASSWORD", "")
+EMAIL_USE_TLS = _env_bool("TESSERA_EMAIL_TLS")
+DEFAULT_FROM_EMAIL = os.environ.get("TESSERA_EMAIL_FROM", "tessera@localhost")
 
 # Arrow Flight SQL (flightsql/, docs/flightsql.md): gRPC on its own process (`manage.py
 # flightsql`, started by `make run`). Port 0: off. A bearer token unused for

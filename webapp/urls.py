@@ -66,6 +66,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("results.urls")),
     path("", include("tabledata.urls")),
     path("", include("workbench.urls")),
+    path("", include("schedules.urls")),
 ]
 
 urlpatterns = [

@@ -14,6 +14,7 @@ import { TeamPage } from "./pages/admin/TeamPage";
 import { TeamsPage } from "./pages/admin/TeamsPage";
 import { TokensPage } from "./pages/account/TokensPage";
 import { EnginesPage } from "./pages/engines/EnginesPage";
+import { NotificationBell, SchedulesPage } from "./pages/schedules/SchedulesPage";
 import { ShortcutHelp } from "./pages/editor/ShortcutHelp";
 
 /** Typing into a field: single-key shortcuts stay out of the way. */
@@ -24,12 +25,23 @@ function typing(target: EventTarget | null): boolean {
 
 const SECTION_KEYS: Record<string, string> = { KeyE: "/editor", KeyC: "/catalog", KeyJ: "/jobs", KeyS: "/saved" };
 
-type Section = "editor" | "catalog" | "jobs" | "engines" | "saved" | "teams" | "audit" | "tokens" | "missing";
+type Section =
+  | "editor"
+  | "catalog"
+  | "jobs"
+  | "engines"
+  | "saved"
+  | "schedules"
+  | "teams"
+  | "audit"
+  | "tokens"
+  | "missing";
 
 function sectionOf(pathname: string): Section {
   const first = pathname.split("/").filter(Boolean)[0] ?? "editor";
   if (first === "editor" || first === "login") return "editor";
-  if (["catalog", "jobs", "engines", "saved", "teams", "audit", "tokens"].includes(first)) return first as Section;
+  if (["catalog", "jobs", "engines", "saved", "schedules", "teams", "audit", "tokens"].includes(first))
+    return first as Section;
   return "missing";
 }
 
@@ -110,6 +122,9 @@ export function App() {
           <Link to="/saved" aria-current={section === "saved" ? "page" : undefined}>
             Saved queries
           </Link>
+          <Link to="/schedules" aria-current={section === "schedules" ? "page" : undefined}>
+            Schedules
+          </Link>
           <Link to="/teams" aria-current={section === "teams" ? "page" : undefined}>
             Teams
           </Link>
@@ -123,6 +138,7 @@ export function App() {
           <button type="button" className="link" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => setHelp(true)}>
             ?
           </button>
+          <NotificationBell />
           <span className="username" data-testid="username">
             {user.username}
           </span>
@@ -142,6 +158,7 @@ export function App() {
         {section === "jobs" && (pathname.split("/").filter(Boolean).length > 1 ? <JobPage /> : <JobsPage />)}
         {section === "engines" && <EnginesPage user={user} />}
         {section === "saved" && <SavedQueriesPage user={user} />}
+        {section === "schedules" && <SchedulesPage />}
         {section === "teams" &&
           (segments.length > 1 ? <TeamPage key={segments[1]} name={segments[1]} user={user} /> : <TeamsPage user={user} />)}
         {section === "audit" && <AuditPage user={user} />}

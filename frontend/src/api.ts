@@ -360,6 +360,10 @@ export type AuditEvent = Omit<Schemas["AuditEventOut"], "action"> & {
 
 /** One Spark application for one share key (GET /engines). */
 export type Engine = Schemas["EngineOut"];
+export type Schedule = Schemas["ScheduleOut"];
+export type ScheduleRun = Schemas["ScheduleRunOut"];
+export type Alert = Schemas["AlertOut"];
+export type AppNotification = Schemas["NotificationOut"];
 export type EngineState = Schemas["EngineStateEnum"];
 
 /** GET …/tables/{t}/statistics, and the column statistics ANALYZE stored. */

@@ -38,7 +38,10 @@ export type Collection =
   | "principals"
   | "users"
   | "audit"
-  | "engines";
+  | "engines"
+  | "schedules"
+  | "alerts"
+  | "notifications";
 
 /** The collection a path belongs to: its first segment ("/catalogs/demo" → "catalogs"). */
 export function collectionOf(path: string): string {
@@ -62,6 +65,7 @@ export function apiQuery<T>(path: string) {
 const DEPENDENT: Partial<Record<Collection, Collection[]>> = {
   catalogs: ["search", "audit"],
   teams: ["principals", "users", "catalogs", "search", "audit"],
+  schedules: ["alerts"],
 };
 
 /** The collections a write to `collections` makes stale (themselves and their dependents). */

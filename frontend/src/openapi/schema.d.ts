@@ -4,6 +4,39 @@
  */
 
 export interface paths {
+    "/api/v1/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The alerts of your schedules, oldest first. */
+        get: operations["alerts_list"];
+        put?: never;
+        post: operations["alerts_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/{alert}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["alerts_retrieve"];
+        put?: never;
+        post?: never;
+        delete: operations["alerts_destroy"];
+        options?: never;
+        head?: never;
+        patch: operations["alerts_partial_update"];
+        trace?: never;
+    };
     "/api/v1/audit": {
         parameters: {
             query?: never;
@@ -733,6 +766,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Your notifications (alerts that triggered or cleared), newest first. */
+        get: operations["notifications_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notifications/{notification}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Mark it read. */
+        post: operations["notifications_read_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notifications/read-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Mark every one read. */
+        post: operations["notifications_read_all_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notifications/unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description How many of your notifications are unread. */
+        get: operations["notifications_unread_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/principals": {
         parameters: {
             query?: never;
@@ -781,6 +882,56 @@ export interface paths {
         options?: never;
         head?: never;
         patch: operations["saved_queries_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Your schedules, oldest first. */
+        get: operations["schedules_list"];
+        put?: never;
+        post: operations["schedules_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["schedules_retrieve"];
+        put?: never;
+        post?: never;
+        delete: operations["schedules_destroy"];
+        options?: never;
+        head?: never;
+        patch: operations["schedules_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/schedules/{schedule}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The schedule's runs, the latest slot first, with the jobs they started. */
+        get: operations["schedules_runs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/search": {
@@ -1137,6 +1288,46 @@ export interface components {
          * @enum {string}
          */
         AggregationEnum: "none" | "sum" | "avg" | "count" | "min" | "max";
+        AlertInRequest: {
+            /** @description The id of one of your schedules. */
+            schedule: string;
+            name: string;
+            column: string;
+            /** @description One of > >= < <= = !=. */
+            operator: string;
+            /** @description A number or a string. */
+            value: unknown;
+            /** @description User names: you and your teammates (default: you). */
+            subscribers?: string[] | null;
+        };
+        AlertOut: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            schedule: string;
+            name: string;
+            column: string;
+            /** @description > >= < <= = != */
+            operator: string;
+            value: string;
+            /** @description ok | triggered */
+            state: string;
+            readonly subscribers: string[];
+            last_value: unknown;
+            /**
+             * Format: date-time
+             * @description The slot of the run that judged it last.
+             */
+            last_evaluated_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        AlertPage: {
+            items: components["schemas"]["AlertOut"][];
+            next_page_token: string | null;
+        };
         AuditEventOut: {
             id: number;
             /** Format: date-time */
@@ -1473,6 +1664,8 @@ export interface components {
             sql: string;
             kind: string;
             status: string;
+            /** @description Who submitted it: "user" (a statement), or "schedule" (a scheduled run, as the schedule's owner; GET /schedules/{id}/runs). */
+            origin: string;
             target: string[] | null;
             readonly progress: components["schemas"]["ProgressOut"];
             /** @description A long-running stream (execution.runtime-mode = streaming): RUNNING until it is cancelled or fails. */
@@ -1522,6 +1715,33 @@ export interface components {
             username: string;
             is_admin: boolean;
         };
+        NotificationOut: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            alert: string;
+            alert_name: string;
+            /** Format: uuid */
+            run: string | null;
+            /** @description triggered | cleared */
+            kind: string;
+            message: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            read_at: string | null;
+        };
+        NotificationPage: {
+            items: components["schemas"]["NotificationOut"][];
+            next_page_token: string | null;
+        };
+        PatchedAlertPatchRequest: {
+            name?: string;
+            column?: string;
+            operator?: string;
+            value?: unknown;
+            subscribers?: string[];
+        };
         PatchedCatalogPatchRequest: {
             comment?: string;
             properties?: {
@@ -1557,6 +1777,12 @@ export interface components {
             sql?: string;
             shared?: boolean;
             chart?: unknown;
+        };
+        PatchedSchedulePatchRequest: {
+            saved_query?: string;
+            cron?: string;
+            timezone?: string;
+            enabled?: boolean;
         };
         PatchedSessionPatchRequest: {
             current_catalog?: string | null;
@@ -1674,6 +1900,9 @@ export interface components {
             /** @description How much of it the user holds now. */
             used: number;
         };
+        ReadAllOut: {
+            marked: number;
+        };
         ResolvedOut: {
             /** @description with ?missing=ok only */
             found?: boolean;
@@ -1740,6 +1969,67 @@ export interface components {
         };
         SavedQueryPage: {
             items: components["schemas"]["SavedQueryOut"][];
+            next_page_token: string | null;
+        };
+        ScheduleInRequest: {
+            /** @description The id of a saved query you may read. */
+            saved_query: string;
+            /** @description Five fields (minute hour day-of-month month day-of-week), or @hourly, … */
+            cron: string;
+            /** @description An IANA name: Europe/Paris, UTC. */
+            timezone: string;
+            /** @default true */
+            enabled: boolean;
+        };
+        ScheduleOut: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            saved_query: string;
+            saved_query_name: string;
+            owner: string;
+            cron: string;
+            timezone: string;
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description The next slot it runs (null while disabled).
+             */
+            next_run_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        SchedulePage: {
+            items: components["schemas"]["ScheduleOut"][];
+            next_page_token: string | null;
+        };
+        ScheduleRunOut: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description The cron slot this run is (UTC).
+             */
+            scheduled_for: string;
+            /** @description SUBMITTED | FINISHED | FAILED | CANCELED */
+            status: string;
+            /**
+             * Format: uuid
+             * @description The job it started (GET /jobs/{id}); null when it could start none.
+             */
+            job: string | null;
+            readonly job_status: string | null;
+            /** @description Its job's error, why no job started, or ALERT_FAILED (an alert's column is not in the result). */
+            error: unknown;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        ScheduleRunPage: {
+            items: components["schemas"]["ScheduleRunOut"][];
             next_page_token: string | null;
         };
         ScriptOut: {
@@ -2114,6 +2404,9 @@ export interface components {
          * @enum {string}
          */
         TypeEnum: "bar" | "line" | "area" | "scatter" | "pie";
+        UnreadOut: {
+            unread: number;
+        };
         UploadColumnOut: {
             name: string;
             /** @description a Spark SQL type, e.g. DECIMAL(38, 10) */
@@ -2213,6 +2506,121 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    alerts_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+                /** @description only this schedule's alerts */
+                schedule?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertPage"];
+                };
+            };
+        };
+    };
+    alerts_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertOut"];
+                };
+            };
+        };
+    };
+    alerts_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertOut"];
+                };
+            };
+        };
+    };
+    alerts_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alerts_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                alert: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedAlertPatchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertOut"];
+                };
+            };
+        };
+    };
     audit_list: {
         parameters: {
             query?: {
@@ -3880,6 +4288,91 @@ export interface operations {
             };
         };
     };
+    notifications_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+                /** @description only the unread ones */
+                unread?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationPage"];
+                };
+            };
+        };
+    };
+    notifications_read_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                notification: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationOut"];
+                };
+            };
+        };
+    };
+    notifications_read_all_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadAllOut"];
+                };
+            };
+        };
+    };
+    notifications_unread_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnreadOut"];
+                };
+            };
+        };
+    };
     principals_list: {
         parameters: {
             query?: {
@@ -4016,6 +4509,145 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SavedQueryOut"];
+                };
+            };
+        };
+    };
+    schedules_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulePage"];
+                };
+            };
+        };
+    };
+    schedules_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleOut"];
+                };
+            };
+        };
+    };
+    schedules_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleOut"];
+                };
+            };
+        };
+    };
+    schedules_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    schedules_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedSchedulePatchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleOut"];
+                };
+            };
+        };
+    };
+    schedules_runs_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                schedule: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRunPage"];
                 };
             };
         };

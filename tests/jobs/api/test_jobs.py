@@ -157,9 +157,11 @@ def test_a_spark_job_waits_created_with_the_job_json_of_the_contract(alice_api):
         "parameters",
         "streaming",
         "engine",
+        "origin",
     }
     assert body["streaming"] is False
     assert body["engine"] is None  # no worker ran it yet
+    assert body["origin"] == "user"  # a user's statement (a scheduled run says "schedule")
     assert body["id"] == str(job.id)
     assert body["session"] == session["id"]
     assert body["user"] == "alice"
