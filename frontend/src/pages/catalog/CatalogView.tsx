@@ -3,7 +3,7 @@
 import { useState } from "react";
 import { enc, type Catalog, type Database, type Page } from "../../api";
 import { DataGrid } from "../../components/grid/DataGrid";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { Link, navigate, pathOf, useTitle } from "../../router";
 import {
   Breadcrumbs,

@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { DataGrid } from "../../components/grid/DataGrid";
 import { LIST_POLL_MS } from "../../data/client";
 import { enc, type Database } from "../../api";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { Link, navigate, pathOf, useTitle } from "../../router";
 import {
   Breadcrumbs,

@@ -4,6 +4,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { invalidate } from "../../data/queries";
+import { formatClock } from "../../format";
 import { EditorSelection } from "@codemirror/state";
 import type { EditorView } from "@codemirror/view";
 import { ApiError, enc, get, patch, type Job, type Page, type Workspace } from "../../api";
@@ -231,7 +232,7 @@ export function TabPane({
     try {
       await patch<SavedQuery>(`/saved-queries/${enc(current.savedQueryId)}`, { sql });
       onUpdate(current.id, { sql, savedSql: sql });
-      setSaveNote(`Saved at ${new Date().toLocaleTimeString()}`);
+      setSaveNote(`Saved at ${formatClock(Date.now())}`);
       void invalidate(client, "saved-queries");
     } catch (error) {
       if (error instanceof ApiError && (error.status === 404 || error.status === 403)) {

@@ -3,7 +3,7 @@
 import { useState } from "react";
 import type { TableVersion } from "../../../api";
 import { DataGrid } from "../../../components/grid/DataGrid";
-import { formatTimestamp } from "../../../components/jobs/time";
+import { formatTimestamp } from "../../../format";
 import { Link, navigate, pathOf } from "../../../router";
 import { openInEditor } from "../../../store";
 import { ErrorAlert, useCatalogQuery } from "../common";
