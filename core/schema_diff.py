@@ -47,9 +47,7 @@ def _watermarks(schema: Any) -> list[str]:
     marks = schema.get("watermarks") if isinstance(schema, Mapping) else None
     if not isinstance(marks, list):
         return []
-    return [
-        f"{m.get('column')} AS {m.get('expression')}" for m in marks if isinstance(m, Mapping)
-    ]
+    return [f"{m.get('column')} AS {m.get('expression')}" for m in marks if isinstance(m, Mapping)]
 
 
 def _change(kind: str, column: str | None, before: Any, after: Any) -> dict[str, Any]:
@@ -70,9 +68,7 @@ def schema_diff(before: Any, after: Any) -> list[dict[str, Any]]:
             changes.append(_change("added", column["name"], None, _definition(column)))
             continue
         if any(was.get(field) != column.get(field) for field in _DEFINITION):
-            changes.append(
-                _change("type", column["name"], _definition(was), _definition(column))
-            )
+            changes.append(_change("type", column["name"], _definition(was), _definition(column)))
         if was.get("comment") != column.get("comment"):
             changes.append(
                 _change("comment", column["name"], was.get("comment"), column.get("comment"))
