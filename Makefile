@@ -31,7 +31,8 @@ install: $(STAMP)
 
 # The browser UI: built by Vite into frontend/dist, served by Django (no CDN, works offline).
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html \
-	frontend/vite.config.ts frontend/tsconfig.json core/planner/spark_builtins.txt
+	frontend/vite.config.ts frontend/tsconfig.json frontend/package.json \
+	frontend/scripts/precompress.mjs core/planner/spark_builtins.txt
 frontend/node_modules/.package-lock.json: frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund
 frontend/dist/index.html: frontend/node_modules/.package-lock.json $(FRONTEND_SOURCES)

@@ -351,3 +351,31 @@ class TableVersionOut(serializers.Serializer[Any]):
         viewer = self.context.get("user")
         mine = viewer is not None and row.user_id is not None and row.user_id == viewer.pk
         return str(row.job_id) if mine and row.job_id is not None else None
+
+
+class SchemaChangeItemOut(serializers.Serializer[Any]):
+    """One change of a schema event (core.schema_diff)."""
+
+    change = serializers.CharField(
+        help_text="added, dropped, type, comment, moved, primary_key or watermarks"
+    )
+    column = serializers.CharField(allow_null=True, help_text="null for the table-wide changes")
+    before = serializers.JSONField(
+        allow_null=True, help_text="the definition, comment, order, key or watermarks before"
+    )
+    after = serializers.JSONField(allow_null=True, help_text="the same, after")
+
+
+class SchemaChangeOut(serializers.Serializer[Any]):
+    """A table's creation or schema change (docs/api.md, "Schema changes")."""
+
+    id = serializers.IntegerField(source="event.pk")
+    at = serializers.DateTimeField(source="event.at")
+    actor = serializers.SerializerMethodField(
+        help_text="The username of who made the change, as it was then; null: the system."
+    )
+    action = serializers.CharField(source="event.action", help_text="create or alter")
+    changes = SchemaChangeItemOut(many=True)
+
+    def get_actor(self, row: Any) -> str | None:
+        return row.event.actor_name or None

@@ -27,6 +27,11 @@ urlpatterns = [
     route(rf"{D}/tables/(?P<name>{NAME})", views.TableDetailView, "table-detail"),
     route(rf"{D}/tables/(?P<name>{NAME})/properties", views.TablePropertiesView, "table-props"),
     route(rf"{D}/tables/(?P<name>{NAME})/versions", views.TableVersionListView, "table-versions"),
+    route(
+        rf"{D}/tables/(?P<name>{NAME})/schema-changes",
+        views.TableSchemaChangeListView,
+        "table-schema-changes",
+    ),
     route(f"{D}/views", views.ViewListView, "view-list"),
     route(rf"{D}/views/(?P<name>{NAME})", views.ViewDetailView, "view-detail"),
     route(f"{D}/functions", views.FunctionListView, "function-list"),

@@ -12,7 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from catalog import render, selectors, services, versions
+from audit.selectors import page_key as audit_page_key
+from catalog import render, schema_history, selectors, services, versions
 from catalog import serializers as s
 from catalog.access import access_for, shows_figures
 from catalog.models import Table
@@ -263,6 +264,29 @@ class TableVersionListView(APIView):
                 serialize_page=lambda shown: list(
                     s.TableVersionOut(shown, many=True, context=context).data
                 ),
+            )
+        )
+
+
+class TableSchemaChangeListView(APIView):
+    """``GET …/tables/{t}/schema-changes``: the table's creation and schema changes."""
+
+    @extend_schema(
+        parameters=PAGE_PARAMS,
+        responses=_page_of(s.SchemaChangeOut),
+        description="The table's create and alter audit events, newest first, each with what "
+        "changed (anyone who may see the table).",
+    )
+    def get(self, request: Request, catalog: str, database: str, name: str) -> Response:
+        page = page_request(request)
+        table = selectors.get_table(catalog, database, name, access=_access(request))
+        found = schema_history.schema_changes(table, after=page.after, limit=page.size + 1)
+        return Response(
+            page_body(
+                found,
+                page,
+                lambda row: audit_page_key(row.event),
+                serialize_page=lambda shown: list(s.SchemaChangeOut(shown, many=True).data),
             )
         )
 

@@ -211,6 +211,11 @@ export type ResultPage = Schemas["ResultPageOut"];
 export type TableVersion = Omit<Schemas["TableVersionOut"], "metrics"> & {
   metrics: Record<string, unknown> | null;
 };
+/** A table's creation or schema change (GET …/tables/{t}/schema-changes, from the audit log),
+ * newest first, and one of its changes (`change`: added, dropped, type, comment, moved,
+ * primary_key, watermarks). */
+export type SchemaChange = Schemas["SchemaChangeOut"];
+export type SchemaChangeItem = Schemas["SchemaChangeItemOut"];
 /** A saved query (docs/api.md): readable by the owner's teams when shared. */
 export type SavedQuery = Schemas["SavedQueryOut"];
 

@@ -44,6 +44,7 @@ __all__ = ["PASSWORD", "UI", "wait_until"]
 
 def _newest_source() -> float:
     sources = [FRONTEND / "index.html", FRONTEND / "package.json", FRONTEND / "vite.config.ts"]
+    sources += [FRONTEND / "scripts" / "precompress.mjs"]
     sources += [p for p in (FRONTEND / "src").rglob("*") if p.is_file()]
     return max(p.stat().st_mtime for p in sources)
 

@@ -435,6 +435,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/schema-changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The table's create and alter audit events, newest first, each with what changed (anyone who may see the table). */
+        get: operations["catalogs_databases_tables_schema_changes_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/catalogs/{catalog}/databases/{database}/tables/{name}/statistics": {
         parameters: {
             query?: never;
@@ -2030,6 +2047,32 @@ export interface components {
         };
         ScheduleRunPage: {
             items: components["schemas"]["ScheduleRunOut"][];
+            next_page_token: string | null;
+        };
+        /** @description One change of a schema event (core.schema_diff). */
+        SchemaChangeItemOut: {
+            /** @description added, dropped, type, comment, moved, primary_key or watermarks */
+            change: string;
+            /** @description null for the table-wide changes */
+            column: string | null;
+            /** @description the definition, comment, order, key or watermarks before */
+            before: unknown;
+            /** @description the same, after */
+            after: unknown;
+        };
+        /** @description A table's creation or schema change (docs/api.md, "Schema changes"). */
+        SchemaChangeOut: {
+            id: number;
+            /** Format: date-time */
+            at: string;
+            /** @description The username of who made the change, as it was then; null: the system. */
+            readonly actor: string | null;
+            /** @description create or alter */
+            action: string;
+            changes: components["schemas"]["SchemaChangeItemOut"][];
+        };
+        SchemaChangeOutPage: {
+            items: components["schemas"]["SchemaChangeOut"][];
             next_page_token: string | null;
         };
         ScriptOut: {
@@ -3630,6 +3673,34 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TableProperties"];
+                };
+            };
+        };
+    };
+    catalogs_databases_tables_schema_changes_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path: {
+                catalog: string;
+                database: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchemaChangeOutPage"];
                 };
             };
         };

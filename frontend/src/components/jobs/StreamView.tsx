@@ -8,8 +8,6 @@ import {
   appendPoint,
   chartLines,
   formatBatchDuration,
-  formatClock,
-  formatCount,
   formatRate,
   formatWatermark,
   mergeSeries,
@@ -19,6 +17,7 @@ import {
   type ChartBox,
   type StreamPoint,
 } from "./stream";
+import { formatClock, formatCount } from "../../format";
 import "./jobs.css";
 
 /** The latest batches of a followed job: each new `progress.stream` adds one, and the

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 
 import type { Job, JobEvent, StreamProgress } from "../../api";
+import { formatClock } from "../../format";
 import {
   SERIES_LENGTH,
   appendPoint,
   collapseBatches,
   chartLines,
-  formatClock,
   formatRate,
   formatWatermark,
   isStreaming,

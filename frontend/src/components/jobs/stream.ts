@@ -3,7 +3,7 @@
 // from polls of the job), the chart's geometry, and the formatting of the figures
 // (unit-tested in stream.test.ts).
 import type { Job, JobEvent, StreamProgress } from "../../api";
-import { formatMillis } from "./time";
+import { countOf, formatClock, formatCount, formatMillis, formatUtc } from "../../format";
 
 /** How many micro-batches the live chart shows (the latest ones). */
 export const SERIES_LENGTH = 60;
@@ -150,38 +150,20 @@ export function chartLines(
 export function formatRate(value: number): string {
   if (!Number.isFinite(value) || value <= 0) return "0";
   if (value < 10) return String(Math.round(value * 10) / 10);
-  if (value < 10_000) return Math.round(value).toLocaleString("en-US");
+  if (value < 10_000) return formatCount(value);
   if (value < 1_000_000) return `${(value / 1000).toFixed(1)} k`;
   return `${(value / 1_000_000).toFixed(2)} M`;
-}
-
-/** A count with thousands separators; "—" when not known. */
-export function formatCount(value: number | null | undefined): string {
-  return typeof value === "number" && Number.isFinite(value) ? value.toLocaleString("en-US") : "—";
 }
 
 /** A watermark as a UTC time ("2026-11-24 23:41:50 UTC", milliseconds when not zero); "none
  * yet" before the first. */
 export function formatWatermark(value: string | null | undefined): string {
   if (!value) return "none yet";
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) return value;
-  const iso = date.toISOString(); // 2026-11-24T23:41:50.000Z
-  const millis = iso.slice(19, 23);
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${millis === ".000" ? "" : millis} UTC`;
+  return formatUtc(value);
 }
 
 /** The batch duration as text ("850 ms", "1.2 s"). */
 export const formatBatchDuration = (ms: number): string => formatMillis(ms);
-
-/** A clock time, "hh:mm:ss" in the viewer's time zone (24 h). */
-export function formatClock(at: number | string | null | undefined): string {
-  if (at === null || at === undefined) return "—";
-  const date = new Date(at);
-  if (Number.isNaN(date.getTime())) return "—";
-  const two = (n: number) => String(n).padStart(2, "0");
-  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
-}
 
 /** The one-line summary of a stream's latest batch (the editor's stats line). */
 export function streamLine(stream: StreamProgress, select: boolean): string {
@@ -189,7 +171,7 @@ export function streamLine(stream: StreamProgress, select: boolean): string {
     `${formatRate(stream.input_rows_per_second)} rows/s in`,
     `${formatRate(stream.processed_rows_per_second)} rows/s processed`,
     `batch ${formatBatchDuration(stream.batch_duration_ms)}`,
-    `${formatCount(stream.batches)} ${stream.batches === 1 ? "batch" : "batches"}`,
+    countOf(stream.batches, "batch", "batches"),
   ];
   if (!select) {
     parts.push(`${formatCount(stream.rows_committed)} rows committed`);
@@ -208,7 +190,7 @@ export function newestFirst<T>(rows: readonly T[]): T[] {
 /** The line above a live tail: "Live — 1,000 rows, updated 23:59:01", or what the tail held
  * when the stream stopped. */
 export function tailLine(live: boolean, rows: number, updatedAt: number | string | null): string {
-  const count = `${formatCount(rows)} ${rows === 1 ? "row" : "rows"}`;
+  const count = countOf(rows, "row");
   const when = updatedAt === null ? "" : `, updated ${formatClock(updatedAt)}`;
   return live ? `Live — ${count}${when}` : `Stopped — the last ${count}${when}`;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, formatMillis, formatOffset, progressFraction } from "./time";
+import { formatMillis, formatOffset } from "../../format";
+import { formatDuration, progressFraction } from "./time";
 
 const base = { created_at: "2024-01-01T00:00:00Z", started_at: null, finished_at: null };
 

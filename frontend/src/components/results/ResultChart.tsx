@@ -6,6 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { ApiError, enc, get, type ResultColumn } from "../../api";
 import type { components } from "../../openapi/schema";
 import { jobPath } from "../../data/jobs";
+import { countOf, formatCount, formatDecimal, formatPercent } from "../../format";
 import {
   AGGREGATIONS,
   CHART_TYPES,
@@ -136,18 +137,18 @@ export function ResultChart({
 
 function chartNote(data: ChartOut, filtered: boolean): string {
   const aggregation = data.aggregation as Aggregation;
-  const rows = `${data.rows.toLocaleString("en-US")} ${filtered ? "matching " : ""}${data.rows === 1 ? "row" : "rows"}`;
+  const rows = countOf(data.rows, filtered ? "matching row" : "row");
   const x = data.x_column.name;
   if (aggregation === "none")
     return data.sampled
-      ? `Chart of all ${rows}: ${data.x.length.toLocaleString("en-US")} rows evenly sampled, in order of ${x}.`
+      ? `Chart of all ${rows}: ${countOf(data.x.length, "row")} evenly sampled, in order of ${x}.`
       : `Chart of all ${rows}.`;
   const what = `${AGG_LABEL[aggregation]} of ${aggregation === "count" ? "rows" : data.series.map((s) => s.name).join(", ")}`;
   let per = `per ${x}`;
-  if (data.binned) per = `per ${x} bin (${data.x.length.toLocaleString("en-US")} bins)`;
+  if (data.binned) per = `per ${x} bin (${countOf(data.x.length, "bin")})`;
   let note = `Chart of all ${rows}: ${what} ${per}.`;
   if (data.omitted_groups > 0)
-    note += ` The ${data.x.length} largest of ${data.groups.toLocaleString("en-US")} groups are shown.`;
+    note += ` The ${formatCount(data.x.length)} largest of ${countOf(data.groups, "group")} are shown.`;
   return note;
 }
 
@@ -503,7 +504,7 @@ function PieSvg({
             fill={PALETTE[i % PALETTE.length]}
             stroke="#fff"
           >
-            <title>{`${label(i)}: ${v} (${((v / sum) * 100).toFixed(1)}%)`}</title>
+            <title>{`${label(i)}: ${formatDecimal(v, 6)} (${formatPercent(v / sum)})`}</title>
           </path>
         ),
       )}
@@ -512,7 +513,7 @@ function PieSvg({
           <g key={i} transform={`translate(${cx + r + 32}, ${24 + i * 22})`}>
             <rect width={12} height={12} fill={PALETTE[i % PALETTE.length]} rx={2} />
             <text x={18} y={10}>
-              {`${truncate(label(i), 28).shown} — ${((v / sum) * 100).toFixed(1)}%`}
+              {`${truncate(label(i), 28).shown} — ${formatPercent(v / sum)}`}
             </text>
           </g>
         ))}

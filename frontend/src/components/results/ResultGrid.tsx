@@ -15,6 +15,7 @@ import {
 } from "react";
 import { HeaderName } from "./HeaderName";
 import type { ResultColumn } from "../../api";
+import { countOf, formatCount } from "../../format";
 import { ROW_HEIGHT, cellText, columnWidths, isNumericType, scrollToShow, truncate, visibleWindow } from "./model";
 import {
   columnOrder,
@@ -399,7 +400,7 @@ function ColumnMenu({
     action();
     onClose();
   };
-  const fmt = (n: number) => n.toLocaleString("en-US");
+  const fmt = formatCount;
   return (
     <div
       ref={box}
@@ -436,7 +437,7 @@ function ColumnMenu({
         Reset width
       </button>
       <div className="rv-stats" role="group" aria-label="Column stats on this page" data-testid="column-stats">
-        <div className="muted">On this page ({fmt(stats.values)} rows)</div>
+        <div className="muted">On this page ({countOf(stats.values, "row")})</div>
         <dl>
           <dt>NULL</dt>
           <dd>{fmt(stats.nulls)}</dd>

@@ -5,6 +5,7 @@
 import { useCallback, useMemo, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { API, ApiError, enc, get, patch, type Job, type ResultPage, type SavedQuery } from "../../api";
+import { countOf, formatCount } from "../../format";
 import { FilterBar } from "./FilterBar";
 import { HEADER_HEIGHT, ResultGrid } from "./ResultGrid";
 import { ResultChart } from "./ResultChart";
@@ -57,8 +58,7 @@ export function ResultView({ job, height, savedQueryId, downloadName }: ResultVi
 type Result = NonNullable<Job["result"]>;
 type Block = { columns: { name: string }[]; rows: unknown[][] };
 
-const plural = (n: number, one: string, many = `${one}s`) =>
-  `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+const plural = countOf;
 
 function ResultBody({
   job,
@@ -186,7 +186,7 @@ function ResultBody({
       ? `${what} over all ${plural(total, "row")}` +
         (filters.length && viewCount !== null ? `: ${plural(viewCount, "row")} match` : "")
       : `${what} on this page` +
-        (filters.length && rows && fetched ? `: ${rows.length.toLocaleString("en-US")} of ${plural(fetched.length, "row")} match` : "");
+        (filters.length && rows && fetched ? `: ${formatCount(rows.length)} of ${plural(fetched.length, "row")} match` : "");
 
   return (
     <section
@@ -201,7 +201,7 @@ function ResultBody({
         </span>
         {result.truncated && (
           <span className="badge warn" title="The server kept only the first rows of the result.">
-            truncated: only the first {total.toLocaleString("en-US")} rows were kept
+            truncated: only the first {formatCount(total)} rows were kept
           </span>
         )}
         <span className="spacer" />
@@ -386,7 +386,7 @@ function ResultBody({
           <span data-testid="result-range" aria-live="polite">
             {loading || !fetched
               ? "Loading…"
-              : `rows ${range.first.toLocaleString("en-US")}–${range.last.toLocaleString("en-US")} of ${(viewCount ?? total).toLocaleString("en-US")}`}
+              : `rows ${formatCount(range.first)}–${formatCount(range.last)} of ${formatCount(viewCount ?? total)}`}
           </span>
           <button
             type="button"

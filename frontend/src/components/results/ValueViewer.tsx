@@ -1,6 +1,7 @@
 // The whole of one value in a dialog: long text with its line breaks (EXPLAIN's plan), JSON,
 // arrays, maps and structs pretty-printed, and a Copy button.
 import { useEffect, useRef } from "react";
+import { countOf, formatCount } from "../../format";
 import { viewerText } from "./table";
 
 export function ValueViewer({
@@ -41,8 +42,8 @@ export function ValueViewer({
           {name} <span className="muted mono">{dataType}</span>
         </h2>
         <span className="muted">
-          row {rowNumber.toLocaleString("en-US")}
-          {json ? " · JSON" : ""} · {text.length.toLocaleString("en-US")} characters
+          row {formatCount(rowNumber)}
+          {json ? " · JSON" : ""} · {countOf(text.length, "character")}
         </span>
         <span className="spacer" />
         <button type="button" className="small" disabled={isNull} onClick={() => onCopy(text)}>

@@ -4,7 +4,7 @@
 import { useState } from "react";
 import { del, post, type ApiToken, type IssuedToken } from "../../api";
 import { copyText } from "../../components/results/clipboard";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { useTokens, useWrite } from "../../data/queries";
 import { useTitle } from "../../router";
 import { PagedGrid } from "../../components/grid/DataGrid";

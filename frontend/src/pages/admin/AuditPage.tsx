@@ -3,7 +3,7 @@
 // string (audit.ts), newest first, a page at a time.
 import { useState } from "react";
 import type { AuditAction, AuditEvent, User } from "../../api";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { useAudit } from "../../data/queries";
 import { Link, navigate, pathOf, useLocation, useTitle } from "../../router";
 import { PagedGrid } from "../../components/grid/DataGrid";

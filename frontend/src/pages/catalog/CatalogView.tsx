@@ -3,7 +3,7 @@
 import { useState } from "react";
 import { enc, type Catalog, type Database, type Page } from "../../api";
 import { DataGrid } from "../../components/grid/DataGrid";
-import { formatTimestamp } from "../../components/jobs/time";
+import { countOf, formatTimestamp } from "../../format";
 import { Link, navigate, pathOf, useTitle } from "../../router";
 import {
   Breadcrumbs,
@@ -51,8 +51,8 @@ export function CatalogView({ catalog }: { catalog: string }) {
         const count = children.tables.length + children.views.length + children.functions.length;
         if (count > 0) nonEmpty = true;
         summary.push(
-          `database ${db.name}: ${children.tables.length} tables, ${children.views.length} views, ` +
-            `${children.functions.length} functions${children.more ? " (and more)" : ""}`,
+          `database ${db.name}: ${countOf(children.tables.length, "table")}, ${countOf(children.views.length, "view")}, ` +
+            `${countOf(children.functions.length, "function")}${children.more ? " (and more)" : ""}`,
         );
       } catch {
         summary.push(`database ${db.name}`);

@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { DataGrid } from "../../components/grid/DataGrid";
 import { LIST_POLL_MS } from "../../data/client";
 import { enc, type Database } from "../../api";
-import { formatTimestamp } from "../../components/jobs/time";
+import { countOf, formatTimestamp } from "../../format";
 import { Link, navigate, pathOf, useTitle } from "../../router";
 import {
   Breadcrumbs,
@@ -176,7 +176,7 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
         >
           {count > 0 ? (
             <p>
-              It holds {kids.tables.length} tables, {kids.views.length} views and {kids.functions.length} functions
+              It holds {countOf(kids.tables.length, "table")}, {countOf(kids.views.length, "view")} and {countOf(kids.functions.length, "function")}
               {kids.more ? " (or more)" : ""}; all of them are dropped too, and the data of managed tables is deleted.
             </p>
           ) : (

@@ -1,7 +1,7 @@
 // The page of one function: language, owner, return type; tabs Definition (parameters and
 // implementation) and Permissions.
 import { DataGrid } from "../../components/grid/DataGrid";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { useTitle } from "../../router";
 import { canOf } from "./common";
 import { PermissionsPanel } from "./object/PermissionsPanel";

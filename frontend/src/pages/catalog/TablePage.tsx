@@ -4,7 +4,7 @@
 // MODIFY; Edit and Drop need MANAGE (`can`).
 import { useEffect, useRef, useState } from "react";
 import { sqlPath, type Schema } from "../../api";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { useTitle } from "../../router";
 import { ErrorAlert, StatusBadge, canOf, useRefreshCatalog } from "./common";
 import { HistoryPanel } from "./object/HistoryPanel";

@@ -1,7 +1,7 @@
 // The page of one view: its query (as written and expanded), schema, details, sample data
 // (with SELECT) and permissions. A view reads its tables with its owner's rights.
 import { sqlPath } from "../../api";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { useTitle } from "../../router";
 import { canOf } from "./common";
 import { SamplePanel } from "./object/panels";

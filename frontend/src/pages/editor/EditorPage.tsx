@@ -5,6 +5,7 @@ import { del, enc, type User } from "../../api";
 import { useTitle } from "../../router";
 import { onOpenInEditor } from "../../store";
 import { TabPane } from "./TabPane";
+import { layoutKey, parseLayout, type EditorLayout } from "./layout";
 import { newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
 import "./editor.css";
 
@@ -80,6 +81,12 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
   const [opens, setOpens] = useState<Record<string, TabOpen>>({});
   const [renaming, setRenaming] = useState<string | null>(null);
   const [historyKey, setHistoryKey] = useState(0);
+  // The splitter's share and the side panel: the user's, kept in localStorage, in every tab.
+  const [layout, setLayout] = useState<EditorLayout>(() => parseLayout(localStorage.getItem(layoutKey(user.username))));
+  useEffect(() => {
+    localStorage.setItem(layoutKey(user.username), JSON.stringify(layout));
+  }, [layout, user]);
+  const changeLayout = useCallback((change: Partial<EditorLayout>) => setLayout((now) => ({ ...now, ...change })), []);
   const { tabs, active: activeId } = state;
   const activeTab = tabs.find((tab) => tab.id === activeId) ?? tabs[0];
   useTitle(active ? activeTab.title : "");
@@ -309,6 +316,8 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
           onOpenTab={(sql, title, params) => addTab(sql, title, undefined, null, params)}
           historyKey={historyKey}
           onJobDone={onJobDone}
+          layout={layout}
+          onLayout={changeLayout}
         />
       ))}
     </div>

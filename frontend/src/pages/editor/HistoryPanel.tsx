@@ -3,6 +3,7 @@ import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { qs, type Job, type Page } from "../../api";
 import { apiQuery, useDebounced } from "../../data/queries";
+import { formatTimestamp } from "../../format";
 import { Link } from "../../router";
 import { JobStatusBadge } from "../../components/jobs/JobProgress";
 import { oneLine } from "./sqlText";
@@ -55,7 +56,7 @@ export function HistoryPanel({
               <div className="history-meta">
                 <JobStatusBadge status={job.status} />
                 <time dateTime={job.created_at} className="muted small-text">
-                  {new Date(job.created_at).toLocaleString()}
+                  {formatTimestamp(job.created_at)}
                 </time>
                 <Link to={`/jobs/${encodeURIComponent(job.id)}`} className="small-text" aria-label="Job page">
                   job

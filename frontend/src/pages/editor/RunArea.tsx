@@ -10,9 +10,9 @@ import { isStreaming, streamState } from "../../components/jobs/stream";
 import { LiveTail } from "../../components/results/LiveTail";
 import { ResultView } from "../../components/results/ResultView";
 import { useJob } from "../../data/jobs";
+import { formatElapsed } from "../../format";
 import { Link } from "../../router";
 import { SENTENCE_COLUMNS } from "./runSummary";
-import { formatElapsed } from "./types";
 import type { RunState } from "./useStatementRunner";
 
 export function RunArea({

@@ -4,6 +4,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { invalidate } from "../../data/queries";
+import { formatClock } from "../../format";
 import { EditorSelection } from "@codemirror/state";
 import type { EditorView } from "@codemirror/view";
 import { ApiError, enc, get, patch, type Job, type Page, type Workspace } from "../../api";
@@ -15,6 +16,8 @@ import { SaveDialog } from "./SaveDialog";
 import { SchemaPanel } from "./SchemaPanel";
 import { SessionPanel } from "./SessionPanel";
 import { SqlEditor } from "./SqlEditor";
+import { Splitter } from "./Splitter";
+import type { EditorLayout } from "./layout";
 import { askPermissionOnce, jobEnded, LONG_RUN_MS, markSeen } from "./notify";
 import { ParameterBar } from "./ParameterBar";
 import { mapCursorThroughFormat, parameterNames, parameterValue } from "./sqlText";
@@ -49,6 +52,8 @@ export function TabPane({
   onOpenTab,
   historyKey,
   onJobDone,
+  layout,
+  onLayout,
 }: {
   tab: TabMeta;
   /** This tab is the active one and the editor page shows. */
@@ -58,12 +63,16 @@ export function TabPane({
   onOpenTab(sql: string, title?: string, params?: Record<string, ParameterEntry>): void;
   historyKey: number;
   onJobDone(): void;
+  /** The user's layout (the editor's height, the side panel), the same in every tab. */
+  layout: EditorLayout;
+  onLayout(change: Partial<EditorLayout>): void;
 }) {
   const client = useQueryClient();
   const viewRef = useRef<EditorView | null>(null);
   const cache = useMemo(() => new CompletionCache(), []);
   const [side, setSide] = useState<"session" | "history" | "schema">("session");
-  const [sideOpen, setSideOpen] = useState(true);
+  const sideOpen = layout.sideOpen;
+  const frameRef = useRef<HTMLDivElement | null>(null);
   const [refreshKey, setRefreshKey] = useState(0);
   // The SQL being saved as a new saved query (the Save dialog is open), or null.
   const [saving, setSaving] = useState<string | null>(null);
@@ -231,7 +240,7 @@ export function TabPane({
     try {
       await patch<SavedQuery>(`/saved-queries/${enc(current.savedQueryId)}`, { sql });
       onUpdate(current.id, { sql, savedSql: sql });
-      setSaveNote(`Saved at ${new Date().toLocaleTimeString()}`);
+      setSaveNote(`Saved at ${formatClock(Date.now())}`);
       void invalidate(client, "saved-queries");
     } catch (error) {
       if (error instanceof ApiError && (error.status === 404 || error.status === 403)) {
@@ -313,7 +322,7 @@ export function TabPane({
           onMakeDefault={() => void makeDefault()}
         />
         {sessionError && <div className="alert danger slim">{sessionError}</div>}
-        <div className="editor-frame">
+        <div className="editor-frame" id={`editor-frame-${tab.id}`} ref={frameRef} style={{ height: `${layout.editorPercent}%` }}>
           <SqlEditor
             initialDoc={tab.sql}
             host={host}
@@ -324,6 +333,12 @@ export function TabPane({
             }}
           />
         </div>
+        <Splitter
+          percent={layout.editorPercent}
+          onChange={(editorPercent) => onLayout({ editorPercent })}
+          frameRef={frameRef}
+          controls={`editor-frame-${tab.id}`}
+        />
         <ParameterBar
           names={markerNames}
           values={tab.params ?? {}}
@@ -342,11 +357,19 @@ export function TabPane({
         />
       </div>
       {!sideOpen && (
-        <button type="button" className="side-expand" aria-label="Show the side panel" title="Show the side panel" onClick={() => setSideOpen(true)}>
+        <button
+          type="button"
+          className="side-expand"
+          aria-label="Show the side panel"
+          title="Show the side panel"
+          aria-expanded={false}
+          aria-controls={`side-${tab.id}`}
+          onClick={() => onLayout({ sideOpen: true })}
+        >
           ⟨
         </button>
       )}
-      <aside className="side-panel" aria-label="Side panel" hidden={!sideOpen}>
+      <aside className="side-panel" id={`side-${tab.id}`} aria-label="Side panel" hidden={!sideOpen}>
         <div className="side-tabs" role="tablist">
           <button type="button" role="tab" aria-selected={side === "schema"} onClick={() => setSide("schema")}>
             Schema
@@ -357,7 +380,15 @@ export function TabPane({
           <button type="button" role="tab" aria-selected={side === "history"} onClick={() => setSide("history")}>
             History
           </button>
-          <button type="button" className="side-collapse" aria-label="Hide the side panel" title="Hide the side panel" onClick={() => setSideOpen(false)}>
+          <button
+            type="button"
+            className="side-collapse"
+            aria-label="Hide the side panel"
+            title="Hide the side panel"
+            aria-expanded={sideOpen}
+            aria-controls={`side-${tab.id}`}
+            onClick={() => onLayout({ sideOpen: false })}
+          >
             ⟩
           </button>
         </div>

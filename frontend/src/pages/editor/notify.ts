@@ -3,6 +3,7 @@
 // desktop notification when the browser allows it. Permission is asked once, when a run
 // first takes long (LONG_RUN_MS), never on page load.
 import type { Job } from "../../api";
+import { countOf } from "../../format";
 
 export const LONG_RUN_MS = 5_000;
 const BADGE = /^\(\d+\) /;
@@ -50,7 +51,7 @@ export function jobEnded(job: Job, elsewhere: boolean): void {
   applyBadge();
   if (typeof Notification !== "undefined" && Notification.permission === "granted") {
     const sql = job.sql.replace(/\s+/g, " ").slice(0, 80);
-    const rows = job.result ? ` · ${job.result.row_count} rows` : "";
+    const rows = job.result ? ` · ${countOf(job.result.row_count, "row")}` : "";
     new Notification(`Tessera: ${job.status.toLowerCase()}${rows}`, { body: sql, tag: job.id });
   }
 }

@@ -1,6 +1,7 @@
 // The one-line summary shown after a run ("3 rows", "Now using demo.sales", "12 rows
 // written to demo.sales.orders"), read from the job, its events or its one-cell result.
 import { enc, get, type Job, type JobEvent, type Page, type ResultPage, type Session } from "../../api";
+import { countOf } from "../../format";
 
 /** Result columns that hold a sentence rather than data (no grid is shown for them). */
 export const SENTENCE_COLUMNS = new Set(["result", "existed"]);
@@ -20,7 +21,7 @@ export async function summaryOf(job: Job, session: Session | null, firstPage: Re
       return written
         .map((detail) => {
           const table = Array.isArray(detail.table) ? detail.table.join(".") : String(detail.table ?? "");
-          return typeof detail.rows === "number" ? `${detail.rows} rows written to ${table}` : `Data written to ${table}`;
+          return typeof detail.rows === "number" ? `${countOf(detail.rows, "row")} written to ${table}` : `Data written to ${table}`;
         })
         .join("; ");
   }
@@ -30,7 +31,7 @@ export async function summaryOf(job: Job, session: Session | null, firstPage: Re
     if (typeof value === "string") return value;
   }
   if (job.result && job.kind === "query")
-    return `${job.result.row_count} row${job.result.row_count === 1 ? "" : "s"}${job.result.truncated ? " (truncated)" : ""}`;
+    return `${countOf(job.result.row_count, "row")}${job.result.truncated ? " (truncated)" : ""}`;
   if (!job.result) return `${job.kind.toUpperCase()} finished`;
   return null;
 }

@@ -72,10 +72,3 @@ export const errorText = (error: unknown): string =>
     : error instanceof Error
       ? error.message
       : String(error);
-
-export function formatElapsed(ms: number): string {
-  const seconds = ms / 1000;
-  if (seconds < 60) return `${seconds.toFixed(1)} s`;
-  const minutes = Math.floor(seconds / 60);
-  return `${minutes} min ${Math.floor(seconds % 60)} s`;
-}

@@ -7,7 +7,7 @@ import { ENGINE_POLL_MS } from "../../data/client";
 import { useEngines, useWrite } from "../../data/queries";
 import { useTitle } from "../../router";
 import { PagedGrid } from "../../components/grid/DataGrid";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { ConfirmDialog } from "../catalog/common";
 import {
   isLive,

@@ -1,7 +1,7 @@
 // What the engines page says about an engine, and what the signed-in user may do with it. Pure
 // (unit-tested in engines.test.ts).
 import type { Engine, EngineState, User } from "../../api";
-import { formatMillis } from "../../components/jobs/time";
+import { formatMillis } from "../../format";
 
 /** States whose process may still run jobs (jobs/engines.py LIVE_STATES). */
 export const LIVE_STATES: ReadonlySet<EngineState> = new Set(["STARTING", "READY", "STOPPING"]);

@@ -15,7 +15,7 @@ import {
   cancelJob,
   formatDuration,
 } from "../../components/jobs/JobProgress";
-import { formatOffset, formatTimestamp } from "../../components/jobs/time";
+import { formatCount, formatOffset, formatTimestamp } from "../../format";
 import { CanceledNote } from "../../components/jobs/CanceledNote";
 import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { ResultView } from "../../components/results/ResultView";
@@ -338,7 +338,7 @@ function Timeline({ job, events, error }: { job: Job; events: JobEvent[] | null;
       )}
       {hidden > 0 && (
         <p className="muted" data-testid="job-events-hidden">
-          {hidden.toLocaleString("en-US")} earlier batch_committed events are not listed (the latest {TIMELINE_BATCHES} are).
+          {formatCount(hidden)} earlier batch_committed events are not listed (the latest {TIMELINE_BATCHES} are).
         </p>
       )}
       {listed === null ? (

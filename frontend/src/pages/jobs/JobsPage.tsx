@@ -15,7 +15,7 @@ import {
 import { DataGrid } from "../../components/grid/DataGrid";
 import { StreamingBadge } from "../../components/jobs/StreamView";
 import { formatRate, isStreaming } from "../../components/jobs/stream";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import {
   KINDS,
   NO_FILTERS,

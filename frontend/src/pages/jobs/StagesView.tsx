@@ -4,7 +4,8 @@ import { useQuery } from "@tanstack/react-query";
 import { get, type Job, type JobStage } from "../../api";
 import { DataGrid } from "../../components/grid/DataGrid";
 import { jobPath } from "../../data/jobs";
-import { formatBytes, formatCount, formatStageDuration, stageLabel, stagesSummary } from "./stages";
+import { formatBytes, formatCount } from "../../format";
+import { formatStageDuration, stageLabel, stagesSummary } from "./stages";
 
 export const STAGES_ID = "job-stages";
 /** The worker records at most this many stages (jobs.executor.stage_metrics.MAX_STAGES). */

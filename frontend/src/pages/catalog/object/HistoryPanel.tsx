@@ -1,12 +1,15 @@
 // A managed table's versions (GET …/tables/{t}/versions, newest first): who committed what
-// and when; a readable version opens in the editor as `SELECT … VERSION AS OF n`.
+// and when; a readable version opens in the editor as `SELECT … VERSION AS OF n`. Below them,
+// its schema changes (GET …/tables/{t}/schema-changes, from the audit log): who, when, what.
 import { useState } from "react";
-import type { TableVersion } from "../../../api";
-import { DataGrid } from "../../../components/grid/DataGrid";
-import { formatTimestamp } from "../../../components/jobs/time";
+import type { SchemaChange, TableVersion } from "../../../api";
+import { DataGrid, PagedGrid } from "../../../components/grid/DataGrid";
+import { usePagedQuery } from "../../../data/queries";
+import { formatTimestamp } from "../../../format";
 import { Link, navigate, pathOf } from "../../../router";
 import { openInEditor } from "../../../store";
 import { ErrorAlert, useCatalogQuery } from "../common";
+import { eventLines } from "./schemaChanges";
 
 export const HISTORY_PAGE = 50;
 
@@ -107,6 +110,41 @@ export function HistoryPanel({ base, path }: { base: string; path: string }) {
           </button>
         ) : null}
       </div>
+      <SchemaChanges base={base} />
     </div>
+  );
+}
+
+/** The table's creation and schema changes, newest first. */
+function SchemaChanges({ base }: { base: string }) {
+  const changes = usePagedQuery<SchemaChange>(`${base}/schema-changes`, { pageSize: 20 });
+  return (
+    <section aria-labelledby="schema-changes-heading">
+      <h3 id="schema-changes-heading">Schema changes</h3>
+      <PagedGrid
+        list={changes}
+        loadingText="Loading the schema changes…"
+        empty={<p className="muted">No schema changes recorded.</p>}
+        className="cat-history"
+        testId="schema-changes"
+        moreStyle="link"
+        rowKey={(event) => String(event.id)}
+        rowAttributes={() => ({ "data-testid": "schema-change-row" })}
+        columns={[
+          { header: "When", className: "nowrap", cell: (event) => formatTimestamp(event.at) },
+          { header: "Who", cell: (event) => event.actor ?? <span className="muted">system</span> },
+          {
+            header: "What changed",
+            cell: (event) => (
+              <ul className="plain-list">
+                {eventLines(event).map((line, index) => (
+                  <li key={index}>{line}</li>
+                ))}
+              </ul>
+            ),
+          },
+        ]}
+      />
+    </section>
   );
 }

@@ -11,7 +11,7 @@ import {
   type SecurableKind,
 } from "../../../api";
 import { DataGrid, PagedGrid } from "../../../components/grid/DataGrid";
-import { formatTimestamp } from "../../../components/jobs/time";
+import { formatTimestamp } from "../../../format";
 import { usePagedQuery, usePatchPermissions, usePermissions } from "../../../data/queries";
 import { Link, pathOf } from "../../../router";
 import { describeEvent } from "../../admin/audit";

@@ -1,14 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { analyzeStatement, formatBytes, isStale, lengths } from "./StatisticsPanel";
-
-describe("formatBytes", () => {
-  it("is exact below 1 KiB and short above", () => {
-    expect(formatBytes(0)).toBe("0 bytes");
-    expect(formatBytes(1023)).toBe("1023 bytes");
-    expect(formatBytes(1536)).toBe("1.5 KiB");
-    expect(formatBytes(50 * 1024 * 1024)).toBe("50 MiB");
-  });
-});
+import { analyzeStatement, isStale, lengths } from "./StatisticsPanel";
 
 describe("column statistics", () => {
   const figures = {

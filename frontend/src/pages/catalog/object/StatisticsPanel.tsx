@@ -15,7 +15,7 @@ import {
 } from "../../../api";
 import { JobProgress } from "../../../components/jobs/JobProgress";
 import { DataGrid } from "../../../components/grid/DataGrid";
-import { formatTimestamp } from "../../../components/jobs/time";
+import { countOf, formatBytes, formatCount, formatDecimal, formatTimestamp } from "../../../format";
 import { untilEnded } from "../../../data/statements";
 import { keyOf } from "../../../data/queries";
 import { Link, pathOf } from "../../../router";
@@ -24,26 +24,12 @@ import { submit } from "../sql";
 
 export type { ColumnFigures, ColumnStatistics, TableStatistics };
 
-const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-
-/** 1536 → "1.5 KiB"; exact below 1 KiB. */
-export function formatBytes(bytes: number): string {
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < UNITS.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${bytes} bytes` : `${value.toFixed(value < 10 ? 1 : 0)} ${UNITS[unit]}`;
-}
-
 /** The statement the button runs for the table at `sqlPath` (quoted parts). */
 export const analyzeStatement = (sqlPath: string) =>
   `ANALYZE TABLE ${sqlPath} COMPUTE STATISTICS FOR ALL COLUMNS`;
 
-const count = (value: number | null) => (value === null ? "—" : value.toLocaleString("en-US"));
-const decimal = (value: number | null) =>
-  value === null ? "—" : value.toLocaleString("en-US", { maximumFractionDigits: 2 });
+const count = formatCount;
+const decimal = (value: number | null) => formatDecimal(value, 2);
 
 /** "12.5 / 40" for strings and binary; "—" for the others. */
 export function lengths(figures: ColumnFigures): string {
@@ -182,16 +168,16 @@ function TableFacts({ s }: { s: TableStatistics }) {
     <dl className="cat-facts" data-testid="statistics">
       <dt>Rows</dt>
       <dd data-testid="stat-rows">
-        {s.row_count === null ? "—" : s.row_count.toLocaleString("en-US")}
+        {formatCount(s.row_count)}
         {s.row_count === null ? <span className="muted"> (counted for Parquet files only)</span> : null}
       </dd>
       <dt>Size</dt>
-      <dd data-testid="stat-size" title={`${s.size_bytes.toLocaleString("en-US")} bytes`}>
+      <dd data-testid="stat-size" title={`${formatCount(s.size_bytes)} bytes`}>
         {formatBytes(s.size_bytes)}
       </dd>
       <dt>Files</dt>
       <dd data-testid="stat-files">
-        {s.files.toLocaleString("en-US")}
+        {formatCount(s.files)}
         {s.complete ? null : <span className="muted"> (or more: counting stopped)</span>}
       </dd>
       <dt>Last written</dt>
@@ -201,7 +187,7 @@ function TableFacts({ s }: { s: TableStatistics }) {
         {commit ? (
           <>
             {formatTimestamp(commit.at)} · {commit.kind}
-            {commit.rows_written !== null ? ` of ${commit.rows_written.toLocaleString("en-US")} rows` : ""}
+            {commit.rows_written !== null ? ` of ${countOf(commit.rows_written, "row")}` : ""}
             {commit.user ? ` by ${commit.user}` : ""}
             {commit.job ? (
               <>
