@@ -15,7 +15,7 @@ import {
   type ScheduleRun,
 } from "../../api";
 import { ErrorAlert } from "../../components/ErrorAlert";
-import { formatTimestamp } from "../../components/jobs/time";
+import { formatTimestamp } from "../../format";
 import { apiQuery, useWrite } from "../../data/queries";
 import { Link, useTitle } from "../../router";
 import { OPERATORS, browserTimeZone, runText } from "./schedules";
