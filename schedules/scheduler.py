@@ -112,9 +112,11 @@ def _refusal(row: Schedule) -> PermissionDenied | None:
         return PermissionDenied(
             f"The owner of this schedule, {owner.get_username()}, is deactivated: it cannot run."
         )
-    if not saved_queries.visible(owner).filter(pk=row.saved_query_id).exists():
+    # Only the owner's own query: its SQL is never someone else's to change (services).
+    if not saved_queries.visible(owner, "mine").filter(pk=row.saved_query_id).exists():
         return PermissionDenied(
-            f"{owner.get_username()} may no longer read saved query [{row.saved_query.name}]."
+            f"Saved query [{row.saved_query.name}] is not {owner.get_username()}'s own: a "
+            "schedule runs only its owner's saved queries."
         )
     return None
 

@@ -46,12 +46,27 @@ def _plan_next(row: Schedule) -> None:
     )
 
 
+def _own_query(user: User, query_id: Any) -> Any:
+    """The user's own saved query. A schedule runs as its owner, with the owner's grants:
+    another user's shared query would run SQL its author may change later with the
+    schedule owner's rights. To schedule a shared query, save a copy of it."""
+    query = saved_queries.saved_query_get(user=user, query_id=query_id)
+    if query.owner_id != user_id(user):
+        raise _bad(
+            f"Saved query [{query.name}] is {query.owner.get_username()}'s: a schedule runs "
+            "with your rights, so it runs only your own saved queries. Save a copy of it and "
+            "schedule that.",
+            "saved_query",
+        )
+    return query
+
+
 def schedule_create(
     *, user: User, saved_query: Any, cron_expression: Any, timezone_name: Any, enabled: bool = True
 ) -> Schedule:
-    """A schedule of a saved query the user may read (their own, or shared with them)."""
+    """A schedule of one of the user's own saved queries (``_own_query``)."""
     owner = user_id(user)
-    query = saved_queries.saved_query_get(user=user, query_id=saved_query)
+    query = _own_query(user, saved_query)
     zone = cron.check_timezone(timezone_name)
     row = Schedule(
         owner_id=owner,
@@ -77,7 +92,7 @@ def schedule_update(*, user: User, row: Schedule, changes: dict[str, Any]) -> Sc
     """PATCH: any of ``saved_query``, ``cron``, ``timezone``, ``enabled``. A change of the
     timing (or enabling) plans the next slot from now."""
     if "saved_query" in changes:
-        row.saved_query = saved_queries.saved_query_get(user=user, query_id=changes["saved_query"])
+        row.saved_query = _own_query(user, changes["saved_query"])
     if "timezone" in changes:
         row.timezone = cron.check_timezone(changes["timezone"])
     if "cron" in changes:

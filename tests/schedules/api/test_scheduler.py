@@ -17,7 +17,7 @@ from core import jobstate
 from jobs.models import Job
 from schedules import scheduler
 from schedules.models import Schedule, ScheduleRun
-from tests.conftest import API
+from tests.conftest import API, assert_error
 from tests.grants_support import share
 from tests.schedules.api.conftest import create_schedule, due_at, finish_job, save_query
 
@@ -150,14 +150,27 @@ def test_an_owner_who_lost_select_fails_the_run_with_permission_denied(make, ali
 
 
 @pytest.mark.django_db
-def test_a_saved_query_no_longer_shared_fails_the_run_without_a_job(alice, alice_api, bob, bob_api):
+def test_another_users_shared_query_cannot_be_scheduled(alice, alice_api, bob, bob_api):
+    """A schedule runs with its owner's rights: a query shared with bob is alice's to
+    change, so bob's schedule of it would run whatever alice writes next as bob."""
     team, _ = Group.objects.get_or_create(name="analysts")
     alice.groups.add(team)
     bob.groups.add(team)
     query = save_query(alice_api, shared=True)
-    made = create_schedule(bob_api, query)
-    alice_api.patch(f"{API}/saved-queries/{query}", {"shared": False})
-    due_at(made["id"], T0)
+    assert bob_api.get(f"{API}/saved-queries/{query}").status_code == 200  # bob may read it
+    refused = bob_api.post(
+        f"{API}/schedules", {"saved_query": query, "cron": "* * * * *", "timezone": "UTC"}
+    )
+    error = assert_error(refused, 400, "VALIDATION_ERROR", "alice's", "copy")
+    assert error["details"]["field"] == "saved_query"
+    mine = create_schedule(bob_api, save_query(bob_api, name="own"))
+    changed = bob_api.patch(f"{API}/schedules/{mine['id']}", {"saved_query": query})
+    assert assert_error(changed, 400, "VALIDATION_ERROR")["details"]["field"] == "saved_query"
+    assert Schedule.objects.filter(owner=bob).count() == 1
+    # A row of another's query (made before this rule) fails its run, with no job.
+    made = Schedule.objects.get(pk=mine["id"])
+    Schedule.objects.filter(pk=made.pk).update(saved_query_id=query)
+    due_at(made.pk, T0)
     [run_id] = scheduler.tick(T0 + timedelta(seconds=1))
     run = ScheduleRun.objects.get(pk=run_id)
     assert run.job is None and run.status == "FAILED"
