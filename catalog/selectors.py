@@ -187,8 +187,8 @@ def list_databases(
     catalog: Catalog, *, access: Access, after: Any, limit: int, name_regex: str | None = None
 ) -> list[Database]:
     """A page of the catalog's databases: all of them when the user may see every database
-    inside (today's SQL), else those ``catalog.access.databases_q`` lets through; with
-    ``name_regex``, only names it matches (case-insensitive, in the database)."""
+    inside, else those ``catalog.access.databases_q`` lets through (``name_regex``: see
+    ``list_tables``)."""
     qs = Database.objects.select_related("catalog", "owner").filter(catalog=catalog)
     if name_regex is not None:
         qs = qs.filter(name_key__iregex=name_regex)
@@ -228,10 +228,9 @@ def list_tables(
     name_regex: str | None = None,
     with_schemas: bool = True,
 ) -> list[render.Row]:
-    """A page of tables or views as rows for catalog/render.py (schemas as JSON text, unless
-    ``with_schemas`` is False: a list of names reads no schema); with ``name_regex``, only
-    names it matches (case-insensitive, in the database: a JDBC client asking for one
-    table's columns reads one row, not the database's schemas)."""
+    """A page of tables or views as rows for catalog/render.py (schemas as JSON text unless
+    ``with_schemas`` is False); with ``name_regex``, only the names it matches (in the
+    database, case-insensitive: one table's columns read one row, not every schema)."""
     visible = in_database_q(access, Kind(kind), database)
     qs = Table.objects.filter(database=database, kind=kind)
     if name_regex is not None:
