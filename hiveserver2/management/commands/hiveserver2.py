@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import threading
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from hiveserver2.server import HiveServer2
+
+# Seconds a stopping server has to end its connections before the process exits regardless.
+STOP_GRACE_SECONDS = 10
 
 
 class Command(BaseCommand):
@@ -28,6 +33,11 @@ class Command(BaseCommand):
 
         def stop(signum: int, frame: Any) -> None:
             server.stop()
+            # A stop that hangs must not outlive Ctrl-C (CI saw this process stay after
+            # SIGTERM): past the grace period the process ends anyway.
+            timer = threading.Timer(STOP_GRACE_SECONDS, os._exit, args=(0,))
+            timer.daemon = True
+            timer.start()
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
