@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from core.errors import NotFound
 from jobs.selectors import User, keyset, parse_uuid, user_id
@@ -41,12 +41,21 @@ def schedule_list(*, user: User, after: Any, limit: int) -> list[Schedule]:
     return _page(_mine(user), after, limit, "created_at", newest_first=False)
 
 
-def schedule_get(*, user: User, schedule_id: Any) -> Schedule:
-    key = parse_uuid(schedule_id)
-    found = _mine(user).filter(pk=key).first() if key is not None else None
+_M = TypeVar("_M", bound=Model)
+
+
+def _one(qs: QuerySet[_M], key: Any, noun: str) -> _M:
+    """The row of ``qs`` whose id is ``key``; NOT_FOUND when there is none (or ``key`` is no
+    id), the same answer whether it exists for someone else or not at all."""
+    pk = parse_uuid(key)
+    found = qs.filter(pk=pk).first() if pk is not None else None
     if found is None:
-        raise NotFound(f"Schedule {str(schedule_id)[:100]} does not exist.")
+        raise NotFound(f"{noun} {str(key)[:100]} does not exist.")
     return found
+
+
+def schedule_get(*, user: User, schedule_id: Any) -> Schedule:
+    return _one(_mine(user), schedule_id, "Schedule")
 
 
 def run_list(*, schedule: Schedule, after: Any, limit: int) -> list[ScheduleRun]:
@@ -72,11 +81,7 @@ def alert_list(*, user: User, schedule: Schedule | None, after: Any, limit: int)
 
 
 def alert_get(*, user: User, alert_id: Any) -> Alert:
-    key = parse_uuid(alert_id)
-    found = _my_alerts(user).filter(pk=key).first() if key is not None else None
-    if found is None:
-        raise NotFound(f"Alert {str(alert_id)[:100]} does not exist.")
-    return found
+    return _one(_my_alerts(user), alert_id, "Alert")
 
 
 def _notifications(user: User) -> QuerySet[Notification]:
@@ -98,8 +103,4 @@ def unread_count(*, user: User) -> int:
 
 
 def notification_get(*, user: User, notification_id: Any) -> Notification:
-    key = parse_uuid(notification_id)
-    found = _notifications(user).filter(pk=key).first() if key is not None else None
-    if found is None:
-        raise NotFound(f"Notification {str(notification_id)[:100]} does not exist.")
-    return found
+    return _one(_notifications(user), notification_id, "Notification")
