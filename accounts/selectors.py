@@ -10,13 +10,17 @@ from django.db.models import QuerySet
 from accounts.models import ApiToken
 from accounts.tokens import MAX_KEY_LENGTH, key_digest
 from core.errors import NotFound
+from webapp.rows import RowReader
+
+# Every REST request and HiveServer2 call reads its token: compiled once (webapp.rows).
+_TOKEN_BY_DIGEST = RowReader(ApiToken, "digest", select_related=("user",))
 
 
 def token_by_key(key: str) -> ApiToken | None:
     """The token whose key is ``key`` (with its user), or None. Over-long keys cost no query."""
     if not key or len(key) > MAX_KEY_LENGTH:
         return None
-    return ApiToken.objects.select_related("user").filter(digest=key_digest(key)).first()
+    return _TOKEN_BY_DIGEST.get(key_digest(key))
 
 
 def token_page_key(token: ApiToken) -> int:

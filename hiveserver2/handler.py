@@ -41,6 +41,7 @@ from results import store
 from results.selectors import require_result
 from sessions import services as session_services
 from sessions.statements import statement_submit
+from webapp.rows import RowReader
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,6 +54,8 @@ STATES = {
     jobstate.CANCELED: ttypes.TOperationState.CANCELED_STATE,
 }
 MAX_FETCH_ROWS = 100_000
+# Each call on an operation reads its job first: compiled once (webapp.rows).
+_JOB_IN_SESSION = RowReader(Job, "id", "user_id", "session_id")
 INTERNAL = {"code": "INTERNAL_ERROR", "message": "Internal error; it was logged.", "details": {}}
 
 
@@ -180,7 +183,7 @@ class Handler:
         answer = self.registry.answer(key, self.user.pk, session_id)
         if answer is not None:
             return key, answer
-        job = Job.objects.filter(pk=key, user_id=self.user.pk, session_id=session_id).first()
+        job = _JOB_IN_SESSION.get(key, self.user.pk, session_id)
         if job is None:
             raise InvalidHandle("Invalid OperationHandle: no such operation in your sessions.")
         return key, job

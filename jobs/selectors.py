@@ -29,6 +29,7 @@ from core.errors import CoreError, NotFound
 from core.instants import parse_instant
 from jobs import engines, maintenance, notify
 from jobs.models import Engine, Job, JobEvent, Session
+from webapp.rows import RowReader
 
 User = AbstractBaseUser | AnonymousUser
 T = TypeVar("T")
@@ -88,15 +89,15 @@ def _choices(value: str | None, field: str, allowed: Sequence[str] | None) -> li
     return items
 
 
+# Every request about a job reads it first: compiled once (webapp.rows).
+_JOB_OF_USER = RowReader(Job, "id", "user_id", select_related=("user",))
+
+
 def job_get(*, user: User, job_id: Any) -> Job:
     """One of the caller's jobs (NOT_FOUND for others'). A RUNNING job whose heartbeat is
     older than the worker timeout makes the reaper run first, so it is not shown stuck."""
     key = parse_uuid(job_id)
-    job = (
-        Job.objects.select_related("user").filter(pk=key, user_id=user_id(user)).first()
-        if key is not None
-        else None
-    )
+    job = _JOB_OF_USER.get(key, user_id(user))
     if job is None:
         raise NotFound(f"Job {job_id} does not exist.")
     stale = timezone.now() - timedelta(seconds=settings.TESSERA_WORKER_TIMEOUT_SECONDS)

@@ -24,6 +24,7 @@ from core.privileges import Access
 from jobs.models import Session
 from jobs.selectors import User, keyset, parse_uuid, user_id
 from sessions import planning, quotas, workspace
+from webapp.rows import RowReader
 
 
 def _expired_sessions(qs: QuerySet[Session]) -> QuerySet[Session]:
@@ -141,6 +142,8 @@ def session_open(
 
 # The longest a session's ``last_used_at`` lags behind its last use.
 TOUCH_SECONDS = 5.0
+# Every statement reads its session first: compiled once (webapp.rows).
+_SESSION_OF_USER = RowReader(Session, "id", "user_id", select_related=("user",))
 
 
 def session_get(*, user: User, session_id: Any, touch: bool = True) -> Session:
@@ -149,11 +152,7 @@ def session_get(*, user: User, session_id: Any, touch: bool = True) -> Session:
     ``TOUCH_SECONDS`` (or a tenth of its idle timeout, when shorter): a statement does not
     pay a write for a deadline that would move by less."""
     key = parse_uuid(session_id)
-    session = (
-        Session.objects.select_related("user").filter(pk=key, user_id=user_id(user)).first()
-        if key is not None
-        else None
-    )
+    session = _SESSION_OF_USER.get(key, user_id(user))
     if session is None:
         raise NotFound(f"Session {session_id} does not exist.")
     now = timezone.now()

@@ -80,7 +80,7 @@ APP_PUBLIC_MODULES = frozenset(
 )
 # What the rooms may import of webapp: the shared REST helpers. The Celery app itself is
 # only reached through jobs.dispatch.
-WEBAPP_SHARED = frozenset({"webapp.api", "webapp.pagination", "webapp.errors"})
+WEBAPP_SHARED = frozenset({"webapp.api", "webapp.pagination", "webapp.errors", "webapp.rows"})
 CELERY_APP = "webapp.celery"
 CELERY_USERS = frozenset({"webapp", "jobs.dispatch"})
 
