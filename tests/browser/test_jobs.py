@@ -253,12 +253,16 @@ def test_job_page_shows_the_spark_stages_of_a_finished_query(
     rows = table.locator("tbody tr")
     expect(rows).to_have_count(len(stages))
     headers = table.locator("thead th")
-    expect(headers).to_contain_text(["Stage", "Name", "Status", "Tasks", "Rows read"])
+    expect(headers).to_contain_text(["Stage", "What it does", "Status", "Tasks", "Rows read"])
     for index, stage in enumerate(stages):
         row = rows.nth(index)
         expect(row).to_have_attribute("data-stage-id", str(stage["stage_id"]))
         cells = row.locator("td")
         expect(cells.nth(0)).to_have_text(str(stage["stage_id"]))
+        # What the stage does first, Spark's own name for it after (its call site's action).
+        if stage["shuffle_write_bytes"] > 0:
+            expect(cells.nth(1)).to_contain_text("shuffles it for a join, aggregation or sort")
+        expect(cells.nth(1).locator(".stage-spark-name")).to_have_text(f" · {stage['name']}")
         expect(cells.nth(2)).to_have_text("COMPLETE")
         expect(cells.nth(3)).to_have_text(f"{stage['tasks']}/{stage['tasks']}")
         expect(cells.nth(4)).to_have_text(f"{stage['rows_read']:,}")

@@ -5,7 +5,7 @@ import { get, type Job, type JobStage } from "../../api";
 import { DataGrid } from "../../components/grid/DataGrid";
 import { jobPath } from "../../data/jobs";
 import { formatBytes, formatCount } from "../../format";
-import { formatStageDuration, stageLabel, stagesSummary } from "./stages";
+import { formatStageDuration, stageLabel, stagePurpose, stagesSummary } from "./stages";
 
 export const STAGES_ID = "job-stages";
 /** The worker records at most this many stages (jobs.executor.stage_metrics.MAX_STAGES). */
@@ -108,12 +108,13 @@ export function StagesView({ stages, total }: { stages: JobStage[] | null | unde
             columns={[
               { header: "Stage", className: "num", cell: (stage) => stageLabel(stage) },
               {
-                header: "Name",
+                header: "What it does",
                 className: "stage-name",
-                title: (stage) => stage.failure ?? stage.name,
+                title: (stage) => stage.failure ?? `Spark's name: ${stage.name}`,
                 cell: (stage) => (
                   <>
-                    {stage.name}
+                    {stagePurpose(stage)}
+                    <span className="muted stage-spark-name"> · {stage.name}</span>
                     {stage.failure && <div className="stage-failure">{stage.failure}</div>}
                   </>
                 ),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JobStage } from "../../api";
-import { formatStageDuration, stageLabel, stageTotals, stagesSummary } from "./stages";
+import { formatStageDuration, stageLabel, stagePurpose, stageTotals, stagesSummary } from "./stages";
 
 function stage(overrides: Partial<JobStage>): JobStage {
   return {
@@ -59,5 +59,28 @@ describe("stage metrics formatting", () => {
     });
     expect(stagesSummary(stages)).toBe("2 stages · 600 rows read · 3 MiB written · 2 KiB spilled");
     expect(stagesSummary([stage({})])).toBe("1 stage");
+  });
+});
+
+describe("stagePurpose", () => {
+  it("tells Spark's internal names by what they do", () => {
+    expect(stagePurpose(stage({ name: "$anonfun$withThreadLocalCaptured$1" }))).toMatch(/broadcast table or a subquery/);
+    expect(stagePurpose(stage({ name: "toArrow" }))).toBe("Returns the result's rows");
+    expect(stagePurpose(stage({ name: "collectToPython" }))).toBe("Returns the result's rows");
+    expect(stagePurpose(stage({ name: "save" }))).toBe("Writes the table's files");
+  });
+
+  it("tells a shuffle stage by its shuffle write, whatever its name", () => {
+    const scan = stage({ name: "toArrow", bytes_read: 1000, shuffle_write_bytes: 10 });
+    expect(stagePurpose(scan)).toBe("Reads input and shuffles it for a join, aggregation or sort");
+    const middle = stage({ name: "toArrow", shuffle_read_bytes: 10, shuffle_write_bytes: 5 });
+    expect(stagePurpose(middle)).toMatch(/^Reads the last stage's output and shuffles/);
+  });
+
+  it("falls back on what an unknown stage read and wrote", () => {
+    expect(stagePurpose(stage({ name: "mystery", shuffle_read_rows: 3 }))).toBe("Combines the shuffled rows");
+    expect(stagePurpose(stage({ name: "mystery", rows_written: 3 }))).toBe("Writes the table's files");
+    expect(stagePurpose(stage({ name: "mystery", rows_read: 3 }))).toBe("Reads input");
+    expect(stagePurpose(stage({ name: "" }))).toBe("Computes rows");
   });
 });

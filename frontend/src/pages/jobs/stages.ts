@@ -58,3 +58,33 @@ export function stagesSummary(stages: readonly JobStage[]): string {
   if (totals.spilled > 0) parts.push(`${formatBytes(totals.spilled)} spilled`);
   return parts.join(" · ");
 }
+
+/** What Spark's action names mean to a reader of the job page (Spark names a stage after the
+ * call that started its Spark job: Tessera's own code, or Spark's internals). */
+const ACTIONS: readonly [RegExp, string][] = [
+  [/withThreadLocalCaptured|broadcast/i, "Builds a broadcast table or a subquery's result, ahead of the query"],
+  [/^(toArrow|collectAsArrowToPython|collectToPython|collect|toPandas|toLocalIterator|take|head|first|tail|showString)$/, "Returns the result's rows"],
+  [/^(save|saveAsTable|insertInto|parquet|csv|json|orc|text|writeTo|append|overwrite|create)$/, "Writes the table's files"],
+  [/^count$/, "Counts rows"],
+  [/^(foreachBatch|start|awaitTermination|processAllAvailable)$/, "Runs a micro-batch of the stream"],
+  [/^(sql|cache|persist|checkpoint|localCheckpoint)$/, "Runs the statement"],
+];
+
+/** What a stage does, in a reader's words: from Spark's name for it where that is known, else
+ * from what it read and wrote (a stage that writes shuffle data prepares a join, an aggregation
+ * or a sort for the next stage). */
+export function stagePurpose(stage: JobStage): string {
+  const shuffles = stage.shuffle_write_bytes > 0 || stage.shuffle_write_rows > 0;
+  const readsShuffle = stage.shuffle_read_bytes > 0 || stage.shuffle_read_rows > 0;
+  const readsInput = stage.bytes_read > 0 || stage.rows_read > 0;
+  if (shuffles) {
+    const source = readsInput ? "Reads input" : readsShuffle ? "Reads the last stage's output" : "Computes rows";
+    return `${source} and shuffles it for a join, aggregation or sort`;
+  }
+  const action = ACTIONS.find(([pattern]) => pattern.test(stage.name.trim()));
+  if (action) return action[1];
+  if (stage.bytes_written > 0 || stage.rows_written > 0) return "Writes the table's files";
+  if (readsShuffle) return "Combines the shuffled rows";
+  if (readsInput) return "Reads input";
+  return "Computes rows";
+}
