@@ -449,3 +449,48 @@ def test_job_page_of_an_explain_shows_the_plan_as_a_tree(ui: UI, page: Any, demo
     logical = plan.locator(".plan-section", has_text="Optimized Logical Plan")
     expect(logical.locator(".badge.info").first).to_contain_text("B")
     ui.screenshot(page, "job-plan")
+
+
+def test_a_saved_query_opens_from_its_link_for_whoever_may_read_it(
+    ui: UI, page: Any, other_page: Any, alice: User
+) -> None:
+    user_in("bob", "analysts")
+    user_in("carol", "marketing")
+    shared = SavedQuery.objects.create(
+        owner=alice, name="Weekly revenue", sql="SELECT 42 AS revenue", shared=True
+    )
+    private = SavedQuery.objects.create(owner=alice, name="Scratch", sql="SELECT 7", shared=False)
+
+    # The owner copies the link from the list (no clipboard in this browser: it is shown).
+    ui.login(page, "alice")
+    page.goto(f"{ui.url}/saved")
+    item = page.get_by_test_id("saved-item").filter(has_text="Weekly revenue")
+    item.get_by_role("button", name="Copy link").click()
+    link = f"{ui.url}/saved/{shared.pk}"
+    expect(page.get_by_role("status")).to_contain_text(link)
+
+    # A teammate opens it: an editor tab with its SQL, not linked (theirs to "Save as…").
+    ui.login(other_page, "bob")
+    other_page.goto(link)
+    expect(other_page).to_have_url(re.compile(r"/editor$"))
+    content = other_page.locator(".tab-pane:not([hidden]) .cm-content")
+    expect(content).to_have_text("SELECT 42 AS revenue")
+    expect(other_page.get_by_role("tab", name=re.compile("Weekly revenue"))).to_be_visible()
+
+    # Not shared with bob, unknown, and not an id at all: the same sentence, nothing opened.
+    for path in (f"/saved/{private.pk}", f"/saved/{uuid_like()}", "/saved/..%2Fjobs"):
+        other_page.goto(f"{ui.url}{path}")
+        expect(other_page.get_by_role("alert")).to_have_text(
+            "This saved query does not exist, or it is not shared with you."
+        )
+        expect(other_page).to_have_url(re.compile(r"/saved/"))
+    other_page.get_by_role("button", name="Log out").click()
+
+    # Someone outside alice's teams cannot open the shared one either.
+    ui.login(other_page, "carol")
+    other_page.goto(link)
+    expect(other_page.get_by_role("alert")).to_contain_text("not shared with you")
+
+
+def uuid_like() -> str:
+    return "00000000-0000-4000-8000-000000000000"

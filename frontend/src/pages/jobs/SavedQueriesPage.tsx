@@ -1,9 +1,11 @@
 // /saved: saved queries — mine and those teammates share with me; create, edit, delete mine.
+// /saved/<id>: a saved query's link — it opens in the editor for anyone who may read it.
+import { useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type FormEvent, type ReactNode } from "react";
-import { ApiError, del, enc, patch, post, qs, type SavedQuery, type User } from "../../api";
+import { ApiError, del, enc, get, patch, post, qs, type SavedQuery, type User } from "../../api";
 import { LoadMore } from "../../components/grid/DataGrid";
 import { useDebounced, usePagedQuery, useWrite } from "../../data/queries";
-import { navigate, useTitle } from "../../router";
+import { navigate, useSegments, useTitle } from "../../router";
 import { openInEditor } from "../../store";
 import "./jobs-pages.css";
 
@@ -22,7 +24,51 @@ interface Draft {
   shared: boolean;
 }
 
+/** A saved query's own address: what "Copy link" copies. */
+export const savedQueryLink = (id: string): string => `${window.location.origin}/saved/${encodeURIComponent(id)}`;
+
+// Your own query opens linked (Save in the tab updates it; one tab per query unless a new tab
+// is asked for); someone else's opens as a copy to "Save as…".
+function openSaved(item: SavedQuery, newTab = false, replace = false) {
+  openInEditor({ sql: item.sql, title: item.name, savedQueryId: item.editable ? item.id : undefined, newTab });
+  navigate("/editor", replace);
+}
+
 export function SavedQueriesPage({ user }: { user: User }) {
+  const segments = useSegments();
+  return segments.length > 1 ? <SavedQueryLink id={segments[1]} /> : <SavedQueriesList user={user} />;
+}
+
+/** /saved/<id>: the query opens in the editor, or the page says why it cannot (missing, or not
+ * shared with this user: the API answers both alike, NOT_FOUND). */
+function SavedQueryLink({ id }: { id: string }) {
+  useTitle("Saved query");
+  const found = useQuery({
+    queryKey: ["saved-queries", "link", id],
+    queryFn: ({ signal }) => get<SavedQuery>(`/saved-queries/${enc(id)}`, { signal }),
+    retry: false,
+  });
+  const item = found.data;
+  useEffect(() => {
+    if (item) openSaved(item, false, true);
+  }, [item]);
+  if (found.error) {
+    return (
+      <section className="page">
+        <h1>Saved query</h1>
+        <p role="alert" className="error">
+          This saved query does not exist, or it is not shared with you.
+        </p>
+        <p>
+          <a href="/saved">Your saved queries</a>
+        </p>
+      </section>
+    );
+  }
+  return <p className="muted page">Opening the saved query…</p>;
+}
+
+function SavedQueriesList({ user }: { user: User }) {
   useTitle("Saved queries");
   const [scope, setScope] = useState<Scope>("all");
   const [search, setSearch] = useState("");
@@ -47,11 +93,15 @@ export function SavedQueriesPage({ user }: { user: User }) {
   ).mutateAsync;
   const remove = useWrite((id: string) => del(`/saved-queries/${enc(id)}`), ["saved-queries"]).mutateAsync;
 
-  // Your own query opens linked (Save in the tab updates it; one tab per query unless a
-  // new tab is asked for); someone else's opens as a copy to "Save as…".
-  const open = (item: SavedQuery, newTab = false) => {
-    openInEditor({ sql: item.sql, title: item.name, savedQueryId: item.editable ? item.id : undefined, newTab });
-    navigate("/editor");
+  const open = (item: SavedQuery, newTab = false) => openSaved(item, newTab);
+  const copyLink = async (item: SavedQuery) => {
+    const link = savedQueryLink(item.id);
+    try {
+      await navigator.clipboard.writeText(link);
+      setNotice(`Link to “${item.name}” copied: ${link}`);
+    } catch {
+      setNotice(`Link to “${item.name}”: ${link}`); // no clipboard here: the link to copy by hand
+    }
   };
 
   const confirmDelete = async () => {
@@ -171,6 +221,14 @@ export function SavedQueriesPage({ user }: { user: User }) {
                   <div className="toolbar">
                     <button type="button" className="small" onClick={() => open(item)}>
                       Open in editor
+                    </button>
+                    <button
+                      type="button"
+                      className="small"
+                      onClick={() => void copyLink(item)}
+                      title={item.shared ? "Anyone in your teams can open this link" : "Only you can open this link until you share the query"}
+                    >
+                      Copy link
                     </button>
                     {item.editable && (
                       <button type="button" className="small" onClick={() => open(item, true)} title="Another tab linked to this query">
