@@ -23,9 +23,9 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.teams import shown
+from accounts.teams import is_admin, shown
 from core import jobstate
-from core.errors import CoreError, NotFound
+from core.errors import CoreError, NotFound, PermissionDenied
 from core.instants import parse_instant
 from jobs import engines, maintenance, notify
 from jobs.models import Engine, Job, JobEvent, Session
@@ -107,6 +107,10 @@ def job_get(*, user: User, job_id: Any) -> Job:
     return job
 
 
+# ``GET /jobs?user=*``: every user's jobs (admins).
+ALL_USERS = "*"
+
+
 def job_list(
     *,
     user: User,
@@ -116,13 +120,22 @@ def job_list(
     created_after: str | None = None,
     created_before: str | None = None,
     q: str | None = None,
+    owner: str | None = None,
     after: Any,
     limit: int,
 ) -> list[Job]:
     """The caller's jobs, newest first; filters by session, status and kind (comma lists),
     creation time (``created_after`` inclusive, ``created_before`` exclusive) and a
-    case-insensitive part of the SQL (``q``)."""
-    qs = Job.objects.select_related("user").filter(user_id=user_id(user))
+    case-insensitive part of the SQL (``q``). ``owner``: an admin reads another user's
+    history by name, or everyone's with ``*`` (query history, as Databricks SQL admins see it);
+    anyone else only their own."""
+    qs = Job.objects.select_related("user")
+    if not owner or owner == getattr(user, "username", None):  # no username is "*"
+        qs = qs.filter(user_id=user_id(user))
+    elif not is_admin(user):
+        raise PermissionDenied("Only admins can read other users' query history.")
+    elif owner != ALL_USERS:
+        qs = qs.filter(user__username=owner)
     if session:
         key = parse_uuid(session)
         if key is None:

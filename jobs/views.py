@@ -32,6 +32,12 @@ class JobListView(APIView):
             ),
             OpenApiParameter("created_before", str, description="ISO-8601; jobs created before it"),
             OpenApiParameter("q", str, description="a case-insensitive part of the SQL"),
+            OpenApiParameter(
+                "user",
+                str,
+                description="admins: another user's jobs by name, or * for everyone's "
+                "(others: PERMISSION_DENIED unless it names themselves)",
+            ),
         ],
         responses=page_of("JobPage", s.JobOut(many=True)),
     )
@@ -46,6 +52,7 @@ class JobListView(APIView):
             created_after=params.get("created_after"),
             created_before=params.get("created_before"),
             q=params.get("q"),
+            owner=params.get("user"),
             after=page.after,
             limit=page.size + 1,
         )

@@ -155,7 +155,7 @@ export function App() {
           <EditorPage user={user} active={section === "editor"} />
         </div>
         {section === "catalog" && <CatalogPage />}
-        {section === "jobs" && (pathname.split("/").filter(Boolean).length > 1 ? <JobPage /> : <JobsPage />)}
+        {section === "jobs" && (pathname.split("/").filter(Boolean).length > 1 ? <JobPage /> : <JobsPage user={user} />)}
         {section === "engines" && <EnginesPage user={user} />}
         {section === "saved" && <SavedQueriesPage user={user} />}
         {section === "schedules" && <SchedulesPage />}

@@ -494,3 +494,37 @@ def test_a_saved_query_opens_from_its_link_for_whoever_may_read_it(
 
 def uuid_like() -> str:
     return "00000000-0000-4000-8000-000000000000"
+
+
+def test_an_admin_searches_everyones_history_others_only_their_own(
+    ui: UI, page: Any, other_page: Any, alice: User, admin: User
+) -> None:
+    mine = Job.objects.create(user=alice, sql="SELECT 'alice was here'", status="FINISHED")
+    Job.objects.create(user=admin, sql="SELECT 'admin was here'", status="FINISHED")
+
+    ui.login(page, "admin")
+    page.goto(f"{ui.url}/jobs?user=*")
+    table = page.get_by_test_id("jobs-table")
+    expect(table.locator("thead th")).to_contain_text(["Created", "User", "Status"])
+    row = table.locator(f"tbody tr[data-job-id='{mine.pk}']")
+    expect(row).to_contain_text("alice")
+    expect(row).to_contain_text("SELECT 'alice was here'")
+    expect(row.get_by_role("link")).to_have_count(0)  # its page and result stay alice's
+    # The User box narrows to one user, in the URL like every filter.
+    box = page.get_by_label("User", exact=True)
+    box.fill("admin")
+    box.press("Enter")
+    expect(page).to_have_url(re.compile(r"[?&]user=admin"))
+    expect(table.locator("tbody tr")).to_have_count(1)
+    expect(table).to_contain_text("SELECT 'admin was here'")
+
+    # Anyone else has no User box, and a hand-made URL is refused with a sentence.
+    ui.login(other_page, "alice")
+    other_page.goto(f"{ui.url}/jobs")
+    expect(other_page.get_by_test_id("jobs-table")).to_contain_text("alice was here")
+    expect(other_page.get_by_label("User", exact=True)).to_have_count(0)
+    other_page.goto(f"{ui.url}/jobs?user=admin")
+    expect(other_page.get_by_role("alert")).to_contain_text(
+        "Only admins can read other users' query history."
+    )
+    expect(other_page.get_by_text("admin was here")).to_have_count(0)

@@ -25,7 +25,7 @@ def _fields(obj: Any) -> dict[str, Any]:
 
 
 def test_a_token_with_its_user_is_what_the_orm_reads(alice: User) -> None:
-    token, key = token_create(user=alice, name="laptop", expires_in_seconds=3600)
+    _token, key = token_create(user=alice, name="laptop", expires_in_seconds=3600)
     reader = RowReader(ApiToken, "digest", select_related=("user",))
     with CaptureQueriesContext(connection) as queries:
         found = reader.get(key_digest(key))

@@ -4168,6 +4168,8 @@ export interface operations {
                 session?: string;
                 /** @description CREATED, RUNNING, … (comma list) */
                 status?: string;
+                /** @description admins: another user's jobs by name, or * for everyone's (others: PERMISSION_DENIED unless it names themselves) */
+                user?: string;
             };
             header?: never;
             path?: never;

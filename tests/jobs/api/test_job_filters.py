@@ -181,3 +181,23 @@ def test_the_new_parameters_are_in_the_openapi_document(anon_api):
     document = anon_api.get(f"{API}/schema?format=json").json()
     params = {p["name"] for p in document["paths"]["/api/v1/jobs"]["get"]["parameters"]}
     assert {"session", "status", "kind", "created_after", "created_before", "q"} <= params
+
+
+def test_an_admin_reads_anyones_history_and_everyones(admin_api, history):
+    assert listed(admin_api, "?user=bob") == ["SELECT * FROM orders"]
+    everyone = admin_api.get(f"{API}/jobs?user=*&q=orders").json()["items"]
+    assert [(item["user"], item["sql"]) for item in everyone] == [
+        ("alice", "select count(*) from orders"),
+        ("bob", "SELECT * FROM orders"),
+        ("alice", "SELECT * FROM Orders"),
+    ]
+    assert listed(admin_api, "?user=*&status=FAILED") == ["SELEC oops"]  # filters still apply
+    assert listed(admin_api, "?user=nobody") == []
+    assert listed(admin_api) == []  # by default an admin's own, as anyone's
+
+
+def test_nobody_else_reads_another_users_history(alice_api, bob_api, history):
+    for query in ("?user=bob", "?user=*", "?user=admin", "?user=" + "x" * 5000):
+        assert_error(alice_api.get(f"{API}/jobs{query}"), 403, "PERMISSION_DENIED", "admins")
+    assert listed(alice_api, "?user=alice") == listed(alice_api)  # naming oneself is fine
+    assert listed(bob_api, "?user=bob") == ["SELECT * FROM orders"]

@@ -2,7 +2,7 @@
 // live while any listed job has not ended.
 import { useEffect, useMemo, useRef, useState } from "react";
 import { useInfiniteQuery } from "@tanstack/react-query";
-import { ApiError, TERMINAL, get, qs, type Job, type Page } from "../../api";
+import { ApiError, TERMINAL, get, qs, type Job, type Page, type User } from "../../api";
 import { JOB_POLL_MS, LIST_POLL_MS } from "../../data/client";
 import { useClock, useWrite } from "../../data/queries";
 import { Link, navigate, pathOf, useLocation, useTitle } from "../../router";
@@ -17,6 +17,7 @@ import { StreamingBadge } from "../../components/jobs/StreamView";
 import { formatRate, isStreaming } from "../../components/jobs/stream";
 import { formatTimestamp } from "../../format";
 import {
+  EVERYONE,
   KINDS,
   NO_FILTERS,
   STATUSES,
@@ -32,10 +33,13 @@ import "./jobs-pages.css";
 
 const PAGE_SIZE = 50;
 
-export function JobsPage() {
+export function JobsPage({ user }: { user: User }) {
   useTitle("Jobs");
   const { search } = useLocation();
   const filters = filtersFromSearch(search);
+  // An admin reading another user's (or everyone's) history: whose each job is, and no link
+  // into a job that is not theirs (its page and result stay its owner's).
+  const others = filters.user.trim() !== "" && filters.user.trim() !== user.username;
   const apiQuery = JSON.stringify(apiParams(filters));
 
   const [cancelling, setCancelling] = useState<ReadonlySet<string>>(new Set());
@@ -103,7 +107,7 @@ export function JobsPage() {
           </span>
         )}
       </div>
-      <Filters filters={filters} onChange={setFilters} />
+      <Filters filters={filters} onChange={setFilters} admin={user.is_admin} />
       {error && (
         <div className="alert" role="alert">
           {error}
@@ -147,16 +151,22 @@ export function JobsPage() {
               title: (job) => job.created_at,
               cell: (job) => formatTimestamp(job.created_at),
             },
+            ...(others ? [{ header: "User", cell: (job: Job) => job.user }] : []),
             { header: "Status", cell: (job) => <JobStatusBadge status={job.status} /> },
             { header: "Kind", cell: (job) => job.kind },
             {
               header: "SQL",
               className: "sql-cell",
-              cell: (job) => (
-                <Link to={pathOf("jobs", job.id)} className="mono one-line" title={job.sql}>
-                  {oneLine(job.sql) || "(empty)"}
-                </Link>
-              ),
+              cell: (job) =>
+                job.user === user.username ? (
+                  <Link to={pathOf("jobs", job.id)} className="mono one-line" title={job.sql}>
+                    {oneLine(job.sql) || "(empty)"}
+                  </Link>
+                ) : (
+                  <span className="mono one-line" title={job.sql}>
+                    {oneLine(job.sql) || "(empty)"}
+                  </span>
+                ),
             },
             { header: "Duration", className: "nowrap", cell: (job) => formatDuration(job, now) },
             { header: "Progress", cell: (job) => <LiveProgress job={job} /> },
@@ -197,7 +207,15 @@ function LiveProgress({ job }: { job: Job }) {
   );
 }
 
-function Filters({ filters, onChange }: { filters: JobFilters; onChange: (c: Partial<JobFilters>) => void }) {
+function Filters({
+  filters,
+  onChange,
+  admin,
+}: {
+  filters: JobFilters;
+  onChange: (c: Partial<JobFilters>) => void;
+  admin: boolean;
+}) {
   // The search box commits after a short pause so typing does not reload on every key.
   const [q, setQ] = useState(filters.q);
   const commit = useRef<number | undefined>(undefined);
@@ -259,6 +277,22 @@ function Filters({ filters, onChange }: { filters: JobFilters; onChange: (c: Par
           onChange={(e) => onChange({ createdBefore: e.target.value })}
         />
       </label>
+      {admin && (
+        <label>
+          User
+          <input
+            type="search"
+            key={filters.user}
+            defaultValue={filters.user}
+            placeholder={`You; a name, or ${EVERYONE} for everyone`}
+            title="Admins read anyone's query history: SQL, status and times (results stay their owner's)"
+            onBlur={(e) => onChange({ user: e.target.value.trim() })}
+            onKeyDown={(e) => {
+              if (e.key === "Enter") onChange({ user: e.currentTarget.value.trim() });
+            }}
+          />
+        </label>
+      )}
       <label className="grow">
         Search SQL
         <input

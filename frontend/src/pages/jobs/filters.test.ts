@@ -9,9 +9,10 @@ describe("job filters", () => {
       createdAfter: "2024-05-01T13:30",
       createdBefore: "",
       q: "range(",
+      user: "*",
     };
     const search = searchOfFilters(filters);
-    expect(search).toBe("?status=RUNNING%2CCREATED&kind=query&created_after=2024-05-01T13%3A30&q=range%28");
+    expect(search).toBe("?status=RUNNING%2CCREATED&kind=query&created_after=2024-05-01T13%3A30&q=range%28&user=*");
     expect(filtersFromSearch(new URLSearchParams(search))).toEqual(filters);
   });
   it("drop unknown statuses and keep nothing for no filters", () => {
@@ -24,6 +25,8 @@ describe("job filters", () => {
     expect(params.q).toBe("x");
     expect(params.created_after).toMatch(/^2024-05-01T\d\d:30:00\.000Z$/);
     expect(params.created_before).toBeUndefined();
+    expect(params.user).toBeUndefined();
+    expect(apiParams({ ...NO_FILTERS, user: " bob " }).user).toBe("bob");
   });
 });
 

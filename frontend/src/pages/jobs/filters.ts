@@ -24,9 +24,13 @@ export interface JobFilters {
   createdAfter: string;
   createdBefore: string;
   q: string;
+  /** Admins: whose history ("" yours, a user's name, or "*" everyone's). */
+  user: string;
 }
 
-export const NO_FILTERS: JobFilters = { status: [], kind: "", createdAfter: "", createdBefore: "", q: "" };
+export const NO_FILTERS: JobFilters = { status: [], kind: "", createdAfter: "", createdBefore: "", q: "", user: "" };
+/** The `user` filter that lists everyone's jobs (admins). */
+export const EVERYONE = "*";
 
 export function filtersFromSearch(search: URLSearchParams): JobFilters {
   return {
@@ -35,6 +39,7 @@ export function filtersFromSearch(search: URLSearchParams): JobFilters {
     createdAfter: search.get("created_after") ?? "",
     createdBefore: search.get("created_before") ?? "",
     q: search.get("q") ?? "",
+    user: search.get("user") ?? "",
   };
 }
 
@@ -46,6 +51,7 @@ export function searchOfFilters(filters: JobFilters): string {
     created_after: filters.createdAfter,
     created_before: filters.createdBefore,
     q: filters.q,
+    user: filters.user,
   });
 }
 
@@ -57,6 +63,7 @@ export function apiParams(filters: JobFilters): Record<string, string | undefine
     created_after: localToIso(filters.createdAfter),
     created_before: localToIso(filters.createdBefore),
     q: textParam(filters.q),
+    user: textParam(filters.user),
   };
 }
 
