@@ -105,7 +105,7 @@ def run_config(name: str, n: int, spark: Any) -> dict[str, Any]:
                     continue
                 figures["click"].append(elapsed)
                 figures["plain"].append(plain_seconds)
-                jobs = api.ok("GET", "/jobs?page_size=1")["items"]
+                jobs = api.ok("GET", "/api/v1/jobs?page_size=1")["items"]
                 if jobs and str(marker) in jobs[0]["sql"] and jobs[0].get("finished_at"):
                     ran = iso(jobs[0]["finished_at"]) - iso(jobs[0]["created_at"])
                     figures["server"].append(ran)
