@@ -240,9 +240,14 @@ def _run_job(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> st
                 jobstate.RUNNING,
                 jobstate.FAILED,
                 held_by=str(job.worker or "") or None,  # not a job another worker holds now
-                error=errors.job_error(exc, registration.alias_names(plan)),
+                error=errors.job_error(exc, registration.alias_names(plan), texts=_texts(job, plan)),
             )
             return _status_of(job_id)
+
+
+def _texts(job: Job, plan: Plan) -> tuple[str, str]:
+    """What Spark parsed (the spliced SQL) and what the user wrote, to place its errors."""
+    return plan.sql, str(job.sql or "")
 
 
 def _staging_of(job_id: Any) -> dict[str, Any]:
@@ -282,7 +287,7 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -
         control.record_stages()
         return _status_of(job.id)
     if failure is not None:
-        error = errors.job_error(failure, registration.alias_names(plan))
+        error = errors.job_error(failure, registration.alias_names(plan), texts=_texts(job, plan))
         if lost_with_engine is not None and error.code in ENGINE_DEATH:
             log.warning("job %s lost with its engine: %s", job.id, error.message)
             lost_with_engine(job, error)  # an engine process: retried once, or failed
