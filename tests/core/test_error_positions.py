@@ -5,7 +5,10 @@ from __future__ import annotations
 from core.planner.positions import MAX_ALIGNED, line_column, map_span, offset_of
 from core.planner.resolve import splice
 
-ORIGINAL = "SELECT o.id,\n  o.qtty\nFROM c.d.orders AS o JOIN c.d.items i ON o.id = i.oid\nWHERE o.qtty > 1"
+ORIGINAL = (
+    "SELECT o.id,\n  o.qtty\nFROM c.d.orders AS o JOIN c.d.items i ON o.id = i.oid\n"
+    "WHERE o.qtty > 1"
+)
 
 
 def _spliced() -> str:

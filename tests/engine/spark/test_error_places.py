@@ -44,8 +44,13 @@ def _pointed(original: str, error: dict[str, Any]) -> str:
 
 
 def test_an_analysis_error_after_a_spliced_reference_points_at_the_column(orders: Any) -> None:
-    original = "SELECT o.id\nFROM sales.shop.orders AS o\n  JOIN it ON o.id = it.oid\nWHERE o.qtty > 1"
-    spliced = _spliced(original, {"sales.shop.orders": "`__tessera_r0`", "it ON": "`__tessera_r1` AS `it` ON"})
+    original = (
+        "SELECT o.id\nFROM sales.shop.orders AS o\n  JOIN it ON o.id = it.oid\nWHERE o.qtty > 1"
+    )
+    spliced = _spliced(
+        original,
+        {"sales.shop.orders": "`__tessera_r0`", "it ON": "`__tessera_r1` AS `it` ON"},
+    )
     assert len(spliced) != len(original)
     with pytest.raises(Exception) as raised:
         orders.sql(spliced).collect()

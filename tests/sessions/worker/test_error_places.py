@@ -44,3 +44,22 @@ def test_spark_errors_point_at_the_users_text(alice_sql: Pipeline, catalog: str)
     assert error["details"]["line"] == 3
     assert f"(line 3, pos {error['details']['column'] - 1})" in error["message"]
     assert "__tessera" not in error["message"]
+
+
+def test_an_insert_points_at_its_query_in_the_statement(alice_sql: Pipeline, catalog: str) -> None:
+    alice_sql.ok(f"CREATE TABLE {catalog}.d.orders (id INT, qty INT)")
+    # Spark runs only the query, with an alias for the table: the place is in the INSERT.
+    insert = f"INSERT INTO {catalog}.d.orders\nSELECT id, qtty FROM {catalog}.d.orders"
+    job = alice_sql.run(insert)
+    assert job["status"] == "FAILED"
+    error = job["error"]
+    assert error["details"]["condition"].startswith("UNRESOLVED_COLUMN")
+    assert _pointed(insert, error) == "qtty"
+    assert (error["details"]["line"], error["details"]["column"]) == (2, 12)
+
+
+def test_an_error_without_a_place_has_none(alice_sql: Pipeline) -> None:
+    job = alice_sql.run("SELECT 1 / 0 AS x")
+    assert job["status"] == "FAILED"
+    assert "span" not in job["error"].get("details", {})
+    assert "line" not in job["error"].get("details", {})
