@@ -58,8 +58,11 @@ def test_an_insert_points_at_its_query_in_the_statement(alice_sql: Pipeline, cat
     assert (error["details"]["line"], error["details"]["column"]) == (2, 12)
 
 
-def test_an_error_without_a_place_has_none(alice_sql: Pipeline) -> None:
-    job = alice_sql.run("SELECT 1 / 0 AS x")
+def test_a_runtime_error_with_sparks_context_is_placed_too(alice_sql: Pipeline) -> None:
+    sql = "SELECT id,\n  1 / (id - id) AS x FROM range(2)"
+    job = alice_sql.run(sql)
     assert job["status"] == "FAILED"
-    assert "span" not in job["error"].get("details", {})
-    assert "line" not in job["error"].get("details", {})
+    error = job["error"]
+    assert error["details"]["condition"] == "DIVIDE_BY_ZERO"
+    assert _pointed(sql, error) == "1 / (id - id)"
+    assert error["details"]["line"] == 2
