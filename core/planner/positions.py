@@ -13,20 +13,32 @@ from __future__ import annotations
 from bisect import bisect_right
 from difflib import SequenceMatcher
 
-# Beyond this many characters the texts are not aligned (the alignment is quadratic at
-# worst): a position is then kept only where the spliced text is the user's text.
-MAX_ALIGNED = 100_000
+# Beyond this many characters between the texts' common start and common end, they are not
+# aligned (the alignment is quadratic at worst): such an error has no place.
+MAX_ALIGNED = 2_000
 
 
 def _blocks(spliced: str, original: str) -> list[tuple[int, int, int]] | None:
     """Matching blocks ``(in spliced, in original, length)``, in order; None when the texts
-    are too long to align."""
+    differ over too long a stretch to align."""
     if spliced == original:
         return [(0, 0, len(spliced))]
-    if len(spliced) > MAX_ALIGNED or len(original) > MAX_ALIGNED:
+    limit = min(len(spliced), len(original))
+    head = 0
+    while head < limit and spliced[head] == original[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and spliced[-1 - tail] == original[-1 - tail]:
+        tail += 1
+    middle_s, middle_o = spliced[head : len(spliced) - tail], original[head : len(original) - tail]
+    if len(middle_s) > MAX_ALIGNED or len(middle_o) > MAX_ALIGNED:
         return None
-    matcher = SequenceMatcher(None, spliced, original, autojunk=False)
-    return [(a, b, size) for a, b, size in matcher.get_matching_blocks() if size]
+    blocks = [(0, 0, head)] if head else []
+    matcher = SequenceMatcher(None, middle_s, middle_o, autojunk=False)
+    blocks += [(a + head, b + head, n) for a, b, n in matcher.get_matching_blocks() if n]
+    if tail:
+        blocks.append((len(spliced) - tail, len(original) - tail, tail))
+    return blocks
 
 
 def _map(blocks: list[tuple[int, int, int]], offset: int, original_length: int, end: bool) -> int:
