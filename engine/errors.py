@@ -27,6 +27,7 @@ from django.db import InterfaceError, OperationalError
 
 from core.errors import CoreError
 from core.planner import Plan
+from engine.error_positions import error_details, message_position
 from jobs.errors import INTERNAL_ERROR, JobError
 
 log = logging.getLogger(__name__)
@@ -226,12 +227,20 @@ def error_from_exception(
     return job_error(exc, aliases).to_json()
 
 
-def job_error(exc: BaseException, aliases: Mapping[str, str] | None = None) -> JobError:
+def job_error(
+    exc: BaseException,
+    aliases: Mapping[str, str] | None = None,
+    *,
+    texts: tuple[str, str] | None = None,
+) -> JobError:
     """The job's error for an exception raised while running it.
 
     ``aliases`` maps the plan's internal names (``__tessera_r1``) back to what the user wrote,
     so messages speak of the user's tables and functions. Spark's and unexpected errors'
     messages lose their server paths (``scrub_paths``); ours (``CoreError``) are kept.
+    ``texts``: the SQL Spark ran (the plan's spliced text) and the statement the user wrote;
+    a Spark parse or analysis error then carries its place in the latter
+    (``engine.error_positions``: ``line``, ``column``, ``span`` in ``details``).
     """
     if isinstance(exc, CoreError):
         return JobError.of(exc, empty_details=False, retryable=exc.code == ENGINE_LOST)
@@ -245,6 +254,9 @@ def job_error(exc: BaseException, aliases: Mapping[str, str] | None = None) -> J
             details["condition"] = condition
         if sqlstate:
             details["sqlstate"] = sqlstate
+        placed = error_details(exc, *texts) if texts is not None else {}
+        details.update(placed)
+        message = message_position(message, placed)
         if _no_space(exc):
             return JobError(
                 STORAGE_FULL,

@@ -61,6 +61,7 @@ from results.store import delete_result, write_result
 from sessions.commands import run_command
 from sessions.planning import session_properties
 from tabledata import stream_commit
+from tabledata.staging import write_targets
 
 log = logging.getLogger(__name__)
 
@@ -240,9 +241,25 @@ def _run_job(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> st
                 jobstate.RUNNING,
                 jobstate.FAILED,
                 held_by=str(job.worker or "") or None,  # not a job another worker holds now
-                error=errors.job_error(exc, registration.alias_names(plan)),
+                error=errors.job_error(
+                    exc, registration.alias_names(plan), texts=_texts(job, plan)
+                ),
             )
             return _status_of(job_id)
+
+
+def _texts(job: Job, plan: Plan) -> tuple[str, str]:
+    """What Spark parsed (the spliced SQL) and what the user wrote, to place its errors."""
+    return plan.sql, str(job.sql or "")
+
+
+def _write_texts(job: Job, plan: Plan) -> tuple[str, str] | None:
+    """The query Spark runs for a write of one target and the statement as written; None for
+    a statement set (several queries: an error's place would be ambiguous)."""
+    targets = list(write_targets(plan))
+    if len(targets) != 1:
+        return None
+    return str(targets[0]["args"].get("sql") or plan.sql or ""), str(job.sql or "")
 
 
 def _staging_of(job_id: Any) -> dict[str, Any]:
@@ -282,7 +299,7 @@ def _run_claimed(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -
         control.record_stages()
         return _status_of(job.id)
     if failure is not None:
-        error = errors.job_error(failure, registration.alias_names(plan))
+        error = errors.job_error(failure, registration.alias_names(plan), texts=_texts(job, plan))
         if lost_with_engine is not None and error.code in ENGINE_DEATH:
             log.warning("job %s lost with its engine: %s", job.id, error.message)
             lost_with_engine(job, error)  # an engine process: retried once, or failed
@@ -351,6 +368,7 @@ def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> 
             progress={} if monitor.outcome else control.ended(failure is None),
             aliases=registration.alias_names(plan),
             control=control,
+            texts=_write_texts(job, plan),
         )
     control.record_stages()  # after the end, whatever it was (the tasks settled if stopped)
     return status

@@ -461,13 +461,16 @@ def end_write(
     progress: Mapping[str, Any],
     aliases: Mapping[str, str],
     control: SparkJobControl | None = None,
+    texts: tuple[str, str] | None = None,
 ) -> str:
-    """The write job's terminal transition (unless the monitor made it); returns the status."""
+    """The write job's terminal transition (unless the monitor made it); returns the status.
+    ``texts``: the query Spark ran and the statement written, to place its errors
+    (``errors.job_error``)."""
     if stopped:  # canceled, timed out or reaped: the monitor's transition ran the hooks
         settle(job.id, control)
         return _status_of(job.id)
     if failure is not None:
-        error = errors.job_error(failure, aliases)
+        error = errors.job_error(failure, aliases, texts=texts)
         if error.code == INTERNAL_ERROR:
             log.error("job %s failed", job.id, exc_info=failure)
         else:

@@ -14,6 +14,7 @@ import { formatElapsed } from "../../format";
 import { Link } from "../../router";
 import { SENTENCE_COLUMNS } from "./runSummary";
 import type { RunState } from "./useStatementRunner";
+import { errorAtText } from "./errorMarks";
 
 export function RunArea({
   run,
@@ -116,6 +117,11 @@ export function RunArea({
       {job?.status === "CANCELED" && <CanceledNote job={job} />}
       {job?.error && job.status !== "RUNNING" && job.status !== "CANCELED" && (
         <div className="alert danger job-error" role="alert" data-testid="job-error">
+          {run?.errorAt && (
+            <span className="error-at" data-testid="error-at">
+              {errorAtText(run.errorAt)}:{" "}
+            </span>
+          )}
           <strong>{job.error.code}</strong>: {job.error.message}
           <ErrorTraceback details={job.error.details} />
         </div>

@@ -28,6 +28,7 @@ import {
   placeholder,
 } from "@codemirror/view";
 import { sqlHighlightStyle } from "./highlight";
+import { failedStatementHighlight } from "./errorMarks";
 import { SPARK_BUILTINS, SPARK_KEYWORDS, sqlCompletionSource, type CompletionHost } from "./completion";
 
 export const SparkSQL = SQLDialect.define({
@@ -85,6 +86,7 @@ export function SqlEditor({ initialDoc, host, commands, onDocChange, onView }: S
         highlightActiveLineGutter(),
         foldGutter(),
         lintGutter(),
+        failedStatementHighlight(),
         history(),
         drawSelection(),
         indentOnInput(),

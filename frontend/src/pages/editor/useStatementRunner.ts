@@ -13,7 +13,8 @@ import { useClock } from "../../data/queries";
 import { cancelJob } from "../../components/jobs/JobProgress";
 import { isStreaming } from "../../components/jobs/stream";
 import { summaryOf } from "./runSummary";
-import { indexOfCodePoint, mapErrorPosition, parameterNames, splitStatements, statementAt } from "./sqlText";
+import { indexOfCodePoint, parameterNames, splitStatements, statementAt } from "./sqlText";
+import { errorRange, markFailedStatement, type ErrorAt, type ErrorPlace } from "./errorMarks";
 import { errorText } from "./types";
 
 /** How often the elapsed time of a running statement is redrawn. */
@@ -29,6 +30,8 @@ export interface RunState {
   requestError: string | null;
   /** The jobs of this run that have ended, in order (a script has several). */
   done: Job[];
+  /** Where the failed statement's error was marked in the editor, if it was. */
+  errorAt?: ErrorAt | null;
 }
 
 export type RunMode = "statement" | "all";
@@ -60,29 +63,23 @@ export function pickStatements(
   return { sent: statements[0].text, base: base + statements[0].start, script: false };
 }
 
-/** Mark a job's error position in the editor (when the text is still what was run). */
-function markError(view: EditorView | null, job: Job, base: number, docAtRun: string): void {
-  const details = job.error?.details as { line?: unknown; column?: unknown } | undefined;
-  if (!view || !details || typeof details.line !== "number") return;
-  if (view.state.doc.toString() !== docAtRun) return;
-  const column = typeof details.column === "number" ? details.column : 1;
+/** Mark a job's error in the editor (when the text is still what was run): underline its
+ * place and, in a script, highlight the failing statement. Answers the editor line named. */
+function markError(view: EditorView | null, job: Job, base: number, docAtRun: string, statement: number | null): ErrorAt | null {
+  if (!view || view.state.doc.toString() !== docAtRun) return null;
   const doc = view.state.doc;
-  let from = Math.min(mapErrorPosition(job.sql, base, details.line, column), doc.length);
-  const line = doc.lineAt(from);
-  let to = from;
-  while (to < line.to && /[^\s]/.test(doc.sliceString(to, to + 1))) to++;
-  if (to === from) {
-    if (from < line.to) to = from + 1;
-    else if (from > line.from) from = from - 1;
-    else to = Math.min(from + 1, doc.length);
+  const start = Math.min(base, doc.length);
+  const range = errorRange(job.sql, base, job.error?.details as ErrorPlace | undefined, doc.length);
+  if (!range && statement === null) return null;
+  if (range) {
+    const message = `${job.error?.code}: ${job.error?.message}`;
+    view.dispatch(setDiagnostics(view.state, [{ ...range, severity: "error", message, source: "Tessera" }]));
   }
-  view.dispatch(
-    setDiagnostics(view.state, [
-      { from, to: Math.max(to, from), severity: "error", message: `${job.error?.code}: ${job.error?.message}`, source: "Tessera" },
-    ]),
-  );
-  view.dispatch({ selection: EditorSelection.cursor(from), scrollIntoView: true });
+  const at = range ? range.from : start;
+  const failed = statement !== null ? markFailedStatement.of({ from: start, to: Math.min(base + job.sql.length, doc.length) }) : [];
+  view.dispatch({ effects: failed, selection: EditorSelection.cursor(at), scrollIntoView: true });
   view.focus();
+  return { line: doc.lineAt(at).number, statement };
 }
 
 export function useStatementRunner({
@@ -121,6 +118,7 @@ export function useStatementRunner({
       const { sent, base, script } = picked;
       const parameters = script ? {} : parametersFor(sent);
       view.dispatch(setDiagnostics(view.state, []));
+      view.dispatch({ effects: markFailedStatement.of(null) });
       if (script && parameterNames(sent).length > 0) {
         const message =
           "A script with parameters (:name) cannot run as a whole: put the cursor in one statement (or select it) and press Run.";
@@ -154,7 +152,8 @@ export function useStatementRunner({
           if (ended === jobs[index]) lastPage = kept[index].firstPage;
           setRun((state) => state && { ...state, done: [...state.done, ended] });
           if (ended.status !== "FINISHED") {
-            markError(viewRef.current, ended, bases[index], doc);
+            const errorAt = ended.status === "FAILED" ? markError(viewRef.current, ended, bases[index], doc, step ? index + 1 : null) : null;
+            setRun((state) => state && { ...state, errorAt });
             break;
           }
         }
