@@ -202,7 +202,7 @@ def held(seconds: float) -> Iterator[float]:
 
 
 def _hold_until(
-    first: T,
+    first: T | None,
     read: Callable[[], T],
     done: Callable[[T], bool],
     *,
@@ -212,12 +212,13 @@ def _hold_until(
 ) -> T:
     """``first`` when ``done(first)``; else hold the request (at most ``seconds``, if the
     process may hold one more) watching the jobs' notifications of ``kinds``, reading again
-    on each wake-up and at least every fallback delay, until ``done`` or the time passed."""
-    if done(first):
+    on each wake-up and at least every fallback delay, until ``done`` or the time passed.
+    ``first`` None: not read yet (the first read is then made once the watch exists)."""
+    if first is not None and done(first):
         return first
     with held(seconds) as allowed:
         if allowed <= 0:
-            return first
+            return first if first is not None else read()
         deadline = time.monotonic() + allowed
         with notify.watch(job_ids, kinds) as watch:
             while True:
@@ -242,9 +243,9 @@ def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
     def ended(jobs: list[Job]) -> bool:
         return all(job.status in jobstate.TERMINAL for job in jobs)
 
-    return _hold_until(
-        read(), read, ended, job_ids=job_ids, kinds=(notify.STATUS,), seconds=seconds
-    )
+    # Waiting, the row is read once the watch exists (a read before it would be one more).
+    first = read() if seconds <= 0 else None
+    return _hold_until(first, read, ended, job_ids=job_ids, kinds=(notify.STATUS,), seconds=seconds)
 
 
 def job_version(job: Job) -> str:
