@@ -213,7 +213,7 @@ def transition(
         # event id — reads in the order things happened.
         _run_steps_inside(job, target)
         record_event(job_id, target.lower(), detail)
-        notify.announce(job_id, notify.STATUS)
+        notify.announce(job_id, notify.ENDED if target in jobstate.TERMINAL else notify.STATUS)
     _run_steps_after(job, target)
     return job
 

@@ -4,7 +4,9 @@ Three things used to poll the job row: the ``wait`` of ``POST /statements`` (eve
 the worker's monitor looking for a cancel (every 200 ms), and the browser (every 500 ms).
 Now every change is announced, after its transaction commits, as ``"<job id> <what>"``:
 
-- ``status``: a transition (``jobs.lifecycle``);
+- ``status``: a transition (``jobs.lifecycle``); ``ended`` instead when the job reached a
+  terminal status, which wakes ``status`` watchers too (a wait for the end watches ``ended``
+  only, and is not woken to re-read a job that has only started);
 - ``progress``: the worker's monitor wrote progress and a heartbeat;
 - ``cancel``: a cancel was asked for a RUNNING job (``jobs.services.job_cancel``).
 
@@ -41,9 +43,10 @@ from jobs import wakeup
 log = logging.getLogger(__name__)
 
 STATUS = "status"
+ENDED = "ended"
 PROGRESS = "progress"
 CANCEL = "cancel"
-KINDS = frozenset({STATUS, PROGRESS, CANCEL})
+KINDS = frozenset({STATUS, ENDED, PROGRESS, CANCEL})
 
 # How long a first ``watch`` waits for its process's listener to be ready (subscribed): a
 # carrier that is slower than this is used once it is ready, re-reading covers the gap.
@@ -214,7 +217,7 @@ class Hub:
         with self._lock:
             watches = list(self._watches.get(job_id, ()))
         for watch in watches:
-            if kind in watch.kinds:
+            if kind in watch.kinds or (kind == ENDED and STATUS in watch.kinds):
                 watch.wake()
 
     def wake_all(self) -> None:

@@ -245,7 +245,7 @@ def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
 
     # Waiting, the row is read once the watch exists (a read before it would be one more).
     first = read() if seconds <= 0 else None
-    return _hold_until(first, read, ended, job_ids=job_ids, kinds=(notify.STATUS,), seconds=seconds)
+    return _hold_until(first, read, ended, job_ids=job_ids, kinds=(notify.ENDED,), seconds=seconds)
 
 
 def job_version(job: Job) -> str:

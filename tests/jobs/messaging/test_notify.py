@@ -153,3 +153,18 @@ def test_the_carrier_follows_the_broker(settings, tmp_path: Path) -> None:
     assert notify.make_carrier() is None
     settings.TESSERA_NOTIFY = "carrier-pigeon"
     assert notify.make_carrier() is None
+
+
+def test_an_end_wakes_status_watchers_and_a_start_does_not_wake_end_watchers(
+    hub: notify.Hub,
+) -> None:
+    with (
+        hub.watch(["job-1"], frozenset({notify.STATUS})) as any_change,
+        hub.watch(["job-1"], frozenset({notify.ENDED})) as the_end,
+    ):
+        hub.publish("job-1", notify.STATUS)  # RUNNING: only the status watcher reads again
+        assert any_change.wait(WOKEN_WITHIN) is True
+        assert the_end.wait(0.3) is False
+        hub.publish("job-1", notify.ENDED)  # FINISHED: both
+        assert the_end.wait(WOKEN_WITHIN) is True
+        assert any_change.wait(WOKEN_WITHIN) is True
