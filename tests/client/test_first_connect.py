@@ -6,7 +6,7 @@ comes first."""
 
 from __future__ import annotations
 
-import pandas as pd
+import pandas as pd  # type: ignore[import-untyped]
 import pytest
 
 from catalog.models import Catalog
