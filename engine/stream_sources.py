@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import TimestampNTZType
 
 from core.errors import CoreError
 from core.identifiers import quote_path
@@ -93,6 +94,16 @@ def _with_watermark(frame: DataFrame, relation: RelationPlan) -> DataFrame:
             f"The watermark of {shown(relation)} names the column `{column}`, which the table "
             "does not have.",
             details={"column": column},
+        )
+    if isinstance(frame.schema[matches[0]].dataType, TimestampNTZType):
+        # A table stored before its schema refused this (core.schema.resolver): the fix,
+        # not Spark's EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE.
+        raise CoreError(
+            f"The watermark of {shown(relation)} is on `{matches[0]}`, a TIMESTAMP_NTZ column, "
+            "but event time must be a TIMESTAMP. Declare a computed column "
+            f"`{matches[0]}_ltz AS CAST({matches[0]} AS TIMESTAMP)` and put the watermark on it "
+            "(ALTER TABLE, or re-create the table).",
+            details={"column": matches[0]},
         )
     return frame.withWatermark(matches[0], watermark_delay(str(watermark.get("delay")), relation))
 

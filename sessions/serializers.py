@@ -51,7 +51,7 @@ class _StartedIn(FromContext, serializers.ChoiceField):
 class SessionCreatedOut(SessionOut):
     # The view hands ``started_in`` over in the context: the session does not keep it.
     started_in = _StartedIn(
-        choices=["requested", "last_used", "user_default", "server_default", "none"],
+        choices=["requested", "last_used", "user_default", "server_default", "personal", "none"],
         help_text="Where the session's catalog came from.",
     )
 
@@ -220,7 +220,8 @@ class SessionCreateIn(SessionIn):
         required=False,
         default="empty",
         help_text="Without current_catalog: 'workspace' starts where the user last moved a "
-        "session, else in their default, else in the server's (started_in says which).",
+        "session, else in their default, else in the server's, else in their personal catalog "
+        "(started_in says which).",
     )
 
 

@@ -3,7 +3,9 @@
 A session opened without a ``current_catalog`` starts where the user last moved a session
 (a toolbar switch, ``PATCH``, ``USE``, or a session opened in a named catalog), else in the
 default the user chose (``PATCH /workspace``), else in the server's
-``TESSERA_DEFAULT_CATALOG``, else nowhere: never in a catalog picked by its name's order.
+``TESSERA_DEFAULT_CATALOG``, else in the user's personal catalog (``personal_catalog``:
+``TESSERA_PERSONAL_CATALOG``, created on first use), else nowhere: never in a catalog picked
+by its name's order.
 A remembered place whose catalog or database was dropped is skipped.
 """
 
@@ -19,8 +21,9 @@ from core.errors import CoreError, NotFound, PermissionDenied
 from core.privileges import Access
 from jobs.models import Workspace
 from jobs.selectors import User, user_id
+from sessions.personal_catalog import personal_catalog
 
-Start = Literal["requested", "last_used", "user_default", "server_default", "none"]
+Start = Literal["requested", "last_used", "user_default", "server_default", "personal", "none"]
 
 
 def workspace_of(user: User) -> Workspace:
@@ -74,6 +77,11 @@ def starting_point(user: User) -> tuple[str | None, str | None, Start]:
     server = _existing(settings.TESSERA_DEFAULT_CATALOG or None, None, access)
     if server is not None:
         return server[0], server[1], "server_default"
+    own = personal_catalog(user)
+    if own is not None:
+        mine = _existing(own.name, None, access)
+        if mine is not None:
+            return mine[0], mine[1], "personal"
     return None, None, "none"
 
 

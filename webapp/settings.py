@@ -360,6 +360,12 @@ TESSERA_UPLOAD_MAX_BYTES = int(os.environ.get("TESSERA_UPLOAD_MAX_BYTES", str(2 
 # Where a new user's first editor tab starts when they have no last or chosen catalog
 # (POST /sessions {"start": "workspace"}); empty: nowhere (the tab asks them to pick one).
 TESSERA_DEFAULT_CATALOG = os.environ.get("TESSERA_DEFAULT_CATALOG", "")
+# A user with no place at all (no last, chosen or server default catalog) gets a catalog of
+# their own, created on first use with a ``default`` database (sessions/personal_catalog.py):
+# this names it, ``{user}`` standing for the user name made an identifier. Empty: none.
+TESSERA_PERSONAL_CATALOG = os.environ.get("TESSERA_PERSONAL_CATALOG", "user_{user}").strip()
+if TESSERA_PERSONAL_CATALOG and "{user}" not in TESSERA_PERSONAL_CATALOG:
+    raise ValueError("TESSERA_PERSONAL_CATALOG must contain {user} (or be empty: none)")
 # A session nobody used for this long expires, with its temporary objects.
 TESSERA_SESSION_IDLE_SECONDS = int(os.environ.get("TESSERA_SESSION_IDLE_SECONDS", str(86400)))
 TESSERA_JOB_TIMEOUT_SECONDS = int(os.environ.get("TESSERA_JOB_TIMEOUT_SECONDS", "3600"))

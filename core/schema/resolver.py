@@ -86,6 +86,14 @@ def _is_timestamp(data_type: DataType) -> bool:
     return data_type.family == "TIMESTAMP"
 
 
+def _is_event_time(data_type: DataType) -> bool:
+    """A watermark's column and expression: ``TIMESTAMP`` only. Flink (FLIP-164) takes
+    ``TIMESTAMP(3)`` and ``TIMESTAMP_LTZ(3)``; Spark's ``withWatermark`` only ``TIMESTAMP``
+    (its ``TIMESTAMP_LTZ``) and fails every streaming job over ``TIMESTAMP_NTZ`` with
+    ``EVENT_TIME_IS_NOT_ON_TIMESTAMP_TYPE``, so the schema refuses it when it is stored."""
+    return _is_timestamp(data_type) and data_type.type_sql() == "TIMESTAMP"
+
+
 def _available(columns: Sequence[ResolvedColumn]) -> str:
     return ", ".join(column.name for column in columns) if columns else "(none)"
 
@@ -146,10 +154,10 @@ class SchemaResolver:
                 expression_type = types.get(column.name)
                 if expression_type is None:
                     resolved = False
-                elif not _is_timestamp(expression_type):
+                elif not _is_event_time(expression_type):
                     raise _error(
                         f"The watermark expression for column `{column.name}` must be of type "
-                        f"TIMESTAMP or TIMESTAMP_NTZ, but is {expression_type.type_sql()}.",
+                        f"TIMESTAMP, but is {expression_type.type_sql()}.",
                         f"watermarks[{k}].expression",
                         column.name,
                     )
@@ -303,10 +311,21 @@ class SchemaResolver:
         return found
 
     def _check_timestamp_column(self, column: ResolvedColumn, k: int) -> None:
-        if column.data_type is not None and not _is_timestamp(column.data_type):
+        if column.data_type is None or _is_event_time(column.data_type):
+            return
+        if _is_timestamp(column.data_type):  # TIMESTAMP_NTZ: Flink's TIMESTAMP(3)
+            ltz = f"{column.name}_ltz"
             raise _error(
-                f"Watermark column `{column.name}` must be of type TIMESTAMP or TIMESTAMP_NTZ, "
-                f"but is {column.data_type.type_sql()}.",
+                f"Watermark column `{column.name}` is TIMESTAMP_NTZ, but event time must be a "
+                "TIMESTAMP (Spark's streaming refuses TIMESTAMP_NTZ event time). Declare a "
+                f"computed column `{ltz} AS CAST({column.name} AS TIMESTAMP)` (the value read "
+                f"in the session's time zone) and put the watermark on `{ltz}`.",
                 f"watermarks[{k}].column",
                 column.name,
             )
+        raise _error(
+            f"Watermark column `{column.name}` must be of type TIMESTAMP, "
+            f"but is {column.data_type.type_sql()}.",
+            f"watermarks[{k}].column",
+            column.name,
+        )

@@ -16,8 +16,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def test_temporary_view_shadowing_a_table_is_shown_and_dropped(
-    ui: UI, page: Any, demo: User
+    ui: UI, page: Any, demo: User, settings: Any
 ) -> None:
+    settings.TESSERA_PERSONAL_CATALOG = ""  # no catalog of her own either
     ui.login(page, "alice")
     panel = pane(page).get_by_test_id("session-panel")
     # A new user with no default anywhere: the tab says it has no catalog (no silent pick).

@@ -236,7 +236,7 @@ def test_syntax_errors(sql: str, line: int, column: int) -> None:
         ),
         (
             "CREATE TABLE t (a STRING, WATERMARK FOR a AS a)",
-            "Watermark column `a` must be of type TIMESTAMP or TIMESTAMP_NTZ, but is STRING.",
+            "Watermark column `a` must be of type TIMESTAMP, but is STRING.",
         ),
         (
             "CREATE TABLE t (f INT METADATA FROM 'file_size')",

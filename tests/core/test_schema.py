@@ -484,13 +484,12 @@ def test_primary_key_error_on_empty_schema_lists_no_columns() -> None:
         ),
         (
             (WatermarkSpec("b", "b"),),
-            "Watermark column `b` must be of type TIMESTAMP or TIMESTAMP_NTZ, but is STRING.",
+            "Watermark column `b` must be of type TIMESTAMP, but is STRING.",
             "watermarks[0].column",
         ),
         (
             (WatermarkSpec("file_path", "ts"),),
-            "Watermark column `file_path` must be of type TIMESTAMP or TIMESTAMP_NTZ, "
-            "but is STRING.",
+            "Watermark column `file_path` must be of type TIMESTAMP, but is STRING.",
             "watermarks[0].column",
         ),
         (
@@ -580,9 +579,7 @@ def test_watermark_on_typed_computed_column_must_be_timestamp() -> None:
         watermarks=(WatermarkSpec("c", "c"),),
     )
     error = resolve_error(schema, typer)
-    assert error.message == (
-        "Watermark column `c` must be of type TIMESTAMP or TIMESTAMP_NTZ, but is BIGINT."
-    )
+    assert error.message == ("Watermark column `c` must be of type TIMESTAMP, but is BIGINT.")
     assert error.details == {"field": "watermarks[0].column", "column": "c"}
 
 
@@ -591,10 +588,56 @@ def test_watermark_expression_must_be_timestamp() -> None:
     schema = Schema((PhysicalColumn("ts", TIMESTAMP),), watermarks=(WatermarkSpec("ts", "ts + 1"),))
     error = resolve_error(schema, typer)
     assert error.message == (
-        "The watermark expression for column `ts` must be of type TIMESTAMP or TIMESTAMP_NTZ, "
-        "but is BIGINT."
+        "The watermark expression for column `ts` must be of type TIMESTAMP, but is BIGINT."
     )
     assert error.details == {"field": "watermarks[0].expression", "column": "ts"}
+
+
+NTZ_FIX = (
+    "Watermark column `{c}` is TIMESTAMP_NTZ, but event time must be a TIMESTAMP (Spark's "
+    "streaming refuses TIMESTAMP_NTZ event time). Declare a computed column "
+    "`{c}_ltz AS CAST({c} AS TIMESTAMP)` (the value read in the session's time zone) and put "
+    "the watermark on `{c}_ltz`."
+)
+
+
+def test_a_watermark_on_timestamp_ntz_is_refused_naming_the_fix() -> None:
+    """Flink's TIMESTAMP(3) rowtime is Spark's TIMESTAMP_NTZ, which withWatermark refuses."""
+    error = resolve_error(Schema(COLUMNS, watermarks=(WatermarkSpec("ntz", "ntz"),)))
+    assert error.message == NTZ_FIX.format(c="ntz")
+    assert error.details == {"field": "watermarks[0].column", "column": "ntz"}
+    # A computed column typed TIMESTAMP_NTZ: refused once its type is known.
+    typer = FakeTyper({"CAST(ts AS TIMESTAMP_NTZ)": t("TIMESTAMP_NTZ")})
+    schema = Schema(
+        (PhysicalColumn("ts", TIMESTAMP), ComputedColumn("local", "CAST(ts AS TIMESTAMP_NTZ)")),
+        watermarks=(WatermarkSpec("local", "local"),),
+    )
+    assert resolve_error(schema, typer).message == NTZ_FIX.format(c="local")
+    # An NTZ expression over a TIMESTAMP column is not event time either.
+    typer = FakeTyper({"CAST(ts AS TIMESTAMP_NTZ)": t("TIMESTAMP_NTZ")})
+    schema = Schema(
+        (PhysicalColumn("ts", TIMESTAMP),),
+        watermarks=(WatermarkSpec("ts", "CAST(ts AS TIMESTAMP_NTZ)"),),
+    )
+    assert resolve_error(schema, typer).message == (
+        "The watermark expression for column `ts` must be of type TIMESTAMP, but is TIMESTAMP_NTZ."
+    )
+
+
+def test_the_fix_for_timestamp_ntz_resolves() -> None:
+    typer = FakeTyper(
+        {"CAST(ntz AS TIMESTAMP)": TIMESTAMP, "ntz_ltz - INTERVAL '5' SECOND": TIMESTAMP}
+    )
+    schema = Schema(
+        (
+            PhysicalColumn("ntz", t("TIMESTAMP_NTZ")),
+            ComputedColumn("ntz_ltz", "CAST(ntz AS TIMESTAMP)"),
+        ),
+        watermarks=(WatermarkSpec("ntz_ltz", "ntz_ltz - INTERVAL '5' SECOND"),),
+    )
+    resolved = SchemaResolver(typer).resolve(schema)
+    assert resolved.watermarks[0].data_type == TIMESTAMP
+    assert resolved.expressions_resolved
 
 
 def test_typer_errors_propagate() -> None:

@@ -64,10 +64,12 @@ def connect(
 
     ``url`` and ``token`` default to ``$TESSERA_URL`` and ``$TESSERA_TOKEN``; with
     ``username``/``password`` a token is asked for (``POST /auth/token``). ``catalog`` and
-    ``database`` set the session's current ones. ``retry``: how requests refused for now
-    (429, 503) are sent again (default ``RetryPolicy()``: up to 5 sends within 60 s of
-    waits; ``tessera.NO_RETRY`` never). ``pool_size``: HTTP connections kept, for threads
-    sharing the environment.
+    ``database`` set the session's current ones; without them the session starts where the
+    user last worked, else in their or the server's default catalog, else in their personal
+    catalog (``TESSERA_PERSONAL_CATALOG``, made on first use). ``retry``: how requests
+    refused for now (429, 503) are sent again (default ``RetryPolicy()``: up to 5 sends
+    within 60 s of waits; ``tessera.NO_RETRY`` never). ``pool_size``: HTTP connections
+    kept, for threads sharing the environment.
     """
     url = url or os.environ.get("TESSERA_URL")
     if not url:
@@ -94,6 +96,10 @@ def connect(
         body["current_catalog"] = catalog
     if database is not None:
         body["current_database"] = database
+    if catalog is None and database is None:
+        # Where the user last worked, else their default, else the server's, else their own
+        # catalog (made on first use): a current catalog and database from the start.
+        body["start"] = "workspace"
     try:
         session = http.post("/sessions", body)
     except TesseraError:

@@ -2106,7 +2106,7 @@ export interface components {
             /** @description Seconds of disuse after which the session expires (default: the server's). */
             idle_timeout_seconds?: number;
             /**
-             * @description Without current_catalog: 'workspace' starts where the user last moved a session, else in their default, else in the server's (started_in says which).
+             * @description Without current_catalog: 'workspace' starts where the user last moved a session, else in their default, else in the server's, else in their personal catalog (started_in says which).
              *
              *     * `empty` - empty
              *     * `workspace` - workspace
@@ -2136,6 +2136,7 @@ export interface components {
              *     * `last_used` - last_used
              *     * `user_default` - user_default
              *     * `server_default` - server_default
+             *     * `personal` - personal
              *     * `none` - none
              */
             started_in: components["schemas"]["StartedInEnum"];
@@ -2218,10 +2219,11 @@ export interface components {
          *     * `last_used` - last_used
          *     * `user_default` - user_default
          *     * `server_default` - server_default
+         *     * `personal` - personal
          *     * `none` - none
          * @enum {string}
          */
-        StartedInEnum: "requested" | "last_used" | "user_default" | "server_default" | "none";
+        StartedInEnum: "requested" | "last_used" | "user_default" | "server_default" | "personal" | "none";
         StatementInRequest: {
             sql: string;
             /**

@@ -495,6 +495,7 @@ def test_a_remembered_place_the_user_may_not_see_is_skipped(
 ) -> None:
     carol, bob = world["users"]["carol"], world["users"]["bob"]
     settings.TESSERA_DEFAULT_CATALOG = "acme"
+    settings.TESSERA_PERSONAL_CATALOG = ""  # carol would start in her own catalog
     Workspace.objects.create(
         user=carol, last_catalog="vault", last_database="gold", default_catalog="acme"
     )

@@ -118,7 +118,7 @@ SCHEMA_CASES: dict[str, tuple[dict[str, Any], tuple[str, ...], str | None]] = {
     ),
     "watermark on a non-timestamp column": (
         {"schema": schema("ts STRING", watermarks=[{"column": "ts", "expression": "ts"}])},
-        ("Watermark column `ts` must be of type TIMESTAMP or TIMESTAMP_NTZ, but is STRING.",),
+        ("Watermark column `ts` must be of type TIMESTAMP, but is STRING.",),
         "schema.watermarks[0].column",
     ),
     "watermark with an empty expression": (

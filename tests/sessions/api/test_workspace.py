@@ -32,6 +32,7 @@ def where(session: dict[str, Any]) -> tuple[Any, Any, Any]:
 
 
 def test_a_new_user_starts_nowhere_unless_the_server_names_a_default(alice_api, make, settings):
+    settings.TESSERA_PERSONAL_CATALOG = ""  # (else their own: test_personal_catalog.py)
     make.catalog("alpha")
     make.catalog("zeta")
     # Never the alphabetically first catalog.
@@ -46,7 +47,8 @@ def test_a_new_user_starts_nowhere_unless_the_server_names_a_default(alice_api, 
     assert where(open_session(alice_api, start="workspace")) == (None, None, "none")
 
 
-def test_new_sessions_start_where_the_user_last_moved_one(alice_api, bob_api, make):
+def test_new_sessions_start_where_the_user_last_moved_one(alice_api, bob_api, make, settings):
+    settings.TESSERA_PERSONAL_CATALOG = ""  # (else their own: test_personal_catalog.py)
     make.catalog("alpha")
     make.catalog("zeta")
     make.database("zeta", "sales")

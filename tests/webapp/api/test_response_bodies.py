@@ -63,6 +63,7 @@ def test_a_new_session_is_session_created_out(alice_api: Any) -> None:
         "last_used",
         "user_default",
         "server_default",
+        "personal",
         "none",
     }
     schema = _document(alice_api)["components"]["schemas"]["SessionCreatedOut"]

@@ -8,6 +8,7 @@ const STARTED: Record<StartedIn, string> = {
   last_used: "Opened where you last worked",
   user_default: "Opened in your default catalog",
   server_default: "Opened in the server's default catalog",
+  personal: "Opened in your own catalog",
   none: "",
 };
 
