@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -249,7 +249,7 @@ class TableResult:
         with self._download() as reader:
             return reader.read_all()
 
-    def stream_batches(self, timeout: float | None = None) -> Iterator[pa.Table]:
+    def stream_batches(self, timeout: float | None = None) -> Generator[pa.Table, None, None]:
         """One Arrow table per micro-batch a streaming INSERT or CTAS commits, as it commits
         (a keyed target's batches are changes, with the row kind in a first column ``op``).
         Ends when the job ends (its error raised if it FAILED; a cancel ends it quietly) or

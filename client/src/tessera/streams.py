@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -144,7 +144,7 @@ def _progress_mark(job: dict[str, Any]) -> tuple[Any, ...]:
     return (job.get("status"), stream.get("batches"), stream.get("batch_id"))
 
 
-def batches(result: TableResult, timeout: float | None = None) -> Iterator[pa.Table]:
+def batches(result: TableResult, timeout: float | None = None) -> Generator[pa.Table, None, None]:
     """Each micro-batch the stream commits, as an Arrow table, as it commits (see the
     module's docstring). Ends when the job ends (CANCELED or FINISHED: quietly, after the
     batches committed before; FAILED: its error is raised after them) or after ``timeout``
