@@ -147,3 +147,35 @@ def test_a_streaming_select_gives_its_preview_not_its_batches(
         assert sorted(values) == list(range(min(values), min(values) + len(values)))
     finally:
         preview.cancel()
+
+
+def test_a_keyed_streams_batches_are_its_changes_with_their_row_kinds(
+    t_env: tessera.TableEnvironment,
+) -> None:
+    t_env.execute_sql(RATE).wait()
+    t_env.execute_sql("CREATE TABLE agg (k BIGINT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED)").wait()
+    t_env.execute_sql("SET 'execution.checkpointing.interval' = '500 ms'").wait()
+    result = t_env.execute_sql(
+        "INSERT INTO agg /*+ OPTIONS('execution.runtime-mode' = 'streaming') */ "
+        "SELECT `value` % 3 AS k, count(*) AS n FROM r GROUP BY `value` % 3"
+    )
+    try:
+        kinds: set[str] = set()
+        batches = result.stream_batches()
+        while "+U" not in kinds:  # each next() returns once a batch has committed
+            table = next(batches)
+            assert table.column_names == ["op", "k", "n"]
+            rows = table.to_pylist()
+            kinds |= {row["op"] for row in rows}
+            before = {row["k"]: row["n"] for row in rows if row["op"] == "-U"}
+            after = {row["k"]: row["n"] for row in rows if row["op"] == "+U"}
+            assert before.keys() == after.keys()
+            assert all(after[k] > before[k] for k in after)  # counts only grow
+        assert kinds <= {"+I", "-U", "+U"}
+        assert "+I" in kinds
+        result.cancel()
+        for table in batches:  # ends cleanly after the cancel
+            assert table.column_names == ["op", "k", "n"]
+        assert result.status == "CANCELED"
+    finally:
+        result.cancel()
