@@ -5,13 +5,21 @@ from __future__ import annotations
 import io
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from tessera import streams
 from tessera._http import Http
-from tessera.errors import NotFoundError, ResultTooLargeError, TesseraError, Timeout, job_error
+from tessera.errors import (
+    NotFoundError,
+    ResultTooLargeError,
+    TesseraError,
+    Timeout,
+    ValidationError,
+    job_error,
+)
 from tessera.schema import ResolvedSchema
 
 if TYPE_CHECKING:
@@ -197,9 +205,26 @@ class TableResult:
         self.wait()
         return ResolvedSchema.from_json(self._job.get("result") or {"columns": []})
 
-    def to_arrow(self) -> pa.Table:
-        """The whole result as an Arrow table (``RESULT_TOO_LARGE`` if the server cut it)."""
-        self.wait()
+    def to_arrow(self, timeout: float | None = None, max_rows: int | None = None) -> pa.Table:
+        """The whole result as an Arrow table (``RESULT_TOO_LARGE`` if the server cut it).
+
+        A streaming INSERT or CTAS: the rows of the micro-batches it commits until it ends,
+        ``timeout`` seconds pass or ``max_rows`` rows arrived (docs/python.md, "Streams").
+        A streaming SELECT: its preview (the latest rows) once it has one. A batch job:
+        waits for it (``TIMEOUT`` past ``timeout``); ``max_rows`` keeps the first rows."""
+        if max_rows is not None and max_rows < 0:
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                f"max_rows must be 0 or more, not {max_rows}.",
+                {"field": "max_rows"},
+            )
+        if self._job.get("streaming") and not streams.is_preview(self._job):
+            return streams.arrived(self, timeout, max_rows)
+        table = self._preview(timeout) if streams.is_preview(self._job) else self._whole(timeout)
+        return table if max_rows is None else table.slice(0, max_rows)
+
+    def _whole(self, timeout: float | None) -> pa.Table:
+        self.wait(timeout)
         if self._arrow is not None:
             return self._arrow
         if not self._job.get("result"):
@@ -208,11 +233,42 @@ class TableResult:
             self._arrow = reader.read_all()
         return self._arrow
 
+    def _preview(self, timeout: float | None) -> pa.Table:
+        """A streaming SELECT's latest tail: served while it runs, kept once it stopped."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.refresh()
+        while not self._job.get("result") and self._job["status"] not in TERMINAL:
+            left = LONG_POLL_SECONDS if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                return pa.table({})
+            self._poll(min(left, LONG_POLL_SECONDS))
+        if not self._job.get("result"):
+            if self._job["status"] == "FAILED":
+                raise job_error(self._job)
+            return pa.table({})
+        with self._download() as reader:
+            return reader.read_all()
+
+    def stream_batches(self, timeout: float | None = None) -> Generator[pa.Table, None, None]:
+        """One Arrow table per micro-batch a streaming INSERT or CTAS commits, as it commits
+        (a keyed target's batches are changes, with the row kind in a first column ``op``).
+        Ends when the job ends (its error raised if it FAILED; a cancel ends it quietly) or
+        after ``timeout`` seconds; closing it leaves the job running. A batch job yields its
+        whole result once; a streaming SELECT raises ``UNSUPPORTED`` (it keeps a preview,
+        not its batches: read it with ``to_arrow()``)."""
+        if not self._job.get("streaming"):
+            yield self._whole(timeout)
+            return
+        yield from streams.batches(self, timeout)
+
     def open_stream(self) -> pa.RecordBatchReader:
         """The whole result as Arrow record batches read from the server as they are asked
         for (close it, or use it as a context manager); ``RESULT_TOO_LARGE`` if the server
         cut it. Waits for the job."""
         self.wait()
+        return self._download()
+
+    def _download(self) -> pa.RecordBatchReader:
         result = self._job.get("result") or {}
         if result.get("truncated"):
             raise ResultTooLargeError(
@@ -242,21 +298,30 @@ class TableResult:
         response.raw.decode_content = True
         return pa.ipc.open_stream(response.raw)
 
-    def to_pandas(self) -> pandas.DataFrame:
-        """The whole result as a pandas DataFrame (needs the ``pandas`` extra), as PySpark's
+    def to_pandas(
+        self, timeout: float | None = None, max_rows: int | None = None
+    ) -> pandas.DataFrame:
+        """The result as a pandas DataFrame (needs the ``pandas`` extra), as PySpark's
         ``toPandas()`` gives it: maps as dicts, ``TIMESTAMP_NTZ`` as naive values (no
-        time-zone shift, whatever the client's zone)."""
-        return arrow_to_pandas(self.to_arrow())
+        time-zone shift, whatever the client's zone). A stream: what arrived within
+        ``timeout`` seconds or up to ``max_rows`` rows (see :meth:`to_arrow`)."""
+        return arrow_to_pandas(self.to_arrow(timeout, max_rows))
 
-    def collect(self) -> Iterator[Row]:
+    def collect(self, timeout: float | None = None) -> Iterator[Row]:
         """The rows of the result, in order (values as PySpark's ``collect()`` gives them:
-        maps as dicts)."""
-        table = self.to_arrow()
-        fields = tuple(table.column_names)
-        for batch in table.to_batches():
-            columns = [python_values(column) for column in batch.columns]
-            for values in zip(*columns, strict=True):
-                yield Row(fields, tuple(values))
+        maps as dicts). A streaming INSERT or CTAS: its rows as each micro-batch commits,
+        until the job ends or ``timeout`` seconds pass (:meth:`stream_batches`)."""
+        if self._job.get("streaming") and streams.is_preview(self._job):
+            raise streams.refuse_preview(self._job)
+        tables = (
+            self.stream_batches(timeout) if self._job.get("streaming") else iter([self.to_arrow()])
+        )
+        for table in tables:
+            fields = tuple(table.column_names)
+            for batch in table.to_batches():
+                columns = [python_values(column) for column in batch.columns]
+                for values in zip(*columns, strict=True):
+                    yield Row(fields, tuple(values))
 
     def print(self, max_rows: int = 100) -> None:
         """Print the result as a plain text table (at most ``max_rows`` rows)."""
