@@ -66,7 +66,8 @@ def test_create_temporary_view_of_a_data_frame(t_env):
     assert t_env.drop_temporary_view("frame") is False
 
 
-def test_data_needs_a_current_catalog_and_nothing_is_uploaded_without_one(server):
+def test_data_needs_a_current_catalog_and_nothing_is_uploaded_without_one(server, settings):
+    settings.TESSERA_PERSONAL_CATALOG = ""  # else a fresh connection starts in her own catalog
     with connect_as(server, "alice") as env:
         with pytest.raises(tessera.ValidationError, match="use_catalog"):
             env.from_pandas(pd.DataFrame({"x": [1]}))
