@@ -25,7 +25,6 @@ are printed beside the figures. Spark's own Thrift server is not measured: its j
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -38,14 +37,13 @@ from typing import Any
 from latency import (
     Api,
     Stack,
-    commit_measured,
     config_of,
     describe,
     flush_redis,
     free_port,
     fresh_pg_database,
     load_text,
-    machine_line,
+    run_configs,
     tessera_select1,
 )
 
@@ -321,18 +319,18 @@ def run_config(name: str, args: argparse.Namespace, spark: Any) -> Figures:
 
 def main() -> None:
     args = parse_args()
-    from harness import plain_spark
 
-    spark = plain_spark(Path(tempfile.mkdtemp(prefix="tessera-hs2-plain-")) / "warehouse")
-    print(f"# HiveServer2 and DB-API against REST and plain PySpark\n\n{machine_line()}")
-    print(f"commit measured: {commit_measured()}")
-    results: dict[str, Any] = {}
-    for name in [c.strip() for c in args.configs.split(",") if c.strip()]:
+    def measure(name: str, spark: Any) -> tuple[str, Any]:
         figures = run_config(name, args, spark)
-        print(report(name, figures), flush=True)
-        results[name] = figures.__dict__
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n")
+        return report(name, figures), figures.__dict__
+
+    run_configs(
+        "HiveServer2 and DB-API against REST and plain PySpark",
+        "hs2",
+        args.configs,
+        args.json,
+        measure,
+    )
 
 
 if __name__ == "__main__":

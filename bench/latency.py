@@ -192,6 +192,30 @@ def commit_measured() -> str:
     return sha + (" (+ uncommitted changes)" if git("status", "--porcelain") else "")
 
 
+def run_configs(
+    title: str,
+    prefix: str,
+    configs: str,
+    json_path: Path | None,
+    measure: Callable[[str, Any], tuple[str, Any]],
+) -> None:
+    """A benchmark's run over its configurations: a plain Spark for the comparisons, the
+    machine and commit, then ``measure(name, spark)`` for each configuration (its report,
+    printed, and its figures, kept for ``json_path``)."""
+    from harness import plain_spark
+
+    spark = plain_spark(Path(tempfile.mkdtemp(prefix=f"tessera-{prefix}-plain-")) / "warehouse")
+    print(f"# {title}\n\n{machine_line()}")
+    print(f"commit measured: {commit_measured()}")
+    results: dict[str, Any] = {}
+    for name in [c.strip() for c in configs.split(",") if c.strip()]:
+        text, figures = measure(name, spark)
+        print(text, flush=True)
+        results[name] = figures
+    if json_path:
+        json_path.write_text(json.dumps(results, indent=1) + "\n")
+
+
 # --- the product's processes -----------------------------------------------------------------
 
 

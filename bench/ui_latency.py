@@ -16,7 +16,6 @@ It reports (markdown; ``--json`` for the raw figures) and never asserts; issue 3
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import tempfile
@@ -27,14 +26,13 @@ from typing import Any
 from latency import (
     Api,
     Stack,
-    commit_measured,
     config_of,
     describe,
     flush_redis,
     fresh_pg_database,
     iso,
     load_text,
-    machine_line,
+    run_configs,
 )
 
 CHROMIUM = os.environ.get("TESSERA_CHROMIUM", "/usr/bin/chromium")
@@ -138,18 +136,12 @@ def report(name: str, figures: dict[str, Any]) -> str:
 
 def main() -> None:
     args = parse_args()
-    from harness import plain_spark
 
-    spark = plain_spark(Path(tempfile.mkdtemp(prefix="tessera-ui-plain-")) / "warehouse")
-    print(f"# SELECT 1 from a click, in Chromium\n\n{machine_line()}")
-    print(f"commit measured: {commit_measured()}")
-    results: dict[str, Any] = {}
-    for name in [c.strip() for c in args.configs.split(",") if c.strip()]:
+    def measure(name: str, spark: Any) -> tuple[str, Any]:
         figures = run_config(name, args.n, spark)
-        print(report(name, figures), flush=True)
-        results[name] = figures
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1) + "\n")
+        return report(name, figures), figures
+
+    run_configs("SELECT 1 from a click, in Chromium", "ui", args.configs, args.json, measure)
 
 
 if __name__ == "__main__":
