@@ -1,7 +1,9 @@
-"""Uploads: data a session's user sends as an Arrow IPC stream, kept as one parquet file.
+"""Uploads: data a session's user sends (an Arrow IPC stream, a CSV or a Parquet file),
+kept as one parquet file.
 
 ``upload_create`` reads the request body in bounded chunks through a counting reader capped
-at ``TESSERA_UPLOAD_MAX_BYTES``, decodes it batch by batch with pyarrow and writes
+at ``TESSERA_UPLOAD_MAX_BYTES``, decodes it batch by batch with pyarrow (a CSV block by
+block; a Parquet file, spooled to the incoming directory, row group by row group) and writes
 ``<UPLOADS_DIR>/<session id>/.incoming-<upload id>/part-00000.parquet``; only a complete
 file is renamed to ``<UPLOADS_DIR>/<session id>/<upload id>/`` and gets its ``Upload`` row.
 On any failure nothing stays on disk. The files go when the upload or its session is
@@ -17,14 +19,16 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow.csv as pa_csv  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -40,6 +44,11 @@ from sessions import quotas
 log = logging.getLogger(__name__)
 
 MEDIA_TYPE = "application/vnd.apache.arrow.stream"
+CSV_MEDIA_TYPE = "text/csv"
+PARQUET_MEDIA_TYPE = "application/vnd.apache.parquet"
+MEDIA_TYPES = (MEDIA_TYPE, CSV_MEDIA_TYPE, PARQUET_MEDIA_TYPE)
+SPOOL_FILE = "source.parquet"  # a Parquet upload as received, gone once converted
+CSV_BLOCK_BYTES = 1 << 20  # what a CSV's types are inferred from, and read at a time
 PART_FILE = "part-00000.parquet"
 INCOMING_PREFIX = ".incoming-"
 CHUNK_BYTES = 1 << 20  # what one read of the request body asks for
@@ -145,36 +154,28 @@ def _not_null_refused(name: str, row: int, why: str) -> CoreError:
     )
 
 
-def _write(reader: CappedReader, target: Path) -> tuple[int, list[dict[str, Any]]]:
-    """Decode the stream batch by batch into ``target``; (rows, columns). Each column
-    records the 1-based row of its first NULL (``first_null_row``, None without one): a
-    temporary table that declares it NOT NULL is refused by it
-    (``core.planner.ddl``). A field Arrow says is not nullable may hold no NULL."""
-    try:
-        stream = pa.ipc.open_stream(reader)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise _not_arrow(exc) from None
-    columns: list[dict[str, Any]] = list(spark_columns(stream.schema))
+def _write(
+    schema: pa.Schema, batches: Iterator[pa.RecordBatch], target: Path
+) -> tuple[int, list[dict[str, Any]]]:
+    """Write ``batches`` (of ``schema``) into ``target`` one by one; (rows, columns). Each
+    column records the 1-based row of its first NULL (``first_null_row``, None without one):
+    a temporary table that declares it NOT NULL is refused by it (``core.planner.ddl``). A
+    field the schema says is not nullable may hold no NULL."""
+    columns: list[dict[str, Any]] = list(spark_columns(schema))
     first_nulls: list[int | None] = [None] * len(columns)
     rows = 0
     writer = pq.ParquetWriter(
         str(target),
-        stream.schema,
+        schema,
         # Spark's unit; nanoseconds that would be cut off are an error, not silently lost.
         coerce_timestamps="us",
         allow_truncated_timestamps=False,
         compression="snappy",
     )
     try:
-        while True:
-            try:
-                batch = stream.read_next_batch()
-            except StopIteration:
-                break
-            except (pa.ArrowException, OSError, ValueError) as exc:
-                raise _not_arrow(exc) from None
+        for batch in batches:
             _first_nulls(batch, rows, first_nulls)
-            for field, row in zip(stream.schema, first_nulls, strict=True):
+            for field, row in zip(schema, first_nulls, strict=True):
                 if row is not None and not field.nullable:
                     raise _not_null_refused(field.name, row, "is not nullable in the Arrow schema")
             try:
@@ -189,6 +190,139 @@ def _write(reader: CappedReader, target: Path) -> tuple[int, list[dict[str, Any]
     for column, row in zip(columns, first_nulls, strict=True):
         column["first_null_row"] = row
     return rows, columns
+
+
+Batches = tuple[pa.Schema, Iterator[pa.RecordBatch]]
+
+
+def _arrow_batches(reader: CappedReader, incoming: Path) -> Batches:
+    """An Arrow IPC stream, decoded batch by batch."""
+    try:
+        stream = pa.ipc.open_stream(reader)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _not_arrow(exc) from None
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        while True:
+            try:
+                batch = stream.read_next_batch()
+            except StopIteration:
+                return
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                raise _not_arrow(exc) from None
+            yield batch
+
+    return stream.schema, batches()
+
+
+_CSV_ROW = re.compile(r"Row #(\d+): ")
+_CSV_COLUMN = re.compile(r"In CSV column #(\d+): ")
+_CSV_CONVERSION = re.compile(r"CSV conversion error to (\S+): (.*)$", re.DOTALL)
+
+
+def _bad_csv(exc: Exception, schema: pa.Schema | None = None) -> CoreError:
+    """pyarrow's CSV error as a sentence naming the line (1-based, the header is line 1)."""
+    text = str(exc).strip()
+    details: dict[str, Any] = {}
+    row = _CSV_ROW.search(text)
+    if row is not None:
+        details["line"] = int(row.group(1))
+    column = _CSV_COLUMN.search(text)
+    if column is not None and schema is not None and int(column.group(1)) < len(schema):
+        details["column"] = schema.field(int(column.group(1))).name
+    why = _CSV_COLUMN.sub("", _CSV_ROW.sub("", text)).replace("CSV parse error: ", "")
+    conversion = _CSV_CONVERSION.search(why)
+    if conversion is not None and "column" in details:
+        arrow_type = pa.string() if conversion.group(1) == "null" else conversion.group(1)
+        why = (
+            f"column {_quote(details['column'])} has {conversion.group(2)}, but its first "
+            f"rows made it {_csv_type_text(arrow_type)}; types are inferred from the first "
+            f"{CSV_BLOCK_BYTES >> 20} MiB"
+        )
+    where = f"Line {details['line']} of the CSV file" if "line" in details else "The CSV file"
+    return CoreError(f"{where} cannot be read: {why.rstrip('.')}.", details=details)
+
+
+def _csv_type_text(arrow_type: Any) -> str:
+    known = {"int64": "BIGINT", "double": "DOUBLE", "bool": "BOOLEAN", "string": "STRING"}
+    return known.get(str(arrow_type), str(arrow_type))
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _csv_batches(reader: CappedReader, incoming: Path) -> Batches:
+    """A CSV file with a header row, read block by block; the types are inferred from the
+    first block, and a column empty there is a STRING (Spark reads no untyped column)."""
+    try:
+        csv = pa_csv.open_csv(
+            reader,
+            # One thread: pyarrow then knows (and names) the line of a bad row.
+            read_options=pa_csv.ReadOptions(use_threads=False, block_size=CSV_BLOCK_BYTES),
+        )
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        if "Empty CSV file" in str(exc):
+            raise CoreError(
+                "The CSV file is empty; it needs a header row naming the columns."
+            ) from None
+        raise _bad_csv(exc) from None
+    read = csv.schema
+    schema = pa.schema(
+        [field.with_type(pa.string()) if pa.types.is_null(field.type) else field for field in read]
+    )
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        while True:
+            try:
+                batch = csv.read_next_batch()
+            except StopIteration:
+                return
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                raise _bad_csv(exc, read) from None
+            yield batch if schema == read else batch.cast(schema)
+
+    return schema, batches()
+
+
+def _not_parquet(exc: Exception) -> CoreError:
+    return CoreError(
+        f"The request body is not a Parquet file pyarrow can read ({exc}). Send a whole "
+        f"Parquet file with Content-Type: {PARQUET_MEDIA_TYPE}.",
+    )
+
+
+def _parquet_batches(reader: CappedReader, incoming: Path) -> Batches:
+    """A Parquet file: spooled in chunks to ``incoming`` (its footer is at its end), then
+    read row group by row group."""
+    spool = incoming / SPOOL_FILE
+    with spool.open("wb") as out:
+        while chunk := reader.read(CHUNK_BYTES):
+            out.write(chunk)
+    try:
+        parquet = pq.ParquetFile(str(spool))
+        schema = parquet.schema_arrow
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _not_parquet(exc) from None
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        with parquet:
+            for index in range(parquet.num_row_groups):
+                try:
+                    group = parquet.read_row_group(index)
+                except (pa.ArrowException, OSError, ValueError) as exc:
+                    raise _not_parquet(exc) from None
+                yield from group.to_batches()
+        spool.unlink()
+
+    return schema, batches()
+
+
+_SOURCES: dict[str, Callable[[CappedReader, Path], Batches]] = {
+    MEDIA_TYPE: _arrow_batches,
+    CSV_MEDIA_TYPE: _csv_batches,
+    PARQUET_MEDIA_TYPE: _parquet_batches,
+}
 
 
 def _capped(session: Session, body: Readable, announced: int | None) -> CappedReader:
@@ -207,10 +341,18 @@ def _capped(session: Session, body: Readable, announced: int | None) -> CappedRe
     return CappedReader(body, room, over)
 
 
-def upload_create(*, session: Session, body: Readable, announced: int | None = None) -> Upload:
-    """Store the Arrow IPC stream ``body`` as an upload of ``session`` (``announced``: the
-    request's Content-Length, when it has one). Within the server's upload limit and the
-    user's upload quota (``sessions.quotas``): before, while and after it is read."""
+def upload_create(
+    *,
+    session: Session,
+    body: Readable,
+    announced: int | None = None,
+    media_type: str = MEDIA_TYPE,
+) -> Upload:
+    """Store ``body`` (an Arrow IPC stream, a CSV or a Parquet file: ``media_type``, one of
+    ``MEDIA_TYPES``) as an upload of ``session`` (``announced``: the request's
+    Content-Length, when it has one). Within the server's upload limit and the user's upload
+    quota (``sessions.quotas``): before, while and after it is read."""
+    source = _SOURCES[media_type]
     reader = _capped(session, body, announced)
     upload_id = uuid.uuid4()
     incoming = session_dir(session.id) / f"{INCOMING_PREFIX}{upload_id}"
@@ -218,8 +360,11 @@ def upload_create(*, session: Session, body: Readable, announced: int | None = N
     try:
         incoming.mkdir(parents=True)
         try:
-            rows, columns = _write(reader, incoming / PART_FILE)
+            schema, batches = source(reader, incoming)
+            rows, columns = _write(schema, batches, incoming / PART_FILE)
         except CoreError:
+            if reader.over_limit:
+                raise reader.over() from None
             raise
         except Exception as exc:
             # pyarrow may wrap the reader's own error: the reader knows what happened.

@@ -248,7 +248,8 @@ def test_another_content_type_is_415(alice_api):
         "UNSUPPORTED_MEDIA_TYPE",
         ARROW,
     )
-    assert error["details"] == {"expected": ARROW}
+    assert error["details"]["expected"] == ARROW
+    assert error["details"]["accepted"] == [ARROW, "text/csv", "application/vnd.apache.parquet"]
 
 
 @pytest.mark.parametrize(
