@@ -13,7 +13,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
 from jobs.models import Upload
-from tests.conftest import assert_error
+from tests.conftest import API, assert_error, json_client
 from tests.results.api.test_uploads import files, post, session_of, uploads_dir  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -204,3 +204,26 @@ def test_another_users_session_is_not_found(alice_api, bob_api, uploads_dir, kin
     body = b"n\n1\n" if kind == CSV else parquet(pa.table({"n": [1]}))
     assert_error(post(bob_api, session, body, kind), 404, "NOT_FOUND")
     assert files(uploads_dir) == [] and not Upload.objects.exists()
+
+
+@pytest.mark.parametrize("kind", [CSV, PARQUET, "application/vnd.apache.arrow.stream"])
+def test_a_browser_session_uploads_with_its_csrf_token_and_not_without(alice, uploads_dir, kind):  # noqa: F811
+    """The catalog page sends files with its session cookie: the CSRF check looks at the
+    form data, which must not read (or refuse) the body the view streams."""
+    from tests.results.api.test_uploads import ipc
+    from tests.webapp.api.test_ui_auth import csrf_token, login
+
+    browser = json_client(enforce_csrf_checks=True)
+    assert login(browser).status_code == 200
+    token = csrf_token(browser)
+    session = browser.post(f"{API}/sessions", {}, HTTP_X_CSRFTOKEN=token).json()["id"]
+    body = {
+        CSV: b"n\n1\n2\n",
+        PARQUET: parquet(pa.table({"n": [1, 2]})),
+    }.get(kind) or ipc(pa.table({"n": [1, 2]}))
+    url = f"{API}/sessions/{session}/uploads"
+    refused = browser.generic("POST", url, body, content_type=kind)
+    assert_error(refused, 403, "PERMISSION_DENIED", "CSRF")
+    response = browser.generic("POST", url, body, content_type=kind, HTTP_X_CSRFTOKEN=token)
+    assert response.status_code == 201, response.content
+    assert response.json()["rows"] == 2
