@@ -1,8 +1,8 @@
 // Upload a CSV or Parquet file into a database: the file is sent to the catalog pages' session
-// (progress bar), read there through a temporary table, its columns are shown editable (name,
-// Spark type) and checked by Spark with a preview of 20 rows cast to the chosen types, then
-// kept by CREATE TABLE … AS or appended by INSERT … BY NAME. Every statement goes through the
-// statements endpoint, so the planner, its guards and the user's grants apply.
+// in that database (progress bar), read there through a temporary table, its columns are shown
+// editable (name, Spark type) and checked by Spark with a preview of 20 rows cast to the chosen
+// types, then kept by CREATE TABLE … AS or appended by INSERT … BY NAME. Every statement goes
+// through the statements endpoint, so the planner, its guards and the user's grants apply.
 import { useEffect, useId, useMemo, useRef, useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { ApiError, del, enc, type Job, type Upload } from "../../../api";
@@ -12,7 +12,7 @@ import { invalidate } from "../../../data/queries";
 import type { SessionSource } from "../../../data/statements";
 import { countOf } from "../../../format";
 import { Link, pathOf } from "../../../router";
-import { catalogSession, resultOf, runStatement } from "../sql";
+import { resultOf, runStatement, sessionIn } from "../sql";
 import { sendFile } from "./sendFile";
 import {
   appendSql,
@@ -75,10 +75,11 @@ export function UploadDialog({
     if (dialog && !dialog.open) dialog.showModal();
   }, []);
 
-  // 1. The file, sent once, to the catalog pages' session.
+  // 1. The file, sent once, to the catalog pages' session in this database (its temporary
+  // table is named there).
   const send = useMutation({
     mutationFn: async (): Promise<{ session: string; upload: Upload }> => {
-      const session = await catalogSession.current();
+      const session = await sessionIn(catalog, database).current();
       return { session, upload: await sendFile(session, file, setProgress) };
     },
     onSuccess: ({ upload }) => {
