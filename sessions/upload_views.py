@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from core.errors import CoreError
 from jobs.models import Upload
 from sessions import services, uploads
+from sessions.upload_formats import CSV_MEDIA_TYPE, MEDIA_TYPE, MEDIA_TYPES, PARQUET_MEDIA_TYPE
 
 
 class UnsupportedMediaType(CoreError):
@@ -27,7 +28,7 @@ class ArrowStreamParser(BaseParser):
     """Names the body's media type for content negotiation and the OpenAPI schema; the view
     streams the body itself (``request.stream``), so parsing reads nothing."""
 
-    media_type = uploads.MEDIA_TYPE
+    media_type = MEDIA_TYPE
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
         # Asked when the CSRF check of a browser's session looks at request.POST: the body
@@ -36,11 +37,11 @@ class ArrowStreamParser(BaseParser):
 
 
 class CsvParser(ArrowStreamParser):
-    media_type = uploads.CSV_MEDIA_TYPE
+    media_type = CSV_MEDIA_TYPE
 
 
 class ParquetParser(ArrowStreamParser):
-    media_type = uploads.PARQUET_MEDIA_TYPE
+    media_type = PARQUET_MEDIA_TYPE
 
 
 class UploadColumnOut(serializers.Serializer[Any]):
@@ -76,12 +77,12 @@ class UploadListView(APIView):
         return Response(UploadListOut({"items": uploads.upload_list(session=found)}).data)
 
     @extend_schema(
-        request={media_type: OpenApiTypes.BINARY for media_type in uploads.MEDIA_TYPES},
+        request={media_type: OpenApiTypes.BINARY for media_type in MEDIA_TYPES},
         responses={201: UploadOut},
         description="Send data as an Arrow IPC stream (Content-Type "
-        f"{uploads.MEDIA_TYPE}), a CSV file with a header row ({uploads.CSV_MEDIA_TYPE}; "
+        f"{MEDIA_TYPE}), a CSV file with a header row ({CSV_MEDIA_TYPE}; "
         "types inferred from its first MiB) or a Parquet file "
-        f"({uploads.PARQUET_MEDIA_TYPE}), with a Content-Length; it is stored as parquet for "
+        f"({PARQUET_MEDIA_TYPE}), with a Content-Length; it is stored as parquet for "
         "the session's temporary tables ('connector' = 'upload'). Over "
         "TESSERA_UPLOAD_MAX_BYTES: "
         "413 PAYLOAD_TOO_LARGE; past the user's TESSERA_USER_UPLOAD_BYTES (the bytes of "
@@ -90,12 +91,12 @@ class UploadListView(APIView):
     def post(self, request: Request, session: str) -> Response:
         found = services.session_get(user=request.user, session_id=session)
         media_type = (request.content_type or "").split(";")[0].strip().lower()
-        if media_type not in uploads.MEDIA_TYPES:
+        if media_type not in MEDIA_TYPES:
             raise UnsupportedMediaType(
-                f"An upload is an Arrow IPC stream ({uploads.MEDIA_TYPE}), a CSV file "
-                f"({uploads.CSV_MEDIA_TYPE}) or a Parquet file ({uploads.PARQUET_MEDIA_TYPE}), "
+                f"An upload is an Arrow IPC stream ({MEDIA_TYPE}), a CSV file "
+                f"({CSV_MEDIA_TYPE}) or a Parquet file ({PARQUET_MEDIA_TYPE}), "
                 f"not '{media_type or 'no Content-Type'}'.",
-                details={"expected": uploads.MEDIA_TYPE, "accepted": list(uploads.MEDIA_TYPES)},
+                details={"expected": MEDIA_TYPE, "accepted": list(MEDIA_TYPES)},
             )
         # The body is read by pyarrow in bounded chunks, never whole (no request.body).
         body = request.stream or io.BytesIO()

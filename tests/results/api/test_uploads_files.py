@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -213,7 +214,7 @@ def test_a_browser_session_uploads_with_its_csrf_token_and_not_without(alice, up
     from tests.results.api.test_uploads import ipc
     from tests.webapp.api.test_ui_auth import csrf_token, login
 
-    browser = json_client(enforce_csrf_checks=True)
+    browser: Any = json_client(enforce_csrf_checks=True)
     assert login(browser).status_code == 200
     token = csrf_token(browser)
     session = browser.post(f"{API}/sessions", {}, HTTP_X_CSRFTOKEN=token).json()["id"]
