@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 
 from jobs.models import Upload
+from sessions import upload_formats
 from tests.conftest import API, assert_error, json_client
 from tests.results.api.test_uploads import files, post, session_of, uploads_dir  # noqa: F401
 
@@ -228,3 +230,80 @@ def test_a_browser_session_uploads_with_its_csrf_token_and_not_without(alice, up
     response = browser.generic("POST", url, body, content_type=kind, HTTP_X_CSRFTOKEN=token)
     assert response.status_code == 201, response.content
     assert response.json()["rows"] == 2
+
+
+class LazyCsv(io.RawIOBase):
+    """A CSV body of ``blocks`` blocks of ~1 MB made while it is read (never whole in memory)."""
+
+    def __init__(self, blocks: int) -> None:
+        super().__init__()
+        self.block = b"".join(b"%d,name %d,%d.5\n" % (i, i, i) for i in range(50_000))
+        self.parts = iter([b"id,name,amount\n", *([self.block] * blocks)])
+        self.length = len(b"id,name,amount\n") + blocks * len(self.block)
+        self.pending = b""
+        self.largest_read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        assert size is not None and size >= 0, "the body must be read in bounded chunks"
+        self.largest_read = max(self.largest_read, size)
+        while len(self.pending) < size:
+            part = next(self.parts, None)
+            if part is None:
+                break
+            self.pending += part
+        piece, self.pending = self.pending[:size], self.pending[size:]
+        return piece
+
+
+def _measured(alice: Any, kind: str, body: Any, length: int) -> tuple[Any, int]:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(alice)
+    session = client.post(f"{API}/sessions", "{}", content_type="application/json").json()["id"]
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        response = client.request(
+            REQUEST_METHOD="POST",
+            PATH_INFO=f"{API}/sessions/{session}/uploads",
+            CONTENT_TYPE=kind,
+            CONTENT_LENGTH=str(length),
+            **{"wsgi.input": body},
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return response, peak - base
+
+
+def test_a_140_mb_csv_is_read_in_bounded_memory(alice, settings, uploads_dir):  # noqa: F811
+    settings.TESSERA_UPLOAD_MAX_BYTES = 1 << 30
+    body = LazyCsv(120)
+    assert body.length > 140_000_000
+    response, peak = _measured(alice, CSV, body, body.length)
+    assert response.status_code == 201, response.content
+    assert (response.json()["rows"], response.json()["bytes"]) == (120 * 50_000, body.length)
+    # pyarrow reads up to 32 blocks (of 1 MiB) ahead: about 40 MiB at most, never the body
+    # (the same at 60 blocks as at 120).
+    assert peak < 48 * 1024 * 1024, peak
+    assert body.largest_read <= upload_formats.CHUNK_BYTES
+
+
+def test_a_parquet_file_is_spooled_in_bounded_memory(alice, settings, uploads_dir, tmp_path):  # noqa: F811
+    settings.TESSERA_UPLOAD_MAX_BYTES = 1 << 30
+    source = tmp_path / "big.parquet"
+    table = pa.table({"n": pa.array(range(4_000_000), pa.int64())})
+    pq.write_table(table, source, row_group_size=500_000, compression="none")
+    length = source.stat().st_size
+    assert length > 30_000_000
+    del table
+    with source.open("rb") as body:
+        response, peak = _measured(alice, PARQUET, body, length)
+    assert response.status_code == 201, response.content
+    assert response.json()["rows"] == 4_000_000
+    assert peak < 16 * 1024 * 1024, peak  # chunks of the body, never the file
