@@ -182,3 +182,33 @@ def test_a_type_spark_refuses_shows_its_error_in_the_dialog(ui: UI, page: Any, d
     dialog.get_by_role("button", name="Cancel").click()
     expect(dialog).to_be_hidden()
     wait_until(lambda: not Upload.objects.exists(), message="cancelling deletes the upload")
+
+
+def test_the_progress_bar_moves_while_a_file_is_sent(ui: UI, page: Any, demo: User) -> None:
+    ui.login(page, "alice")
+    page.goto(ui.url + "/catalog/demo/sales")
+    # A slow uplink (Chromium's throttling), so the sending is seen.
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 256_000},
+    )
+    body = b"n,s\n" + b"".join(b"%d,some text %d\n" % (i, i) for i in range(40_000))
+    dialog = pick(page, "slow.csv", body)
+    progress = dialog.get_by_test_id("upload-progress")
+    expect(progress).to_be_visible()
+    expect(dialog).to_contain_text("Sending")
+    wait_until(
+        lambda: 0 < float(progress.evaluate("p => p.value")) < 1,
+        timeout=20,
+        message="the bar shows part of the file sent",
+    )
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    expect(dialog.get_by_test_id("upload-summary")).to_have_text(
+        "40,000 rows, 2 columns read.", timeout=SPARK
+    )
+    expect(progress).to_have_count(0)
