@@ -1,4 +1,5 @@
-"""``/sessions/{id}/uploads``: Arrow IPC data sent to a session (``sessions.uploads``)."""
+"""``/sessions/{id}/uploads``: data sent to a session as Arrow IPC, CSV or Parquet
+(``sessions.uploads``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from rest_framework.views import APIView
 from core.errors import CoreError
 from jobs.models import Upload
 from sessions import services, uploads
+from sessions.upload_formats import CSV_MEDIA_TYPE, MEDIA_TYPE, MEDIA_TYPES, PARQUET_MEDIA_TYPE
 
 
 class UnsupportedMediaType(CoreError):
@@ -24,12 +26,22 @@ class UnsupportedMediaType(CoreError):
 
 class ArrowStreamParser(BaseParser):
     """Names the body's media type for content negotiation and the OpenAPI schema; the view
-    streams the body itself (``request.stream``) and never asks DRF to parse it."""
+    streams the body itself (``request.stream``), so parsing reads nothing."""
 
-    media_type = uploads.MEDIA_TYPE
+    media_type = MEDIA_TYPE
 
     def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
-        raise AssertionError("uploads are streamed by the view, never parsed whole")
+        # Asked when the CSRF check of a browser's session looks at request.POST: the body
+        # stays unread for the view.
+        return {}
+
+
+class CsvParser(ArrowStreamParser):
+    media_type = CSV_MEDIA_TYPE
+
+
+class ParquetParser(ArrowStreamParser):
+    media_type = PARQUET_MEDIA_TYPE
 
 
 class UploadColumnOut(serializers.Serializer[Any]):
@@ -40,7 +52,7 @@ class UploadColumnOut(serializers.Serializer[Any]):
 class UploadOut(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     rows = serializers.IntegerField()
-    bytes = serializers.IntegerField(help_text="the Arrow IPC bytes received")
+    bytes = serializers.IntegerField(help_text="the bytes of the body received")
     columns = UploadColumnOut(many=True)
     created_at = serializers.DateTimeField()
 
@@ -54,7 +66,7 @@ def upload_out(upload: Upload) -> dict[str, Any]:
 
 
 class UploadListView(APIView):
-    parser_classes = [ArrowStreamParser]
+    parser_classes = [ArrowStreamParser, CsvParser, ParquetParser]
 
     @extend_schema(
         responses=UploadListOut,
@@ -65,26 +77,32 @@ class UploadListView(APIView):
         return Response(UploadListOut({"items": uploads.upload_list(session=found)}).data)
 
     @extend_schema(
-        request={uploads.MEDIA_TYPE: OpenApiTypes.BINARY},
+        request={media_type: OpenApiTypes.BINARY for media_type in MEDIA_TYPES},
         responses={201: UploadOut},
         description="Send data as an Arrow IPC stream (Content-Type "
-        f"{uploads.MEDIA_TYPE}, with a Content-Length); it is stored as parquet for the "
-        "session's temporary tables ('connector' = 'upload'). Over TESSERA_UPLOAD_MAX_BYTES: "
+        f"{MEDIA_TYPE}), a CSV file with a header row ({CSV_MEDIA_TYPE}; "
+        "types inferred from its first MiB) or a Parquet file "
+        f"({PARQUET_MEDIA_TYPE}), with a Content-Length; it is stored as parquet for "
+        "the session's temporary tables ('connector' = 'upload'). Over "
+        "TESSERA_UPLOAD_MAX_BYTES: "
         "413 PAYLOAD_TOO_LARGE; past the user's TESSERA_USER_UPLOAD_BYTES (the bytes of "
         "their uploads in all sessions): 413 UPLOAD_QUOTA_EXCEEDED.",
     )
     def post(self, request: Request, session: str) -> Response:
         found = services.session_get(user=request.user, session_id=session)
         media_type = (request.content_type or "").split(";")[0].strip().lower()
-        if media_type != uploads.MEDIA_TYPE:
+        if media_type not in MEDIA_TYPES:
             raise UnsupportedMediaType(
-                f"An upload is an Arrow IPC stream sent as {uploads.MEDIA_TYPE}, not "
-                f"'{media_type or 'no Content-Type'}'.",
-                details={"expected": uploads.MEDIA_TYPE},
+                f"An upload is an Arrow IPC stream ({MEDIA_TYPE}), a CSV file "
+                f"({CSV_MEDIA_TYPE}) or a Parquet file ({PARQUET_MEDIA_TYPE}), "
+                f"not '{media_type or 'no Content-Type'}'.",
+                details={"expected": MEDIA_TYPE, "accepted": list(MEDIA_TYPES)},
             )
         # The body is read by pyarrow in bounded chunks, never whole (no request.body).
         body = request.stream or io.BytesIO()
-        upload = uploads.upload_create(session=found, body=body, announced=_length(request))
+        upload = uploads.upload_create(
+            session=found, body=body, announced=_length(request), media_type=media_type
+        )
         return Response(upload_out(upload), status=201)
 
 

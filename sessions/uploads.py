@@ -1,7 +1,9 @@
-"""Uploads: data a session's user sends as an Arrow IPC stream, kept as one parquet file.
+"""Uploads: data a session's user sends (an Arrow IPC stream, a CSV or a Parquet file),
+kept as one parquet file.
 
 ``upload_create`` reads the request body in bounded chunks through a counting reader capped
-at ``TESSERA_UPLOAD_MAX_BYTES``, decodes it batch by batch with pyarrow and writes
+at ``TESSERA_UPLOAD_MAX_BYTES``, decodes it batch by batch with pyarrow (a CSV block by
+block; a Parquet file, spooled to the incoming directory, row group by row group) and writes
 ``<UPLOADS_DIR>/<session id>/.incoming-<upload id>/part-00000.parquet``; only a complete
 file is renamed to ``<UPLOADS_DIR>/<session id>/<upload id>/`` and gets its ``Upload`` row.
 On any failure nothing stays on disk. The files go when the upload or its session is
@@ -19,9 +21,9 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
@@ -31,19 +33,17 @@ from django.db import IntegrityError, transaction
 from django.db.models.signals import post_delete
 
 from core import locations
-from core.errors import CoreError, NotFound, upload_too_large
+from core.errors import CoreError, NotFound
 from core.planner import UploadRef
 from jobs.models import Session, Upload
 from results.arrow_types import spark_columns
-from sessions import quotas
+from sessions import quotas, upload_formats
+from sessions.upload_formats import CappedReader, Readable
 
 log = logging.getLogger(__name__)
 
-MEDIA_TYPE = "application/vnd.apache.arrow.stream"
 PART_FILE = "part-00000.parquet"
 INCOMING_PREFIX = ".incoming-"
-CHUNK_BYTES = 1 << 20  # what one read of the request body asks for
-MAX_MESSAGE_BYTES = 256 << 20  # one Arrow IPC message (a record batch) at most
 
 
 def parse_uuid(value: Any) -> uuid.UUID | None:
@@ -52,62 +52,6 @@ def parse_uuid(value: Any) -> uuid.UUID | None:
         return uuid.UUID(str(value))
     except (TypeError, ValueError, AttributeError):
         return None
-
-
-class Readable(Protocol):
-    def read(self, size: int = ..., /) -> bytes: ...
-
-
-class CappedReader:
-    """A file-like view of the request body for pyarrow: reads it in chunks of at most
-    ``CHUNK_BYTES``, counts the bytes received and stops past ``limit``."""
-
-    def __init__(
-        self, source: Readable, limit: int, over: Callable[[], CoreError] | None = None
-    ) -> None:
-        self.source = source
-        self.limit = limit
-        # The error past the limit (the server's upload limit, or the user's quota's room).
-        self.over = over or (lambda: upload_too_large(limit))
-        self.received = 0
-        self.over_limit = False
-        self.closed = False
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return False
-
-    def writable(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        self.closed = True
-
-    def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            size = self.limit + 1 - self.received  # never more than one past the limit
-        if size > MAX_MESSAGE_BYTES:
-            raise CoreError(
-                f"The request body is not a valid Arrow IPC stream, or one with a message of "
-                f"{size:,} bytes: a record batch may have at most {MAX_MESSAGE_BYTES >> 20} "
-                "MiB; send the data in smaller batches.",
-                details={"maximum": MAX_MESSAGE_BYTES},
-            )
-        pieces: list[bytes] = []
-        wanted = size
-        while wanted > 0:
-            piece = self.source.read(min(wanted, CHUNK_BYTES))
-            if not piece:
-                break
-            self.received += len(piece)
-            if self.received > self.limit:
-                self.over_limit = True
-                raise self.over()
-            pieces.append(piece)
-            wanted -= len(piece)
-        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def uploads_root() -> Path:
@@ -120,13 +64,6 @@ def session_dir(session_id: Any) -> Path:
 
 def upload_dir(session_id: Any, upload_id: Any) -> Path:
     return session_dir(session_id) / str(uuid.UUID(str(upload_id)))
-
-
-def _not_arrow(exc: Exception) -> CoreError:
-    return CoreError(
-        f"The request body is not a valid Arrow IPC stream ({exc}). Send the stream format "
-        f"(pyarrow.ipc.new_stream) with Content-Type: {MEDIA_TYPE}.",
-    )
 
 
 def _first_nulls(batch: pa.RecordBatch, offset: int, found: list[int | None]) -> None:
@@ -145,36 +82,28 @@ def _not_null_refused(name: str, row: int, why: str) -> CoreError:
     )
 
 
-def _write(reader: CappedReader, target: Path) -> tuple[int, list[dict[str, Any]]]:
-    """Decode the stream batch by batch into ``target``; (rows, columns). Each column
-    records the 1-based row of its first NULL (``first_null_row``, None without one): a
-    temporary table that declares it NOT NULL is refused by it
-    (``core.planner.ddl``). A field Arrow says is not nullable may hold no NULL."""
-    try:
-        stream = pa.ipc.open_stream(reader)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise _not_arrow(exc) from None
-    columns: list[dict[str, Any]] = list(spark_columns(stream.schema))
+def _write(
+    schema: pa.Schema, batches: Iterator[pa.RecordBatch], target: Path
+) -> tuple[int, list[dict[str, Any]]]:
+    """Write ``batches`` (of ``schema``) into ``target`` one by one; (rows, columns). Each
+    column records the 1-based row of its first NULL (``first_null_row``, None without one):
+    a temporary table that declares it NOT NULL is refused by it (``core.planner.ddl``). A
+    field the schema says is not nullable may hold no NULL."""
+    columns: list[dict[str, Any]] = list(spark_columns(schema))
     first_nulls: list[int | None] = [None] * len(columns)
     rows = 0
     writer = pq.ParquetWriter(
         str(target),
-        stream.schema,
+        schema,
         # Spark's unit; nanoseconds that would be cut off are an error, not silently lost.
         coerce_timestamps="us",
         allow_truncated_timestamps=False,
         compression="snappy",
     )
     try:
-        while True:
-            try:
-                batch = stream.read_next_batch()
-            except StopIteration:
-                break
-            except (pa.ArrowException, OSError, ValueError) as exc:
-                raise _not_arrow(exc) from None
+        for batch in batches:
             _first_nulls(batch, rows, first_nulls)
-            for field, row in zip(stream.schema, first_nulls, strict=True):
+            for field, row in zip(schema, first_nulls, strict=True):
                 if row is not None and not field.nullable:
                     raise _not_null_refused(field.name, row, "is not nullable in the Arrow schema")
             try:
@@ -207,10 +136,18 @@ def _capped(session: Session, body: Readable, announced: int | None) -> CappedRe
     return CappedReader(body, room, over)
 
 
-def upload_create(*, session: Session, body: Readable, announced: int | None = None) -> Upload:
-    """Store the Arrow IPC stream ``body`` as an upload of ``session`` (``announced``: the
-    request's Content-Length, when it has one). Within the server's upload limit and the
-    user's upload quota (``sessions.quotas``): before, while and after it is read."""
+def upload_create(
+    *,
+    session: Session,
+    body: Readable,
+    announced: int | None = None,
+    media_type: str = upload_formats.MEDIA_TYPE,
+) -> Upload:
+    """Store ``body`` (an Arrow IPC stream, a CSV or a Parquet file: ``media_type``, one of
+    ``MEDIA_TYPES``) as an upload of ``session`` (``announced``: the request's
+    Content-Length, when it has one). Within the server's upload limit and the user's upload
+    quota (``sessions.quotas``): before, while and after it is read."""
+    source = upload_formats.SOURCES[media_type]
     reader = _capped(session, body, announced)
     upload_id = uuid.uuid4()
     incoming = session_dir(session.id) / f"{INCOMING_PREFIX}{upload_id}"
@@ -218,15 +155,18 @@ def upload_create(*, session: Session, body: Readable, announced: int | None = N
     try:
         incoming.mkdir(parents=True)
         try:
-            rows, columns = _write(reader, incoming / PART_FILE)
+            schema, batches = source(reader, incoming)
+            rows, columns = _write(schema, batches, incoming / PART_FILE)
         except CoreError:
+            if reader.over_limit:
+                raise reader.over() from None
             raise
         except Exception as exc:
             # pyarrow may wrap the reader's own error: the reader knows what happened.
             if reader.over_limit:
                 raise reader.over() from None
             if isinstance(exc, pa.ArrowException):
-                raise _not_arrow(exc) from None
+                raise upload_formats.not_arrow(exc) from None
             raise
         if reader.over_limit:
             raise reader.over()

@@ -200,6 +200,7 @@ export type User = Schemas["UserOut"];
 export type Catalog = Schemas["CatalogOut"];
 export type Database = Schemas["DatabaseOut"];
 export type Session = Schemas["SessionOut"];
+export type Upload = Schemas["UploadOut"];
 /** POST /sessions answers where the new session started (`started_in`). */
 export type SessionCreated = Schemas["SessionCreatedOut"];
 export type Workspace = Schemas["WorkspaceOut"];

@@ -1092,7 +1092,7 @@ export interface paths {
         /** @description The session's uploads, oldest first. */
         get: operations["sessions_uploads_list"];
         put?: never;
-        /** @description Send data as an Arrow IPC stream (Content-Type application/vnd.apache.arrow.stream, with a Content-Length); it is stored as parquet for the session's temporary tables ('connector' = 'upload'). Over TESSERA_UPLOAD_MAX_BYTES: 413 PAYLOAD_TOO_LARGE; past the user's TESSERA_USER_UPLOAD_BYTES (the bytes of their uploads in all sessions): 413 UPLOAD_QUOTA_EXCEEDED. */
+        /** @description Send data as an Arrow IPC stream (Content-Type application/vnd.apache.arrow.stream), a CSV file with a header row (text/csv; types inferred from its first MiB) or a Parquet file (application/vnd.apache.parquet), with a Content-Length; it is stored as parquet for the session's temporary tables ('connector' = 'upload'). Over TESSERA_UPLOAD_MAX_BYTES: 413 PAYLOAD_TOO_LARGE; past the user's TESSERA_USER_UPLOAD_BYTES (the bytes of their uploads in all sessions): 413 UPLOAD_QUOTA_EXCEEDED. */
         post: operations["sessions_uploads_create"];
         delete?: never;
         options?: never;
@@ -2464,7 +2464,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             rows: number;
-            /** @description the Arrow IPC bytes received */
+            /** @description the bytes of the body received */
             bytes: number;
             columns: components["schemas"]["UploadColumnOut"][];
             /** Format: date-time */
@@ -5032,6 +5032,8 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/vnd.apache.arrow.stream": string;
+                "text/csv": string;
+                "application/vnd.apache.parquet": string;
             };
         };
         responses: {

@@ -22,7 +22,7 @@ from django.test.utils import CaptureQueriesContext
 
 from core.errors import PayloadTooLarge
 from jobs.models import Session, TemporaryObject, Upload
-from sessions import uploads
+from sessions import upload_formats, uploads
 from tests.conftest import API, assert_error
 from tests.sessions.api.test_statements import Console
 
@@ -248,7 +248,8 @@ def test_another_content_type_is_415(alice_api):
         "UNSUPPORTED_MEDIA_TYPE",
         ARROW,
     )
-    assert error["details"] == {"expected": ARROW}
+    assert error["details"]["expected"] == ARROW
+    assert error["details"]["accepted"] == [ARROW, "text/csv", "application/vnd.apache.parquet"]
 
 
 @pytest.mark.parametrize(
@@ -412,7 +413,7 @@ def test_a_200_mb_upload_is_streamed_in_bounded_memory(alice, settings, uploads_
     assert response.json()["bytes"] == body.length
     # A batch (~1 MB) at a time, never the body: far below the 200 MB that went through.
     assert peak - base < 16 * 1024 * 1024, peak - base
-    assert body.largest_read <= uploads.CHUNK_BYTES
+    assert body.largest_read <= upload_formats.CHUNK_BYTES
 
 
 def session_of_django(client: Client) -> str:

@@ -1,7 +1,7 @@
 // /catalog/<c>/<d>: one database — comment, facts, its tables/views/functions (polled while a
 // table is staged), properties, permissions, drop. New table/view/function need CREATE on it;
 // Edit and Drop need MANAGE (`can`).
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { DataGrid } from "../../components/grid/DataGrid";
 import { LIST_POLL_MS } from "../../data/client";
@@ -24,6 +24,8 @@ import {
 import { databaseChildren } from "./databaseChildren";
 import { PermissionsPanel } from "./object/PermissionsPanel";
 import { ownerOf } from "./object/parts";
+import { UploadDialog } from "./upload/UploadDialog";
+import { carriesFiles, usePendingFile } from "./upload/pendingUpload";
 
 export function DatabaseView({ catalog, database }: { catalog: string; database: string }) {
   useTitle(`${catalog}.${database}`);
@@ -39,6 +41,12 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
       query.state.data?.tables.some((t) => t.status === "staged") ? LIST_POLL_MS : false,
   });
   const [dropping, setDropping] = useState(false);
+  // A file to upload: picked, dropped on this page, or dropped on the database in the tree.
+  const [picked, setPicked] = useState<File | null>(null);
+  const [dropped, takeDropped] = usePendingFile(catalog, database);
+  const [dragging, setDragging] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const uploading = picked ?? dropped;
 
   if (info.error && !info.data)
     return (
@@ -54,7 +62,25 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
   const count = kids ? kids.tables.length + kids.views.length + kids.functions.length : 0;
 
   return (
-    <div className="cat-main-inner">
+    <div
+      className={dragging && can.create ? "cat-main-inner drop-target" : "cat-main-inner"}
+      data-testid="database-page"
+      onDragOver={(event) => {
+        if (!can.create || !carriesFiles(event)) return;
+        event.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={(event) => {
+        if (!event.currentTarget.contains(event.relatedTarget as Node | null)) setDragging(false);
+      }}
+      onDrop={(event) => {
+        setDragging(false);
+        const file = event.dataTransfer.files[0];
+        if (!can.create || !file) return;
+        event.preventDefault();
+        setPicked(file);
+      }}
+    >
       <Breadcrumbs parts={[catalog]} />
       <div className="cat-header">
         <h1>
@@ -76,6 +102,22 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
             <button type="button" onClick={() => navigate(`${pathOf("catalog", catalog, database)}?new=function`)}>
               New function
             </button>
+            <button type="button" onClick={() => fileInput.current?.click()} title="Or drop a CSV or Parquet file here">
+              Upload file
+            </button>
+            <input
+              ref={fileInput}
+              type="file"
+              hidden
+              aria-label="File to upload"
+              data-testid="upload-input"
+              accept=".csv,.parquet,text/csv,application/vnd.apache.parquet"
+              onChange={(event) => {
+                const file = event.target.files?.[0];
+                event.target.value = "";
+                if (file) setPicked(file);
+              }}
+            />
           </>
         ) : null}
         {can.drop ? (
@@ -162,6 +204,19 @@ export function DatabaseView({ catalog, database }: { catalog: string; database:
       <KeyValues values={db.properties} empty="No properties." />
       <h2>Permissions</h2>
       <PermissionsPanel base={base} kind="database" />
+      {uploading && can.create ? (
+        <UploadDialog
+          key={`${uploading.name}:${uploading.size}:${uploading.lastModified}`}
+          catalog={catalog}
+          database={database}
+          file={uploading}
+          tables={(kids?.tables ?? []).map((table) => table.name)}
+          onClose={() => {
+            setPicked(null);
+            takeDropped();
+          }}
+        />
+      ) : null}
       {dropping && kids ? (
         <DropDialog
           what={`database ${db.catalog}.${db.name}`}

@@ -6,8 +6,9 @@ import { qs, type Catalog, type Database } from "../../api";
 import type { components } from "../../openapi/schema";
 import { LoadMore } from "../../components/grid/DataGrid";
 import { useDebounced, usePagedQuery } from "../../data/queries";
-import { Link, pathOf } from "../../router";
+import { Link, navigate, pathOf } from "../../router";
 import { errorMessage, useMayCreateCatalog, useRefreshCatalog } from "./common";
+import { carriesFiles, offerFile } from "./upload/pendingUpload";
 
 const PAGE_SIZE = 200;
 
@@ -182,9 +183,30 @@ function DatabaseNode({ catalog, database, selection }: { catalog: string; datab
   const onPath = same(selection.catalog, catalog) && same(selection.database, database.name);
   const selected = onPath && !selection.kind;
   const [open, setOpen] = useOpen(onPath);
+  const [dragging, setDragging] = useState(false);
+  const rowClass = `tree-row${selected ? " selected" : ""}${dragging ? " drop-target" : ""}`;
   return (
     <li className="tree-item">
-      <div className={selected ? "tree-row selected" : "tree-row"} style={{ paddingLeft: 14 }}>
+      <div
+        className={rowClass}
+        style={{ paddingLeft: 14 }}
+        data-testid={`tree-database-${catalog}.${database.name}`}
+        // A file dropped here opens the database's page with the upload dialog for it.
+        onDragOver={(event) => {
+          if (!carriesFiles(event)) return;
+          event.preventDefault();
+          setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(event) => {
+          setDragging(false);
+          const file = event.dataTransfer.files[0];
+          if (!file) return;
+          event.preventDefault();
+          offerFile(catalog, database.name, file);
+          navigate(pathOf("catalog", catalog, database.name));
+        }}
+      >
         <Toggle open={open} label={database.name} onToggle={() => setOpen(!open)} />
         <Link
           to={pathOf("catalog", catalog, database.name)}
