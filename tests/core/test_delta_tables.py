@@ -4,14 +4,21 @@ read-only; time travel reaches Delta's reader; managed Delta and every write ref
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from core import options as table_options
 from core.errors import CoreError
-from core.planner import ForbiddenSql, ParseError, Plan, UnsupportedStatement
-from tests.core.test_planner_support import STORAGE_ROOT, MemoryCatalog, plan, sample_catalog
+from core.planner import ForbiddenSql, ParseError, Plan, UnsupportedStatement, plan_statement
+from tests.core.test_planner_support import (
+    STORAGE_ROOT,
+    MemoryCatalog,
+    context,
+    plan,
+    sample_catalog,
+)
 
 DELTA_PATH = f"{STORAGE_ROOT}/events"
 
@@ -177,3 +184,27 @@ def test_a_stored_managed_delta_row_is_refused_at_use() -> None:
     catalog.add_table("c.d.forged", ["id BIGINT"], options={"format": "delta"})
     with pytest.raises(ForbiddenSql, match="arrive with managed Delta tables"):
         plan("SELECT * FROM forged", catalog)
+
+
+def _streaming(sql: str) -> Plan:
+    ctx = replace(context(), runtime_mode="streaming", checkpoint_interval_ms=1000)
+    return plan_statement(sql, _catalog(), ctx)
+
+
+def test_a_stream_neither_writes_nor_reads_a_delta_table_yet() -> None:
+    with pytest.raises(UnsupportedStatement, match="arrive with managed Delta tables"):
+        _streaming("INSERT INTO events SELECT * FROM archive")
+    with pytest.raises(UnsupportedStatement, match="cannot be read as a stream"):
+        _streaming("INSERT INTO orders SELECT id, 1.0, 1, id FROM events")
+
+
+def test_a_temporary_delta_table_reads_and_travels() -> None:
+    result = plan(
+        f"CREATE TEMPORARY TABLE tmp (id BIGINT) USING delta LOCATION '{STORAGE_ROOT}/tmp'",
+        _catalog(),
+    )
+    assert result.args["options"] == {"connector": "delta", "path": f"{STORAGE_ROOT}/tmp"}
+    catalog = _catalog()
+    catalog.add_table("c.d.tmp", ["id BIGINT"], options=result.args["options"], temporary=True)
+    relation = plan("SELECT * FROM tmp VERSION AS OF 1", catalog).relations[0]
+    assert relation.time_travel == {"versionAsOf": "1"}
