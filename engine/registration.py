@@ -12,12 +12,14 @@ import re
 from collections.abc import Iterable, Mapping
 from importlib import import_module
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as st
 
 from core import options as table_options
 from core.errors import CoreError
+from core.locations import is_under
 from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.errors import ForbiddenSql
 from core.planner.guard import check_udf_implementation
@@ -178,9 +180,26 @@ def read_delta(
             + errors.scrub_paths(errors.spark_message(exc)),
             details={"table": shown, "condition": condition},
         ) from None
+    _check_delta_files(frame, source.path, shown)
     if relation.physical_schema:
         _check_delta_columns(spark, relation, found, shown)
     return frame
+
+
+def _check_delta_files(frame: Any, path: str, shown: str) -> None:
+    """Every data file the log names (at this version) lies inside the table's checked path,
+    links resolved: a log may name absolute URIs or ``../`` paths (shallow clones do), which
+    would read past the storage boundary."""
+    root = os.path.realpath(path)
+    for uri in frame.inputFiles():
+        parsed = urlparse(uri)
+        local = unquote(parsed.path) if parsed.scheme in ("", "file") else ""
+        real = os.path.realpath(local) if local and not parsed.netloc else ""
+        if not real or real == root or not is_under(real, root):
+            raise ForbiddenSql(
+                f"Table {shown} cannot be read: its Delta log names a data file outside the "
+                "table's path; Tessera reads only files inside it."
+            )
 
 
 def _check_delta_columns(

@@ -6,6 +6,7 @@ Delta log, writes, ``delta.`path``` identifiers. Each refusal leaves the files a
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from datetime import UTC, datetime
@@ -294,3 +295,39 @@ def test_hand_made_plans_are_refused_by_the_worker(alice_sql, events, outside, e
     assert job.status == "FAILED", (extra, job.error)
     assert error_of(job)["code"] in ("FORBIDDEN_SQL", "VALIDATION_ERROR"), job.error
     assert SECRET not in str(job.error)
+
+
+@pytest.mark.parametrize("form", ["absolute", "file uri", "dot dot", "link inside"])
+def test_a_log_naming_files_outside_the_path_is_refused(
+    alice_sql, catalog, events, outside, form
+) -> None:
+    """A Delta log may name any file (absolute URIs, ``../``): a commit forged after the
+    table was registered, pointing at a parquet file outside the roots, is refused at read
+    (at that version only)."""
+    table = _register(alice_sql, catalog, events)
+    secret = outside / "secret.parquet"
+    pq.write_table(pa.table({"id": [66], "name": [SECRET]}, schema=SCHEMA), secret)
+    if form == "link inside":
+        os.symlink(secret, events / "linked.parquet")
+    named = {
+        "absolute": str(secret),
+        "file uri": secret.as_uri(),
+        "dot dot": f"../{outside.name}/secret.parquet",
+        "link inside": "linked.parquet",
+    }[form]
+    add = {
+        "path": named,
+        "partitionValues": {},
+        "size": secret.stat().st_size,
+        "modificationTime": 1,
+        "dataChange": True,
+    }
+    (events / "_delta_log" / f"{3:020d}.json").write_text(json.dumps({"add": add}) + "\n")
+    for sql in (f"SELECT * FROM {table}", f"SELECT * FROM {table} VERSION AS OF 3"):
+        job = alice_sql.run(sql)
+        # A link in the tree is caught by the path's own check first.
+        why = "outside the storage roots" if form == "link inside" else "names a data file outside"
+        refused(alice_sql, job, "FORBIDDEN_SQL", why)
+    if form != "link inside":  # a link refuses the whole path, every version
+        rows = alice_sql.rows(f"SELECT id FROM {table} VERSION AS OF 2 ORDER BY id")
+        assert rows == [[10], [20]]
