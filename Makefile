@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml client/pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e './client[pandas,sqlalchemy]'
 	@touch $@
 
-$(JARS_STAMP): pom.xml $(STAMP)
+$(JARS_STAMP): pom.xml | $(STAMP)
 	rm -rf $(JARS_DIR)
 	mvn -q -B -f pom.xml dependency:copy-dependencies -DincludeScope=runtime \
 		-DoutputDirectory=$(abspath $(JARS_DIR))
