@@ -10,6 +10,12 @@ COPY frontend/ ./
 COPY core/planner/spark_builtins.txt /build/core/planner/spark_builtins.txt
 RUN npm run build
 
+# Delta Lake's jars (pom.xml), resolved from Maven Central at build time: Spark starts offline.
+FROM maven:3.9-eclipse-temurin-17 AS jars
+WORKDIR /build
+COPY pom.xml ./
+RUN mvn -q -B dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=/build/jars
+
 FROM python:3.11-slim-bookworm
 RUN apt-get update \
  && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
@@ -46,6 +52,8 @@ COPY manage.py ./
 # [spark]: the worker's PySpark (and Spark Connect client); the image also runs the Spark
 # master, workers and Connect server (docker-compose.yml), from the same wheel.
 RUN pip install --no-cache-dir -c constraints.txt '.[spark]'
+# Where engine/spark_config.py looks for them: <sys.prefix>/share/tessera/jars.
+COPY --from=jars /build/jars /usr/local/share/tessera/jars
 ENV TESSERA_DATA_DIR=/data TESSERA_ALLOWED_HOSTS=* PORT=8000
 # The code stays root-owned and read-only to the service user.
 USER tessera:tessera

@@ -6,6 +6,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# Delta Lake's jars for every Spark driver Tessera starts (pom.xml; engine/spark_config.py).
+JARS_DIR := $(VENV)/share/tessera/jars
+JARS_STAMP := $(JARS_DIR)/.installed-stamp
 
 # Tests run against the machine's real PostgreSQL and Redis.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
@@ -27,7 +30,13 @@ $(STAMP): pyproject.toml client/pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e './client[pandas,sqlalchemy]'
 	@touch $@
 
-install: $(STAMP)
+$(JARS_STAMP): pom.xml | $(STAMP)
+	rm -rf $(JARS_DIR)
+	mvn -q -B -f pom.xml dependency:copy-dependencies -DincludeScope=runtime \
+		-DoutputDirectory=$(abspath $(JARS_DIR))
+	@touch $@
+
+install: $(STAMP) $(JARS_STAMP)
 
 # The browser UI: built by Vite into frontend/dist, served by Django (no CDN, works offline).
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html \

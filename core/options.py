@@ -32,6 +32,19 @@ WRITE_MODE = "write.mode"
 WRITE_MODES: tuple[str, ...] = ("append", "upsert")
 TESSERA_KEYS: frozenset[str] = frozenset({WRITE_MODE})
 FILE_FORMATS: tuple[str, ...] = ("csv", "json", "orc", "parquet", "text")
+# Delta Lake: an external table's format only, read-only (its log is the truth of its rows;
+# writes arrive with managed Delta tables, issue 31). Not a FILE_FORMAT: nothing writes it.
+DELTA = "delta"
+TABLE_FORMATS: tuple[str, ...] = (*FILE_FORMATS, DELTA)
+DELTA_MANAGED_REFUSED = (
+    "A managed table cannot use Delta yet: managed tables move to Delta Lake in issue 31. "
+    "USING delta needs LOCATION '<path under a storage root>' today (an external Delta "
+    "table, read-only)."
+)
+DELTA_WRITES_REFUSED = (
+    "Writes to Delta tables arrive with managed Delta tables (issue 31): an external "
+    "Delta table is read-only in Tessera today."
+)
 FIELD_PREFIX = "options"
 
 # Prefixes of keys that configure Spark or Hadoop rather than the table's files.
@@ -242,8 +255,14 @@ _TEXT_FORMAT: dict[str, Check] = {
     "compression": _TEXT_CODECS,
 }
 
+# Delta's reader takes no user option: Delta reads its log, not a directory listing, so the
+# generic file-source options do not apply; time travel (versionAsOf/timestampAsOf) is set
+# by the engine from the plan's VERSION/TIMESTAMP AS OF, never stored with the table.
+_DELTA: dict[str, Check] = {}
+
 # format -> key (as Spark documents it) -> value check: the allow-list.
 ALLOWED: dict[str, dict[str, Check]] = {
+    DELTA: _DELTA,
     "csv": {**_GENERIC, **_CSV},
     "json": {**_GENERIC, **_JSON},
     "orc": {**_GENERIC, **_ORC},
@@ -289,13 +308,19 @@ def check_key(key: str, *, prefix: str = FIELD_PREFIX) -> None:
         )
 
 
-def check_format(value: str, what: str = "The table format") -> str:
-    """The file format in lower case; refuse anything else (jdbc, hive, class names …)."""
+def check_format(
+    value: str, what: str = "The table format", formats: tuple[str, ...] = FILE_FORMATS
+) -> str:
+    """The file format in lower case; refuse anything else (jdbc, hive, class names …).
+    ``formats``: FILE_FORMATS where a table is written, TABLE_FORMATS where it is read."""
     fmt = str(value).strip().lower()
-    if fmt not in FILE_FORMATS:
+    if fmt not in formats:
+        if fmt == DELTA:
+            raise OptionRefused(f"{what} '{value}' is not allowed here. {DELTA_WRITES_REFUSED}")
         raise OptionRefused(
             f"{what} '{value}' is not allowed: tables can only use the file formats "
-            f"{', '.join(FILE_FORMATS)}, whose data the catalog can locate."
+            f"{', '.join(FILE_FORMATS)} (and {DELTA} for external tables, read-only), whose "
+            "data the catalog can locate."
         )
     return fmt
 
@@ -368,7 +393,7 @@ def check_options(
     """Check every option of a ``fmt`` table (source keys excluded by the caller, see
     ``split_source``) and return them unchanged. Keys are case-insensitive, as Spark reads
     them: two spellings of one key are refused."""
-    fmt = check_format(fmt)
+    fmt = check_format(fmt, formats=TABLE_FORMATS)
     allowed = _BY_LOWER_KEY[fmt]
     for lowered, key in spellings(options, prefix=prefix).items():
         value = options[key]
@@ -381,7 +406,7 @@ def check_options(
         check_key(key, prefix=prefix)
         check = allowed.get(lowered)
         if check is None:
-            takes = ", ".join(sorted(ALLOWED[fmt], key=str.lower))
+            takes = ", ".join(sorted(ALLOWED[fmt], key=str.lower)) or "no options"
             raise CoreError(
                 f"The option '{key}' does not apply to {fmt} tables; {fmt} tables take: {takes}.",
                 details=_field(key, prefix),

@@ -116,7 +116,7 @@ def checked_read(
     path in the uploads directory must be an upload of the job's session ``session_id``."""
     with refusals(f"Table {shown} cannot be read"):
         options = {str(k): str(v) for k, v in relation.options.items()}
-        fmt = table_options.check_format(relation.format)
+        fmt = table_options.check_format(relation.format, formats=table_options.TABLE_FORMATS)
         checked_options = table_options.check_options(fmt, options)
         path = relation.path
         if not path:

@@ -7,19 +7,25 @@ function named by its alias. Only this job's ``spark.newSession()`` sees them.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Mapping
 from importlib import import_module
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 from pyspark.sql import types as st
 
+from core import options as table_options
 from core.errors import CoreError
+from core.locations import is_under
 from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
+from core.planner.errors import ForbiddenSql
 from core.planner.guard import check_udf_implementation
 from core.planner.sources import DATAFRAME_CONNECTOR, RATE_CONNECTOR
 from core.session_properties import spark_settings
-from engine import dataframes, locations, parser_sessions, sqlguard
+from engine import dataframes, errors, locations, parser_sessions, sqlguard
 from tabledata import manifest
 
 
@@ -96,6 +102,10 @@ def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any 
     pipeline's SparkSession, ``engine.dataframes``)."""
     if relation.format == DATAFRAME_CONNECTOR:
         frame = dataframes.read(spark, relation, _display(relation))
+    elif relation.format == table_options.DELTA:
+        frame = read_delta(spark, relation, _display(relation), session_id)
+    elif relation.time_travel:
+        raise CoreError(f"Table {_display(relation)} has no versions to read: it is not Delta.")
     elif relation.format == RATE_CONNECTOR:
         # A stream; a batch plan names it only to derive a view's schema (the planner
         # refuses reading it in batch mode): no rows, the rate source's columns.
@@ -123,6 +133,97 @@ def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any 
                     )
         frame = sqlguard.guard(spark).select_expr(frame, expressions)
     frame.createOrReplaceTempView(relation.alias)
+
+
+# Delta's reader options the engine sets from a plan's time travel (never a table's own).
+_TRAVEL_OPTIONS = {"versionAsOf": r"\d{1,10}", "timestampAsOf": r"[0-9 :.+-]{10,40}"}
+
+
+def _travel_options(relation: RelationPlan, shown: str) -> dict[str, str]:
+    """The plan's time travel, checked: one of Delta's two reader options, a literal."""
+    travel = dict(relation.time_travel or {})
+    if len(travel) > 1 or any(
+        key not in _TRAVEL_OPTIONS or not re.fullmatch(_TRAVEL_OPTIONS[key], str(value))
+        for key, value in travel.items()
+    ):
+        raise ForbiddenSql(f"Table {shown} cannot be read: the plan's time travel is not one.")
+    return {key: str(value) for key, value in travel.items()}
+
+
+def read_delta(
+    spark: SparkSession, relation: RelationPlan, shown: str, session_id: Any = None
+) -> Any:
+    """An external Delta table: ``spark.read.format('delta').load(path)`` of its checked
+    path, at the plan's version if any. Delta's log is the truth of its rows (no manifest);
+    the declared physical columns must be the Delta table's, by name and type."""
+    source = locations.checked_read(spark, relation, shown, session_id)
+    travel = _travel_options(relation, shown)
+    if not os.path.isdir(os.path.join(source.path, "_delta_log")):
+        raise CoreError(
+            f"Table {shown} cannot be read: its path holds no Delta table (there is no "
+            "_delta_log directory). Write the Delta table there first, or declare the table "
+            "with the files' own format."
+        )
+    try:
+        frame = spark.read.format(table_options.DELTA).options(**travel).load(source.path)
+        found = frame.schema  # analysed now (Spark Connect too): a missing version fails here
+    except Exception as exc:
+        if not errors.is_spark_exception(exc):
+            raise
+        get = getattr(exc, "getCondition", None)
+        condition = str(get() or "") if callable(get) else ""
+        if not travel or not condition.startswith("DELTA_"):
+            raise
+        # A version or moment the log lacks: Delta's sentence, Tessera's VALIDATION_ERROR.
+        raise CoreError(
+            f"Table {shown} cannot be read at {next(iter(travel.values()))}. "
+            + errors.scrub_paths(errors.spark_message(exc)),
+            details={"table": shown, "condition": condition},
+        ) from None
+    _check_delta_files(frame, source.path, shown)
+    if relation.physical_schema:
+        _check_delta_columns(spark, relation, found, shown)
+    return frame
+
+
+def _check_delta_files(frame: Any, path: str, shown: str) -> None:
+    """Every data file the log names (at this version) lies inside the table's checked path,
+    links resolved: a log may name absolute URIs or ``../`` paths (shallow clones do), which
+    would read past the storage boundary."""
+    root = os.path.realpath(path)
+    for uri in frame.inputFiles():
+        parsed = urlparse(uri)
+        local = unquote(parsed.path) if parsed.scheme in ("", "file") else ""
+        real = os.path.realpath(local) if local and not parsed.netloc else ""
+        if not real or real == root or not is_under(real, root):
+            raise ForbiddenSql(
+                f"Table {shown} cannot be read: its Delta log names a data file outside the "
+                "table's path; Tessera reads only files inside it."
+            )
+
+
+def _check_delta_columns(
+    spark: SparkSession, relation: RelationPlan, found: Any, shown: str
+) -> None:
+    """Every declared physical column is one of the Delta table's, of the same type (its
+    nullability aside): the catalog's schema may be a subset of the log's, never other."""
+    declared = spark.createDataFrame([], relation.physical_schema).schema
+    actual = {f.name.lower(): f for f in found.fields}
+    for column in declared.fields:
+        match = actual.get(column.name.lower())
+        if match is None:
+            raise CoreError(
+                f"Table {shown} declares the column {quote(column.name)}, which its Delta table "
+                f"does not have (it has {', '.join(quote(f.name) for f in found.fields)}).",
+                details={"column": column.name},
+            )
+        if match.dataType != column.dataType:
+            raise CoreError(
+                f"Table {shown} declares the column {quote(column.name)} as "
+                f"{column.dataType.simpleString()}, but its Delta table holds "
+                f"{match.dataType.simpleString()}; declare the table with the Delta table's type.",
+                details={"column": column.name},
+            )
 
 
 # How often a read is listed again when a commit swapped the manifest while Spark listed it.

@@ -252,8 +252,6 @@ class ConnectRuntime(Runtime):
         ``CONNECT_TIMEOUT_SECONDS`` (``ENGINE_LOST`` if not), the same Spark version as
         this worker's PySpark, and a local default file system (``UNSUPPORTED`` if not)."""
         from pyspark import __version__ as client_version
-        from pyspark.sql.connect.client import DefaultChannelBuilder
-        from pyspark.sql.connect.session import SparkSession as RemoteSession
 
         host, port = self.address()
         try:
@@ -264,9 +262,7 @@ class ConnectRuntime(Runtime):
                 "nothing was run. Start it, or fix SPARK_REMOTE.",
                 details={"runtime": self.name},
             ) from None
-        channel = DefaultChannelBuilder(self.url, channelOptions=CONNECT_CHANNEL_OPTIONS)
-        remote: Any = RemoteSession.builder.channelBuilder(channel).create()
-        bounded_retries(remote)
+        remote = self._new_remote()
         try:
             version = str(remote.version)
         except Exception as exc:
@@ -296,6 +292,17 @@ class ConnectRuntime(Runtime):
         connected: SparkSession = remote
         return connected
 
+    def _new_remote(self) -> Any:
+        """A new Spark Connect session on the server (its own session id and channel),
+        retrying a lost server only briefly."""
+        from pyspark.sql.connect.client import DefaultChannelBuilder
+        from pyspark.sql.connect.session import SparkSession as RemoteSession
+
+        channel = DefaultChannelBuilder(self.url, channelOptions=CONNECT_CHANNEL_OPTIONS)
+        remote: Any = RemoteSession.builder.channelBuilder(channel).create()
+        bounded_retries(remote)
+        return remote
+
     def check_storage(self, spark: SparkSession) -> None:
         """The server's executors must write where this worker commits and read what it
         checked (``engine.storage_check``; ``STORAGE_UNREACHABLE`` otherwise)."""
@@ -312,8 +319,9 @@ class ConnectRuntime(Runtime):
                 f"{self.shown_url}; nothing was run.",
                 details={"runtime": self.name},
             )
-        session: Any = engine.remote.newSession()
-        bounded_retries(session)
+        # A server-side session of the job's own (PySpark 4.2's Connect client has no
+        # newSession(): each create() opens a session, and a channel, of its own).
+        session: Any = self._new_remote()
         # Released on the server when the job's session is dropped (no run.py hook needed).
         weakref.finalize(session, _release, session.client)
         # The server reports a running operation's stages every 2 s by default, so a job

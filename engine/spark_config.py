@@ -35,6 +35,31 @@ XML_HARDENING = (
 )
 
 
+# Delta Lake in every driver Tessera starts (ADR 0018): its jars, copied by `make install`
+# from pom.xml beside this interpreter (the image's Dockerfile does the same), and its SQL
+# extension and catalog, as Delta's documentation configures a session.
+DELTA_JARS_DIR = Path(sys.prefix) / "share" / "tessera" / "jars"
+DELTA_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+class DeltaJarsMissing(RuntimeError):
+    """Delta Lake's jars are not where ``make install`` puts them."""
+
+
+def delta_jars() -> list[str]:
+    """The jars Spark needs for Delta Lake, as paths; raises when they were not installed."""
+    jars = sorted(str(path) for path in DELTA_JARS_DIR.glob("*.jar"))
+    if not any(Path(jar).name.startswith("delta-spark_") for jar in jars):
+        raise DeltaJarsMissing(
+            f"Delta Lake's jars are missing from {DELTA_JARS_DIR}: run `make install` "
+            "(it copies them from Maven Central, as pom.xml lists)."
+        )
+    return jars
+
+
 def is_connect() -> bool:
     """True when the worker executes through Spark Connect (``SPARK_REMOTE``); prefer
     ``engine.runtimes.current_runtime()``."""
@@ -86,6 +111,8 @@ def classic_options(master: str, memory: str) -> dict[str, str]:
         cores["spark.cores.max"] = str(max(int(settings.TESSERA_ENGINE_CORES), 1))
     return {
         **cores,
+        **DELTA_CONF,
+        "spark.jars": ",".join(delta_jars()),
         "spark.master": master,
         # An engine process names its application after its engine (engine.pool).
         "spark.app.name": f"tessera-engine-{engine_id}" if engine_id else "tessera-worker",

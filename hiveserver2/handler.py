@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
@@ -42,6 +43,13 @@ from results.selectors import require_result
 from sessions import services as session_services
 from sessions.statements import statement_submit
 from webapp.rows import RowReader
+
+# The Spark the workers run, from the installed wheel's metadata (no pyspark import here;
+# a web-only install may not have the wheel at all).
+try:
+    SPARK_VERSION = version("pyspark")
+except PackageNotFoundError:
+    SPARK_VERSION = "4"
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -154,7 +162,7 @@ class Handler:
         values = {
             info.CLI_SERVER_NAME: "Tessera",
             info.CLI_DBMS_NAME: "Spark SQL",
-            info.CLI_DBMS_VER: "4.3.0",
+            info.CLI_DBMS_VER: SPARK_VERSION,
             info.CLI_IDENTIFIER_QUOTE_CHAR: "`",
         }
         if req.infoType not in values:

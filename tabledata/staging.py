@@ -35,7 +35,7 @@ from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
 from core.jobstate import JobView
 from core.planner import Action, Plan
-from core.planner.errors import ForbiddenSql
+from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from jobs.models import Job
 
 STAGING_PREFIX = "_tessera_staging_"
@@ -84,11 +84,21 @@ def write_targets(plan: Plan | Mapping[str, Any] | None) -> list[dict[str, Any]]
     return targets
 
 
+def _not_delta(options: dict[str, str], shown: str) -> dict[str, str]:
+    """Nothing writes a Delta table yet (the planner refuses first; this is the commit
+    path's own check, as for the path rules)."""
+    if str(options.get("connector", "")).lower() == option_rules.DELTA:
+        raise UnsupportedStatement(
+            f"{shown} cannot be written. {option_rules.DELTA_WRITES_REFUSED}"
+        )
+    return options
+
+
 def ctas_options(args: Mapping[str, Any]) -> dict[str, str]:
     """A CTAS's table options as they will be stored (checked, without statement options;
     the path's own links followed — its tree is looked at where the table row is made)."""
     options = {k: v for k, v in (args.get("options") or {}).items() if k not in CTAS_ONLY_OPTIONS}
-    return check_options(options, tree=False)
+    return _not_delta(check_options(options, tree=False), "The new table")
 
 
 def table_options(table: Table, *, user: Any = None) -> dict[str, str]:
@@ -110,7 +120,7 @@ def table_options(table: Table, *, user: Any = None) -> dict[str, str]:
         exc.message = f"Table {name} cannot be written. {exc.message}"
         exc.args = (exc.message,)
         raise
-    return checked
+    return _not_delta(checked, f"Table {name}")
 
 
 def path_holds_data(path: str | Path) -> bool:

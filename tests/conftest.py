@@ -147,12 +147,19 @@ def _fast_password_hashing(settings: Any) -> None:
 @pytest.fixture(scope="session")
 def plain_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Plain PySpark in the test process (one SparkContext for the run): writes test data,
-    computes expected answers, runs Spark's own parser for the guard checks."""
+    computes expected answers, runs Spark's own parser for the guard checks. With Delta
+    Lake as its documentation configures it, as every driver of the worker has it."""
     from pyspark.sql import SparkSession
 
+    from engine import spark_config
+
     base = tmp_path_factory.mktemp("plain-spark")
+    builder = SparkSession.builder
+    for key, value in spark_config.DELTA_CONF.items():
+        builder = builder.config(key, value)
     spark = (
-        SparkSession.builder.master("local[1]")
+        builder.config("spark.jars", ",".join(spark_config.delta_jars()))
+        .master("local[1]")
         .appName("tessera-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

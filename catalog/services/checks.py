@@ -23,6 +23,8 @@ from core.properties import RESERVED_PREFIXES
 from core.schema import ExpressionTyper, ResolvedSchema, Schema, SchemaResolver
 
 FILE_FORMATS = ("parquet", "csv", "json", "orc", "text")
+# External tables may also be Delta tables, read-only (core.options.DELTA).
+CONNECTORS = (*FILE_FORMATS, table_options.DELTA)
 
 
 def require_read_files(user: User, options: Mapping[str, Any]) -> None:
@@ -56,6 +58,10 @@ def check_options(options: Mapping[str, Any], *, tree: bool = True) -> dict[str,
     connector, path = source.get("connector"), source.get("path")
     if connector is None and path is None:
         fmt = source.get("format", "parquet").lower()
+        if fmt == table_options.DELTA:
+            raise CoreError(
+                table_options.DELTA_MANAGED_REFUSED, details={"field": "options.format"}
+            )
         if fmt not in FILE_FORMATS:
             raise CoreError(
                 f"Unknown format '{source['format']}'. Supported: {', '.join(FILE_FORMATS)}.",
@@ -70,9 +76,9 @@ def check_options(options: Mapping[str, Any], *, tree: bool = True) -> dict[str,
             f"An external table needs both 'connector' and 'path'; '{missing}' is missing.",
             details={"field": f"options.{missing}"},
         )
-    if connector.lower() not in FILE_FORMATS:
+    if connector.lower() not in CONNECTORS:
         raise CoreError(
-            f"Unknown connector '{connector}'. Supported: {', '.join(FILE_FORMATS)}.",
+            f"Unknown connector '{connector}'. Supported: {', '.join(CONNECTORS)}.",
             details={"field": "options.connector"},
         )
     if "format" in source and source["format"].lower() != connector.lower():

@@ -31,6 +31,7 @@ from core.planner.sources import (
     RATE_COLUMNS,
     dataframe_source,
     declared_source,
+    names_delta,
     rate_source,
     upload_source,
 )
@@ -100,6 +101,24 @@ def _source_options(trailing: Trailing, roots: tuple[str, ...], temporary: bool)
     except CoreError:
         pass
     raise CoreError(TEMPORARY_TABLE_NEEDS_PATH)
+
+
+DELTA_NEEDS_COLUMNS = (
+    "CREATE TABLE … USING delta needs its column list: Tessera keeps a table's schema in "
+    "its catalog and does not read it from the Delta log at creation. List the Delta "
+    "table's columns (a subset is fine; each is checked against the Delta table when read)."
+)
+
+
+def _refuse_delta_without_columns(statement: Statement, position: int) -> None:
+    """A Delta table without a column list gets its own sentence (a look ahead at USING
+    and OPTIONS; anything else keeps the parser's answer)."""
+    try:
+        trailing = parse_trailing(statement.cursor(position))
+    except CoreError:
+        return
+    if names_delta(trailing.options or {}, trailing.using):
+        raise CoreError(DELTA_NEEDS_COLUMNS)
 
 
 def _check_upload_nulls(elements: _Elements, upload: UploadRef) -> None:
@@ -300,6 +319,8 @@ def plan_create_table(statement: Statement, position: int, *, temporary: bool = 
     elements = _Elements()
     # A temporary table over an upload may leave out its columns: the upload's are taken.
     listed = not temporary or _peek_punct(cursor, "(")
+    if not _peek_punct(cursor, "("):
+        _refuse_delta_without_columns(statement, cursor.position)
     if listed:
         cursor.expect_punct("(")
         while True:

@@ -202,15 +202,15 @@ def check_set_key(key: str, settable_keys: Iterable[str], statement: str = "SET"
         )
 
 
-def check_file_format(value: str, what: str) -> str:
-    """Return the file format in lower case; refuse non-file sources (jdbc, hive, …)."""
-    fmt = value.strip().lower()
-    if fmt not in FILE_FORMATS:
-        raise ForbiddenSql(
-            f"{what} '{value}' is not allowed: tables can only use the file formats "
-            f"{', '.join(FILE_FORMATS)}, whose data the catalog can locate."
-        )
-    return fmt
+def check_file_format(
+    value: str, what: str, formats: tuple[str, ...] = table_options.TABLE_FORMATS
+) -> str:
+    """Return the file format in lower case; refuse non-file sources (jdbc, hive, …).
+    ``delta`` is a format of external tables, read-only (``core.options.DELTA``)."""
+    try:
+        return table_options.check_format(value, what, formats)
+    except table_options.OptionRefused as exc:
+        raise ForbiddenSql(exc.message) from None
 
 
 def check_storage_path(path: str, roots: Sequence[str]) -> str:

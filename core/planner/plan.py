@@ -155,6 +155,9 @@ class RelationPlan:
     # table's declared watermark as ``withWatermark`` takes it ({"column", "delay"}).
     streaming: bool = False
     watermark: Mapping[str, str] | None = None
+    # An external Delta table read at a version, in JSON only when set: Delta's reader
+    # option from VERSION/TIMESTAMP AS OF ({"versionAsOf": "3"} or {"timestampAsOf": "…"}).
+    time_travel: Mapping[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -178,6 +181,8 @@ class RelationPlan:
             result["streaming"] = True
         if self.watermark:
             result["watermark"] = dict(self.watermark)
+        if self.time_travel:
+            result["time_travel"] = dict(self.time_travel)
         return result
 
     @classmethod
@@ -196,6 +201,7 @@ class RelationPlan:
             temporary=bool(data.get("temporary", False)),
             streaming=bool(data.get("streaming", False)),
             watermark=dict(data["watermark"]) if data.get("watermark") else None,
+            time_travel=dict(data["time_travel"]) if data.get("time_travel") else None,
         )
 
 

@@ -33,6 +33,7 @@ from core.planner.sources import (
     DATAFRAME_CONNECTOR,
     RATE_CONNECTOR,
     UPLOAD_CONNECTOR,
+    names_delta,
 )
 from core.planner.table_plans import staged_error, table_plan
 from core.planner.tokens import Token, statement_groups, strip_region, tokenize
@@ -226,11 +227,17 @@ class Resolver:
             raise self._not_found(f"Table or view {ident.quoted()} not found", ident)
         self._require(relation, Privilege.SELECT, ident)
         ident = relation.identifier
+        if (
+            relation.kind == "table"
+            and "path" in relation.options
+            and names_delta(relation.options)
+        ):
+            return self._delta_version(relation, travel)
         what = time_travel.unversioned(relation)
         if what:
             raise CoreError(
                 f"{travel.text} cannot read {ident.quoted()}: it is {what}, and only permanent "
-                "managed tables have versions.",
+                "managed tables and external Delta tables have versions.",
                 details={"identifier": list(ident.parts)},
             )
         if relation.status == "staged":
@@ -242,6 +249,27 @@ class Resolver:
             return known
         alias = RELATION_ALIAS.format(len(self.relations) + 1)
         self.relations.append(self._table_plan(alias, replace(relation, location=found.location)))
+        self.objects.append(relation)
+        self._relation_aliases[key] = (alias, ident)
+        return alias, ident
+
+    def _delta_version(
+        self, relation: Relation, travel: TimeTravel
+    ) -> tuple[str, ObjectIdentifier]:
+        """A version of an external Delta table: its path read by Delta's reader at that
+        version (its log is the truth; a version it lacks is the engine's answer)."""
+        ident = relation.identifier
+        self._require_files_of(relation)
+        if relation.status == "staged":
+            raise staged_error(relation)
+        option = time_travel.delta_reader_option(travel)
+        key = (*ident.key, "@" + "=".join(next(iter(option.items()))))
+        known = self._relation_aliases.get(key)
+        if known is not None:
+            return known
+        alias = RELATION_ALIAS.format(len(self.relations) + 1)
+        plan = replace(self._table_plan(alias, relation), time_travel=option)
+        self.relations.append(plan)
         self.objects.append(relation)
         self._relation_aliases[key] = (alias, ident)
         return alias, ident

@@ -19,8 +19,8 @@ from core import options as table_options
 from core.errors import CoreError
 from core.locations import LocationRefused
 from core.planner import guard
-from core.planner.errors import ForbiddenSql
-from core.planner.model import UploadLookup, UploadRef
+from core.planner.errors import ForbiddenSql, UnsupportedStatement
+from core.planner.model import Relation, UploadLookup, UploadRef
 
 # The connector of a temporary table over data the session's user uploaded.
 UPLOAD_CONNECTOR = "upload"
@@ -99,6 +99,21 @@ def _names_upload(using: str | None, options: Mapping[str, str]) -> bool:
 def names_dataframe(using: str | None, options: Mapping[str, str]) -> bool:
     """Whether a declaration names the ``dataframe`` connector (USING or an option)."""
     return _names_connector(using, options, DATAFRAME_CONNECTOR)
+
+
+def names_delta(options: Mapping[str, str], using: str | None = None) -> bool:
+    """Whether a declaration or a stored table names Delta Lake (USING or an option)."""
+    return _names_connector(using, options, table_options.DELTA)
+
+
+def refuse_delta_writes(
+    options: Mapping[str, str], using: str | None = None, what: str = "This statement"
+) -> None:
+    """Nothing writes Delta yet (INSERT, OVERWRITE, CTAS, streams): one sentence for all."""
+    if names_delta(options, using):
+        raise UnsupportedStatement(
+            f"{what} cannot write Delta. {table_options.DELTA_WRITES_REFUSED}"
+        )
 
 
 def dataframe_source(
@@ -240,8 +255,11 @@ def declared_source(
     options: Mapping[str, str],
     location: str | None,
     roots: Sequence[str],
+    *,
+    writes: bool = False,
 ) -> dict[str, str]:
-    """The options to store for ``CREATE TABLE … USING using OPTIONS options LOCATION``.
+    """The options to store for ``CREATE TABLE … USING using OPTIONS options LOCATION``
+    (``writes``: of a CTAS, which writes the table's files: never Delta yet).
 
     USING sets ``format`` (managed table) or ``connector`` (external: a path is given);
     ``path`` is normalised and must lie under the storage roots; every other option must be
@@ -257,6 +275,10 @@ def declared_source(
         )
     if names_dataframe(using, options):
         raise DataFrameRefused(DATAFRAME_ONLY_IN_PIPELINES)
+    if writes and names_delta(options, using):
+        raise UnsupportedStatement(
+            f"CREATE TABLE … AS cannot write Delta. {table_options.DELTA_WRITES_REFUSED}"
+        )
     with _as_forbidden():
         return _declared_source(using, options, location, roots)
 
@@ -290,6 +312,9 @@ def _declared_source(
         fmt = using_fmt
     _check_keys(rest)
     if path is None and connector is None:
+        if fmt == table_options.DELTA:
+            # Never Delta in a managed table's version directories (issue 31 moves them).
+            raise UnsupportedStatement(table_options.DELTA_MANAGED_REFUSED)
         checked = table_options.check_options(fmt or "parquet", rest)
         checked = {**table_options.tessera_options(source, managed=True), **checked}
         if fmt is None:
@@ -311,6 +336,18 @@ def _declared_source(
     checked_path = guard.check_storage_path(path, roots)
     checked = table_options.check_options(source_fmt, rest)
     return {"connector": source_fmt, "path": checked_path, **checked}
+
+
+def written_source(table: Relation, roots: Sequence[str]) -> TableSource:
+    """``stored_source`` of a table a statement writes (INSERT [OVERWRITE], a stream's
+    sink): nothing writes a Delta table yet, whatever the user's rights on it."""
+    shown = table.identifier.quoted()
+    if names_delta(table.options):
+        raise UnsupportedStatement(
+            f"Table {shown} cannot be written. {table_options.DELTA_WRITES_REFUSED}",
+            details={"identifier": list(table.identifier.parts)},
+        )
+    return stored_source(table.options, table.location, roots, shown)
 
 
 def stored_source(
@@ -376,5 +413,7 @@ def stored_source(
             checked_path = guard.check_storage_path(path or "", roots)
             checked = table_options.check_options(fmt, rest)
             return TableSource(fmt, checked_path, checked, external=True)
-        fmt = guard.check_file_format(source.get("format") or "parquet", "The table format")
+        fmt = guard.check_file_format(
+            source.get("format") or "parquet", "The table format", table_options.FILE_FORMATS
+        )
         return TableSource(fmt, location, table_options.check_options(fmt, rest))

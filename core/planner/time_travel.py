@@ -35,6 +35,16 @@ def unversioned(relation: Relation) -> str:
     return ""
 
 
+def delta_reader_option(travel: TimeTravel) -> dict[str, str]:
+    """Delta's reader option for ``travel`` on an external Delta table: ``versionAsOf``
+    (the number) or ``timestampAsOf`` (the moment in UTC, with its offset written out, so
+    that the session's time zone does not change it)."""
+    if travel.kind == "version":
+        return {"versionAsOf": str(travel.version)}
+    moment = (travel.timestamp or datetime.now(UTC)).astimezone(UTC)
+    return {"timestampAsOf": moment.strftime("%Y-%m-%d %H:%M:%S.%f") + "+00:00"}
+
+
 def _refuse(message: str, table: str) -> CoreError:
     return CoreError(f"{message} (after {table}).", details={"table": table})
 

@@ -35,7 +35,7 @@ from core.planner.plan import Action, Plan
 from core.planner.queries import starts_query
 from core.planner.references import QueryRefs, analyze_query
 from core.planner.resolve import Resolver
-from core.planner.sources import declared_source, stored_source
+from core.planner.sources import declared_source, written_source
 from core.planner.statement import Statement, accept_if_not_exists
 from core.planner.table_plans import staged_error, table_plan
 from core.planner.tokens import Token, TokenCursor, parse_error
@@ -83,7 +83,7 @@ def _ctas_options(trailing: Trailing, roots: tuple[str, ...]) -> tuple[dict[str,
     ``connector`` and ``path`` under a storage root) and ``table.ctas.atomic``."""
     given = dict(trailing.options or {})
     atomic = _atomic(given)
-    options = declared_source(trailing.using, given, trailing.location, roots)
+    options = declared_source(trailing.using, given, trailing.location, roots, writes=True)
     if "connector" not in options and "format" not in options:
         options = {"format": "parquet", **options}
     return options, atomic
@@ -370,9 +370,7 @@ def _resolve_insert(
     columns = None if insert.listed is None else _written_columns(table, insert.listed)
     expected = _physical_columns(table) if columns is None else columns
     context = statement.context
-    source = stored_source(
-        table.options, table.location, context.storage_roots, table.identifier.quoted()
-    )
+    source = written_source(table, context.storage_roots)
     upsert = plan_upsert(
         table, insert.hint, overwrite=insert.overwrite, external=source.external, columns=columns
     )

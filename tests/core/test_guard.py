@@ -109,7 +109,7 @@ HOSTILE: list[tuple[str, str]] = [
     ("CREATE TABLE t (a INT) USING hive", "hive"),
     ("CREATE TABLE t (a INT) USING org.apache.spark.sql.jdbc", "org.apache.spark.sql.jdbc"),
     ("CREATE TABLE t (a INT) WITH ('connector' = 'kafka')", "kafka"),
-    ("CREATE TABLE t (a INT) USING delta", "delta"),
+    ("CREATE TABLE t (a INT) USING iceberg", "iceberg"),  # delta: tests/core/test_delta_tables.py
     # statements outside the SQL reference
     ("ALTER TABLE orders SET LOCATION '/etc'", "ALTER TABLE"),
     ("DELETE FROM orders", "DELETE FROM"),

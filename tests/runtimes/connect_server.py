@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import spark_config
+
 START_TIMEOUT = 120.0
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
@@ -148,6 +150,14 @@ def start_connect_server(
         f"spark.local.dir={tmp_dir / 'local'}",
         "--conf",
         f"spark.driver.extraJavaOptions=-Dderby.system.home={derby}",
+        # Delta Lake, as a Connect server Tessera uses must have it (docs/deploy.md).
+        "--jars",
+        ",".join(spark_config.delta_jars()),
+        *(
+            arg
+            for key, value in spark_config.DELTA_CONF.items()
+            for arg in ("--conf", f"{key}={value}")
+        ),
     ]
     log_path = tmp_dir / "connect-server.log"
     log = log_path.open("ab")

@@ -62,6 +62,13 @@ def _no_upload(p: Pipeline, before: int) -> None:
     assert not uploads.session_dir(p.session_id).exists()
 
 
+@pytest.mark.xfail(
+    run=False,
+    reason="Spark 4.2 (ADR 0018): the CTAS of a pipeline DataFrame with a Python UDF hangs — "
+    "the UDF's Python worker reads a bogus length in read_single_udf (JVM and worker disagree "
+    "on the UDF's arguments); the same frame written by plain PySpark 4.2 with Delta works. "
+    "Open: issue 31.",
+)
 def test_a_transformed_data_frame_is_written_without_a_copy(
     alice_sql: Pipeline, catalog: str
 ) -> None:
