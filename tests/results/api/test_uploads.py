@@ -352,22 +352,14 @@ def test_the_maintenance_sweep_ends_uploads_of_expired_sessions(
 # --- memory -------------------------------------------------------------------------------
 
 
-class LazyBody(io.RawIOBase):
-    """An Arrow IPC stream of ``batches`` copies of one ~1 MB batch, made as it is read."""
+class PartsBody(io.RawIOBase):
+    """A request body of ``parts`` read in bounded chunks (never joined whole); records the
+    largest read asked of it."""
 
-    def __init__(self, batches: int) -> None:
-        table = pa.table({"v": pa.array(range(131_072), pa.int64())})
-        head = io.BytesIO()
-        with pa.ipc.new_stream(head, table.schema):
-            pass
-        one = io.BytesIO()
-        with pa.ipc.new_stream(one, table.schema) as writer:
-            writer.write_table(table)
-        self.schema_part = head.getvalue()[:-8]
-        self.batch_part = one.getvalue()[len(self.schema_part) : -8]
-        self.eos = head.getvalue()[-8:]
-        self.length = len(self.schema_part) + batches * len(self.batch_part) + len(self.eos)
-        self.parts = iter([self.schema_part, *([self.batch_part] * batches), self.eos])
+    def __init__(self, parts: list[bytes]) -> None:
+        super().__init__()
+        self.length = sum(len(part) for part in parts)
+        self.parts = iter(parts)
         self.pending = b""
         self.largest_read = 0
 
@@ -384,6 +376,23 @@ class LazyBody(io.RawIOBase):
             self.pending += part
         piece, self.pending = self.pending[:size], self.pending[size:]
         return piece
+
+
+class LazyBody(PartsBody):
+    """An Arrow IPC stream of ``batches`` copies of one ~1 MB batch, made as it is read."""
+
+    def __init__(self, batches: int) -> None:
+        table = pa.table({"v": pa.array(range(131_072), pa.int64())})
+        head = io.BytesIO()
+        with pa.ipc.new_stream(head, table.schema):
+            pass
+        one = io.BytesIO()
+        with pa.ipc.new_stream(one, table.schema) as writer:
+            writer.write_table(table)
+        self.schema_part = head.getvalue()[:-8]
+        self.batch_part = one.getvalue()[len(self.schema_part) : -8]
+        self.eos = head.getvalue()[-8:]
+        super().__init__([self.schema_part, *([self.batch_part] * batches), self.eos])
 
 
 def test_a_200_mb_upload_is_streamed_in_bounded_memory(alice, settings, uploads_dir):

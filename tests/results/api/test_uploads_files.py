@@ -17,7 +17,13 @@ import pytest
 from jobs.models import Upload
 from sessions import upload_formats
 from tests.conftest import API, assert_error, json_client
-from tests.results.api.test_uploads import files, post, session_of, uploads_dir  # noqa: F401
+from tests.results.api.test_uploads import (  # noqa: F401
+    PartsBody,
+    files,
+    post,
+    session_of,
+    uploads_dir,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -232,30 +238,12 @@ def test_a_browser_session_uploads_with_its_csrf_token_and_not_without(alice, up
     assert response.json()["rows"] == 2
 
 
-class LazyCsv(io.RawIOBase):
+class LazyCsv(PartsBody):
     """A CSV body of ``blocks`` blocks of ~1 MB made while it is read (never whole in memory)."""
 
     def __init__(self, blocks: int) -> None:
-        super().__init__()
         self.block = b"".join(b"%d,name %d,%d.5\n" % (i, i, i) for i in range(50_000))
-        self.parts = iter([b"id,name,amount\n", *([self.block] * blocks)])
-        self.length = len(b"id,name,amount\n") + blocks * len(self.block)
-        self.pending = b""
-        self.largest_read = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        assert size is not None and size >= 0, "the body must be read in bounded chunks"
-        self.largest_read = max(self.largest_read, size)
-        while len(self.pending) < size:
-            part = next(self.parts, None)
-            if part is None:
-                break
-            self.pending += part
-        piece, self.pending = self.pending[:size], self.pending[size:]
-        return piece
+        super().__init__([b"id,name,amount\n", *([self.block] * blocks)])
 
 
 def _measured(alice: Any, kind: str, body: Any, length: int) -> tuple[Any, int]:
