@@ -101,17 +101,21 @@ def _arrow_batches(reader: CappedReader, incoming: Path) -> Batches:
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise not_arrow(exc) from None
 
-    def batches() -> Iterator[pa.RecordBatch]:
-        while True:
-            try:
-                batch = stream.read_next_batch()
-            except StopIteration:
-                return
-            except (pa.ArrowException, OSError, ValueError) as exc:
-                raise not_arrow(exc) from None
-            yield batch
+    return stream.schema, _each_batch(stream.read_next_batch, not_arrow)
 
-    return stream.schema, batches()
+
+def _each_batch(
+    read_next: Callable[[], pa.RecordBatch], refused: Callable[[Exception], CoreError]
+) -> Iterator[pa.RecordBatch]:
+    """A reader's batches until its end; a read error raised as ``refused`` words it."""
+    while True:
+        try:
+            batch = read_next()
+        except StopIteration:
+            return
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise refused(exc) from None
+        yield batch
 
 
 _CSV_ROW = re.compile(r"Row #(\d+): ")
@@ -171,17 +175,10 @@ def _csv_batches(reader: CappedReader, incoming: Path) -> Batches:
         [field.with_type(pa.string()) if pa.types.is_null(field.type) else field for field in read]
     )
 
-    def batches() -> Iterator[pa.RecordBatch]:
-        while True:
-            try:
-                batch = csv.read_next_batch()
-            except StopIteration:
-                return
-            except (pa.ArrowException, OSError, ValueError) as exc:
-                raise _bad_csv(exc, read) from None
-            yield batch if schema == read else batch.cast(schema)
-
-    return schema, batches()
+    batches = _each_batch(csv.read_next_batch, lambda exc: _bad_csv(exc, read))
+    if schema == read:
+        return schema, batches
+    return schema, (batch.cast(schema) for batch in batches)
 
 
 def _not_parquet(exc: Exception) -> CoreError:
