@@ -9,12 +9,15 @@ STAMP := $(VENV)/.installed-stamp
 # Delta Lake's jars for every Spark driver Tessera starts (pom.xml; engine/spark_config.py).
 JARS_DIR := $(VENV)/share/tessera/jars
 JARS_STAMP := $(JARS_DIR)/.installed-stamp
+# The client at the lowest versions its requirements allow (tests/client/test_extras_versions.py).
+CLIENT_LOWEST := $(VENV)/share/tessera/client-lowest
+CLIENT_LOWEST_STAMP := $(CLIENT_LOWEST)/.installed-stamp
 
 # Tests run against the machine's real PostgreSQL and Redis.
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/test
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: help install frontend frontend-test frontend-lint api-types api-types-check chromium run \
+.PHONY: help install frontend frontend-test frontend-lint api-types api-types-check chromium client-lowest run \
 	test check lint typecheck format screenshots bench-catalog lock clean
 
 help:
@@ -37,6 +40,15 @@ $(JARS_STAMP): pom.xml | $(STAMP)
 	@touch $@
 
 install: $(STAMP) $(JARS_STAMP)
+
+$(CLIENT_LOWEST_STAMP): client/constraints-lowest.txt | $(STAMP)
+	rm -rf $(CLIENT_LOWEST)
+	$(PYTHON) -m venv $(CLIENT_LOWEST)
+	$(CLIENT_LOWEST)/bin/python -m pip install --disable-pip-version-check -q \
+		-r client/constraints-lowest.txt
+	@touch $@
+
+client-lowest: $(CLIENT_LOWEST_STAMP)
 
 # The browser UI: built by Vite into frontend/dist, served by Django (no CDN, works offline).
 FRONTEND_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html \
@@ -99,7 +111,7 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: check api-types-check frontend-lint frontend frontend-test chromium
+test: check api-types-check frontend-lint frontend frontend-test chromium client-lowest
 	@scripts/test.sh --durations=40  # the slowest tests, to keep the suite inside CI's time
 	@scripts/test-sqlite.sh  # the web-side hostile tests again on the embedded SQLite
 	@scripts/test-faults.sh  # tests/faults: its own PostgreSQL and Redis (docs/faults.md)

@@ -49,3 +49,24 @@ def test_every_client_requirement_admits_the_servers_pin_and_is_bounded_above():
 def test_the_pandas_extra_keeps_pandas_2():
     pandas = next(r for extra, r in _client_requirements() if extra == "pandas")
     assert pandas.specifier.contains("2.3.3") and not pandas.specifier.contains("3.0.0")
+
+
+def test_the_lowest_environment_is_each_requirements_lower_bound():
+    """client/constraints-lowest.txt (tests/client/test_extras_versions.py's environment)
+    holds exactly the lower bound of each requirement but the ``spark`` extra's."""
+    lowest: dict[str, Version] = {}
+    for line in (ROOT / "client" / "constraints-lowest.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, version = line.split("==", 1)
+            lowest[canonicalize_name(name)] = Version(version)
+    for extra, requirement in _client_requirements():
+        if extra == "spark":
+            continue
+        bounds = [s.version for s in requirement.specifier if s.operator == ">="]
+        assert len(bounds) == 1, f"{requirement} ([{extra}]) needs one lower bound"
+        name = canonicalize_name(requirement.name)
+        assert lowest.get(name) == Version(bounds[0]), (
+            f"client/constraints-lowest.txt has {name}=={lowest.get(name)}, "
+            f"pyproject's lower bound is {bounds[0]}"
+        )
