@@ -4,7 +4,8 @@ nullability plain PySpark gives for the same table (the oracle: ``createDataFram
 Arrow table, then ``collect``).
 
 The number of examples is a Hypothesis profile: ``client-roundtrip`` (12) by default,
-``client-roundtrip-full`` (200) with ``TESSERA_ROUNDTRIP_PROFILE=client-roundtrip-full``.
+``client-roundtrip-full`` (200) with ``TESSERA_ROUNDTRIP_PROFILE=client-roundtrip-full``
+(and ``--timeout 3600``: pytest-timeout counts the whole property).
 """
 
 from __future__ import annotations
