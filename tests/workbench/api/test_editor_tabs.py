@@ -37,7 +37,7 @@ def make(client, title: str = "Query 1", **extra):
     return response.json()
 
 
-def listed(client) -> dict:
+def listed(client):
     response = client.get(URL)
     assert response.status_code == 200, response.content
     return response.json()
@@ -295,7 +295,7 @@ def test_two_creates_at_once_do_not_pass_the_limit(alice, settings):
         finally:
             connection.close()
 
-    tab_services._lock_user = lock_then_meet  # type: ignore[assignment]
+    tab_services._lock_user = lock_then_meet
     try:
         threads = [threading.Thread(target=create) for _ in range(2)]
         for thread in threads:
@@ -303,5 +303,5 @@ def test_two_creates_at_once_do_not_pass_the_limit(alice, settings):
         for thread in threads:
             thread.join(timeout=30)
     finally:
-        tab_services._lock_user = real_lock  # type: ignore[assignment]
+        tab_services._lock_user = real_lock
     assert sorted(outcomes) == ["TOO_MANY_TABS", "created"]
