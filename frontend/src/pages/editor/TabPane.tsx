@@ -141,6 +141,7 @@ export function TabPane({
   // The tab keeps the job of its run as soon as the POST answers (a stream, a long query), so
   // that a reload follows that job instead of showing the run before it.
   const docTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const written = useRef(tab.sql); // the text this pane last wrote to the tab
   // A run also writes the text at once (not after the typing pause), so that a reload shows
   // the SQL that ran above its result.
   const onJob = useCallback(
@@ -151,7 +152,7 @@ export function TabPane({
       };
       if (!job && viewRef.current) {
         clearTimeout(docTimer.current);
-        change.sql = viewRef.current.state.doc.toString();
+        change.sql = written.current = viewRef.current.state.doc.toString();
       }
       onUpdate(tabId, change);
     },
@@ -276,10 +277,22 @@ export function TabPane({
   const onDocChange = useCallback(
     (doc: string) => {
       clearTimeout(docTimer.current);
-      docTimer.current = setTimeout(() => onUpdate(tabId, { sql: doc }), 250);
+      docTimer.current = setTimeout(() => {
+        written.current = doc;
+        onUpdate(tabId, { sql: doc });
+      }, 250);
     },
     [onUpdate, tabId],
   );
+
+  // Text that came from elsewhere (the server's tab, written in another window) replaces the
+  // editor's; text this pane wrote itself does not (the editor may be ahead of it already).
+  useEffect(() => {
+    const view = viewRef.current;
+    if (!view || tab.sql === written.current || tab.sql === view.state.doc.toString()) return;
+    written.current = tab.sql;
+    view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: tab.sql } });
+  }, [tab.sql]);
 
   const markerNames = useMemo(() => parameterNames(tab.sql), [tab.sql]);
   const setParam = useCallback(
