@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
 from tests.browser.conftest import UI, wait_until
-from tests.browser.test_editor import editor, set_sql
+from tests.browser.test_editor import api, editor, pane, set_sql
 from workbench.models import EditorTab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,9 +43,13 @@ def second(_browser: Any, ui: UI) -> Iterator[Any]:
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 
-def test_a_second_browser_sees_the_tabs(ui: UI, page: Any, second: Any, alice: User) -> None:
+def test_a_second_browser_sees_the_tabs(ui: UI, page: Any, second: Any, demo: User) -> None:
     ui.login(page, "alice")
+    assert api(page, "/catalogs/demo/databases", "POST", {"name": "scratch"})["status"] == 201
     set_sql(page, "SELECT 1 AS from_first")
+    pane(page).get_by_label("Current catalog").select_option("demo")
+    expect(pane(page).get_by_label("Current database")).to_have_value("sales")
+    pane(page).get_by_label("Current database").select_option("scratch")
     page.get_by_role("button", name="New tab").click()
     page.get_by_role("tab", name="Query 2").dblclick()
     page.get_by_label("Tab name").fill("Second")
@@ -60,6 +64,8 @@ def test_a_second_browser_sees_the_tabs(ui: UI, page: Any, second: Any, alice: U
     )
     all_saved(page)
     assert EditorTab.objects.get(active=True).title == "Second"
+    first_tab = EditorTab.objects.get(title="Query 1")
+    assert (first_tab.catalog, first_tab.database) == ("demo", "scratch")
 
     ui.login(second, "alice")
     expect(second.get_by_test_id("editor-tab")).to_have_count(2)
@@ -67,6 +73,9 @@ def test_a_second_browser_sees_the_tabs(ui: UI, page: Any, second: Any, alice: U
     expect(editor(second)).to_have_text("SELECT 2 AS second_tab")
     second.get_by_role("tab", name="Query 1").click()
     expect(editor(second)).to_have_text("SELECT 1 AS from_first")
+    # Its session here starts where the tab was in the first browser.
+    expect(pane(second).get_by_label("Current catalog")).to_have_value("demo")
+    expect(pane(second).get_by_label("Current database")).to_have_value("scratch")
     ui.screenshot(second, "editor-tabs-second-browser")
 
     # The second browser changes Query 1; the first, still on the version before, writes it

@@ -96,8 +96,21 @@ export function TabPane({
     return () => document.removeEventListener("visibilitychange", back);
   }, []);
   const onSessionId = useCallback((sessionId: string | null) => onUpdate(tabId, { sessionId }), [onUpdate, tabId]);
+  // A tab last used in another browser starts its session where it was there.
+  const place = useMemo<TabOpen | undefined>(
+    () => open ?? (tab.catalog ? { catalog: tab.catalog, database: tab.database ?? undefined } : undefined),
+    [open, tab.catalog, tab.database],
+  );
   const { session, startedIn, sessionError, catalogs, databases, ensureSession, forgetSession, refreshSession, switchTo } =
-    useTabSession({ initialId: tab.sessionId, open, visible, onSessionId });
+    useTabSession({ initialId: tab.sessionId, open: place, visible, onSessionId });
+  // …and the tab keeps where its session is now (USE, the toolbar), for the server to keep.
+  const sessionCatalog = session ? (session.current_catalog ?? null) : undefined;
+  const sessionDatabase = session ? (session.current_database ?? null) : undefined;
+  useEffect(() => {
+    if (sessionCatalog === undefined || sessionDatabase === undefined) return;
+    if (sessionCatalog !== (tab.catalog ?? null) || sessionDatabase !== (tab.database ?? null))
+      onUpdate(tabId, { catalog: sessionCatalog, database: sessionDatabase });
+  }, [sessionCatalog, sessionDatabase, tab.catalog, tab.database, onUpdate, tabId]);
   const [whereNote, setWhereNote] = useState<string | null>(null);
   const makeDefault = useCallback(async () => {
     if (!session?.current_catalog) return;

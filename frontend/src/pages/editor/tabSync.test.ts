@@ -11,7 +11,7 @@ function tab(id: string, sql = "", extra: Partial<TabMeta> = {}): TabMeta {
 }
 
 function known(id: string, sql = "", position = 0, version = 1): [string, Known] {
-  return [id, { title: `t${id.slice(-1)}`, sql, position, savedQueryId: null, version }];
+  return [id, { title: `t${id.slice(-1)}`, sql, position, savedQueryId: null, catalog: null, database: null, version }];
 }
 
 function server(id: string, sql = "", position = 0, version = 1, active = false): ServerTab {
@@ -49,7 +49,11 @@ describe("the writes a plan sends", () => {
     const ops = plan([tab(B, "new text"), tab(C)], C, new Map([known(A), known(B, "old", 1, 4)]), A);
     expect(ops).toEqual([
       { kind: "patch", id: B, version: 4, changes: { sql: "new text", position: 0 } },
-      { kind: "create", id: C, body: { title: "tc", sql: "", position: 1, savedQueryId: null, active: true } },
+      {
+        kind: "create",
+        id: C,
+        body: { title: "tc", sql: "", position: 1, savedQueryId: null, catalog: null, database: null, active: true },
+      },
       { kind: "delete", id: A },
     ]);
     // The active tab is set once the server has it.

@@ -14,7 +14,11 @@ export interface Synced {
   sql: string;
   position: number;
   savedQueryId: string | null;
+  catalog: string | null;
+  database: string | null;
 }
+
+const SYNCED: (keyof Synced)[] = ["title", "sql", "position", "savedQueryId", "catalog", "database"];
 
 /** What the server has of a tab, as last acknowledged. */
 export interface Known extends Synced {
@@ -22,7 +26,7 @@ export interface Known extends Synced {
 }
 
 export type Op =
-  | { kind: "create"; id: string; body: Synced & { active: boolean; catalog?: string | null; database?: string | null } }
+  | { kind: "create"; id: string; body: Synced & { active: boolean } }
   | { kind: "patch"; id: string; version: number; changes: Partial<Synced> }
   | { kind: "delete"; id: string }
   | { kind: "activate"; id: string };
@@ -33,6 +37,8 @@ export function knownOf(tab: ServerTab): Known {
     sql: tab.sql,
     position: tab.position,
     savedQueryId: tab.saved_query_id,
+    catalog: tab.catalog,
+    database: tab.database,
     version: tab.version,
   };
 }
@@ -47,17 +53,21 @@ export function plan(
 ): Op[] {
   const ops: Op[] = [];
   tabs.forEach((tab, position) => {
-    const synced: Synced = { title: tab.title, sql: tab.sql, position, savedQueryId: tab.savedQueryId };
+    const synced: Synced = {
+      title: tab.title,
+      sql: tab.sql,
+      position,
+      savedQueryId: tab.savedQueryId,
+      catalog: tab.catalog ?? null,
+      database: tab.database ?? null,
+    };
     const base = known.get(tab.id);
     if (!base) {
       ops.push({ kind: "create", id: tab.id, body: { ...synced, active: tab.id === active } });
       return;
     }
     const changes: Partial<Synced> = {};
-    if (base.title !== synced.title) changes.title = synced.title;
-    if (base.sql !== synced.sql) changes.sql = synced.sql;
-    if (base.position !== synced.position) changes.position = synced.position;
-    if (base.savedQueryId !== synced.savedQueryId) changes.savedQueryId = synced.savedQueryId;
+    for (const field of SYNCED) if (base[field] !== synced[field]) Object.assign(changes, { [field]: synced[field] });
     if (Object.keys(changes).length > 0) ops.push({ kind: "patch", id: tab.id, version: base.version, changes });
   });
   const here = new Set(tabs.map((tab) => tab.id));
@@ -90,13 +100,16 @@ export function reconcile(
       sql: item.sql,
       sessionId: null,
       savedQueryId: item.saved_query_id,
+      catalog: item.catalog,
+      database: item.database,
       version: item.version,
     };
     if (!mine) return fromServer;
     const unsent = mine.version === item.version;
+    const { title, sql, savedQueryId, catalog, database } = fromServer;
     return {
       ...mine,
-      ...(unsent ? {} : { title: item.title, sql: item.sql, savedQueryId: item.saved_query_id }),
+      ...(unsent ? {} : { title, sql, savedQueryId, catalog, database }),
       version: item.version,
     };
   });

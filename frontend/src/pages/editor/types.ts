@@ -22,6 +22,10 @@ export interface TabMeta {
   pendingRun?: PendingRun | null;
   /** The SQL as last saved or opened from its saved query (unsaved changes differ). */
   savedSql?: string | null;
+  /** The tab's current catalog and database (its session's), kept on the server so that a tab
+   * opened in another browser starts its session there. */
+  catalog?: string | null;
+  database?: string | null;
   /** Values typed for the `:name` markers of the SQL. */
   params?: Record<string, ParameterEntry>;
 }

@@ -113,7 +113,15 @@ export function useServerTabs(state: Stored, setState: Dispatch<SetStateAction<S
         tabs: current.tabs.flatMap((mine) =>
           mine.id === tab.id
             ? [
-                { ...mine, title: tab.title, sql: tab.sql, savedQueryId: tab.saved_query_id, version: tab.version },
+                {
+                  ...mine,
+                  title: tab.title,
+                  sql: tab.sql,
+                  savedQueryId: tab.saved_query_id,
+                  catalog: tab.catalog,
+                  database: tab.database,
+                  version: tab.version,
+                },
                 ...(copy ? [copy] : []),
               ]
             : [mine],
