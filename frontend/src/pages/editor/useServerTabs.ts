@@ -65,8 +65,8 @@ export function useServerTabs(state: Stored, setState: Dispatch<SetStateAction<S
     refetchInterval: (query) => (query.state.status === "error" ? 5000 : false),
     networkMode: "always",
   });
-  // networkMode "always" (here and above): offline, a request fails at once (and is marked and retried here)
-  // instead of waiting paused, unmarked, for the browser to say it is online.
+  // networkMode "always" (here and above): offline, a request fails at once (marked, retried
+  // here) instead of waiting paused, unmarked, for the browser to say it is online.
   const write = useMutation({ mutationFn: send, networkMode: "always" });
   const mutate = write.mutateAsync;
 
