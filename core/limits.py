@@ -358,3 +358,56 @@ class BudgetedReader:
             return attribute(*args, **kwargs)
 
         return checked
+
+
+# --- editor tabs -----------------------------------------------------------------------------
+
+MAX_EDITOR_TABS = 50
+
+
+class TooManyTabs(CoreError):
+    """One more editor tab than a user may keep on the server (409)."""
+
+    code: ClassVar[str] = "TOO_MANY_TABS"
+
+
+@dataclass(frozen=True)
+class EditorTabLimits:
+    """What one user's editor tabs may hold: how many tabs, how many characters of SQL each."""
+
+    max_tabs: int = MAX_EDITOR_TABS
+    max_chars: int = MAX_CHARS
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> EditorTabLimits:
+        """The limits of ``TESSERA_EDITOR_TABS_PER_USER`` and ``TESSERA_EDITOR_TAB_MAX_CHARS``."""
+        return cls(
+            max_tabs=settings.TESSERA_EDITOR_TABS_PER_USER,
+            max_chars=settings.TESSERA_EDITOR_TAB_MAX_CHARS,
+        )
+
+
+def check_tab_text(text: str, limits: EditorTabLimits) -> str:
+    """Refuse a tab's SQL longer than ``limits.max_chars`` (413 STATEMENT_TOO_LARGE)."""
+    if len(text) > limits.max_chars:
+        raise StatementTooLarge(
+            f"The tab's SQL has {len(text):,} characters; the server keeps at most "
+            f"{limits.max_chars:,} in one tab. Split it into several tabs.",
+            details={
+                "field": "sql",
+                "limit": "characters",
+                "maximum": limits.max_chars,
+                "found": len(text),
+            },
+        )
+    return text
+
+
+def check_tab_count(held: int, limits: EditorTabLimits) -> None:
+    """Refuse one more tab when ``held`` tabs already reach ``limits.max_tabs`` (0: none)."""
+    if limits.max_tabs > 0 and held >= limits.max_tabs:
+        raise TooManyTabs(
+            f"You have {held:,} editor tabs, the most the server keeps for one user; "
+            "close some tabs, then open this one again.",
+            details={"tabs": held, "maximum": limits.max_tabs},
+        )

@@ -382,6 +382,10 @@ TESSERA_USER_QUEUED_JOBS = int(os.environ.get("TESSERA_USER_QUEUED_JOBS", "100")
 TESSERA_USER_STREAMS = int(os.environ.get("TESSERA_USER_STREAMS", "1"))
 TESSERA_USER_UPLOAD_BYTES = int(os.environ.get("TESSERA_USER_UPLOAD_BYTES", str(4 * 1024**3)))
 TESSERA_USER_SESSIONS = int(os.environ.get("TESSERA_USER_SESSIONS", "50"))
+# Editor tabs kept on the server per user (docs/api.md "Editor tabs"): how many (more: 409
+# TOO_MANY_TABS; 0: no limit) and the characters of SQL in one (more: 413 STATEMENT_TOO_LARGE).
+TESSERA_EDITOR_TABS_PER_USER = int(os.environ.get("TESSERA_EDITOR_TABS_PER_USER", "50"))
+TESSERA_EDITOR_TAB_MAX_CHARS = int(os.environ.get("TESSERA_EDITOR_TAB_MAX_CHARS", str(1024**2)))
 # HiveServer2 (hiveserver2/, docs/api.md "HiveServer2"): the Thrift binary endpoint with SASL
 # PLAIN that JDBC/ODBC drivers, PyHive and dbt-spark speak; its own process (`manage.py
 # hiveserver2`, started by `make run`). Port 0: off. A Thrift frame (one request) over the

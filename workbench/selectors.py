@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from core.errors import CoreError, NotFound
-from workbench.models import SavedQuery
+from workbench.models import EditorTab, SavedQuery
 
 SCOPES = ("mine", "shared", "all")
 
@@ -94,4 +94,33 @@ def saved_query_get(*, user: AnyUser, query_id: Any) -> SavedQuery:
     found = visible(user).filter(pk=key).first() if key is not None else None
     if found is None:
         raise NotFound(f"Saved query {query_id} does not exist.")
+    return found
+
+
+# --- editor tabs -----------------------------------------------------------------------------
+
+
+def editor_tab_list(*, user: AnyUser) -> list[EditorTab]:
+    """The user's editor tabs in their order (position, then when opened)."""
+    return list(EditorTab.objects.filter(owner_id=require_user_id(user)))
+
+
+def editor_tab_key(tab_id: Any) -> uuid.UUID | None:
+    """A tab id as a UUID, None when it is not one (no tab has it)."""
+    try:
+        return uuid.UUID(str(tab_id))
+    except ValueError:
+        return None
+
+
+def editor_tab_get(*, user: AnyUser, tab_id: Any) -> EditorTab:
+    """One of the user's tabs; NOT_FOUND for any other id (another user's included)."""
+    key = editor_tab_key(tab_id)
+    found = (
+        EditorTab.objects.filter(owner_id=require_user_id(user), pk=key).first()
+        if key is not None
+        else None
+    )
+    if found is None:
+        raise NotFound(f"Editor tab {str(tab_id)[:100]} does not exist.")
     return found

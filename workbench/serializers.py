@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from workbench.models import SavedQuery
+from workbench.models import EditorTab, SavedQuery
 
 
 class ChartConfig(serializers.Serializer[Any]):
@@ -55,3 +55,56 @@ class SavedQueryOut(serializers.Serializer[SavedQuery]):
     def get_editable(self, obj: SavedQuery) -> bool:
         """Whether the requester (``context["user_id"]``) owns it."""
         return bool(obj.owner_id == self.context.get("user_id"))
+
+
+# --- editor tabs -----------------------------------------------------------------------------
+
+
+class EditorTabIn(serializers.Serializer[Any]):
+    id = serializers.UUIDField(required=False, help_text="a UUID the client chose (optional)")
+    title = serializers.CharField(trim_whitespace=False, allow_blank=True)
+    sql = serializers.CharField(trim_whitespace=False, allow_blank=True, required=False)
+    position = serializers.IntegerField(required=False)
+    saved_query_id = serializers.UUIDField(required=False, allow_null=True)
+    catalog = serializers.CharField(trim_whitespace=False, required=False, allow_null=True)
+    database = serializers.CharField(trim_whitespace=False, required=False, allow_null=True)
+    active = serializers.BooleanField(required=False, default=False)
+
+
+class EditorTabPatch(serializers.Serializer[Any]):
+    version = serializers.IntegerField(help_text="the version the change was made on")
+    title = serializers.CharField(trim_whitespace=False, allow_blank=True, required=False)
+    sql = serializers.CharField(trim_whitespace=False, allow_blank=True, required=False)
+    position = serializers.IntegerField(required=False)
+    saved_query_id = serializers.UUIDField(required=False, allow_null=True)
+    catalog = serializers.CharField(trim_whitespace=False, required=False, allow_null=True)
+    database = serializers.CharField(trim_whitespace=False, required=False, allow_null=True)
+
+
+class EditorTabActiveIn(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+
+
+class EditorTabOut(serializers.Serializer[EditorTab]):
+    id = serializers.UUIDField()
+    title = serializers.CharField()
+    sql = serializers.CharField()
+    position = serializers.IntegerField()
+    active = serializers.BooleanField()
+    saved_query_id = serializers.UUIDField(allow_null=True)
+    catalog = serializers.CharField(allow_null=True)
+    database = serializers.CharField(allow_null=True)
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class EditorTabLimitsOut(serializers.Serializer[Any]):
+    max_tabs = serializers.IntegerField(help_text="0: no limit")
+    max_chars = serializers.IntegerField()
+
+
+class EditorTabListOut(serializers.Serializer[Any]):
+    items = EditorTabOut(many=True)
+    active = serializers.UUIDField(allow_null=True)
+    limits = EditorTabLimitsOut()

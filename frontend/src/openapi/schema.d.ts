@@ -584,6 +584,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/editor-tabs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Your editor tabs in their order, which one is active, and the limits. */
+        get: operations["editor_tabs_list"];
+        put?: never;
+        /** @description A new tab (201), or the tab of that id when you have it already (200). */
+        post: operations["editor_tabs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/editor-tabs/{tab}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["editor_tabs_retrieve"];
+        put?: never;
+        post?: never;
+        delete: operations["editor_tabs_destroy"];
+        options?: never;
+        head?: never;
+        /** @description 409 CONFLICT when the tab changed since `version` (details.version). */
+        patch: operations["editor_tabs_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/editor-tabs/active": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put: operations["editor_tabs_active_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/engines": {
         parameters: {
             query?: never;
@@ -1549,6 +1600,54 @@ export interface components {
             items: components["schemas"]["DatabaseOut"][];
             next_page_token: string | null;
         };
+        EditorTabActiveInRequest: {
+            /** Format: uuid */
+            id: string;
+        };
+        EditorTabInRequest: {
+            /**
+             * Format: uuid
+             * @description a UUID the client chose (optional)
+             */
+            id?: string;
+            title: string;
+            sql?: string;
+            position?: number;
+            /** Format: uuid */
+            saved_query_id?: string | null;
+            catalog?: string | null;
+            database?: string | null;
+            /** @default false */
+            active: boolean;
+        };
+        EditorTabLimitsOut: {
+            /** @description 0: no limit */
+            max_tabs: number;
+            max_chars: number;
+        };
+        EditorTabListOut: {
+            items: components["schemas"]["EditorTabOut"][];
+            /** Format: uuid */
+            active: string | null;
+            limits: components["schemas"]["EditorTabLimitsOut"];
+        };
+        EditorTabOut: {
+            /** Format: uuid */
+            id: string;
+            title: string;
+            sql: string;
+            position: number;
+            active: boolean;
+            /** Format: uuid */
+            saved_query_id: string | null;
+            catalog: string | null;
+            database: string | null;
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
         /** @description An engine (docs/api.md §6, "Engines"): one Spark application for one share key. */
         EngineOut: {
             /** Format: uuid */
@@ -1775,6 +1874,17 @@ export interface components {
             };
             /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
             owner?: string;
+        };
+        PatchedEditorTabPatchRequest: {
+            /** @description the version the change was made on */
+            version?: number;
+            title?: string;
+            sql?: string;
+            position?: number;
+            /** Format: uuid */
+            saved_query_id?: string | null;
+            catalog?: string | null;
+            database?: string | null;
         };
         PatchedFunctionPatchRequest: {
             implementation?: string;
@@ -4039,6 +4149,145 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CompletionList"];
+                };
+            };
+        };
+    };
+    editor_tabs_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorTabListOut"];
+                };
+            };
+        };
+    };
+    editor_tabs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditorTabInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorTabOut"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorTabOut"];
+                };
+            };
+        };
+    };
+    editor_tabs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tab: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorTabOut"];
+                };
+            };
+        };
+    };
+    editor_tabs_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tab: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    editor_tabs_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tab: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedEditorTabPatchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorTabOut"];
+                };
+            };
+        };
+    };
+    editor_tabs_active_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditorTabActiveInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditorTabOut"];
                 };
             };
         };

@@ -1,18 +1,15 @@
-// The SQL editor: tabs (each with its own server session), kept in localStorage per user,
-// and opened from other pages through store.openInEditor.
+// The SQL editor: tabs (each with its own server session), kept on the server per user
+// (useServerTabs; localStorage is a cache for the first paint), and opened from other pages
+// through store.openInEditor.
 import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from "react";
 import { del, enc, type User } from "../../api";
 import { useTitle } from "../../router";
 import { onOpenInEditor } from "../../store";
 import { TabPane } from "./TabPane";
 import { layoutKey, parseLayout, type EditorLayout } from "./layout";
-import { newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
+import { isUuid, newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
+import { freshTab, useServerTabs, type Stored, type TabSync } from "./useServerTabs";
 import "./editor.css";
-
-interface Stored {
-  tabs: TabMeta[];
-  active: string;
-}
 
 const storageKey = (user: User) => `tessera.editor.v1.${user.username}`;
 
@@ -24,7 +21,9 @@ function load(user: User): Stored {
       const tabs = (data.tabs ?? []).filter(
         (tab): tab is TabMeta => !!tab && typeof tab.id === "string" && typeof tab.sql === "string",
       ).map((tab) => ({
-        id: tab.id,
+        // Ids from before tabs were kept on the server were not UUIDs: such a tab is new to it.
+        id: isUuid(tab.id) ? tab.id : newId(),
+        version: isUuid(tab.id) && typeof tab.version === "number" ? tab.version : null,
         title: typeof tab.title === "string" && tab.title ? tab.title : "Query",
         sql: tab.sql,
         sessionId: typeof tab.sessionId === "string" ? tab.sessionId : null,
@@ -40,7 +39,7 @@ function load(user: User): Stored {
   } catch {
     // unreadable storage: start afresh
   }
-  const first: TabMeta = { id: newId(), title: "Query 1", sql: "", sessionId: null, savedQueryId: null };
+  const first = freshTab();
   return { tabs: [first], active: first.id };
 }
 
@@ -87,6 +86,7 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
     localStorage.setItem(layoutKey(user.username), JSON.stringify(layout));
   }, [layout, user]);
   const changeLayout = useCallback((change: Partial<EditorLayout>) => setLayout((now) => ({ ...now, ...change })), []);
+  const { syncOf } = useServerTabs(state, setState);
   const { tabs, active: activeId } = state;
   const activeTab = tabs.find((tab) => tab.id === activeId) ?? tabs[0];
   useTitle(active ? activeTab.title : "");
@@ -129,6 +129,7 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
           sql,
           sessionId: null,
           savedQueryId,
+          version: null,
           savedSql: savedQueryId ? sql : null,
           params: params ?? {},
         },
@@ -164,7 +165,7 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
       const tab = which ?? closed[closed.length - 1];
       if (!tab) return;
       // Its session was closed with it: the reopened tab opens a new one.
-      const revived: TabMeta = { ...tab, id: newId(), sessionId: null };
+      const revived: TabMeta = { ...tab, id: newId(), sessionId: null, version: null };
       setClosed((current) => current.filter((item) => item !== tab));
       setState((now) => ({ tabs: [...now.tabs, revived], active: revived.id }));
       setToast(null);
@@ -184,7 +185,7 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
       const index = current.tabs.findIndex((tab) => tab.id === id);
       const rest = current.tabs.filter((tab) => tab.id !== id);
       if (rest.length === 0) {
-        const fresh: TabMeta = { id: newId(), title: "Query 1", sql: "", sessionId: null, savedQueryId: null };
+        const fresh = freshTab();
         return { tabs: [fresh], active: fresh.id };
       }
       const active = current.active === id ? rest[Math.max(0, index - 1)].id : current.active;
@@ -230,8 +231,9 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
       <div className="tab-strip" role="tablist" aria-label="Editor tabs" onKeyDown={onTabKey}>
         {tabs.map((tab) => {
           const selected = tab.id === activeTab.id;
+          const sync = syncOf(tab.id);
           return (
-            <div key={tab.id} className={`tab${selected ? " active" : ""}`} data-testid="editor-tab">
+            <div key={tab.id} className={`tab${selected ? " active" : ""}`} data-testid="editor-tab" data-sync={sync.state}>
               {renaming === tab.id ? (
                 <input
                   className="tab-rename"
@@ -266,6 +268,7 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
                   {tab.title}
                 </button>
               )}
+              <SyncMark sync={sync} />
               <button
                 type="button"
                 className="tab-close"
@@ -321,5 +324,20 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
         />
       ))}
     </div>
+  );
+}
+
+/** A quiet mark on a tab the server does not have as shown: not sent for a while (offline,
+ * retrying) or refused (the server's words in its tooltip). Nothing while a save is only due. */
+function SyncMark({ sync }: { sync: TabSync }) {
+  if (sync.state !== "failed" && sync.state !== "retrying") return null;
+  const text =
+    sync.state === "retrying"
+      ? "Not saved to the server yet; trying again."
+      : `Not saved to the server: ${sync.message ?? "refused"}`;
+  return (
+    <span className={`tab-sync ${sync.state}`} data-testid="tab-unsaved" title={text} aria-label={text}>
+      {sync.state === "retrying" ? "○" : "!"}
+    </span>
   );
 }

@@ -96,8 +96,21 @@ export function TabPane({
     return () => document.removeEventListener("visibilitychange", back);
   }, []);
   const onSessionId = useCallback((sessionId: string | null) => onUpdate(tabId, { sessionId }), [onUpdate, tabId]);
+  // A tab last used in another browser starts its session where it was there.
+  const place = useMemo<TabOpen | undefined>(
+    () => open ?? (tab.catalog ? { catalog: tab.catalog, database: tab.database ?? undefined } : undefined),
+    [open, tab.catalog, tab.database],
+  );
   const { session, startedIn, sessionError, catalogs, databases, ensureSession, forgetSession, refreshSession, switchTo } =
-    useTabSession({ initialId: tab.sessionId, open, visible, onSessionId });
+    useTabSession({ initialId: tab.sessionId, open: place, visible, onSessionId });
+  // …and the tab keeps where its session is now (USE, the toolbar), for the server to keep.
+  const sessionCatalog = session ? (session.current_catalog ?? null) : undefined;
+  const sessionDatabase = session ? (session.current_database ?? null) : undefined;
+  useEffect(() => {
+    if (sessionCatalog === undefined || sessionDatabase === undefined) return;
+    if (sessionCatalog !== (tab.catalog ?? null) || sessionDatabase !== (tab.database ?? null))
+      onUpdate(tabId, { catalog: sessionCatalog, database: sessionDatabase });
+  }, [sessionCatalog, sessionDatabase, tab.catalog, tab.database, onUpdate, tabId]);
   const [whereNote, setWhereNote] = useState<string | null>(null);
   const makeDefault = useCallback(async () => {
     if (!session?.current_catalog) return;
@@ -141,6 +154,7 @@ export function TabPane({
   // The tab keeps the job of its run as soon as the POST answers (a stream, a long query), so
   // that a reload follows that job instead of showing the run before it.
   const docTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const written = useRef(tab.sql); // the text this pane last wrote to the tab
   // A run also writes the text at once (not after the typing pause), so that a reload shows
   // the SQL that ran above its result.
   const onJob = useCallback(
@@ -151,7 +165,7 @@ export function TabPane({
       };
       if (!job && viewRef.current) {
         clearTimeout(docTimer.current);
-        change.sql = viewRef.current.state.doc.toString();
+        change.sql = written.current = viewRef.current.state.doc.toString();
       }
       onUpdate(tabId, change);
     },
@@ -276,10 +290,22 @@ export function TabPane({
   const onDocChange = useCallback(
     (doc: string) => {
       clearTimeout(docTimer.current);
-      docTimer.current = setTimeout(() => onUpdate(tabId, { sql: doc }), 250);
+      docTimer.current = setTimeout(() => {
+        written.current = doc;
+        onUpdate(tabId, { sql: doc });
+      }, 250);
     },
     [onUpdate, tabId],
   );
+
+  // Text that came from elsewhere (the server's tab, written in another window) replaces the
+  // editor's; text this pane wrote itself does not (the editor may be ahead of it already).
+  useEffect(() => {
+    const view = viewRef.current;
+    if (!view || tab.sql === written.current || tab.sql === view.state.doc.toString()) return;
+    written.current = tab.sql;
+    view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: tab.sql } });
+  }, [tab.sql]);
 
   const markerNames = useMemo(() => parameterNames(tab.sql), [tab.sql]);
   const setParam = useCallback(

@@ -5,9 +5,12 @@ import type { ParameterMode } from "./sqlText";
 
 export type { SavedQuery } from "../../api";
 
-/** A tab as kept in localStorage. */
+/** A tab as kept in localStorage (a cache of the server's tabs, plus what only this browser
+ * keeps: its session, last job, parameters). */
 export interface TabMeta {
   id: string;
+  /** The server's version of the tab this browser last wrote or read; null: not on the server yet. */
+  version?: number | null;
   title: string;
   sql: string;
   sessionId: string | null;
@@ -19,6 +22,10 @@ export interface TabMeta {
   pendingRun?: PendingRun | null;
   /** The SQL as last saved or opened from its saved query (unsaved changes differ). */
   savedSql?: string | null;
+  /** The tab's current catalog and database (its session's), kept on the server so that a tab
+   * opened in another browser starts its session there. */
+  catalog?: string | null;
+  database?: string | null;
   /** Values typed for the `:name` markers of the SQL. */
   params?: Record<string, ParameterEntry>;
 }
@@ -63,8 +70,19 @@ export function parameterEntries(values: Record<string, unknown> | undefined): R
   return entries;
 }
 
-export const newId = (): string =>
-  Math.random().toString(36).slice(2, 10) + Date.now().toString(36).slice(-4);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isUuid = (text: string): boolean => UUID.test(text);
+
+/** A random UUID (v4): a tab's id, which the server takes as its own (crypto.randomUUID needs a
+ * secure context; getRandomValues does not). */
+export function newId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 export const errorText = (error: unknown): string =>
   error instanceof ApiError
