@@ -10,7 +10,7 @@ Arrow IPC file, ``p<partition>-<attempt>/b<n>.arrow`` (temp name + rename), then
 (which the executors share with this worker on every runtime: ``engine.storage_check``).
 While Spark runs (its ``collect`` in a thread of its own), this worker follows those files in
 partition order and appends each batch, cast to the types ``toArrow`` gives, to the job's
-result (``results.store.write_batches``), where readers see it at once; a batch file is
+result (``results.partial.write_batches``), where readers see it at once; a batch file is
 removed once copied. At most one batch is in memory at a time, in each process.
 
 Partition order is the rows' order: an ``ORDER BY`` result is range-partitioned after its
@@ -42,7 +42,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.ipc as ipc  # type: ignore[import-untyped]
 from django.conf import settings
 
-from results.store import write_batches
+from results.partial import write_batches
 
 # The warehouse's hidden scratch folder (Spark's file index skips names starting with '.').
 SCRATCH = ".tessera-results"

@@ -10,7 +10,7 @@ Now every change is announced, after its transaction commits, as ``"<job id> <wh
 - ``progress``: the worker's monitor wrote progress and a heartbeat;
 - ``cancel``: a cancel was asked for a RUNNING job (``jobs.services.job_cancel``);
 - ``rows``: the worker wrote another record batch of the job's result
-  (``results.store.ResultWriter``), for readers that follow it.
+  (``results.partial.ResultWriter``), for readers that follow it.
 
 Each process has at most one listener thread (started by the first ``watch``), which wakes
 the ``Watch`` objects of that job in the process. A notification is a hint, never the

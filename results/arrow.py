@@ -24,7 +24,8 @@ from django.http import StreamingHttpResponse
 from core import jobstate
 from jobs import notify
 from jobs.models import Job
-from results.store import ResultTail, open_result, record_batches
+from results.partial import ResultTail
+from results.store import open_result, record_batches
 
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
 # The stream is sent in chunks of about this many bytes (whole record batches).

@@ -13,7 +13,7 @@ from jobs import notify
 from jobs.errors import ResultNotReady
 from jobs.models import Job
 from jobs.selectors import hold_until, reload_job
-from results import arrow, queries, store
+from results import arrow, partial, queries, store
 from tabledata.stream_commit import is_streaming
 
 
@@ -30,11 +30,11 @@ def _stream_preview(job: Job) -> bool:
 
 
 def _writing(job: Job) -> dict[str, Any] | None:
-    """The progress of a result the job is writing now (``store.read_progress``): None when
+    """The progress of a result the job is writing now (``partial.read_progress``): None when
     the job has ended or has written no batch yet."""
     if job.status not in (jobstate.CREATED, jobstate.RUNNING):
         return None
-    return store.read_progress(job.pk)
+    return partial.read_progress(job.pk)
 
 
 def wait_for_rows(job: Job, rows: int, seconds: float) -> Job:
@@ -130,7 +130,7 @@ def _written_page(
             "can be read now).",
             details={"status": job.status},
         )
-    table, _ = store.read_written(job.pk)
+    table, _ = partial.read_written(job.pk)
     if table is None:  # the job ended (and its partial file went) since the progress mark
         return job_result_page(job=reload_job(job.pk), after=None, limit=limit, offset=str(start))
     page = table.slice(start, limit)

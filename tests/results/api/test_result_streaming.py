@@ -27,7 +27,7 @@ from core import jobstate
 from engine import large_results, run
 from jobs import lifecycle, notify
 from jobs.models import Job, Session
-from results import store
+from results import partial
 from results.arrow import ARROW_STREAM, ERROR_METADATA
 from sessions import statements
 from tests.conftest import API, assert_error
@@ -121,7 +121,9 @@ class Running:
                 lifecycle.transition(self.job.pk, jobstate.CREATED, jobstate.RUNNING, worker="t")
                 self.claimed.set()
                 job = Job.objects.select_related("user", "session").get(pk=self.job.pk)
-                run._run_claimed(job, job.typed_plan, watch, spark)
+                plan = job.typed_plan
+                assert plan is not None
+                run._run_claimed(job, plan, watch, spark)
         finally:
             connection.close()
 
@@ -267,4 +269,4 @@ def test_wait_is_checked_and_bounded(alice_api, session, stores):
             )
     # A job that writes nothing yet: after the wait, not ready (as without it).
     assert_error(alice_api.get(f"{API}/jobs/{job.pk}/result?wait=0.2"), 409, "RESULT_NOT_READY")
-    assert store.read_progress(job.pk) is None
+    assert partial.read_progress(job.pk) is None
