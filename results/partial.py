@@ -6,7 +6,7 @@ rows, the batches, the columns) and announces ``"<job id> rows"`` (``jobs.notify
 An Arrow IPC file is magic bytes, then the stream format, then a footer: up to the progress
 mark the partial file is a readable stream. At the end the footer is written and the file
 renamed to ``<job id>.arrow``, the finished result every other reader reads
-(docs/adr/0019-results-that-stream.md).
+(docs/adr/0020-results-that-stream.md).
 """
 
 from __future__ import annotations

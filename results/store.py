@@ -7,7 +7,7 @@ one. Large results (``write_batches``) are written while the job runs, a record 
 time, to ``<job id>.arrow-partial``, beside ``<job id>.arrow-progress`` (the bytes and rows
 already readable, replaced after each batch): ``ResultTail`` reads what exists and follows
 the writer; at the end the file (its footer written) is renamed to ``<job id>.arrow``
-(``results.partial``, docs/adr/0019-results-that-stream.md).
+(``results.partial``, docs/adr/0020-results-that-stream.md).
 A file older than ``TESSERA_RESULT_TTL_SECONDS`` has expired: reading it answers NOT_FOUND.
 
 Values leave the store JSON-native: decimals as strings, dates and times as ISO-8601,

@@ -1,4 +1,4 @@
-"""Results that stream (docs/adr/0019-results-that-stream.md), on real Spark: a large result
+"""Results that stream (docs/adr/0020-results-that-stream.md), on real Spark: a large result
 is readable while its job runs — pages with ``complete: false``, ``result.arrow`` that
 follows the writer — and cancel and failure end the stream.
 
