@@ -8,6 +8,7 @@ plans cannot move a managed Delta table's files out of its directory."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ import pytest
 from deltalake import DeltaTable, QueryBuilder
 
 from catalog.models import Table, TableVersion
+from tests.security.boundary import files_under, no_table, outside_dir, refused
+from tests.worker_helpers import Pipeline, planned, submit_plan, wait_for_status
 
 pytestmark = [
     pytest.mark.spark,
@@ -77,3 +80,63 @@ def test_create_then_insert(alice_sql, catalog) -> None:
     for version in _versions(catalog, "m"):
         ours = alice_sql.rows(f"SELECT id, name FROM {t} VERSION AS OF {version} ORDER BY id")
         assert ours == _delta_rows(path, version), version
+
+
+def _state(catalog: str, name: str) -> tuple[int, list[int]]:
+    """The table's log version (delta-rs) and the versions Tessera recorded."""
+    return DeltaTable(_row(catalog, name).location).version(), _versions(catalog, name)
+
+
+def test_a_failed_write_leaves_the_table_and_its_log(alice_sql, catalog) -> None:
+    t = f"{catalog}.d.f"
+    alice_sql.ok(f"CREATE TABLE {t} USING delta AS SELECT 1 AS id, 'a' AS name")
+    before = _state(catalog, "f")
+    for sql in (
+        f"INSERT INTO {t} SELECT CAST(raise_error('boom') AS INT), 'x' FROM range(3)",
+        f"INSERT OVERWRITE {t} SELECT CAST(raise_error('boom') AS INT), 'x'",
+    ):
+        job = alice_sql.run(sql)
+        assert job["status"] == "FAILED", job
+        assert "boom" in job["error"]["message"]
+    assert _state(catalog, "f") == before
+    assert alice_sql.rows(f"SELECT id, name FROM {t}") == [[1, "a"]]
+
+
+def test_another_user_without_modify_writes_nothing(alice_sql, shared_catalog) -> None:
+    t = f"{shared_catalog}.d.s"
+    alice_sql.ok(f"CREATE TABLE {t} USING delta AS SELECT 1 AS id")
+    before = _state(shared_catalog, "s")
+    bob = Pipeline("bob")
+    assert bob.rows(f"SELECT id FROM {t}") == [[1]]  # SELECT through the share, no MODIFY
+    for sql in (f"INSERT INTO {t} SELECT 2", f"INSERT OVERWRITE {t} SELECT 2"):
+        job = bob.run(sql)
+        refused(bob, job, "PERMISSION_DENIED", "MODIFY")
+    assert _state(shared_catalog, "s") == before
+
+
+def test_forged_options_and_plans_cannot_move_the_files(alice_sql, catalog) -> None:
+    outside = outside_dir()
+    job = alice_sql.run(
+        f"CREATE TABLE {catalog}.d.o USING delta OPTIONS ('path' = '{outside}') AS SELECT 1 AS id"
+    )
+    refused(alice_sql, job, job["error"]["code"])
+    job = alice_sql.run(
+        f"CREATE TABLE {catalog}.d.o (id BIGINT) USING delta "
+        "OPTIONS ('delta.columnMapping.mode' = 'none')"
+    )
+    refused(alice_sql, job, "VALIDATION_ERROR", "delta tables take: no options")
+    no_table(catalog, "o")
+    t = f"{catalog}.d.g"
+    alice_sql.ok(f"CREATE TABLE {t} USING delta AS SELECT 1 AS id")
+    before = _state(catalog, "g")
+    # A plan whose target names another directory: the worker writes the row's directory
+    # (the staging entry is the server's), or nothing.
+    plan = planned(alice_sql.session, f"INSERT INTO {t} SELECT 2")
+    plan["args"]["location"] = str(outside)
+    plan["args"]["table"]["path"] = str(outside)
+    job_row = submit_plan(alice_sql.user, plan, alice_sql.session)
+    wait_for_status(job_row.pk, {"FINISHED", "FAILED"})
+    assert files_under(outside) == set()
+    version, recorded = _state(catalog, "g")
+    assert version in (before[0], before[0] + 1) and recorded[-1] == version
+    shutil.rmtree(outside, ignore_errors=True)
