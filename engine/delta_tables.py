@@ -48,8 +48,9 @@ _CONFLICTS = (
 )
 
 
-def refuse_connect(shown: str) -> None:
-    if spark_config.is_connect():
+def refuse_connect(shown: str, spark: SparkSession | None = None) -> None:
+    """Spark Connect (the settings' runtime, or a session without a py4j JVM) is refused."""
+    if spark_config.is_connect() or (spark is not None and getattr(spark, "_jvm", None) is None):
         raise CoreError(f"Table {shown} cannot be written. {table_options.DELTA_CONNECT_REFUSED}")
 
 
@@ -108,7 +109,7 @@ def write(
     needs recorded in the job's staging entry; returns the rows written."""
     spark = frame.sparkSession
     shown = str(entry.get("table") or "")
-    refuse_connect(shown)
+    refuse_connect(shown, spark)
     path = checked_location(spark, entry, shown)
     fields = stage(spark, path, frame, partition_by)
     staging.record(job, identifier, **fields)
