@@ -88,7 +88,7 @@ def write_targets(plan: Plan | Mapping[str, Any] | None) -> list[dict[str, Any]]
 
 
 def _not_delta(options: dict[str, str], shown: str) -> dict[str, str]:
-    """Nothing writes a Delta table yet (the planner refuses first; this is the commit
+    """Nothing writes an external Delta table (the planner refuses first; this is the commit
     path's own check, as for the path rules)."""
     if str(options.get("connector", "")).lower() == option_rules.DELTA:
         raise UnsupportedStatement(

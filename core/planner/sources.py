@@ -120,7 +120,7 @@ def is_managed_delta(table: Relation) -> bool:
 def refuse_delta_writes(
     options: Mapping[str, str], using: str | None = None, what: str = "This statement"
 ) -> None:
-    """Nothing writes Delta yet (INSERT, OVERWRITE, CTAS, streams): one sentence for all."""
+    """Nothing writes an external Delta table (INSERT, OVERWRITE, CTAS, streams)."""
     if names_delta(options, using):
         raise UnsupportedStatement(
             f"{what} cannot write Delta. {table_options.DELTA_WRITES_REFUSED}"
@@ -270,7 +270,7 @@ def declared_source(
     writes: bool = False,
 ) -> dict[str, str]:
     """The options to store for ``CREATE TABLE … USING using OPTIONS options LOCATION``
-    (``writes``: of a CTAS, which writes the table's files: never Delta yet).
+    (``writes``: of a CTAS, which writes the table's files: Delta only as a managed table).
 
     USING sets ``format`` (managed table) or ``connector`` (external: a path is given);
     ``path`` is normalised and must lie under the storage roots; every other option must be
@@ -349,7 +349,8 @@ def _declared_source(
 
 def written_source(table: Relation, roots: Sequence[str]) -> TableSource:
     """``stored_source`` of a table a statement writes (INSERT [OVERWRITE], a stream's
-    sink): nothing writes a Delta table yet, whatever the user's rights on it."""
+    sink): an external Delta table is never written, whatever the user's rights on it; a
+    managed one is (ADR 0019)."""
     shown = table.identifier.quoted()
     if names_delta(table.options) and not is_managed_delta(table):
         raise UnsupportedStatement(
