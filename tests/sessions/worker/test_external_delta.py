@@ -236,7 +236,7 @@ def test_rest_creates_external_and_managed_delta_tables(alice_sql, catalog, even
             "options": {"format": "delta", "delta.columnMapping.mode": "none"},
         },
     )
-    assert_error(forged, 400, "VALIDATION_ERROR", "delta tables take: no options")
+    assert_error(forged, 400, "VALIDATION_ERROR", "'delta.columnMapping.mode' is not allowed")
     no_table(catalog, "f")
     created = alice_sql.api.post(
         url,
