@@ -69,6 +69,7 @@ def record(
     rows: int | None = None,
     metrics: dict[str, Any] | None = None,
     now: datetime | None = None,
+    number: int | None = None,
 ) -> TableVersion:
     """Number ``location`` as the table's next version (0 for the first) and mark the
     version it replaces. Run it in the transaction that points ``table.location`` at
@@ -80,7 +81,7 @@ def record(
     TableVersion.objects.filter(table=table, replaced_at__isnull=True).update(replaced_at=current)
     return TableVersion.objects.create(
         table=table,
-        version=0 if last is None else last + 1,
+        version=number if number is not None else (0 if last is None else last + 1),
         location=location,
         operation=operation,
         user_id=user_id,
@@ -89,6 +90,25 @@ def record(
         rows=rows,
         metrics=dict(metrics or {}),
     )
+
+
+def is_managed_delta(table: Table) -> bool:
+    """A managed table stored as Delta Lake (its versions are Delta's, ADR 0019)."""
+    options = {str(k).lower(): str(v).strip().lower() for k, v in (table.options or {}).items()}
+    return bool(table.location) and "path" not in options and options.get("format") == "delta"
+
+
+def current_delta_version(table: Table) -> int | None:
+    """The Delta version a managed Delta table's readers read: the one its last FINISHED
+    job recorded (None: not a managed Delta table, or never written)."""
+    if table.kind != Table.KIND_TABLE or not is_managed_delta(table):
+        return None
+    found = (
+        TableVersion.objects.filter(table=table, replaced_at__isnull=True)
+        .values_list("version", flat=True)
+        .first()
+    )
+    return int(found) if found is not None else None
 
 
 def ensure_initial(table: Table, *, now: datetime | None = None) -> None:

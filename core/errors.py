@@ -87,6 +87,13 @@ class Conflict(CoreError):
     code: ClassVar[str] = "CONFLICT"
 
 
+class WriteConflict(Conflict):
+    """A Delta commit refused by Delta's optimistic concurrency: another commit changed what
+    the write read (409); nothing was committed."""
+
+    code: ClassVar[str] = "WRITE_CONFLICT"
+
+
 class PermissionDenied(CoreError):
     """The caller may see the object but not change it."""
 

@@ -32,18 +32,26 @@ WRITE_MODE = "write.mode"
 WRITE_MODES: tuple[str, ...] = ("append", "upsert")
 TESSERA_KEYS: frozenset[str] = frozenset({WRITE_MODE})
 FILE_FORMATS: tuple[str, ...] = ("csv", "json", "orc", "parquet", "text")
-# Delta Lake: an external table's format only, read-only (its log is the truth of its rows;
-# writes arrive with managed Delta tables, issue 31). Not a FILE_FORMAT: nothing writes it.
+# Delta Lake: an external table's format (read-only), or a managed table's (``USING delta``
+# without LOCATION: written by Tessera's jobs, committed at FINISHED, ADR 0019).
 DELTA = "delta"
 TABLE_FORMATS: tuple[str, ...] = (*FILE_FORMATS, DELTA)
-DELTA_MANAGED_REFUSED = (
-    "A managed table cannot use Delta yet: managed tables move to Delta Lake in issue 31. "
-    "USING delta needs LOCATION '<path under a storage root>' today (an external Delta "
-    "table, read-only)."
-)
+# What a managed table may be stored as.
+MANAGED_FORMATS: tuple[str, ...] = TABLE_FORMATS
+# The table properties every managed Delta table is created with (set by the engine, never
+# by a user's option: Delta's readers have an empty option allow-list).
+DELTA_MANAGED_PROPERTIES: dict[str, str] = {
+    "delta.enableDeletionVectors": "true",
+    "delta.columnMapping.mode": "name",
+    "delta.enableChangeDataFeed": "true",
+}
 DELTA_WRITES_REFUSED = (
-    "Writes to Delta tables arrive with managed Delta tables (issue 31): an external "
-    "Delta table is read-only in Tessera today."
+    "An external Delta table is read-only in Tessera: only managed Delta tables (CREATE "
+    "TABLE … USING delta without LOCATION) are written by Tessera's jobs."
+)
+DELTA_CONNECT_REFUSED = (
+    "Managed Delta tables are written through the Spark driver's own Delta API, which the "
+    "Spark Connect runtime does not expose: run this write on a local or cluster engine."
 )
 FIELD_PREFIX = "options"
 

@@ -24,6 +24,7 @@ from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.errors import ForbiddenSql
 from core.planner.guard import check_udf_implementation
 from core.planner.sources import DATAFRAME_CONNECTOR, RATE_CONNECTOR
+from core.planner.table_plans import UNWRITTEN
 from core.session_properties import spark_settings
 from engine import dataframes, errors, locations, parser_sessions, sqlguard
 from tabledata import manifest
@@ -157,6 +158,9 @@ def read_delta(
     path, at the plan's version if any. Delta's log is the truth of its rows (no manifest);
     the declared physical columns must be the Delta table's, by name and type."""
     source = locations.checked_read(spark, relation, shown, session_id)
+    if dict(relation.time_travel or {}) == UNWRITTEN:
+        # A managed Delta table no job has committed into: no rows, whatever its log holds.
+        return spark.createDataFrame([], relation.physical_schema)
     travel = _travel_options(relation, shown)
     if not os.path.isdir(os.path.join(source.path, "_delta_log")):
         raise CoreError(

@@ -42,7 +42,7 @@ from core.errors import CoreError, DataTypeError
 from core.identifiers import name_key, quote_path
 from core.planner import Plan
 from core.schema import PhysicalColumn, ResolvedSchema, Schema
-from engine import errors, locations, spark_config, sqlguard
+from engine import delta_tables, errors, locations, spark_config, sqlguard
 from engine import upsert as upsert_runner
 from engine.control import SparkJobControl
 from engine.store_types import store_assignable, type_sql
@@ -345,6 +345,8 @@ def write_one(job: Job, item: PreparedWrite) -> int | None:
     """Write one target into this job's staging location; returns its row count if known."""
     staging.staging_location(job, item.identifier)  # decided at CREATED; recorded if not
     entry = staging.entry(job, item.identifier)
+    if entry.get("delta"):  # files in its own directory, committed by the FINISHED transition
+        return delta_tables.write(job, item.identifier, item.frame, item.partition_by, entry)
     # Checked now, at the write: the resolved directory and allow-listed options only.
     target = locations.checked_write(
         item.frame.sparkSession, entry, str(job.pk), item.format, item.options, item.shown
@@ -482,9 +484,10 @@ def end_write(
         return _status_of(job.id)
     result = write_rows(job.id, RESULT_COLUMNS, [[result_message(item)] for item in prepared])
     try:
-        lifecycle.transition(
-            job.id, jobstate.RUNNING, jobstate.FINISHED, result=result, progress=dict(progress)
-        )
+        with delta_tables.lent(prepared[0].frame.sparkSession if prepared else None):
+            lifecycle.transition(
+                job.id, jobstate.RUNNING, jobstate.FINISHED, result=result, progress=dict(progress)
+            )
     except Exception as exc:
         delete_result(job.id)
         if _status_of(job.id) == jobstate.RUNNING:  # the commit failed and was rolled back

@@ -267,6 +267,7 @@ def relation_of(row: Table) -> Relation:
         staged_by_job=str(row.staged_by_job) if row.staged_by_job is not None else None,
         securable=catalog_access.relation_securable(row),
         owner=_owner_name(row),
+        delta_version=versions.current_delta_version(row),
     )
 
 

@@ -7,6 +7,9 @@ are not; where they staged their data is ``tabledata.staging``.
   version (``catalog.versions``); the old directory stays, as the previous version, until
   the maintenance expires it. One pointer swap per table, so every commit is one step, for
   all targets of a statement set alike.
+- Managed Delta tables (ADR 0019): the job's staged files are committed into the table's
+  Delta log by the worker's committer (``tabledata.delta_commit``), and the Delta version
+  made is recorded as the table's version in the same transaction.
 - External tables (docs/writes.md, "External tables"): commit renames the staged data into
   ``<path>`` (each file of an unpartitioned table as ``tessera-<job>-<name>``, each
   partition directory as ``k=v/…/tessera-<job>``: one rename per partition), then replaces
@@ -47,7 +50,7 @@ from core.identifiers import quote_path
 from core.privileges import Decision, Privilege
 from jobs import access_log
 from jobs.models import Job
-from tabledata import external_commit
+from tabledata import delta_commit, external_commit
 from tabledata.commit_files import is_strictly_under, link_tree, remove, require_under, warehouse
 from tabledata.staging import JobRef, job_id_of, table_row
 
@@ -75,7 +78,9 @@ def commit(job: JobRef) -> list[dict[str, Any]]:
     writer = _check_rights(job_id, entries, tables)  # every target, before anything changes
     _check_upsert_bases(entries, tables)
     for item, table in zip(entries, tables, strict=True):
-        if item["managed"]:
+        if item.get("delta"):
+            delta_commit.commit_managed_delta(table, item, writer)
+        elif item["managed"]:
             _commit_managed(table, item, writer)
     external = [
         external_commit.prepare_external(table, item, job_id)

@@ -15,7 +15,10 @@ Each job records what it staged in ``Job.staging``, one entry per target table, 
      "atomic": bool (ctas), "schema": <resolved schema JSON> (ctas, by the worker),
      "rows": int (optional, by the worker),
      upserts: "operation": "UPSERT", "base_location": <the table's location the worker merged
-     with>, "metrics": {"inserted", "updated", "deleted"} (by the worker, when counted)}
+     with>, "metrics": {"inserted", "updated", "deleted"} (by the worker, when counted),
+     managed Delta tables: "delta": true, and by the worker "delta_base": <the Delta version
+     the files were written against>, "delta_created": <the version the worker's creation of
+     the empty table made, if it made one>, "delta_actions": [<AddFile JSON>, …]}
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ def write_targets(plan: Plan | Mapping[str, Any] | None) -> list[dict[str, Any]]
 
 
 def _not_delta(options: dict[str, str], shown: str) -> dict[str, str]:
-    """Nothing writes a Delta table yet (the planner refuses first; this is the commit
+    """Nothing writes an external Delta table (the planner refuses first; this is the commit
     path's own check, as for the path rules)."""
     if str(options.get("connector", "")).lower() == option_rules.DELTA:
         raise UnsupportedStatement(
@@ -156,13 +159,25 @@ def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
         "managed": managed,
         "format": fmt,
     }
+    delta = managed and str(fmt).lower() == option_rules.DELTA
+    if delta:
+        entry["delta"] = True
     if mode == "upsert":
+        if delta:
+            raise UnsupportedStatement(
+                f"Table {quote_path(identifier)} is a Delta table: its INSERT upserts by key "
+                "are not built yet ('write.mode' = 'upsert'); write it with INSERT INTO."
+            )
         if not managed:
             raise CoreError(
                 f"Table {quote_path(identifier)} is external: upserts write managed tables only."
             )
         entry["operation"] = "UPSERT"
-    if managed:
+    if delta and mode != "ctas":
+        # One directory for every version: Delta's log numbers them; the job's files are
+        # committed into it only at FINISHED (tabledata.delta_commit).
+        entry.update(location=table.location, final=table.location)
+    elif managed:
         location = str(storage.warehouse_location(*identifier))
         entry.update(location=location, final=location)
     else:

@@ -58,11 +58,7 @@ def check_options(options: Mapping[str, Any], *, tree: bool = True) -> dict[str,
     connector, path = source.get("connector"), source.get("path")
     if connector is None and path is None:
         fmt = source.get("format", "parquet").lower()
-        if fmt == table_options.DELTA:
-            raise CoreError(
-                table_options.DELTA_MANAGED_REFUSED, details={"field": "options.format"}
-            )
-        if fmt not in FILE_FORMATS:
+        if fmt not in table_options.MANAGED_FORMATS:
             raise CoreError(
                 f"Unknown format '{source['format']}'. Supported: {', '.join(FILE_FORMATS)}.",
                 details={"field": "options.format"},

@@ -108,7 +108,8 @@ def table_create(
             _replace_columns(table, resolved)
             if status == Table.STATUS_ACTIVE:  # a CTAS's stage table is audited as its write
                 _record_change(user, table, audit_models.CREATE)
-            if location:
+            if location and not versions.is_managed_delta(table):
+                # A managed Delta table's versions are its log's, recorded by the first commit.
                 versions.record(
                     table,
                     location=location,

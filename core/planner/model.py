@@ -32,6 +32,9 @@ class Relation:
     # What privileges are decided on (core.privileges); None only for temporary objects.
     securable: Securable | None = None
     owner: str | None = None  # the owner's user name (views run with their owner's rights)
+    # A managed Delta table: the Delta version Tessera's database records as current (None:
+    # never written). Readers read that version, never the log's latest (ADR 0019).
+    delta_version: int | None = None
 
 
 @dataclass(frozen=True)

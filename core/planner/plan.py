@@ -155,8 +155,9 @@ class RelationPlan:
     # table's declared watermark as ``withWatermark`` takes it ({"column", "delay"}).
     streaming: bool = False
     watermark: Mapping[str, str] | None = None
-    # An external Delta table read at a version, in JSON only when set: Delta's reader
-    # option from VERSION/TIMESTAMP AS OF ({"versionAsOf": "3"} or {"timestampAsOf": "…"}).
+    # A Delta table read at a version, in JSON only when set: Delta's reader option from
+    # VERSION/TIMESTAMP AS OF ({"versionAsOf": "3"} or {"timestampAsOf": "…"}); a managed
+    # Delta table always has one (its recorded version), or {"unwritten": "true"} (no rows).
     time_travel: Mapping[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -248,7 +248,11 @@ class Resolver:
         if known is not None:
             return known
         alias = RELATION_ALIAS.format(len(self.relations) + 1)
-        self.relations.append(self._table_plan(alias, replace(relation, location=found.location)))
+        self.relations.append(
+            self._table_plan(
+                alias, replace(relation, location=found.location, delta_version=found.version)
+            )
+        )
         self.objects.append(relation)
         self._relation_aliases[key] = (alias, ident)
         return alias, ident

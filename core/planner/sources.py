@@ -106,10 +106,21 @@ def names_delta(options: Mapping[str, str], using: str | None = None) -> bool:
     return _names_connector(using, options, table_options.DELTA)
 
 
+def is_managed_delta(table: Relation) -> bool:
+    """A managed Delta table (``USING delta`` without LOCATION): Tessera's jobs write it."""
+    return (
+        table.kind == "table"
+        and not table.temporary
+        and bool(table.location)
+        and not any(str(k).lower() in ("path", "connector") for k in table.options)
+        and names_delta(table.options)
+    )
+
+
 def refuse_delta_writes(
     options: Mapping[str, str], using: str | None = None, what: str = "This statement"
 ) -> None:
-    """Nothing writes Delta yet (INSERT, OVERWRITE, CTAS, streams): one sentence for all."""
+    """Nothing writes an external Delta table (INSERT, OVERWRITE, CTAS, streams)."""
     if names_delta(options, using):
         raise UnsupportedStatement(
             f"{what} cannot write Delta. {table_options.DELTA_WRITES_REFUSED}"
@@ -259,7 +270,7 @@ def declared_source(
     writes: bool = False,
 ) -> dict[str, str]:
     """The options to store for ``CREATE TABLE … USING using OPTIONS options LOCATION``
-    (``writes``: of a CTAS, which writes the table's files: never Delta yet).
+    (``writes``: of a CTAS, which writes the table's files: Delta only as a managed table).
 
     USING sets ``format`` (managed table) or ``connector`` (external: a path is given);
     ``path`` is normalised and must lie under the storage roots; every other option must be
@@ -275,7 +286,8 @@ def declared_source(
         )
     if names_dataframe(using, options):
         raise DataFrameRefused(DATAFRAME_ONLY_IN_PIPELINES)
-    if writes and names_delta(options, using):
+    external = location is not None or any(str(k).lower() in ("path", "connector") for k in options)
+    if writes and external and names_delta(options, using):
         raise UnsupportedStatement(
             f"CREATE TABLE … AS cannot write Delta. {table_options.DELTA_WRITES_REFUSED}"
         )
@@ -312,9 +324,6 @@ def _declared_source(
         fmt = using_fmt
     _check_keys(rest)
     if path is None and connector is None:
-        if fmt == table_options.DELTA:
-            # Never Delta in a managed table's version directories (issue 31 moves them).
-            raise UnsupportedStatement(table_options.DELTA_MANAGED_REFUSED)
         checked = table_options.check_options(fmt or "parquet", rest)
         checked = {**table_options.tessera_options(source, managed=True), **checked}
         if fmt is None:
@@ -340,9 +349,10 @@ def _declared_source(
 
 def written_source(table: Relation, roots: Sequence[str]) -> TableSource:
     """``stored_source`` of a table a statement writes (INSERT [OVERWRITE], a stream's
-    sink): nothing writes a Delta table yet, whatever the user's rights on it."""
+    sink): an external Delta table is never written, whatever the user's rights on it; a
+    managed one is (ADR 0019)."""
     shown = table.identifier.quoted()
-    if names_delta(table.options):
+    if names_delta(table.options) and not is_managed_delta(table):
         raise UnsupportedStatement(
             f"Table {shown} cannot be written. {table_options.DELTA_WRITES_REFUSED}",
             details={"identifier": list(table.identifier.parts)},
@@ -414,6 +424,6 @@ def stored_source(
             checked = table_options.check_options(fmt, rest)
             return TableSource(fmt, checked_path, checked, external=True)
         fmt = guard.check_file_format(
-            source.get("format") or "parquet", "The table format", table_options.FILE_FORMATS
+            source.get("format") or "parquet", "The table format", table_options.MANAGED_FORMATS
         )
         return TableSource(fmt, location, table_options.check_options(fmt, rest))

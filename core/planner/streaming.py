@@ -147,7 +147,25 @@ def in_pipeline(per_statement: bool = False) -> StreamingUnsupported:
     )
 
 
+DELTA_STREAM_REFUSED = (
+    "A stream does not write managed Delta tables yet: each micro-batch would need its own "
+    "Delta commit. Write the table in batch mode ({set_batch})."
+)
+
+
+def _writes_delta(plan: Plan, args: Mapping[str, Any]) -> bool:
+    if plan.action == Action.CTAS:
+        options: Mapping[str, str] = args.get("options") or {}
+    else:
+        options = (args.get("table") or {}).get("options") or {}
+        if (args.get("table") or {}).get("format") == "delta":
+            return True
+    return any(str(v).strip().lower() == "delta" for v in options.values())
+
+
 def _check_target(plan: Plan, args: dict[str, Any]) -> None:
+    if _writes_delta(plan, args):
+        raise UnsupportedStatement(DELTA_STREAM_REFUSED.format(set_batch=_SET_BATCH))
     if plan.action == Action.CTAS:
         options: Mapping[str, str] = args.get("options") or {}
         if "connector" in options or "path" in options:

@@ -15,7 +15,7 @@ from core.planner.functions import is_builtin
 from core.planner.model import Relation, UploadLookup
 from core.planner.plan import ColumnPlan, RelationPlan
 from core.planner.references import analyze_expression
-from core.planner.sources import stored_source
+from core.planner.sources import is_managed_delta, stored_source
 from core.planner.streaming import declared_watermark
 
 
@@ -94,4 +94,19 @@ def table_plan(
         columns=tuple(columns),
         temporary=table.temporary,
         watermark=declared_watermark(schema),
+        time_travel=managed_delta_version(table),
     )
+
+
+# A managed Delta table no job has written yet: read as no rows (its log may already exist).
+UNWRITTEN = {"unwritten": "true"}
+
+
+def managed_delta_version(table: Relation) -> dict[str, str] | None:
+    """A managed Delta table is read at the version Tessera's database records, never the
+    log's latest (a commit in flight is not visible until its job is FINISHED)."""
+    if not is_managed_delta(table):
+        return None
+    if table.delta_version is None:
+        return dict(UNWRITTEN)
+    return {"versionAsOf": str(table.delta_version)}

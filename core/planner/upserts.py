@@ -22,7 +22,9 @@ from typing import Any
 from core.errors import CoreError
 from core.identifiers import name_key
 from core.options import WRITE_MODE, write_mode_value
+from core.planner.errors import UnsupportedStatement
 from core.planner.model import Relation
+from core.planner.sources import is_managed_delta
 from core.planner.tokens import Token, TokenCursor, tokenize
 from core.session_properties import RUNTIME_MODE, runtime_mode_value
 
@@ -170,6 +172,12 @@ def plan_upsert(
     if external:
         raise CoreError(
             f"Table {shown} is external: upserts write managed tables only.", details=details
+        )
+    if is_managed_delta(table):
+        raise UnsupportedStatement(
+            f"Table {shown} is a managed Delta table: its upserts by key are not built yet; "
+            "write it with INSERT INTO.",
+            details=details,
         )
     schema = table.resolved_schema
     if schema is None or schema.primary_key is None:

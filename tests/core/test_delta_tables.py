@@ -1,5 +1,6 @@
-"""External Delta tables (issue 31, item 7): ``USING delta LOCATION`` over a storage root,
-read-only; time travel reaches Delta's reader; managed Delta and every write refused."""
+"""Delta tables in the planner (issue 31): external ``USING delta LOCATION`` over a storage
+root, read-only, time travel reaching Delta's reader; managed ``USING delta`` tables (ADR
+0019), written by jobs and read at the version Tessera's database records."""
 
 from __future__ import annotations
 
@@ -59,15 +60,6 @@ def test_create_external_delta_table(sql: str) -> None:
     assert args["options"] == {"connector": "delta", "path": DELTA_PATH}
 
 
-def test_a_managed_delta_table_is_refused_until_issue_31() -> None:
-    for sql in (
-        "CREATE TABLE t (id BIGINT) USING delta",
-        "CREATE TABLE t (id BIGINT) WITH ('format' = 'delta')",
-    ):
-        with pytest.raises(UnsupportedStatement, match="managed tables move to Delta Lake"):
-            plan(sql, _catalog())
-
-
 def test_columns_are_required() -> None:
     with pytest.raises(CoreError, match="USING delta needs its column list"):
         plan(f"CREATE TABLE t USING delta LOCATION '{DELTA_PATH}'", _catalog())
@@ -75,6 +67,47 @@ def test_columns_are_required() -> None:
         plan(f"CREATE TABLE t WITH ('connector' = 'delta', 'path' = '{DELTA_PATH}')", _catalog())
     with pytest.raises(ParseError):  # other formats keep the parser's answer
         plan(f"CREATE TABLE t USING csv LOCATION '{DELTA_PATH}'", _catalog())
+
+
+def test_a_managed_delta_table_is_planned() -> None:
+    for sql in (
+        "CREATE TABLE t (id BIGINT) USING delta",
+        "CREATE TABLE t (id BIGINT) WITH ('format' = 'delta')",
+    ):
+        assert plan(sql, _catalog()).args["options"] == {"format": "delta"}
+
+
+def test_a_managed_delta_table_takes_no_options() -> None:
+    with pytest.raises(CoreError, match="delta tables take: no options"):
+        plan("CREATE TABLE t (id BIGINT) USING delta OPTIONS ('compression' = 'none')", _catalog())
+
+
+def _managed(version: int | None) -> MemoryCatalog:
+    catalog = _catalog()
+    made = catalog.add_table("c.d.m", ["id BIGINT"], options={"format": "delta"})
+    catalog.relations[made.identifier.key] = replace(made, delta_version=version)
+    return catalog
+
+
+def test_a_managed_delta_table_is_read_at_its_recorded_version() -> None:
+    relation = _round_trips(plan("SELECT * FROM m", _managed(4)))["relations"][0]
+    assert relation["format"] == "delta"
+    assert relation["time_travel"] == {"versionAsOf": "4"}
+    relation = _round_trips(plan("SELECT * FROM m", _managed(None)))["relations"][0]
+    assert relation["time_travel"] == {"unwritten": "true"}
+
+
+def test_managed_delta_writes_are_planned_and_upserts_and_streams_refused() -> None:
+    for sql in ("INSERT INTO m SELECT 1", "INSERT OVERWRITE m SELECT 1"):
+        assert plan(sql, _managed(1)).writes
+    assert plan("CREATE TABLE n USING delta AS SELECT 1 AS id", _catalog()).writes
+    with pytest.raises(UnsupportedStatement, match="upserts by key are not built yet"):
+        plan("INSERT INTO m /*+ OPTIONS('write.mode' = 'upsert') */ SELECT 1", _managed(1))
+    ctx = replace(context(), runtime_mode="streaming", checkpoint_interval_ms=1000)
+    with pytest.raises(UnsupportedStatement, match="does not write managed Delta tables"):
+        plan_statement("INSERT INTO m SELECT id FROM archive", _managed(1), ctx)
+    with pytest.raises(UnsupportedStatement, match="does not write managed Delta tables"):
+        plan_statement("CREATE TABLE n USING delta AS SELECT id FROM archive", _catalog(), ctx)
 
 
 @pytest.mark.parametrize(
@@ -162,7 +195,7 @@ def test_other_external_formats_keep_their_refusal() -> None:
     ],
 )
 def test_writes_into_a_delta_table_are_refused(sql: str) -> None:
-    with pytest.raises(UnsupportedStatement, match="arrive with managed Delta tables"):
+    with pytest.raises(UnsupportedStatement, match="external Delta table is read-only"):
         plan(sql, _catalog())
 
 
@@ -171,19 +204,11 @@ def test_writes_into_a_delta_table_are_refused(sql: str) -> None:
     [
         f"CREATE TABLE n USING delta LOCATION '{STORAGE_ROOT}/n' AS SELECT 1 AS id",
         f"CREATE TABLE n WITH ('connector' = 'delta', 'path' = '{STORAGE_ROOT}/n') AS SELECT 1",
-        "CREATE TABLE n USING delta AS SELECT 1 AS id",
     ],
 )
 def test_ctas_into_delta_is_refused(sql: str) -> None:
-    with pytest.raises(UnsupportedStatement, match="arrive with managed Delta tables"):
+    with pytest.raises(UnsupportedStatement, match="external Delta table is read-only"):
         plan(sql, _catalog())
-
-
-def test_a_stored_managed_delta_row_is_refused_at_use() -> None:
-    catalog = _catalog()
-    catalog.add_table("c.d.forged", ["id BIGINT"], options={"format": "delta"})
-    with pytest.raises(ForbiddenSql, match="arrive with managed Delta tables"):
-        plan("SELECT * FROM forged", catalog)
 
 
 def _streaming(sql: str) -> Plan:
@@ -192,7 +217,7 @@ def _streaming(sql: str) -> Plan:
 
 
 def test_a_stream_neither_writes_nor_reads_a_delta_table_yet() -> None:
-    with pytest.raises(UnsupportedStatement, match="arrive with managed Delta tables"):
+    with pytest.raises(UnsupportedStatement, match="external Delta table is read-only"):
         _streaming("INSERT INTO events SELECT * FROM archive")
     with pytest.raises(UnsupportedStatement, match="cannot be read as a stream"):
         _streaming("INSERT INTO orders SELECT id, 1.0, 1, id FROM events")

@@ -338,7 +338,6 @@ def test_ctas_query_reading_a_staged_table_names_the_job() -> None:
             "either LOCATION or the 'path' option",
         ),
         ("CREATE TABLE t USING csv WITH ('format' = 'json') AS SELECT 1", CoreError, "contradicts"),
-        ("CREATE TABLE t USING delta AS SELECT 1", UnsupportedStatement, "managed Delta"),
         ("CREATE TABLE t USING csv LOCATION '/etc' AS SELECT 1", ForbiddenSql, "storage roots"),
         ("CREATE OR REPLACE TABLE t AS SELECT 1", ForbiddenSql, "CREATE OR REPLACE TABLE"),
         ("CREATE TEMPORARY TABLE t AS SELECT 1", UnsupportedStatement, "TEMPORARY VIEW"),

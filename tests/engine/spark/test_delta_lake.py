@@ -77,3 +77,39 @@ def test_delta_statements_are_refused_until_planned(plain_spark: Any, sql: str) 
     tree = sqlguard.parse(session, sql)
     with pytest.raises(ForbiddenSql):
         check_tree(tree, Allowed.of(relations=["t"]), "query")
+
+
+def test_a_conflicting_commit_is_a_write_conflict_and_commits_nothing(
+    plain_spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ADR 0019's commit: files staged against version 0, another writer commits version 1
+    meanwhile; an overwrite staged at 0 conflicts (WRITE_CONFLICT, the log stays at 1), an
+    append staged at 0 commutes with it."""
+    from core.errors import WriteConflict
+    from engine import delta_tables
+
+    path = str(tmp_path / "managed")
+    monkeypatch.setattr(delta_tables, "checked_location", lambda spark, entry, shown: path)
+    staged = delta_tables.stage(plain_spark, path, plain_spark.range(0, 3), [])
+    assert staged["delta_created"] == 0 and staged["delta_base"] == 0
+    assert DeltaTable(path).version() == 0  # staged files are not committed
+    entry = {"table": "`c`.`d`.`t`", "identifier": ["c", "d", "t"], "mode": "overwrite", **staged}
+    plain_spark.range(10, 12).write.format("delta").mode("append").save(path)
+    with pytest.raises(WriteConflict, match="nothing was committed") as caught:
+        delta_tables.commit(plain_spark, entry)
+    assert caught.value.code == "WRITE_CONFLICT"
+    assert DeltaTable(path).version() == 1
+    assert delta_tables.commit(plain_spark, {**entry, "mode": "insert"}) == 2
+    rows = sorted(r.id for r in plain_spark.read.format("delta").load(path).collect())
+    assert rows == [0, 1, 2, 10, 11]
+    properties = DeltaTable(path).metadata().configuration
+    assert properties["delta.columnMapping.mode"] == "name"
+
+
+def test_spark_connect_refuses_managed_delta_writes(settings: Any) -> None:
+    from core.errors import CoreError
+    from engine import delta_tables
+
+    settings.SPARK_REMOTE = "sc://localhost:15002"
+    with pytest.raises(CoreError, match="Spark Connect runtime does not expose"):
+        delta_tables.refuse_connect("`c`.`d`.`t`")

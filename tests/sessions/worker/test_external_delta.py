@@ -1,4 +1,5 @@
-"""External Delta tables through the worker (issue 31, item 7): a Delta table written
+"""External Delta tables through the worker (issue 31, item 7; managed ones:
+tests/tabledata/worker/test_managed_delta.py): a Delta table written
 outside Tessera by delta-rs (no Spark), registered ``USING delta LOCATION`` under a storage
 root, read by REST at every version with the rows delta-rs reads; and the hostile side —
 paths and links out of the roots, forged options and plans, another user, a path without a
@@ -144,12 +145,10 @@ def test_writes_are_refused_and_write_nothing(alice_sql, catalog, events) -> Non
         f"INSERT OVERWRITE {table} SELECT 99, 'x'",
         f"CREATE TABLE {catalog}.d.c USING delta LOCATION '{storage_root()}/c-{uid()}' "
         "AS SELECT 1 AS id",
-        f"CREATE TABLE {catalog}.d.m (id BIGINT) USING delta",
     ):
         job = alice_sql.run(sql)
-        refused(alice_sql, job, "UNSUPPORTED_STATEMENT", "issue 31")
+        refused(alice_sql, job, "UNSUPPORTED_STATEMENT", "external Delta table is read-only")
     no_table(catalog, "c")
-    no_table(catalog, "m")
     assert files_under(events) == before
     assert DeltaTable(str(events)).version() == 2
 
@@ -221,14 +220,24 @@ def test_forged_options_are_refused(alice_sql, catalog, events, key, value) -> N
     no_table(catalog, "t")
 
 
-def test_rest_creates_an_external_delta_table_not_a_managed_one(alice_sql, catalog, events):
+def test_rest_creates_external_and_managed_delta_tables(alice_sql, catalog, events):
     url = f"{API}/catalogs/{catalog}/databases/d/tables"
     schema = simple_schema("id BIGINT", "name STRING")
     response = alice_sql.api.post(
         url, {"name": "m", "schema": schema, "options": {"format": "delta"}}
     )
-    assert_error(response, 400, "VALIDATION_ERROR", "managed tables move to Delta Lake")
-    no_table(catalog, "m")
+    assert response.status_code == 201, response.content  # managed (ADR 0019): no rows yet
+    assert alice_sql.rows(f"SELECT * FROM {catalog}.d.m") == []
+    forged = alice_sql.api.post(
+        url,
+        {
+            "name": "f",
+            "schema": schema,
+            "options": {"format": "delta", "delta.columnMapping.mode": "none"},
+        },
+    )
+    assert_error(forged, 400, "VALIDATION_ERROR", "'delta.columnMapping.mode' is not allowed")
+    no_table(catalog, "f")
     created = alice_sql.api.post(
         url,
         {"name": "r", "schema": schema, "options": {"connector": "delta", "path": str(events)}},

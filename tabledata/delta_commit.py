@@ -1,0 +1,83 @@
+"""The commit of a managed Delta table's write (ADR 0019), run by ``tabledata.commit`` inside
+the transaction that moves the job to FINISHED.
+
+The worker staged the job's data files with Delta's own writer (``engine.delta_tables``),
+against a Delta version it recorded (``delta_base``), without committing them. Committing
+them needs the Spark driver that wrote them, so the worker lends its committer for the
+duration of the FINISHED transition (``lend``); a transition made anywhere else (the web,
+the reaper) has none and commits nothing. The Delta version the commit made is recorded
+as the table's version in the same transaction (``catalog.versions``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from catalog import versions
+from catalog.models import Table, TableVersion
+from core.errors import CoreError
+from jobs.models import Job
+
+# (staging entry) -> the Delta version committed; raises WriteConflict on a conflict.
+Committer = Callable[[Mapping[str, Any]], int]
+
+_COMMITTER: ContextVar[Committer | None] = ContextVar("tessera_delta_committer", default=None)
+
+
+@contextmanager
+def lend(committer: Committer) -> Iterator[None]:
+    """While the block runs (the worker's FINISHED transition), Delta commits use it."""
+    token = _COMMITTER.set(committer)
+    try:
+        yield
+    finally:
+        _COMMITTER.reset(token)
+
+
+def commit_managed_delta(table: Table, item: Mapping[str, Any], job: Job) -> None:
+    """Commit the job's staged files into the table's Delta log and record the version."""
+    shown = str(item.get("table") or "")
+    if table.location != str(item.get("final")) or not versions.is_managed_delta(table):
+        raise CoreError(
+            f"Table {shown} is no longer the managed Delta table the job wrote; nothing was "
+            "committed.",
+            details={"identifier": list(item["identifier"])},
+        )
+    if "delta_actions" not in item or not isinstance(item.get("delta_base"), int):
+        raise CoreError(
+            f"The job finished without its staged files for {shown}: nothing was committed.",
+            details={"identifier": list(item["identifier"])},
+        )
+    committer = _COMMITTER.get()
+    if committer is None:
+        raise CoreError(
+            f"The Delta commit of {shown} runs only in the worker that wrote its files; "
+            "nothing was committed.",
+            details={"identifier": list(item["identifier"])},
+        )
+    created = item.get("delta_created")
+    if isinstance(created, int) and not TableVersion.objects.filter(table=table).exists():
+        # The empty table the worker created (Delta's version 0) is the table's first version.
+        versions.record(
+            table,
+            location=table.location,
+            operation=versions.OP_CREATE,
+            user_id=job.user_id,
+            job_id=job.pk,
+            rows=0,
+            number=created,
+        )
+    number = committer(item)
+    rows = item.get("rows") if isinstance(item.get("rows"), int) else None
+    versions.record(
+        table,
+        location=table.location,
+        operation=versions.operation_of(item),
+        user_id=job.user_id,
+        job_id=job.pk,
+        rows=rows,
+        number=number,
+    )
