@@ -14,25 +14,29 @@ from workbench.selectors import require_user_id
 AnyUser = AbstractBaseUser | AnonymousUser
 
 
-def _is_control(ch: str) -> bool:
-    return ord(ch) < 0x20 or ord(ch) == 0x7F
+def checked_label(value: Any, *, field: str, missing: str, named: str, max_length: int) -> str:
+    """A name shown to people (a saved query's, an editor tab's title): text, not blank, at
+    most ``max_length`` characters, no control characters; else ``CoreError`` on ``field``."""
+    if not isinstance(value, str) or not value.strip():
+        raise CoreError(missing, details={"field": field})
+    if len(value) > max_length:
+        raise CoreError(
+            f"{named} must be at most {max_length} characters long, got {len(value):,}.",
+            details={"field": field},
+        )
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise CoreError(f"{named} must not contain control characters.", details={"field": field})
+    return value
 
 
 def _check_name(name: Any) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise CoreError("A saved query needs a name.", details={"field": "name"})
-    if len(name) > MAX_NAME_LENGTH:
-        raise CoreError(
-            f"A saved query's name must be at most {MAX_NAME_LENGTH} characters long, "
-            f"got {len(name)}.",
-            details={"field": "name"},
-        )
-    if any(_is_control(ch) for ch in name):
-        raise CoreError(
-            "A saved query's name must not contain control characters.",
-            details={"field": "name"},
-        )
-    return name
+    return checked_label(
+        name,
+        field="name",
+        missing="A saved query needs a name.",
+        named="A saved query's name",
+        max_length=MAX_NAME_LENGTH,
+    )
 
 
 def _check_sql(sql: Any) -> str:

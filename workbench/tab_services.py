@@ -16,6 +16,7 @@ from core.errors import AlreadyExists, Conflict, CoreError, NotFound
 from core.limits import EditorTabLimits, check_tab_count, check_tab_text
 from workbench import selectors
 from workbench.models import MAX_TAB_TITLE_LENGTH, EditorTab
+from workbench.services import checked_label
 
 AnyUser = selectors.AnyUser
 EDITABLE = ("title", "sql", "position", "saved_query_id", "catalog", "database")
@@ -32,19 +33,13 @@ def _lock_user(user_id: Any) -> None:
 
 
 def _check_title(title: Any) -> str:
-    if not isinstance(title, str) or not title.strip():
-        raise CoreError("An editor tab needs a title.", details={"field": "title"})
-    if len(title) > MAX_TAB_TITLE_LENGTH:
-        raise CoreError(
-            f"A tab's title must be at most {MAX_TAB_TITLE_LENGTH} characters long, "
-            f"got {len(title):,}.",
-            details={"field": "title"},
-        )
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in title):
-        raise CoreError(
-            "A tab's title must not contain control characters.", details={"field": "title"}
-        )
-    return title
+    return checked_label(
+        title,
+        field="title",
+        missing="An editor tab needs a title.",
+        named="A tab's title",
+        max_length=MAX_TAB_TITLE_LENGTH,
+    )
 
 
 def _check_sql(sql: Any) -> str:

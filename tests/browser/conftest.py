@@ -109,10 +109,11 @@ def ui(live_server: Any, transactional_db: None, browser_worker: WorkerProcess) 
     return UI(url=live_server.url)
 
 
-@pytest.fixture
-def page(_browser: Any, ui: UI) -> Iterator[Any]:
-    context = _browser.new_context(
-        viewport={"width": 1280, "height": 800}, accept_downloads=True, base_url=ui.url
+def open_page(browser: Any, ui: UI, **options: Any) -> Iterator[Any]:
+    """A page in a browser context of its own (its own cookies and local storage), 1280 x
+    800; a JavaScript error on it fails the test. For fixtures: ``yield from``."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800}, base_url=ui.url, **options
     )
     context.set_default_timeout(15_000)
     page = context.new_page()
@@ -121,6 +122,11 @@ def page(_browser: Any, ui: UI) -> Iterator[Any]:
     yield page
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture
+def page(_browser: Any, ui: UI) -> Iterator[Any]:
+    yield from open_page(_browser, ui, accept_downloads=True)
 
 
 @pytest.fixture

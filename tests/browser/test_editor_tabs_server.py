@@ -12,7 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
-from tests.browser.conftest import UI, wait_until
+from tests.browser.conftest import UI, open_page, wait_until
 from tests.browser.test_editor import api, editor, pane, set_sql
 from workbench.models import EditorTab
 
@@ -33,14 +33,7 @@ def all_saved(page: Any) -> None:
 @pytest.fixture
 def second(_browser: Any, ui: UI) -> Iterator[Any]:
     """A second browser of the same user: a context of its own (no shared local storage)."""
-    context = _browser.new_context(viewport={"width": 1280, "height": 800}, base_url=ui.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    yield from open_page(_browser, ui)
 
 
 def test_a_second_browser_sees_the_tabs(ui: UI, page: Any, second: Any, demo: User) -> None:

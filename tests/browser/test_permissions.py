@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
-from tests.browser.conftest import UI
+from tests.browser.conftest import UI, open_page
 from tests.browser.test_editor import pane, run_and_wait, set_sql
 from tests.browser.test_jobs import Runner, user_in
 from tests.conftest import API, PASSWORD, CatalogFactory, client_for
@@ -24,14 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 @pytest.fixture
 def other_page(_browser: Any, ui: UI) -> Iterator[Any]:
     """A second browser context (its own cookies) for another user; JavaScript errors fail."""
-    context = _browser.new_context(viewport={"width": 1280, "height": 800}, base_url=ui.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    yield page
-    context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    yield from open_page(_browser, ui)
 
 
 @pytest.fixture
