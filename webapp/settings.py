@@ -334,6 +334,9 @@ TESSERA_RESULT_MAX_ROWS = int(os.environ.get("TESSERA_RESULT_MAX_ROWS", "100000"
 TESSERA_RESULT_DOWNLOAD_MAX_ROWS = int(
     os.environ.get("TESSERA_RESULT_DOWNLOAD_MAX_ROWS", "100000000")
 )
+# result.arrow of a running job follows it until it ends, holding a web thread all along:
+# at most this many per user in one web process, each also one of its held requests.
+TESSERA_RESULT_FOLLOWERS_PER_USER = int(os.environ.get("TESSERA_RESULT_FOLLOWERS_PER_USER", "2"))
 TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", str(7 * 86400)))
 # How long a managed table's replaced version stays readable (VERSION AS OF, readers that
 # started before a commit): seconds or a duration such as 7d, 12h, 30m (docs/writes.md).
