@@ -334,8 +334,7 @@ TESSERA_RESULT_MAX_ROWS = int(os.environ.get("TESSERA_RESULT_MAX_ROWS", "100000"
 TESSERA_RESULT_DOWNLOAD_MAX_ROWS = int(
     os.environ.get("TESSERA_RESULT_DOWNLOAD_MAX_ROWS", "100000000")
 )
-# result.arrow of a running job follows it until it ends, holding a web thread all along:
-# at most this many per user in one web process, each also one of its held requests.
+# result.arrow followers of running jobs per user and web process (each a held request).
 TESSERA_RESULT_FOLLOWERS_PER_USER = int(os.environ.get("TESSERA_RESULT_FOLLOWERS_PER_USER", "2"))
 TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", str(7 * 86400)))
 # How long a managed table's replaced version stays readable (VERSION AS OF, readers that
@@ -385,8 +384,7 @@ TESSERA_USER_QUEUED_JOBS = int(os.environ.get("TESSERA_USER_QUEUED_JOBS", "100")
 TESSERA_USER_STREAMS = int(os.environ.get("TESSERA_USER_STREAMS", "1"))
 TESSERA_USER_UPLOAD_BYTES = int(os.environ.get("TESSERA_USER_UPLOAD_BYTES", str(4 * 1024**3)))
 TESSERA_USER_SESSIONS = int(os.environ.get("TESSERA_USER_SESSIONS", "50"))
-# Editor tabs kept on the server per user (docs/api.md "Editor tabs"): how many (more: 409
-# TOO_MANY_TABS; 0: no limit) and the characters of SQL in one (more: 413 STATEMENT_TOO_LARGE).
+# Editor tabs per user (more: 409 TOO_MANY_TABS; 0: no limit), SQL characters in one (413).
 TESSERA_EDITOR_TABS_PER_USER = int(os.environ.get("TESSERA_EDITOR_TABS_PER_USER", "50"))
 TESSERA_EDITOR_TAB_MAX_CHARS = int(os.environ.get("TESSERA_EDITOR_TAB_MAX_CHARS", str(1024**2)))
 # HiveServer2 (hiveserver2/, docs/api.md "HiveServer2"): the Thrift binary endpoint with SASL
