@@ -30,6 +30,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from catalog import versions
 from core import jobstate
 from core.errors import CoreError, WriteConflict
 from core.identifiers import quote_path
@@ -42,7 +43,7 @@ from jobs import lifecycle
 from jobs.errors import INTERNAL_ERROR
 from jobs.models import Job
 from results.store import delete_result, write_rows
-from tabledata import staging
+from tabledata import commit, staging
 
 log = logging.getLogger(__name__)
 
@@ -223,6 +224,12 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
     staging.staging_location(job, identifier)
     entry = staging.entry(job, identifier)
     path = delta_tables.checked_location(spark, entry, shown)
+    # Before Delta commits anything: the job's user may change the table now, and it is
+    # still the managed Delta table in that directory (a plan need not be the planner's).
+    table = staging.table_row(identifier, lock=False)
+    commit.require_modify(Job.objects.select_related("user").get(pk=job.pk).user, table)
+    if table.location != str(entry.get("final")) or not versions.is_managed_delta(table):
+        raise CoreError(f"Table {shown} is no longer the managed Delta table planned.")
     base = plan.args.get("read_version")
     if not isinstance(base, int) or isinstance(base, bool):
         raise CoreError(f"The plan names no recorded version of {shown} to change.")

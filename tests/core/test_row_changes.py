@@ -72,7 +72,10 @@ def test_a_subquery_source_and_star_actions() -> None:
 @pytest.mark.parametrize(
     ("sql", "expected"),
     [
-        ("UPDATE m SET id = id + 1 WHERE id > 2", f"UPDATE {T} AS `m` SET id = id + 1 WHERE id > 2"),
+        (
+            "UPDATE m SET id = id + 1 WHERE id > 2",
+            f"UPDATE {T} AS `m` SET id = id + 1 WHERE id > 2",
+        ),
         (
             "UPDATE m t SET t.id = CASE WHEN t.id > 1 THEN 2 ELSE 3 END, id = 4",
             f"UPDATE {T} t SET t.id = CASE WHEN t.id > 1 THEN 2 ELSE 3 END, id = 4",
