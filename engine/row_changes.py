@@ -124,10 +124,9 @@ def find_commit(path: str, after: int, marker: str) -> int | None:
 
 
 def undo(spark: SparkSession, path: str, version: int) -> int:
-    """Commit the reverse of ``version`` on the log's latest snapshot: its added files
-    removed, the files it removed added back from the snapshot before it (with their
-    deletion vectors). Returns the version made; Delta's conflict checker refuses it if a
-    concurrent commit touched those files."""
+    """Commit the reverse of ``version``: its added files removed, the files it removed
+    added back from the snapshot before it (with their deletion vectors). Returns the version
+    made; Delta's conflict checker refuses it if a commit since touched those files."""
     jvm: Any = spark._jvm
     delta = getattr(jvm, _DELTA)
     none = jvm.scala.Option.apply(None)
@@ -147,7 +146,10 @@ def undo(spark: SparkSession, path: str, version: int) -> int:
                 data = json.loads(str(added.json()))
                 data["add"]["dataChange"] = True
                 actions.append(delta.actions.Action.fromJson(json.dumps(data)))
-    txn = log_.startTransaction()
+    # On the snapshot of ``version`` itself: a later commit that removed one of these files
+    # too (changed its rows since) is Delta's conflict, and nothing is committed.
+    at = log_.getSnapshotAt(version, none, none, False)
+    txn = log_.startTransaction(none, jvm.scala.Option.apply(at))
     append = jvm.org.apache.spark.sql.SaveMode.valueOf("Append")
     operation = delta.DeltaOperations.Write(
         append, none, none, jvm.scala.Option.apply(UNDO_MARKER.format(version)),
