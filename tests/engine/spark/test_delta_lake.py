@@ -153,6 +153,6 @@ def test_a_row_change_is_undone_by_a_compensating_commit(plain_spark: Any, tmp_p
     with pytest.raises(WriteConflict):
         row_changes.readable_from(path, 3, "t", ["c", "d", "t"])
     plain_spark.sql(f"UPDATE delta.`{path}` SET name = 'y' WHERE id = 6")  # 5: same file
-    with pytest.raises(Exception, match="(?i)concurrent|conflict"):
+    with pytest.raises(Exception, match=r"(?i)concurrent|conflict"):
         row_changes.undo(plain_spark, path, 4)
     assert row_changes.latest_version(path) == 5
