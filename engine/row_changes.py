@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 MARKER = "tessera-job:{}"
 UNDO_MARKER = "tessera-undo:{}"  # the version a compensating commit undoes
+ORPHAN_ROUNDS = 3  # undoing orphaned changes, then looking at the log again
 _DELTA = "org.apache.spark.sql.delta"
 
 
@@ -91,25 +93,60 @@ def commit_info(path: str, version: int) -> dict[str, Any]:
     return {}
 
 
-def readable_from(path: str, base: int, shown: str, identifier: list[str]) -> int:
+def readable_from(
+    path: str,
+    base: int,
+    shown: str,
+    identifier: list[str],
+    orphan: Callable[[int, str], bool] | None = None,
+) -> int:
     """The version the command may read: ``base`` (the recorded version the statement was
     planned on), or a later one when every commit since ``base`` was undone by another one
-    since (a change committed by Delta that its job never recorded). Else WRITE_CONFLICT."""
-    latest = latest_version(path)
-    if latest < base:
-        raise CoreError(f"Table {shown}'s Delta log lacks its recorded version {base}.")
-    undone: set[int] = set()
-    others: list[int] = []
-    for version in range(base + 1, latest + 1):
-        marker = str(commit_info(path, version).get("userMetadata") or "")
-        prefix = UNDO_MARKER.format("")
-        if marker.startswith(prefix) and marker[len(prefix) :].isdigit():
-            undone.add(int(marker[len(prefix) :]))
-        else:
-            others.append(version)
-    if any(version not in undone for version in others):
-        raise _conflict(shown, identifier, "another write is committing, or committed first")
-    return latest
+    since (a change committed by Delta that its job never recorded). ``orphan(version,
+    marker)`` may undo such a change of a job that ended without recording it (True: undone).
+    Else WRITE_CONFLICT."""
+    prefix = UNDO_MARKER.format("")
+    for _ in range(ORPHAN_ROUNDS):
+        latest = latest_version(path)
+        if latest < base:
+            raise CoreError(f"Table {shown}'s Delta log lacks its recorded version {base}.")
+        undone: set[int] = set()
+        others: dict[int, str] = {}
+        for version in range(base + 1, latest + 1):
+            marker = str(commit_info(path, version).get("userMetadata") or "")
+            if marker.startswith(prefix) and marker[len(prefix) :].isdigit():
+                undone.add(int(marker[len(prefix) :]))
+            else:
+                others[version] = marker
+        pending = {v: m for v, m in others.items() if v not in undone}
+        if not pending:
+            return latest
+        if orphan is None or not all(orphan(v, m) for v, m in sorted(pending.items())):
+            break
+    raise _conflict(shown, identifier, "another write is committing, or committed first")
+
+
+def orphan_undoer(spark: SparkSession, path: str) -> Callable[[int, str], bool]:
+    """Undo a row-level change whose job ended without FINISHED recording it (its worker
+    died between Delta's commit and the transition): its marker names a FAILED or CANCELED
+    job. Anything else (another writer, a job still running) is left alone."""
+
+    def undo_orphan(version: int, marker: str) -> bool:
+        prefix = MARKER.format("")
+        try:
+            job_id = uuid.UUID(marker[len(prefix) :]) if marker.startswith(prefix) else None
+        except ValueError:
+            job_id = None
+        if job_id is None:
+            return False
+        status = Job.objects.filter(pk=job_id).values_list("status", flat=True).first()
+        if status not in (jobstate.FAILED, jobstate.CANCELED):
+            return False
+        made = undo(spark, path, version)
+        log.info("Delta version %s of a %s job undone by version %s", version, status, made)
+        return True
+
+    return undo_orphan
 
 
 def find_commit(path: str, after: int, marker: str) -> int | None:
@@ -235,7 +272,7 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
     base = plan.args.get("read_version")
     if not isinstance(base, int) or isinstance(base, bool):
         raise CoreError(f"The plan names no recorded version of {shown} to change.")
-    read = readable_from(path, base, shown, identifier)
+    read = readable_from(path, base, shown, identifier, orphan_undoer(spark, path))
     target = _target(plan)
     frame = spark.read.format("delta").load(path)
     _check_delta_files(frame, path, shown)

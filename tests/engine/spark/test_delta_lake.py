@@ -156,3 +156,12 @@ def test_a_row_change_is_undone_by_a_compensating_commit(plain_spark: Any, tmp_p
     with pytest.raises(Exception, match=r"(?i)concurrent|conflict"):
         row_changes.undo(plain_spark, path, 4)
     assert row_changes.latest_version(path) == 5
+    # A change no job recorded (its worker died) is undone by the next change's check.
+    plain_spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 7")  # version 6
+
+    def orphan(version: int, marker: str) -> bool:
+        row_changes.undo(plain_spark, path, version)
+        return True
+
+    assert row_changes.readable_from(path, 5, "t", ["c", "d", "t"], orphan) == 7
+    assert _ids(plain_spark, path, 7) == _ids(plain_spark, path, 5)
