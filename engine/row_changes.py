@@ -283,7 +283,7 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
     holder.append(change)
     spark.conf.set(USER_METADATA, marker)
     try:
-        result = sqlguard.guard(spark).row_change(plan.sql, str(target.alias))
+        result = sqlguard.guard(spark).row_change(plan.sql, str(target.alias), shown)
         rows = result.collect()
     except Exception as exc:
         if delta_tables.is_conflict(exc):

@@ -308,7 +308,7 @@ class SqlGuard:
         self.check(text, root, rules)
         return self.spark.sql(text, args=dict(parameters))
 
-    def row_change(self, text: str, target: str) -> DataFrame:
+    def row_change(self, text: str, target: str, shown: str = "") -> DataFrame:
         """``spark.sql(text)`` of a planned MERGE / UPDATE / DELETE, once Spark's parse of it
         is exactly such a statement writing ``target`` (the alias the worker registered over
         the table's directory) and reading only the plan's relations."""
@@ -317,6 +317,8 @@ class SqlGuard:
             relations=self.allowed.relations | {name_key(target)},
             target=target,
         )
+        if shown:
+            self.names[target] = shown
         self.check(text, "dml", rules)
         return self.spark.sql(text)
 

@@ -113,7 +113,8 @@ def test_another_user_without_modify_changes_nothing(alice_sql, shared_catalog) 
     job = submit_plan(bob.user, plan)
     wait_for_status(job.pk, {"FINISHED", "FAILED"})
     job.refresh_from_db()
-    assert job.status == "FAILED" and job.error["code"] in ("PERMISSION_DENIED", "NOT_FOUND")
+    assert job.status == "FAILED" and job.error is not None
+    assert job.error["code"] in ("PERMISSION_DENIED", "NOT_FOUND")
     assert _state(shared_catalog, "rs") == before
 
 
@@ -140,8 +141,9 @@ def test_other_tables_are_refused(alice_sql, catalog) -> None:
     assert job["status"] == "FAILED" and "is a view" in job["error"]["message"]
 
 
-def _forged(alice_sql, catalog: str, name: str, sql: str, **changes: Any) -> Any:
-    plan = planned(alice_sql.session, sql)
+def _forged(alice_sql, statement: str, **changes: Any) -> Any:
+    """The plan of ``statement``, changed (``sql``: the text Spark gets; else its args)."""
+    plan = planned(alice_sql.session, statement)
     for key, value in changes.items():
         if key == "sql":
             plan["sql"] = value
@@ -171,7 +173,7 @@ def test_forged_plans_change_the_planned_table_only(alice_sql, catalog) -> None:
         "MERGE WITH SCHEMA EVOLUTION INTO `__tessera_t1` t USING `__tessera_r1` s "
         "ON t.id = s.id WHEN NOT MATCHED THEN INSERT *",
     ):
-        job = _forged(alice_sql, catalog, "fg", merge, sql=sql)
+        job = _forged(alice_sql, merge, sql=sql)
         assert job.status == "FAILED" and job.error["code"] == "FORBIDDEN_SQL", (sql, job.error)
     assert _state(catalog, "fg") == before and _state(catalog, "other") == other
     # Another directory in the plan: the change lands in the table's own, or nowhere.
@@ -180,8 +182,6 @@ def test_forged_plans_change_the_planned_table_only(alice_sql, catalog) -> None:
     table = planned(alice_sql.session, f"DELETE FROM {t} WHERE id = 0")["args"]["table"]
     job = _forged(
         alice_sql,
-        catalog,
-        "fg",
         f"DELETE FROM {t} WHERE id = 0",
         location=str(outside),
         table={**table, "path": str(outside)},
