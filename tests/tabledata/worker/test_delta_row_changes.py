@@ -87,6 +87,7 @@ def test_merge_update_delete_are_delta_versions_delta_rs_reads(alice_sql, catalo
 def test_a_temporary_view_as_source_and_a_change_that_changes_nothing(alice_sql, catalog) -> None:
     t = f"{catalog}.d.tv"
     alice_sql.ok(f"CREATE TABLE {t} USING delta AS SELECT id, 'a' AS name FROM range(2)")
+    alice_sql.ok(f"USE {catalog}.d")  # temporary objects live in the current database
     alice_sql.ok("CREATE TEMPORARY VIEW src AS SELECT 1 AS id, 'b' AS name")
     alice_sql.ok(f"MERGE INTO {t} t USING src s ON t.id = s.id WHEN MATCHED THEN UPDATE SET *")
     assert alice_sql.rows(f"SELECT id, name FROM {t} ORDER BY id") == [[0, "a"], [1, "b"]]
