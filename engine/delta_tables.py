@@ -164,8 +164,13 @@ def stage(
 
 
 def is_conflict(exc: BaseException) -> bool:
-    java = getattr(exc, "java_exception", None)
-    name = str(java.getClass().getName()) if java is not None else type(exc).__name__
+    """Delta's optimistic concurrency refused a commit: a py4j error, or the exception
+    pyspark made of one (``spark.sql`` of a MERGE / UPDATE / DELETE)."""
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    try:
+        name = str(java.getClass().getName()) if java is not None else type(exc).__name__
+    except Exception:
+        name = type(exc).__name__
     return any(name.endswith(conflict) for conflict in _CONFLICTS)
 
 

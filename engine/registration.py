@@ -20,7 +20,7 @@ from pyspark.sql import types as st
 from core import options as table_options
 from core.errors import CoreError
 from core.locations import is_under
-from core.planner import ColumnPlan, FunctionPlan, Plan, RelationPlan
+from core.planner import ROW_CHANGE_ACTIONS, ColumnPlan, FunctionPlan, Plan, RelationPlan
 from core.planner.errors import ForbiddenSql
 from core.planner.guard import check_udf_implementation
 from core.planner.sources import DATAFRAME_CONNECTOR, RATE_CONNECTOR
@@ -385,4 +385,7 @@ def alias_names(plan: Plan | None) -> dict[str, str]:
     for item in items:
         if item.alias:
             names[item.alias] = _display(item)
+    target = plan.args.get("table") if plan.action in ROW_CHANGE_ACTIONS else None
+    if isinstance(target, dict) and target.get("alias"):  # the table a change writes
+        names[str(target["alias"])] = _display(RelationPlan.from_dict(target))
     return names

@@ -30,12 +30,13 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 
 from core import jobstate
-from core.planner import QUERY_ACTIONS, WRITE_ACTIONS, Action, Plan
+from core.planner import QUERY_ACTIONS, ROW_CHANGE_ACTIONS, WRITE_ACTIONS, Action, Plan
 from engine import (
     analyze_table,
     errors,
@@ -44,6 +45,7 @@ from engine import (
     pool,
     readable,
     registration,
+    row_changes,
     spark_session,
     sqlguard,
     streaming,
@@ -341,15 +343,19 @@ def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> 
     monitor = JobMonitor(job.id, control, timeout_seconds(job, properties), watch)
     failure: BaseException | None = None
     prepared: list[write_runner.PreparedWrite] = []
+    changes: list[row_changes.RowChange] = []
+    row_change = plan.action in ROW_CHANGE_ACTIONS
     control.enter()
     monitor.start()
     try:
         registration.register_plan(
             spark, plan, properties, settings.TESSERA_UDF_PACKAGES, job.session_id
         )
-        if monitor.outcome is None:
+        if monitor.outcome is None and row_change:
+            row_changes.run(spark, job, plan, changes)
+        elif monitor.outcome is None:
             prepared = write_runner.prepare_writes(spark, job, plan)
-        if monitor.outcome is None:
+        if monitor.outcome is None and not row_change:
             write_runner.write_all(job, prepared, lambda: monitor.outcome is not None)
     except Exception as exc:
         failure = spark_session.failure_of(spark, exc)  # a dead JVM: SPARK_* (see _run_claimed)
@@ -360,9 +366,12 @@ def _run_write(job: Job, plan: Plan, watch: notify.Watch, spark: Any = None) -> 
     with errors.known_locations(
         errors.plan_locations(plan, _staging_of(job.id), list(job.access or []))
     ):
-        status = write_runner.end_write(
-            job,
-            prepared,
+        end = (
+            partial(row_changes.end, job, changes)
+            if row_change
+            else partial(write_runner.end_write, job, prepared)
+        )
+        status = end(
             failure,
             stopped=monitor.outcome is not None,
             progress={} if monitor.outcome else control.ended(failure is None),

@@ -32,6 +32,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from importlib import resources
 from typing import Any
 
@@ -39,7 +40,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import convert_exception
 from pyspark.sql import DataFrame, SparkSession
 
-from core.identifiers import quote_path
+from core.identifiers import name_key, quote_path
 from core.planner import FunctionPlan, Plan, RelationPlan
 from core.planner.errors import ForbiddenSql
 from core.planner.spark_differential import PlannerReading, check_lexing, check_references
@@ -306,6 +307,20 @@ class SqlGuard:
         rules = Allowed(self.allowed.relations, self.allowed.functions, frozenset(parameters))
         self.check(text, root, rules)
         return self.spark.sql(text, args=dict(parameters))
+
+    def row_change(self, text: str, target: str, shown: str = "") -> DataFrame:
+        """``spark.sql(text)`` of a planned MERGE / UPDATE / DELETE, once Spark's parse of it
+        is exactly such a statement writing ``target`` (the alias the worker registered over
+        the table's directory) and reading only the plan's relations."""
+        rules = replace(
+            self.allowed,
+            relations=self.allowed.relations | {name_key(target)},
+            target=target,
+        )
+        if shown:
+            self.names[target] = shown
+        self.check(text, "dml", rules)
+        return self.spark.sql(text)
 
     def select_expr(self, frame: DataFrame, expressions: Sequence[str]) -> DataFrame:
         """``frame.selectExpr(*expressions)`` once each passed the check (built-ins only)."""

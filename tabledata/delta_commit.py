@@ -18,8 +18,10 @@ from typing import Any
 
 from catalog import versions
 from catalog.models import Table, TableVersion
-from core.errors import CoreError
+from core.errors import CoreError, WriteConflict
 from jobs.models import Job
+
+ROW_CHANGE_MODES = frozenset({"merge", "update", "delete"})
 
 # (staging entry) -> the Delta version committed; raises WriteConflict on a conflict.
 Committer = Callable[[Mapping[str, Any]], int]
@@ -46,6 +48,9 @@ def commit_managed_delta(table: Table, item: Mapping[str, Any], job: Job) -> Non
             "committed.",
             details={"identifier": list(item["identifier"])},
         )
+    if item.get("mode") in ROW_CHANGE_MODES:
+        _record_row_change(table, item, job)
+        return
     if "delta_actions" not in item or not isinstance(item.get("delta_base"), int):
         raise CoreError(
             f"The job finished without its staged files for {shown}: nothing was committed.",
@@ -80,4 +85,38 @@ def commit_managed_delta(table: Table, item: Mapping[str, Any], job: Job) -> Non
         job_id=job.pk,
         rows=rows,
         number=number,
+    )
+
+
+def _record_row_change(table: Table, item: Mapping[str, Any], job: Job) -> None:
+    """A MERGE / UPDATE / DELETE: Delta's command committed its version in the worker (ADR
+    0019, "Row-level DML"); it becomes the table's version here, if the table's recorded
+    version is still the one the command read (else the worker undoes Delta's commit). A
+    command that changed nothing committed nothing: no version."""
+    shown = str(item.get("table") or "")
+    base = item.get("delta_base")
+    committed = item.get("delta_committed")
+    if not isinstance(base, int) or "delta_marker" not in item:
+        raise CoreError(
+            f"The job finished without running its change of {shown}: nothing was committed.",
+            details={"identifier": list(item["identifier"])},
+        )
+    if versions.current_delta_version(table) != base:
+        raise WriteConflict(
+            f"Table {shown} changed while the job ran (another write committed first); "
+            "nothing was committed. Run the statement again.",
+            details={"identifier": list(item["identifier"])},
+        )
+    if not isinstance(committed, int):
+        return
+    metrics = item.get("metrics") if isinstance(item.get("metrics"), dict) else {}
+    versions.record(
+        table,
+        location=table.location,
+        operation=versions.operation_of(item),
+        user_id=job.user_id,
+        job_id=job.pk,
+        rows=item.get("rows") if isinstance(item.get("rows"), int) else None,
+        metrics=metrics,
+        number=committed,
     )

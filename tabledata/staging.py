@@ -9,7 +9,8 @@ the commit itself and the clean-up are ``tabledata.commit``.
 Each job records what it staged in ``Job.staging``, one entry per target table, keyed by
 ``staging_key(identifier)``::
 
-    {"identifier": [c, d, t], "table": "`c`.`d`.`t`", "mode": "ctas|insert|overwrite|upsert",
+    {"identifier": [c, d, t], "table": "`c`.`d`.`t`",
+     "mode": "ctas|insert|overwrite|upsert|merge|update|delete",
      "managed": bool, "format": "parquet", "location": "<where Spark writes>",
      "final": "<where the data is once committed>", "path_existed": bool (external),
      "atomic": bool (ctas), "schema": <resolved schema JSON> (ctas, by the worker),
@@ -37,12 +38,13 @@ from core import options as option_rules
 from core.errors import CoreError, NotFound
 from core.identifiers import quote_path
 from core.jobstate import JobView
-from core.planner import Action, Plan
+from core.planner import ROW_CHANGE_ACTIONS, Action, Plan
 from core.planner.errors import ForbiddenSql, UnsupportedStatement
 from jobs.models import Job
 
 STAGING_PREFIX = "_tessera_staging_"
 CTAS_ONLY_OPTIONS = frozenset({"table.ctas.atomic"})  # statement options, never stored
+ROW_CHANGE_MODES = frozenset(str(action) for action in ROW_CHANGE_ACTIONS)
 
 JobRef = Job | JobView
 
@@ -81,6 +83,8 @@ def write_targets(plan: Plan | Mapping[str, Any] | None) -> list[dict[str, Any]]
             if action == Action.CTAS
             else ("overwrite" if item.get("overwrite") else "insert")
         )
+        if action in ROW_CHANGE_ACTIONS:
+            mode = str(action)
         if mode == "insert" and item.get("write_mode") == "upsert":
             mode = "upsert"
         targets.append({"identifier": identifier, "mode": mode, "args": item})
@@ -162,6 +166,13 @@ def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
     delta = managed and str(fmt).lower() == option_rules.DELTA
     if delta:
         entry["delta"] = True
+    if mode in ROW_CHANGE_MODES:
+        if not delta:  # the planner refuses first; a hand-made plan meets this
+            raise UnsupportedStatement(
+                f"Table {quote_path(identifier)} is not a managed Delta table: MERGE, UPDATE "
+                "and DELETE change managed Delta tables only."
+            )
+        entry["operation"] = mode.upper()
     if mode == "upsert":
         if delta:
             raise UnsupportedStatement(

@@ -24,6 +24,7 @@ from core.planner.model import (
 from core.planner.plan import (
     ACTION_KINDS,
     QUERY_ACTIONS,
+    ROW_CHANGE_ACTIONS,
     WRITE_ACTIONS,
     Action,
     ColumnPlan,
@@ -37,6 +38,7 @@ from core.planner.tokens import split_script, split_script_spans
 __all__ = [
     "ACTION_KINDS",
     "QUERY_ACTIONS",
+    "ROW_CHANGE_ACTIONS",
     "WRITE_ACTIONS",
     "Action",
     "CatalogReader",

@@ -34,6 +34,7 @@ from core.planner.pipelines import plan_execute_pipeline
 from core.planner.plan import ACTION_KINDS, AccessPlan, Action, Plan, PlanKind
 from core.planner.queries import plan_query, starts_query
 from core.planner.resolve import Resolver
+from core.planner.row_changes import plan_delete, plan_merge, plan_update
 from core.planner.session import plan_reset, plan_set, plan_use
 from core.planner.show import plan_describe, plan_show
 from core.planner.statement import Statement
@@ -71,7 +72,6 @@ _OTHER_STATEMENTS = frozenset(
         "COMMIT",
         "COPY",
         "DECLARE",
-        "DELETE",
         "DROP",
         "EXECUTE",
         "EXPORT",
@@ -82,7 +82,6 @@ _OTHER_STATEMENTS = frozenset(
         "LEAVE",
         "LOCK",
         "LOOP",
-        "MERGE",
         "OPTIMIZE",
         "REPEAT",
         "REPLACE",
@@ -93,7 +92,6 @@ _OTHER_STATEMENTS = frozenset(
         "TRUNCATE",
         "UNLOCK",
         "UNSET",
-        "UPDATE",
         "UPSERT",
         "VACUUM",
         "WHILE",
@@ -255,6 +253,9 @@ _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "GRANT": plan_grant,
     "REVOKE": plan_revoke,
     "ALTER": plan_alter,
+    "MERGE": plan_merge,
+    "UPDATE": plan_update,
+    "DELETE": plan_delete,
 }
 
 
@@ -370,6 +371,9 @@ _KIND_BY_FIRST_WORD: dict[str, PlanKind] = {
     "INSERT": "insert",
     "EXECUTE": "statement_set",
     "ANALYZE": "ddl",
+    "MERGE": "insert",
+    "UPDATE": "insert",
+    "DELETE": "insert",
 }
 _CREATED_KINDS = ("TABLE", "VIEW", "FUNCTION", "CATALOG", "DATABASE", "SCHEMA")
 

@@ -55,6 +55,10 @@ class Action(StrEnum):
     CTAS = "ctas"
     INSERT = "insert"
     STATEMENT_SET = "statement_set"
+    # Row-level changes of a managed Delta table (core.planner.row_changes).
+    MERGE = "merge"
+    UPDATE = "update"
+    DELETE = "delete"
     ANALYZE_TABLE = "analyze_table"
     PIPELINE = "pipeline"
     # Grants (docs/statements.md "Grants"): run in the web process.
@@ -92,6 +96,9 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
     Action.CTAS: "ctas",
     Action.INSERT: "insert",
     Action.STATEMENT_SET: "statement_set",
+    Action.MERGE: "insert",
+    Action.UPDATE: "insert",
+    Action.DELETE: "insert",
     Action.ANALYZE_TABLE: "ddl",
     Action.PIPELINE: "pipeline",
     Action.GRANT: "ddl",
@@ -101,7 +108,11 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
 }
 
 # Plans whose data a worker writes into tables (FLIP-218): staged, then committed.
-WRITE_ACTIONS: frozenset[Action] = frozenset({Action.CTAS, Action.INSERT, Action.STATEMENT_SET})
+# Row-level changes: Delta's own commands run them (ADR 0019, "Row-level DML").
+ROW_CHANGE_ACTIONS: frozenset[Action] = frozenset({Action.MERGE, Action.UPDATE, Action.DELETE})
+WRITE_ACTIONS: frozenset[Action] = (
+    frozenset({Action.CTAS, Action.INSERT, Action.STATEMENT_SET}) | ROW_CHANGE_ACTIONS
+)
 # Plans a worker runs as a query (rows come back).
 QUERY_ACTIONS: frozenset[Action] = frozenset({Action.QUERY, Action.EXPLAIN})
 

@@ -73,6 +73,27 @@ PLAN_CLASSES: frozenset[str] = frozenset(
     }
 )
 
+# The row-level changes Spark's parser builds (MERGE INTO, UPDATE, DELETE FROM), with the
+# field naming the table they write: allowed only as the root of a planned change (root
+# ``dml``), whose target must be the plan's.
+DML_PLAN_CLASSES: dict[str, str] = {
+    _LOGICAL + "MergeIntoTable": "targetTable",
+    _LOGICAL + "UpdateTable": "table",
+    _LOGICAL + "DeleteFromTable": "table",
+}
+# A MERGE's actions and an UPDATE's assignments: allowed inside a planned change only.
+DML_EXPRESSION_CLASSES: frozenset[str] = frozenset(
+    _LOGICAL + name
+    for name in (
+        "Assignment",
+        "DeleteAction",
+        "InsertAction",
+        "InsertStarAction",
+        "UpdateAction",
+        "UpdateStarAction",
+    )
+)
+
 # Expression classes Spark's parser builds directly (function calls are UnresolvedFunction
 # and checked by name). Anything in Catalyst's ``expressions.objects`` (reflection) or a UDF
 # class is not here and never will be.

@@ -39,6 +39,8 @@ from core.planner.functions import is_builtin
 from core.planner.guard import FORBIDDEN_FUNCTIONS, FORBIDDEN_OPTION_KEYS
 from core.planner.spark_allowlist import (
     ANONYMOUS_EXPRESSIONS,
+    DML_EXPRESSION_CLASSES,
+    DML_PLAN_CLASSES,
     EXPRESSION_CLASSES,
     OPAQUE_CLASSES,
     OPTION_MAP_FUNCTIONS,
@@ -51,7 +53,7 @@ from core.planner.spark_allowlist import (
 from core.planner.spark_tree import Ref, SparkTree
 from core.session_properties import SHUFFLE_PARTITIONS_MAX as MAX_PARTITIONS
 
-RootKind: TypeAlias = Literal["query", "explain", "expression"]
+RootKind: TypeAlias = Literal["query", "explain", "expression", "dml"]
 
 _SPARK_SAYS = "Spark reads this statement"
 NAMED_PARAMETER = "org.apache.spark.sql.catalyst.analysis.NamedParameter"
@@ -66,6 +68,8 @@ class Allowed:
     functions: frozenset[str] = frozenset()
     # Named parameter markers (:name) whose values are sent beside the text, as spelled.
     parameters: frozenset[str] = frozenset()
+    # A row-level change's target (root ``dml``): the one relation it may write.
+    target: str | None = None
 
     @classmethod
     def of(
@@ -117,6 +121,7 @@ class _Walk:
         self.tree = tree
         self.allowed = allowed
         self.references = References()
+        self.dml = False  # inside a planned row-level change: its actions are allowed
 
     def run(self, root: Ref, root_kind: RootKind) -> References:
         node = self.tree.node(root)
@@ -136,8 +141,59 @@ class _Walk:
             raise ForbiddenSql(f"{_SPARK_SAYS} as something other than a query.")
         elif root_kind == "expression" and kind != "expr":
             raise ForbiddenSql(f"{_SPARK_SAYS} as something other than an expression.")
+        elif root_kind == "dml":
+            for ref in self._row_change(node, class_name):
+                self._walk(ref)
+            return self.references
         self._walk(start)
         return self.references
+
+    def _row_change(self, node: Sequence[Any], class_name: str) -> list[Ref]:
+        """MERGE / UPDATE / DELETE: exactly the planned statement's kind, writing exactly the
+        planned target (its alias, optionally aliased again); every other part is checked
+        as a query's, with the merge actions and assignments allowed."""
+        target_field = DML_PLAN_CLASSES.get(class_name)
+        if target_field is None or not self.allowed.target:
+            raise ForbiddenSql(
+                f"{_SPARK_SAYS} as something other than the row-level change that was "
+                "planned; nothing was run.",
+                details={"checked_by": "spark_parser", "construct": _short(class_name)},
+            )
+        fields = self.tree.fields(node)
+        merge = _short(class_name) == "MergeIntoTable"
+        if merge and fields.get("withSchemaEvolution") is not False:
+            raise ForbiddenSql(
+                "MERGE WITH SCHEMA EVOLUTION is not supported: a MERGE changes rows, not the "
+                "table's columns.",
+                details={"checked_by": "spark_parser", "construct": "MergeIntoTable"},
+            )
+        self._target(fields.get(target_field))
+        self.dml = True
+        return [ref for name, ref in fields.items() if name != target_field]
+
+    def _target(self, ref: Ref) -> None:
+        """``UnresolvedRelation([target])`` (Spark adds the write privileges it requires as
+        the relation's options), possibly under a ``SubqueryAlias``."""
+        node = self.tree.node(ref)
+        if node is not None and _short(self.tree.class_name(node)) == "SubqueryAlias":
+            node = self.tree.node(self.tree.fields(node).get("child"))
+        fields = self.tree.fields(node) if node is not None else {}
+        parts = self.tree.strings(fields.get("multipartIdentifier")) if node is not None else None
+        target = self.allowed.target or ""
+        if (
+            node is None
+            or _short(self.tree.class_name(node)) != "UnresolvedRelation"
+            or parts is None
+            or [name_key(p) for p in parts] != [name_key(target)]
+            or fields.get("isStreaming") is not False
+        ):
+            shown = quote_path(parts) if parts else "another object"
+            raise ForbiddenSql(
+                f"{_SPARK_SAYS} as changing {shown}, which is not the table that was planned; "
+                "nothing was run.",
+                details={"checked_by": "spark_parser", "table": parts or []},
+            )
+        self.references.relations[name_key(target)] += 1
 
     def _walk(self, start: Ref) -> None:
         # Explicit stack: parse trees of long expressions are deep (a + b + c … is a chain).
@@ -258,8 +314,10 @@ class _Walk:
         if class_name == NAMED_PARAMETER and self.allowed.parameters:
             self._parameter(self.tree.fields(node))
             return
-        if class_name not in EXPRESSION_CLASSES and not class_name.startswith(
-            ANONYMOUS_EXPRESSIONS
+        if (
+            class_name not in EXPRESSION_CLASSES
+            and not class_name.startswith(ANONYMOUS_EXPRESSIONS)
+            and not (self.dml and class_name in DML_EXPRESSION_CLASSES)
         ):
             raise _refuse_class(class_name, "expr")
         short = _short(class_name)

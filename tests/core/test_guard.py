@@ -112,9 +112,11 @@ HOSTILE: list[tuple[str, str]] = [
     ("CREATE TABLE t (a INT) USING iceberg", "iceberg"),  # delta: tests/core/test_delta_tables.py
     # statements outside the SQL reference
     ("ALTER TABLE orders SET LOCATION '/etc'", "ALTER TABLE"),
-    ("DELETE FROM orders", "DELETE FROM"),
-    ("UPDATE orders SET id = 1", "UPDATE orders"),
-    ("MERGE INTO orders USING customers ON true WHEN MATCHED THEN DELETE", "MERGE INTO"),
+    # row-level changes (managed Delta tables, tests/core/test_row_changes.py)
+    ("DELETE FROM parquet.`/x` WHERE true", "Writing files by path (parquet.`/x`)"),
+    ("UPDATE orders SET id = (SELECT max(id) FROM json.`/x`)", "Reading files by path"),
+    ("MERGE INTO orders USING csv.`/x` s ON true WHEN MATCHED THEN DELETE", "csv.`/x`"),
+    ("DELETE FROM orders WHERE reflect('a', 'b') = 'x'", "reflect()"),
     ("TRUNCATE TABLE orders", "TRUNCATE TABLE"),
     ("CREATE EXTERNAL TABLE t (a INT) LOCATION '/etc'", "CREATE EXTERNAL"),
     ("CREATE OR REPLACE TABLE t (a INT)", "CREATE OR REPLACE TABLE"),

@@ -113,3 +113,55 @@ def test_spark_connect_refuses_managed_delta_writes(settings: Any) -> None:
     settings.SPARK_REMOTE = "sc://localhost:15002"
     with pytest.raises(CoreError, match="Spark Connect runtime does not expose"):
         delta_tables.refuse_connect("`c`.`d`.`t`")
+
+
+def _ids(spark: Any, path: str, version: int) -> list[tuple[int, str]]:
+    frame = spark.read.format("delta").option("versionAsOf", version).load(path)
+    return sorted((row.id, row.name) for row in frame.collect())
+
+
+def test_a_row_change_is_undone_by_a_compensating_commit(plain_spark: Any, tmp_path: Path) -> None:
+    """ADR 0019 "Row-level DML": a change Delta committed that Tessera did not record is
+    reversed by a commit (never RESTORE), deletion vectors included; a commit since that
+    touched the same files makes the undo Delta's conflict, nothing committed."""
+    import json
+
+    from core.errors import WriteConflict
+    from engine import row_changes
+
+    path = str(tmp_path / "u")
+    plain_spark.sql(
+        f"CREATE TABLE delta.`{path}` (id BIGINT, name STRING) USING delta TBLPROPERTIES ("
+        "'delta.enableDeletionVectors' = 'true', 'delta.enableChangeDataFeed' = 'true', "
+        "'delta.columnMapping.mode' = 'name')"
+    )
+    plain_spark.range(0, 8).selectExpr("id", "concat('n', id) AS name").coalesce(1).write.format(
+        "delta"
+    ).mode("append").save(path)
+    plain_spark.sql(f"UPDATE delta.`{path}` SET name = 'x' WHERE id = 2")  # version 2
+    assert row_changes.latest_version(path) == 2
+    log = Path(path, "_delta_log", f"{2:020d}.json").read_text().splitlines()
+    assert any(json.loads(line).get("add", {}).get("deletionVector") for line in log)
+    made = row_changes.undo(plain_spark, path, 2)
+    assert made == 3
+    assert _ids(plain_spark, path, 3) == _ids(plain_spark, path, 1)
+    assert DeltaTable(path).version() == 3
+    assert row_changes.commit_info(path, 3)["userMetadata"] == "tessera-undo:2"
+    # Version 1 was recorded: a change and its undo since do not conflict with it.
+    assert row_changes.readable_from(path, 1, "t", ["c", "d", "t"]) == 3
+    plain_spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 5")  # version 4
+    with pytest.raises(WriteConflict):
+        row_changes.readable_from(path, 3, "t", ["c", "d", "t"])
+    plain_spark.sql(f"UPDATE delta.`{path}` SET name = 'y' WHERE id = 6")  # 5: same file
+    with pytest.raises(Exception, match=r"(?i)concurrent|conflict"):
+        row_changes.undo(plain_spark, path, 4)
+    assert row_changes.latest_version(path) == 5
+    # A change no job recorded (its worker died) is undone by the next change's check.
+    plain_spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 7")  # version 6
+
+    def orphan(version: int, marker: str) -> bool:
+        row_changes.undo(plain_spark, path, version)
+        return True
+
+    assert row_changes.readable_from(path, 5, "t", ["c", "d", "t"], orphan) == 7
+    assert _ids(plain_spark, path, 7) == _ids(plain_spark, path, 5)

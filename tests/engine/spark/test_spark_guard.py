@@ -238,3 +238,79 @@ def test_parameters_are_bound_not_substituted(spark: Any) -> None:
     session.conf.set(sqlguard.CONSTANTS_ONLY, "true")
     rows = guard.sql("SELECT :v AS v", parameters={"v": "1'; DROP TABLE x; --"}).collect()
     assert [row.v for row in rows] == ["1'; DROP TABLE x; --"]
+
+
+# -- row-level changes of managed Delta tables (root "dml", ADR 0019) ---------------------------
+
+ROW_CHANGE = Allowed.of(["__tessera_t1", "__tessera_r1"], ["__tessera_f1"])
+
+
+def _row_change_rules() -> Allowed:
+    from dataclasses import replace
+
+    return replace(ROW_CHANGE, target="__tessera_t1")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "MERGE INTO `__tessera_t1` AS t USING `__tessera_r1` s ON t.id = s.id "
+        "WHEN MATCHED AND s.id > 1 THEN UPDATE SET t.name = `__tessera_f1`(s.name) "
+        "WHEN MATCHED THEN DELETE "
+        "WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, upper(s.name)) "
+        "WHEN NOT MATCHED BY SOURCE THEN UPDATE SET name = 'gone'",
+        "MERGE INTO `__tessera_t1` t USING (SELECT * FROM `__tessera_r1`) s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+        "UPDATE `__tessera_t1` AS `m` SET id = id + 1, name = CASE WHEN id > 1 THEN 'a' END "
+        "WHERE id IN (SELECT id FROM `__tessera_r1`)",
+        "DELETE FROM `__tessera_t1` AS `m` WHERE id > 3",
+        "DELETE FROM `__tessera_t1` AS `m`",
+    ],
+)
+def test_planned_row_changes_pass_spark_parse(spark: Any, sql: str) -> None:
+    from engine import sqlguard
+
+    check_tree(sqlguard.parse(spark, sql), _row_change_rules(), "dml")
+
+
+@pytest.mark.parametrize(
+    ("sql", "fragment"),
+    [
+        (
+            "MERGE INTO `__tessera_r1` t USING `__tessera_t1` s ON true WHEN MATCHED THEN DELETE",
+            "not the table that was planned",
+        ),
+        ("DELETE FROM delta.`/etc` WHERE true", "not the table that was planned"),
+        ("UPDATE spark_catalog.default.t SET id = 1", "not the table that was planned"),
+        (
+            "MERGE INTO `__tessera_t1` t USING secret s ON true WHEN MATCHED THEN DELETE",
+            "not a table or view the planner resolved",
+        ),
+        (
+            "DELETE FROM `__tessera_t1` WHERE id IN (SELECT id FROM parquet.`/etc`)",
+            "not a table or view the planner resolved",
+        ),
+        ("DELETE FROM `__tessera_t1` WHERE reflect('a', 'b') = 'x'", "reflect"),
+        (
+            "MERGE WITH SCHEMA EVOLUTION INTO `__tessera_t1` t USING `__tessera_r1` s "
+            "ON true WHEN NOT MATCHED THEN INSERT *",
+            "SCHEMA EVOLUTION",
+        ),
+        ("SELECT * FROM `__tessera_t1`", "other than the row-level change"),
+        ("INSERT INTO `__tessera_t1` SELECT 1", "other than the row-level change"),
+    ],
+)
+def test_forged_row_changes_are_refused_on_spark_parse(spark: Any, sql: str, fragment: str) -> None:
+    from engine import sqlguard
+
+    with pytest.raises(ForbiddenSql) as refused:
+        check_tree(sqlguard.parse(spark, sql), _row_change_rules(), "dml")
+    assert fragment in refused.value.message
+
+
+def test_a_row_change_is_never_a_query(spark: Any) -> None:
+    from engine import sqlguard
+
+    tree = sqlguard.parse(spark, "DELETE FROM `__tessera_t1` WHERE true")
+    with pytest.raises(ForbiddenSql):
+        check_tree(tree, ROW_CHANGE, "query")
