@@ -24,8 +24,14 @@ describe("dashboards", () => {
     expect(parameterValues(declared, { other: "x" })).toEqual({ low: 2, region: "EU" });
   });
 
-  it("puts a new tile under the others", () => {
-    expect(nextPlace([])).toEqual({ x: 0, y: 0 });
-    expect(nextPlace([{ y: 0, h: 4 }, { y: 4, h: 3 }])).toEqual({ x: 0, y: 7 });
+  it("puts a new tile beside the last one when it fits, else under them all", () => {
+    expect(nextPlace([], 6)).toEqual({ x: 0, y: 0 });
+    expect(nextPlace([{ x: 0, y: 0, w: 6, h: 4 }], 6)).toEqual({ x: 6, y: 0 });
+    expect(nextPlace([{ x: 0, y: 0, w: 6, h: 4 }], 12)).toEqual({ x: 0, y: 4 });
+    const full = [
+      { x: 0, y: 0, w: 6, h: 4 },
+      { x: 6, y: 0, w: 6, h: 3 },
+    ];
+    expect(nextPlace(full, 4)).toEqual({ x: 0, y: 4 });
   });
 });

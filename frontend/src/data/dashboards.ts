@@ -56,9 +56,16 @@ export function parameterValues(
   return values;
 }
 
-/** The next tile's place: under every tile there is, full half-width. */
-export function nextPlace(tiles: Pick<Tile, "y" | "h">[]): { x: number; y: number } {
-  return { x: 0, y: tiles.reduce((bottom, tile) => Math.max(bottom, tile.y + tile.h), 0) };
+/** The next tile's place, `w` columns wide: beside the last tile when the row has room for it,
+ * else under every tile there is. */
+export function nextPlace(tiles: Pick<Tile, "x" | "y" | "w" | "h">[], w: number): { x: number; y: number } {
+  const bottom = tiles.reduce((most, tile) => Math.max(most, tile.y + tile.h), 0);
+  const last = tiles.reduce<Pick<Tile, "x" | "y" | "w" | "h"> | null>(
+    (found, tile) => (!found || tile.y > found.y || (tile.y === found.y && tile.x > found.x) ? tile : found),
+    null,
+  );
+  if (last && last.x + last.w + w <= GRID_COLUMNS) return { x: last.x + last.w, y: last.y };
+  return { x: 0, y: bottom };
 }
 
 /** One session per dashboard page, opened on first use and shared by its tiles. */

@@ -185,12 +185,15 @@ function OwnerTools({ dashboard, onDelete }: { dashboard: Dashboard; onDelete():
   const items = queries.data?.items ?? [];
   const add = (event: FormEvent) => {
     event.preventDefault();
-    const place = nextPlace(dashboard.tiles);
-    addTile.mutate({ saved_query: query || (items[0]?.id ?? ""), kind, w: width, h: 4, ...place });
+    const place = nextPlace(dashboard.tiles, width);
+    addTile.mutate({ saved_query: query || (items[0]?.id ?? ""), kind, w: width, h: 5, ...place });
   };
   const addParameter = (event: FormEvent) => {
     event.preventDefault();
-    const parameters = [...dashboard.parameters, { name, default: fallback }];
+    // A default that reads as a number is one (its input then sends numbers).
+    const number = Number(fallback);
+    const typed = fallback.trim() !== "" && Number.isFinite(number) ? number : fallback;
+    const parameters = [...dashboard.parameters, { name, default: typed }];
     change.mutate({ parameters }, { onSuccess: () => setName("") });
   };
   return (
