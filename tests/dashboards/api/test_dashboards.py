@@ -225,6 +225,27 @@ def test_a_tile_runs_with_the_dashboards_parameters_bound(alice_api):
     )
     foreign = run(alice_api, made["id"], tile["id"], session=str(uuid.uuid4()))
     assert_error(foreign, 404, "NOT_FOUND")
+    for body in ({"wait": -1}, {"wait": 10**9}, {"page_size": 0}, {"page_size": 10**9}):
+        assert_error(run(alice_api, made["id"], tile["id"], **body), 400, "VALIDATION_ERROR")
+    many = {f"p{i}": i for i in range(200)}
+    assert_error(run(alice_api, made["id"], tile["id"], parameters=many), 400, "VALIDATION_ERROR")
+
+
+def test_a_viewers_session_of_another_user_is_not_found(alice, alice_api, bob, bob_api):
+    join(alice, bob)
+    made = create(alice_api, shared=True)
+    tile = add_tile(alice_api, made["id"], save_query(alice_api, shared=True))
+    alices = run(alice_api, made["id"], tile["id"]).json()["session"]
+    assert_error(run(bob_api, made["id"], tile["id"], session=alices), 404, "NOT_FOUND")
+    assert not Job.objects.filter(user=bob).exists()
+
+
+def test_a_deleted_saved_query_takes_its_tiles_with_it(alice_api):
+    made = create(alice_api)
+    query = save_query(alice_api)
+    add_tile(alice_api, made["id"], query)
+    assert alice_api.delete(f"{API}/saved-queries/{query}").status_code == 204
+    assert alice_api.get(f"{URL}/{made['id']}").json()["tiles"] == []
 
 
 def test_a_marker_the_dashboard_does_not_declare_fails_that_tile(alice_api):
@@ -263,7 +284,9 @@ def test_tiles_run_as_the_viewer_and_only_the_denied_tile_fails(
     assert denied.status_code == 201, denied.content
     assert denied.json()["status"] == jobstate.FAILED
     assert denied.json()["error"]["code"] == "PERMISSION_DENIED", denied.json()["error"]
-    assert {j.user_id for j in Job.objects.filter(user=bob)} == {bob.pk}  # bob's own jobs
+    for answer in (allowed, denied):  # run as bob, in a session of his
+        job = Job.objects.select_related("session").get(pk=answer.json()["id"])
+        assert job.user_id == bob.pk and job.session is not None and job.session.user_id == bob.pk
 
 
 def test_a_tile_of_a_query_no_longer_shared_with_the_viewer_is_denied(
