@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "jobs",
     "workbench",
     "schedules",
+    "dashboards",
     "hiveserver2",
     "flightsql",
 ]

@@ -67,6 +67,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("tabledata.urls")),
     path("", include("workbench.urls")),
     path("", include("schedules.urls")),
+    path("", include("dashboards.urls")),
 ]
 
 urlpatterns = [

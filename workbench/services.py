@@ -62,7 +62,7 @@ MAX_CHART_SERIES = 10
 MAX_COLUMN_NAME = 1000
 
 
-def _check_chart(chart: Any) -> dict[str, Any] | None:
+def check_chart(chart: Any) -> dict[str, Any] | None:
     """A chart config: ``{"type", "x", "y": [names], "aggregation"}``, or None."""
     if chart is None:
         return None
@@ -120,7 +120,7 @@ def saved_query_create(
         sql=_check_sql(sql),
         description=_check_description(description),
         shared=bool(shared),
-        chart=_check_chart(chart),
+        chart=check_chart(chart),
     )
     _ensure_name_free(owner_id, row.name)
     try:
@@ -152,7 +152,7 @@ def saved_query_update(*, user: AnyUser, row: SavedQuery, changes: dict[str, Any
     if "shared" in changes:
         row.shared = bool(changes["shared"])
     if "chart" in changes:
-        row.chart = _check_chart(changes["chart"])
+        row.chart = check_chart(changes["chart"])
     try:
         with transaction.atomic():
             row.save()

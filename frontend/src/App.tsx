@@ -15,6 +15,7 @@ import { TeamsPage } from "./pages/admin/TeamsPage";
 import { TokensPage } from "./pages/account/TokensPage";
 import { EnginesPage } from "./pages/engines/EnginesPage";
 import { NotificationBell, SchedulesPage } from "./pages/schedules/SchedulesPage";
+import { DashboardsPage } from "./pages/dashboards/DashboardsPage";
 import { ShortcutHelp } from "./pages/editor/ShortcutHelp";
 
 /** Typing into a field: single-key shortcuts stay out of the way. */
@@ -32,6 +33,7 @@ type Section =
   | "engines"
   | "saved"
   | "schedules"
+  | "dashboards"
   | "teams"
   | "audit"
   | "tokens"
@@ -40,7 +42,7 @@ type Section =
 function sectionOf(pathname: string): Section {
   const first = pathname.split("/").filter(Boolean)[0] ?? "editor";
   if (first === "editor" || first === "login") return "editor";
-  if (["catalog", "jobs", "engines", "saved", "schedules", "teams", "audit", "tokens"].includes(first))
+  if (["catalog", "jobs", "engines", "saved", "schedules", "dashboards", "teams", "audit", "tokens"].includes(first))
     return first as Section;
   return "missing";
 }
@@ -125,6 +127,9 @@ export function App() {
           <Link to="/schedules" aria-current={section === "schedules" ? "page" : undefined}>
             Schedules
           </Link>
+          <Link to="/dashboards" aria-current={section === "dashboards" ? "page" : undefined}>
+            Dashboards
+          </Link>
           <Link to="/teams" aria-current={section === "teams" ? "page" : undefined}>
             Teams
           </Link>
@@ -159,6 +164,7 @@ export function App() {
         {section === "engines" && <EnginesPage user={user} />}
         {section === "saved" && <SavedQueriesPage user={user} />}
         {section === "schedules" && <SchedulesPage />}
+        {section === "dashboards" && <DashboardsPage />}
         {section === "teams" &&
           (segments.length > 1 ? <TeamPage key={segments[1]} name={segments[1]} user={user} /> : <TeamsPage user={user} />)}
         {section === "audit" && <AuditPage user={user} />}

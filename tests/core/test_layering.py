@@ -18,6 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # REST helpers). The front door plans and submits; results and table data are written by
 # jobs' workers; jobs keep the record; the catalog is below all of them; core is pure.
 ROOMS_TOP_DOWN = (
+    "dashboards",
     "schedules",
     "flightsql",
     "hiveserver2",

@@ -40,6 +40,7 @@ export type Collection =
   | "audit"
   | "engines"
   | "schedules"
+  | "dashboards"
   | "alerts"
   | "notifications";
 

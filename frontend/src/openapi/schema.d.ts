@@ -584,6 +584,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dashboards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Your dashboards and those teammates shared, oldest first. */
+        get: operations["dashboards_list"];
+        put?: never;
+        post: operations["dashboards_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboards/{dashboard}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["dashboards_retrieve"];
+        put?: never;
+        post?: never;
+        delete: operations["dashboards_destroy"];
+        options?: never;
+        head?: never;
+        patch: operations["dashboards_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/dashboards/{dashboard}/tiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["dashboards_tiles_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dashboards/{dashboard}/tiles/{tile}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["dashboards_tiles_destroy"];
+        options?: never;
+        head?: never;
+        patch: operations["dashboards_tiles_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/dashboards/{dashboard}/tiles/{tile}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["dashboards_tiles_run_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/editor-tabs": {
         parameters: {
             query?: never;
@@ -1569,6 +1650,35 @@ export interface components {
         CsrfToken: {
             csrf_token: string;
         };
+        DashboardInRequest: {
+            title: string;
+            /** @default false */
+            shared: boolean;
+            /** @description at least 60 seconds, or null */
+            refresh_interval_seconds?: unknown;
+            /** @description [{"name": "region", "default": "EU"}, …] */
+            parameters?: unknown;
+        };
+        DashboardOut: {
+            /** Format: uuid */
+            id: string;
+            title: string;
+            owner: string;
+            /** @description Whether the requester (``context["user_id"]``) owns it. */
+            readonly editable: boolean;
+            shared: boolean;
+            refresh_interval_seconds: number | null;
+            parameters: components["schemas"]["ParameterOut"][];
+            tiles: components["schemas"]["TileOut"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DashboardPage: {
+            items: components["schemas"]["DashboardOut"][];
+            next_page_token: string | null;
+        };
         DatabaseAccessPage: {
             items: components["schemas"]["AuditEventOut"][];
             next_page_token: string | null;
@@ -1805,6 +1915,12 @@ export interface components {
             items: components["schemas"]["JobOut"][];
             next_page_token: string | null;
         };
+        /**
+         * @description * `table` - table
+         *     * `chart` - chart
+         * @enum {string}
+         */
+        Kind8f2Enum: "table" | "chart";
         LastCommitOut: {
             /** Format: date-time */
             at: string;
@@ -1851,6 +1967,10 @@ export interface components {
             items: components["schemas"]["NotificationOut"][];
             next_page_token: string | null;
         };
+        ParameterOut: {
+            name: string;
+            default: unknown;
+        };
         PatchedAlertPatchRequest: {
             name?: string;
             column?: string;
@@ -1866,6 +1986,12 @@ export interface components {
             default_database?: string;
             /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
             owner?: string;
+        };
+        PatchedDashboardPatchRequest: {
+            title?: string;
+            shared?: boolean;
+            refresh_interval_seconds?: unknown;
+            parameters?: unknown;
         };
         PatchedDatabasePatchRequest: {
             comment?: string;
@@ -1929,6 +2055,15 @@ export interface components {
             partition_by?: string[];
             /** @description a username: hand the object to that user (its owner, a parent's owner or an admin may) */
             owner?: string;
+        };
+        PatchedTilePatchRequest: {
+            saved_query?: string;
+            kind?: components["schemas"]["Kind8f2Enum"];
+            chart?: unknown;
+            x?: unknown;
+            y?: unknown;
+            w?: unknown;
+            h?: unknown;
         };
         PatchedViewPatchRequest: {
             query?: string;
@@ -2355,6 +2490,47 @@ export interface components {
             /** @description With wait: when the job has FINISHED, the answer carries the first page of its result (result_page), as GET /jobs/{id}/result?page_size= would give it. */
             page_size?: number;
         };
+        StatementJobOut: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            session: string | null;
+            /**
+             * Format: uuid
+             * @description The pipeline job that ran this statement (null for any other job).
+             */
+            parent: string | null;
+            /**
+             * Format: uuid
+             * @description The engine (GET /engines/{id}) it ran on; null until a worker runs it, for statements that need no Spark, and under the share level server.
+             */
+            engine: string | null;
+            readonly user: string;
+            sql: string;
+            kind: string;
+            status: string;
+            /** @description Who submitted it: "user" (a statement), or "schedule" (a scheduled run, as the schedule's owner; GET /schedules/{id}/runs). */
+            origin: string;
+            target: string[] | null;
+            readonly progress: components["schemas"]["ProgressOut"];
+            /** @description A long-running stream (execution.runtime-mode = streaming): RUNNING until it is cancelled or fails. */
+            readonly streaming: boolean;
+            error: unknown;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            result: unknown;
+            /** @description The values its :name markers were run with ({} for none). */
+            readonly parameters: {
+                [key: string]: unknown;
+            };
+            /** @description Only for statements of a script: the script's id, this one's index and its offset in the script's text (in Unicode code points). */
+            readonly script: components["schemas"]["ScriptOut"] | null;
+            result_page?: components["schemas"]["_FirstPage"];
+        };
         StorageRootOut: {
             path: string;
             /** @description whether the caller may read files under it */
@@ -2521,6 +2697,48 @@ export interface components {
             items: components["schemas"]["TemporaryObjectOut"][];
             next_page_token: string | null;
         };
+        TileInRequest: {
+            /** @description The id of a saved query you may read. */
+            saved_query: string;
+            /** @default table */
+            kind: components["schemas"]["Kind8f2Enum"];
+            /** @description null: the saved query's chart */
+            chart?: unknown;
+            /** @description column, 0 … 11 (default 0) */
+            x?: unknown;
+            /** @description row, 0 … (default 0) */
+            y?: unknown;
+            /** @description columns wide, 1 … 12 (default 6) */
+            w?: unknown;
+            /** @description rows high (default 4) */
+            h?: unknown;
+        };
+        TileOut: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            saved_query: string;
+            saved_query_name: string;
+            kind: components["schemas"]["Kind8f2Enum"];
+            /** @description the tile's own chart; null: the query's */
+            chart: components["schemas"]["ChartConfig"] | null;
+            query_chart: components["schemas"]["ChartConfig"] | null;
+            x: number;
+            y: number;
+            w: number;
+            h: number;
+        };
+        TileRunInRequest: {
+            /** @description Values of the dashboard's parameters (others keep their defaults). */
+            parameters?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description One of your sessions; left out: a new one is opened. */
+            session?: string;
+            /** Format: double */
+            wait?: number;
+            page_size?: number;
+        };
         TokenInRequest: {
             name: string;
             /** @description Lifetime; at most TESSERA_TOKEN_MAX_AGE_SECONDS when that is set (omitted: that maximum, or no expiry). */
@@ -2651,6 +2869,17 @@ export interface components {
             last_catalog: string | null;
             last_database: string | null;
             readonly server_default_catalog: string | null;
+        };
+        /**
+         * @description Mixed into a field whose value the view hands over in the serializer's context under
+         *     the field's name (it is not the instance's); the field is left out when it is not there.
+         */
+        _FirstPage: {
+            columns: components["schemas"]["ColumnOut"][];
+            rows: unknown[][];
+            next_page_token: string | null;
+            /** @description rows of the whole result, sorted and filtered as asked */
+            row_count: number;
         };
     };
     responses: never;
@@ -4149,6 +4378,218 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CompletionList"];
+                };
+            };
+        };
+    };
+    dashboards_list: {
+        parameters: {
+            query?: {
+                /** @description 1..1000, default 50 */
+                page_size?: number;
+                /** @description next_page_token of the previous page */
+                page_token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardPage"];
+                };
+            };
+        };
+    };
+    dashboards_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DashboardInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardOut"];
+                };
+            };
+        };
+    };
+    dashboards_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dashboard: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardOut"];
+                };
+            };
+        };
+    };
+    dashboards_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dashboard: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboards_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dashboard: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedDashboardPatchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardOut"];
+                };
+            };
+        };
+    };
+    dashboards_tiles_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dashboard: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TileInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardOut"];
+                };
+            };
+        };
+    };
+    dashboards_tiles_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dashboard: string;
+                tile: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    dashboards_tiles_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dashboard: string;
+                tile: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedTilePatchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardOut"];
+                };
+            };
+        };
+    };
+    dashboards_tiles_run_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dashboard: string;
+                tile: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TileRunInRequest"];
+            };
+        };
+        responses: {
+            /** @description The job, run as you; with wait and page_size, a FINISHED job carries result_page as POST /sessions/{id}/statements does. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatementJobOut"];
                 };
             };
         };

@@ -1,0 +1,8 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class DashboardsConfig(AppConfig):
+    name = "dashboards"
+    verbose_name = "Dashboards"
