@@ -61,6 +61,15 @@ def type_text(spark_type: st.DataType) -> str:
         return spark_type.simpleString().upper()
 
 
+def result_columns(schema: st.StructType) -> list[dict[str, Any]]:
+    """A result's column descriptions as Spark analysed them: ``data_type`` holds the nested
+    fields', elements' and values' NOT NULL, ``nullable`` the column's own."""
+    return [
+        {"name": f.name, "data_type": type_text(f.dataType), "nullable": f.nullable}
+        for f in schema.fields
+    ]
+
+
 def _column_ddl(column: ResolvedColumn) -> str:
     assert column.data_type is not None
     return f"{_quote(column.name)} {column.data_type.sql()}"
