@@ -136,24 +136,12 @@ def arrow_result(frame: DataFrame, limit: int) -> tuple[pa.Table, list[int]]:
     return table, text
 
 
-def _relaxed(data_type: st.DataType) -> st.DataType:
-    """``data_type`` with every field, element and value inside it nullable."""
-    if isinstance(data_type, st.StructType):
-        return st.StructType(
-            [st.StructField(f.name, _relaxed(f.dataType), True, f.metadata) for f in data_type]
-        )
-    if isinstance(data_type, st.ArrayType):
-        return st.ArrayType(_relaxed(data_type.elementType), True)
-    if isinstance(data_type, st.MapType):
-        return st.MapType(_relaxed(data_type.keyType), _relaxed(data_type.valueType), True)
-    return data_type
-
-
 def to_arrow(frame: DataFrame) -> pa.Table:
     """``frame.toArrow()``, also when a nullable struct holds a NOT NULL field (PySpark's
     own raises ``ArrowInvalid``): the same schema, nested NOT NULL included."""
     from engine.arrow_fields import conform_chunked
     from engine.large_results import arrow_schema
+    from engine.typing import nullable_inside
 
     try:
         return frame.toArrow()
@@ -163,7 +151,7 @@ def to_arrow(frame: DataFrame) -> pa.Table:
     names = [f"_c{index}" for index in range(len(frame.columns))]
     loose = st.StructType(
         [
-            st.StructField(name, _relaxed(f.dataType), f.nullable, f.metadata)
+            st.StructField(name, nullable_inside(f.dataType), f.nullable, f.metadata)
             for name, f in zip(names, frame.schema, strict=True)
         ]
     )
