@@ -434,6 +434,6 @@ def test_python_function_created_checked_and_called(alice_sql: Pipeline):
     done = alice_sql.run(call)
     assert done["status"] == "FINISHED", done
     assert result_rows(alice_sql.api, done["id"]) == (
-        [{"name": "s", "data_type": "STRING"}],
+        [{"name": "s", "data_type": "STRING", "nullable": True}],
         [["hello-world"]],
     )
