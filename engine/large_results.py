@@ -33,6 +33,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.ipc as ipc  # type: ignore[import-untyped]
 from django.conf import settings
 
+from engine.arrow_fields import conform
 from results.store import write_batches
 
 # The warehouse's hidden scratch folder (Spark's file index skips names starting with '.').
@@ -121,14 +122,15 @@ def _spill_partitions(frame: Any, folder: Path) -> list[str]:
 
 
 def _read_back(folder: Path, files: list[str], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The spilled files' batches in order, each cast to ``schema`` (names and types)."""
+    """The spilled files' batches in order, each cast to ``schema`` (names and types, nested
+    NOT NULL included)."""
     for name in files:
         with pa.memory_map(str(folder / name)) as source:
             reader = ipc.open_file(source)
             for index in range(reader.num_record_batches):
                 batch = reader.get_batch(index)
                 arrays = [
-                    column.cast(field.type)
+                    conform(column, field.type)
                     for column, field in zip(batch.columns, schema, strict=True)
                 ]
                 yield pa.RecordBatch.from_arrays(arrays, schema=schema)

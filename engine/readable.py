@@ -124,7 +124,7 @@ def arrow_result(frame: DataFrame, limit: int) -> tuple[pa.Table, list[int]]:
     """The first ``limit + 1`` rows of ``frame`` as Arrow, every value readable; and the
     positions of the columns served as Spark's text."""
     text = unconvertible_columns(frame)
-    table = as_text(frame, text).limit(limit + 1).toArrow()
+    table = to_arrow(as_text(frame, text).limit(limit + 1))
     beyond = [
         index
         for index, column in enumerate(table.columns)
@@ -132,8 +132,32 @@ def arrow_result(frame: DataFrame, limit: int) -> tuple[pa.Table, list[int]]:
     ]
     if beyond:
         text = sorted({*text, *beyond})
-        table = as_text(frame, text).limit(limit + 1).toArrow()
+        table = to_arrow(as_text(frame, text).limit(limit + 1))
     return table, text
+
+
+def to_arrow(frame: DataFrame) -> pa.Table:
+    """``frame.toArrow()``, also when a nullable struct holds a NOT NULL field (PySpark's
+    own raises ``ArrowInvalid``): the same schema, nested NOT NULL included."""
+    from engine.arrow_fields import conform_chunked
+    from engine.large_results import arrow_schema
+    from engine.typing import nullable_inside
+
+    try:
+        return frame.toArrow()
+    except pa.ArrowInvalid:
+        exact = arrow_schema(frame.sparkSession, frame)
+    # Positional names: ``to`` matches columns by name, and names may repeat.
+    names = [f"_c{index}" for index in range(len(frame.columns))]
+    loose = st.StructType(
+        [
+            st.StructField(name, nullable_inside(f.dataType), f.nullable, f.metadata)
+            for name, f in zip(names, frame.schema, strict=True)
+        ]
+    )
+    table = frame.toDF(*names).to(loose).toArrow()
+    columns = [conform_chunked(c, f.type) for c, f in zip(table.columns, exact, strict=True)]
+    return pa.Table.from_arrays(columns, schema=exact)
 
 
 def large_result(

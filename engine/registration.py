@@ -27,6 +27,7 @@ from core.planner.sources import DATAFRAME_CONNECTOR, RATE_CONNECTOR
 from core.planner.table_plans import UNWRITTEN
 from core.session_properties import spark_settings
 from engine import dataframes, errors, locations, parser_sessions, sqlguard
+from engine.typing import nullable_inside
 from tabledata import manifest
 
 
@@ -221,7 +222,9 @@ def _check_delta_columns(
                 f"does not have (it has {', '.join(quote(f.name) for f in found.fields)}).",
                 details={"column": column.name},
             )
-        if match.dataType != column.dataType:
+        # Nested nullability aside too: the catalog's read schema has it nullable (a CTAS
+        # of ``array(id)`` writes Delta's ``containsNull = false``).
+        if nullable_inside(match.dataType) != nullable_inside(column.dataType):
             raise CoreError(
                 f"Table {shown} declares the column {quote(column.name)} as "
                 f"{column.dataType.simpleString()}, but its Delta table holds "

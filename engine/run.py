@@ -53,7 +53,7 @@ from engine import (
 )
 from engine.control import SparkJobControl, pool_of
 from engine.monitor import JobMonitor, job_properties, timeout_seconds
-from engine.typing import SparkExpressionTyper, ViewSchemaDeriver, type_text
+from engine.typing import SparkExpressionTyper, ViewSchemaDeriver, result_columns
 from jobs import lifecycle, notify, scheduling
 from jobs.errors import INTERNAL_ERROR, JobError
 from jobs.identity import current_identity
@@ -109,7 +109,7 @@ def execute_query(spark: Any, plan: Plan, job_id: Any, limit: int) -> dict[str, 
     sql = _explain_sql(plan) if explain else plan.sql
     parameters = None if explain else plan.args.get("parameters")
     frame = sqlguard.guard(spark).sql(sql, "explain" if explain else "query", parameters)
-    columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
+    columns = result_columns(frame.schema)
     if not explain and large_results.is_large(limit):  # a row_limit: not through the driver
         small = int(settings.TESSERA_RESULT_MAX_ROWS)
         if not large_results.probably_small(frame):

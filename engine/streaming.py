@@ -54,7 +54,7 @@ from engine.control import SparkJobControl
 from engine.monitor import JobMonitor, job_properties, timeout_seconds
 from engine.stream_sink import PreviewSink, StreamState, UpsertSink, UpsertSpec
 from engine.stream_sources import register_stream_plan
-from engine.typing import type_text
+from engine.typing import result_columns
 from jobs import lifecycle, notify
 from jobs.models import Job
 from tabledata import staging, stream_commit
@@ -186,7 +186,7 @@ def _preview_sink(
     frame = sqlguard.guard(spark).sql(plan.sql, "query", plan.args.get("parameters"))
     if not frame.isStreaming:
         raise StreamingUnsupported("The query reads no streaming source: nothing to stream.")
-    columns = [{"name": f.name, "data_type": type_text(f.dataType)} for f in frame.schema.fields]
+    columns = result_columns(frame.schema)
     complete = aggregates(frame)
     sink = PreviewSink(job.id, columns, limit, state, complete=complete)
     return frame, sink, "complete" if complete else "append"

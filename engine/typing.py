@@ -61,6 +61,31 @@ def type_text(spark_type: st.DataType) -> str:
         return spark_type.simpleString().upper()
 
 
+def nullable_inside(data_type: st.DataType) -> st.DataType:
+    """``data_type`` with every field, element and value inside it nullable."""
+    if isinstance(data_type, st.StructType):
+        return st.StructType(
+            [
+                st.StructField(f.name, nullable_inside(f.dataType), True, f.metadata)
+                for f in data_type
+            ]
+        )
+    if isinstance(data_type, st.ArrayType):
+        return st.ArrayType(nullable_inside(data_type.elementType), True)
+    if isinstance(data_type, st.MapType):
+        return st.MapType(nullable_inside(data_type.keyType), nullable_inside(data_type.valueType))
+    return data_type
+
+
+def result_columns(schema: st.StructType) -> list[dict[str, Any]]:
+    """A result's column descriptions as Spark analysed them: ``data_type`` holds the nested
+    fields', elements' and values' NOT NULL, ``nullable`` the column's own."""
+    return [
+        {"name": f.name, "data_type": type_text(f.dataType), "nullable": f.nullable}
+        for f in schema.fields
+    ]
+
+
 def _column_ddl(column: ResolvedColumn) -> str:
     assert column.data_type is not None
     return f"{_quote(column.name)} {column.data_type.sql()}"

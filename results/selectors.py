@@ -45,7 +45,7 @@ class ResultPage:
     """One page of a job's result: its columns, the rows, and the offset of the next page
     (None: this is the last one)."""
 
-    columns: list[dict[str, str]]
+    columns: list[dict[str, Any]]
     rows: list[list[Any]]
     next: int | None
     row_count: int = 0  # rows of the whole (sorted, filtered) result

@@ -12,7 +12,14 @@ from webapp.pagination import encode_page_token
 
 class ColumnOut(serializers.Serializer[Any]):
     name = serializers.CharField()
-    data_type = serializers.CharField()
+    data_type = serializers.CharField(
+        help_text="Spark SQL type; NOT NULL of nested fields, elements and values inside it"
+    )
+    nullable = serializers.BooleanField(
+        default=True,
+        help_text="false when Spark's analysis says the column never holds NULL (results "
+        "stored before this field: true)",
+    )
     served_as = serializers.CharField(
         required=False,
         help_text="present when the values are Spark's text of each value ('STRING'): types "

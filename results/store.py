@@ -68,6 +68,7 @@ def _result_meta(columns: Sequence[dict[str, Any]], rows: int, truncated: bool) 
     return {
         "columns": [
             {"name": c["name"], "data_type": c["data_type"]}
+            | ({"nullable": bool(c["nullable"])} if "nullable" in c else {})
             | ({"served_as": c["served_as"]} if c.get("served_as") else {})
             for c in columns
         ],
@@ -81,8 +82,9 @@ def write_result(
 ) -> dict[str, Any]:
     """Store ``table`` as the result of ``job_id``; return the ``Job.result`` dict.
 
-    ``columns`` are ``[{"name", "data_type"}]`` with Spark SQL type strings, one per column of
-    ``table``. The file is written to a temporary name and renamed into place.
+    ``columns`` are ``[{"name", "data_type", "nullable"}]`` with Spark SQL type strings, one
+    per column of ``table`` (``nullable`` kept when given, as for query results; pages say
+    true when absent). The file is written to a temporary name and renamed into place.
     """
     if len(columns) != table.num_columns:
         raise ValueError(

@@ -61,6 +61,27 @@ def rows_of(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{c: plain(v) for c, v in row.items()} for row in frame.to_dict("records")]
 
 
+# NOT NULL at the top, inside a nullable struct (NULL on a row), in an array and a map.
+NULLABILITY_SQL = (
+    "SELECT id, IF(id = 1, NULL, named_struct('x', id)) AS ns, array(id) AS a, "
+    "map('k', id) AS m FROM range(1, 3) ORDER BY id"
+)
+
+
+def nullability(field: pa.Field) -> list[Any]:
+    """``[name, nullable, children…]``: the same on every pyarrow (its text differs)."""
+    kind = field.type
+    if pa.types.is_map(kind):
+        children = [kind.key_field, kind.item_field]
+    elif pa.types.is_list(kind):
+        children = [kind.value_field]
+    elif pa.types.is_struct(kind):
+        children = [kind.field(i) for i in range(kind.num_fields)]
+    else:
+        children = []
+    return [field.name, field.nullable, *[nullability(c) for c in children]]
+
+
 def main(url: str, username: str, password: str, catalog: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "versions": {
@@ -79,6 +100,10 @@ def main(url: str, username: str, password: str, catalog: str) -> dict[str, Any]
         arrow = result.to_arrow()
         out["arrow_types"] = [str(f.type) for f in arrow.schema]
         out["arrow_rows"] = [{k: plain(v) for k, v in r.items()} for r in arrow.to_pylist()]
+        nested = env.execute_sql(NULLABILITY_SQL)
+        out["nullability"] = [nullability(f) for f in nested.to_arrow().schema]
+        out["nullability_rows"] = nested.to_arrow().to_pylist()[0]["ns"]
+        out["nullable_columns"] = [c.nullable for c in nested.get_resolved_schema().columns]
         typed = env.execute_sql(TYPES_SQL).to_pandas()
         out["pandas_rows"] = rows_of(typed)
         # What a pandas user holds (a map is a dict, as PySpark's toPandas gives).

@@ -129,3 +129,82 @@ def test_to_data_frame_keeps_types_and_nullability_as_pyspark_would(t_env, plain
     theirs = plain_spark.sql(query)
     assert ours.schema.simpleString() == theirs.schema.simpleString()
     assert sorted(ours.collect()) == sorted(theirs.collect())
+
+
+RESULT_SQL = (
+    "SELECT id, CAST(NULL AS STRING) AS maybe, "
+    "named_struct('x', id, 'y', CAST(NULL AS STRING)) AS s, "
+    "array(id, id + 1) AS a, map('k', id) AS m FROM range(1, 3) ORDER BY id"
+)
+
+
+def test_a_result_keeps_nullability_as_pyspark_gives_it(t_env, plain_spark):
+    theirs = plain_spark.sql(RESULT_SQL)
+    result = t_env.execute_sql(RESULT_SQL)
+    arrow = result.to_arrow()
+    assert arrow.schema == theirs.toArrow().schema, (arrow.schema, theirs.toArrow().schema)
+    assert not arrow.schema.field("s").type.field("x").nullable
+    assert not arrow.schema.field("a").type.value_field.nullable
+    assert not arrow.schema.field("m").type.item_field.nullable
+    schema = result.get_resolved_schema()
+    assert [c.nullable for c in schema.columns] == [f.nullable for f in theirs.schema.fields]
+    assert [c.data_type for c in schema.columns][2:] == [
+        "STRUCT<x: BIGINT NOT NULL, y: STRING>",
+        "ARRAY<BIGINT NOT NULL>",
+        "MAP<STRING NOT NULL, BIGINT NOT NULL>",
+    ]
+    assert "`id` BIGINT NOT NULL" in str(schema) and "`maybe` STRING,\n" in str(schema)
+    frame = result.to_pandas()
+    assert frame.dtypes.tolist() == theirs.toPandas().dtypes.tolist()
+    # A query's schema (planned with LIMIT 0) says the same.
+    probed = t_env.sql_query(RESULT_SQL).get_schema()
+    assert [c.nullable for c in probed.columns] == [f.nullable for f in theirs.schema.fields]
+
+
+def test_a_not_null_field_in_a_nullable_struct_comes_back_as_pyspark_types_it(t_env, plain_spark):
+    query = (
+        "SELECT id, IF(id = 1, NULL, named_struct('x', id)) AS ns, "
+        "array(IF(id = 2, NULL, named_struct('z', id))) AS items FROM range(1, 3) ORDER BY id"
+    )
+    theirs = plain_spark.sql(query)
+    with pytest.raises(pa.ArrowInvalid):
+        theirs.toArrow()  # PySpark's own conversion fails; its types are the oracle
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow = t_env.execute_sql(query).to_arrow()
+    assert arrow.schema == to_arrow_schema(theirs.schema, timezone="UTC")
+    assert [tuple(r) for r in t_env.execute_sql(query).collect()] == [
+        (r.id, None if r.ns is None else r.ns.asDict(), [i and i.asDict() for i in r.items])
+        for r in theirs.collect()
+    ]
+
+
+@pytest.mark.parametrize("fmt", ["delta", "parquet"])
+def test_a_not_null_column_after_ctas_reads_back_as_spark_reads_it(
+    t_env, plain_spark, tmp_path, fmt
+):
+    """The catalog keeps NOT NULL either way; a read of the table says what Spark's reader
+    says: plain PySpark reading the table's Delta log (NOT NULL kept, nested too), or
+    parquet files of the same rows (Spark's file reader makes every column nullable)."""
+    query = "SELECT id, CAST(id AS STRING) AS label, array(id) AS a FROM range(1, 4)"
+    t_env.execute_sql(f"CREATE TABLE made USING {fmt} AS {query}").wait()
+    assert _nullable(t_env, "made") == {
+        "id": "BIGINT NOT NULL",
+        "label": "STRING NOT NULL",
+        "a": "ARRAY<BIGINT NOT NULL> NOT NULL",
+    }
+    if fmt == "delta":  # the table's own Delta log, read by plain PySpark
+        from catalog.models import Table
+
+        location = Table.objects.get(name="made").location
+        theirs = plain_spark.read.format("delta").load(location).select("id", "label", "a")
+    else:  # plain PySpark's own parquet files of the same rows
+        plain_spark.sql(query).write.parquet(str(tmp_path / fmt))
+        theirs = plain_spark.read.parquet(str(tmp_path / fmt))
+    theirs = theirs.orderBy("id")
+    result = t_env.execute_sql("SELECT id, label, a FROM made ORDER BY id")
+    columns = result.get_resolved_schema().columns
+    assert [c.nullable for c in columns] == [f.nullable for f in theirs.schema.fields]
+    assert result.to_arrow().schema == theirs.toArrow().schema
+    if fmt == "delta":
+        assert [c.nullable for c in columns] == [False, False, False]

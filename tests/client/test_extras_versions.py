@@ -80,6 +80,15 @@ def test_the_lowest_and_highest_versions_give_the_same_values(server: str) -> No
     assert [r["id"] for r in highest["from_pandas"]] == [1, 2, None]
     assert highest["sqlalchemy_tables"] == ["kept"]
     assert highest["dbapi_rows"] == [[2, "2.25"]]
+    # Spark's nullability at every depth, a NOT NULL field inside a NULL struct too.
+    assert highest["nullability"] == [
+        ["id", False],
+        ["ns", True, ["x", False]],
+        ["a", False, ["element", False]],
+        ["m", False, ["key", False], ["value", False]],
+    ]
+    assert highest["nullability_rows"] is None
+    assert highest["nullable_columns"] == [False, True, False, False]
 
     for key in highest:
         assert lowest[key] == highest[key], key

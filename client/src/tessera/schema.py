@@ -267,7 +267,8 @@ class ResolvedSchema:
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> ResolvedSchema:
-        """From a ``resolved_schema`` or a result's ``{"columns": [{"name","data_type"}]}``."""
+        """From a ``resolved_schema`` or a result's ``{"columns": [{"name", "data_type",
+        "nullable"}]}`` (a result's ``data_type`` has no top-level NOT NULL: see ``nullable``)."""
         return cls(
             columns=tuple(
                 ResolvedColumn(
@@ -286,7 +287,15 @@ class ResolvedSchema:
         )
 
     def __str__(self) -> str:
-        return "(\n" + ",\n".join(f"  `{c.name}` {c.data_type}" for c in self.columns) + "\n)"
+        return "(\n" + ",\n".join(f"  `{c.name}` {_ddl(c)}" for c in self.columns) + "\n)"
+
+
+def _ddl(column: ResolvedColumn) -> str:
+    """The column's type with its NOT NULL (a result's ``data_type`` carries it apart)."""
+    text = column.data_type
+    if column.nullable is False and not text.upper().endswith(" NOT NULL"):
+        return text + " NOT NULL"
+    return text
 
 
 @dataclass(frozen=True)

@@ -1603,7 +1603,13 @@ export interface components {
         };
         ColumnOut: {
             name: string;
+            /** @description Spark SQL type; NOT NULL of nested fields, elements and values inside it */
             data_type: string;
+            /**
+             * @description false when Spark's analysis says the column never holds NULL (results stored before this field: true)
+             * @default true
+             */
+            nullable: boolean;
             /** @description present when the values are Spark's text of each value ('STRING'): types Arrow cannot carry (year-month and calendar intervals) and dates or timestamps beyond Python's years 1 to 9999 */
             served_as?: string;
         };

@@ -47,6 +47,8 @@ COLUMNS = [
     {"name": "ok", "data_type": "BOOLEAN"},
     {"name": "wait", "data_type": "INTERVAL DAY TO SECOND"},
 ]
+# A result stored without ``nullable`` (command results, older results): pages say true.
+PAGE_COLUMNS = [{**c, "nullable": True} for c in COLUMNS]
 
 
 def sample_table(rows: int = 3) -> pa.Table:
@@ -138,7 +140,7 @@ def test_result_pages_hold_json_native_values(alice_api, session):
     first = alice_api.get(f"{API}/jobs/{job.id}/result?page_size=2")
     assert first.status_code == 200, first.content
     body = first.json()
-    assert body["columns"] == COLUMNS
+    assert body["columns"] == PAGE_COLUMNS
     assert body["rows"][0] == EXPECTED_FIRST_ROW
     second_row = body["rows"][1]
     assert second_row[1] is None and second_row[2] is None  # NULLs
@@ -149,7 +151,7 @@ def test_result_pages_hold_json_native_values(alice_api, session):
     token = body["next_page_token"]
     while token:
         page = alice_api.get(f"{API}/jobs/{job.id}/result?page_size=2&page_token={token}").json()
-        assert page["columns"] == COLUMNS
+        assert page["columns"] == PAGE_COLUMNS
         seen += page["rows"]
         token = page["next_page_token"]
     assert [row[0] for row in seen] == [1, 2, 3, 4, 5]
@@ -166,7 +168,7 @@ def test_result_pages_hold_json_native_values(alice_api, session):
 def test_an_empty_result_has_columns_and_no_rows(alice_api, session):
     job = finished_job(session, sample_table().slice(0, 0))
     body = alice_api.get(f"{API}/jobs/{job.id}/result").json()
-    assert body == {"columns": COLUMNS, "rows": [], "next_page_token": None, "row_count": 0}
+    assert body == {"columns": PAGE_COLUMNS, "rows": [], "next_page_token": None, "row_count": 0}
     csv_text = b"".join(alice_api.get(f"{API}/jobs/{job.id}/result.csv").streaming_content)
     assert csv_text.decode().splitlines() == [",".join(c["name"] for c in COLUMNS)]
 

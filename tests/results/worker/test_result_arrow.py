@@ -82,7 +82,7 @@ def test_every_type_arrives_as_plain_pyspark_gives_it(alice_sql, plain_spark, ro
 def test_row_limit_truncates_a_small_result(alice_sql):
     job = run(alice_sql, "SELECT id FROM range(0, 10)", row_limit=5)
     assert job["result"] == {
-        "columns": [{"name": "id", "data_type": "BIGINT"}],
+        "columns": [{"name": "id", "data_type": "BIGINT", "nullable": False}],
         "row_count": 5,
         "truncated": True,
     }

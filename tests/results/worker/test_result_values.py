@@ -76,7 +76,7 @@ def arrow(alice_sql: Pipeline, job: dict[str, Any]) -> pa.Table:
 def test_dates_beyond_python_are_served_as_spark_text(alice_sql, plain_spark, row_limit):
     job = run(alice_sql, FAR_SQL, row_limit)
     by_name = {c["name"]: c for c in job["result"]["columns"]}
-    assert by_name["near_day"] == {"name": "near_day", "data_type": "DATE"}
+    assert by_name["near_day"] == {"name": "near_day", "data_type": "DATE", "nullable": False}
     body = page(alice_sql, job)
     rows = body["rows"]
     assert [r[0] for r in rows] == [0, 1]
@@ -92,7 +92,12 @@ def test_dates_beyond_python_are_served_as_spark_text(alice_sql, plain_spark, ro
         ("ides", "TIMESTAMP_NTZ"),
         ("far_days", "ARRAY<DATE NOT NULL>"),
     ]:
-        assert by_name[name] == {"name": name, "data_type": data_type, "served_as": "STRING"}
+        assert by_name[name] == {
+            "name": name,
+            "data_type": data_type,
+            "nullable": False,
+            "served_as": "STRING",
+        }
     assert body["columns"] == job["result"]["columns"]
     table = arrow(alice_sql, job)
     assert table.column("far_day").to_pylist() == ["+999999-03-18"] * 2

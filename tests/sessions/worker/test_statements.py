@@ -104,12 +104,13 @@ def test_query_rows_equal_plain_pyspark(alice_sql: Pipeline, sales: dict[str, An
     assert rows == expected
     assert rows[0][:4] == [3, "item 3", "3.25", "9.75"]
     assert rows[0][4].endswith(".parquet") and sales["path"] in rows[0][4]
+    nullable = [f.nullable for f in expected_frame.schema.fields]  # as Spark analysed it
     assert columns == [
-        {"name": "id", "data_type": "BIGINT"},
-        {"name": "name", "data_type": "STRING"},
-        {"name": "price", "data_type": "DECIMAL(10, 2)"},
-        {"name": "total", "data_type": "DECIMAL(21, 2)"},
-        {"name": "file", "data_type": "STRING"},
+        {"name": "id", "data_type": "BIGINT", "nullable": nullable[0]},
+        {"name": "name", "data_type": "STRING", "nullable": nullable[1]},
+        {"name": "price", "data_type": "DECIMAL(10, 2)", "nullable": nullable[2]},
+        {"name": "total", "data_type": "DECIMAL(21, 2)", "nullable": nullable[3]},
+        {"name": "file", "data_type": "STRING", "nullable": nullable[4]},
     ]
     assert job["result"] == {"columns": columns, "row_count": 166, "truncated": False}
     progress = job["progress"]
@@ -433,6 +434,6 @@ def test_python_function_created_checked_and_called(alice_sql: Pipeline):
     done = alice_sql.run(call)
     assert done["status"] == "FINISHED", done
     assert result_rows(alice_sql.api, done["id"]) == (
-        [{"name": "s", "data_type": "STRING"}],
+        [{"name": "s", "data_type": "STRING", "nullable": True}],
         [["hello-world"]],
     )
