@@ -201,6 +201,22 @@ def held(seconds: float) -> Iterator[float]:
         semaphore.release()
 
 
+def hold_place() -> Callable[[], None] | None:
+    """One of this process's held-request places for a request held until its own end (a
+    followed result), or None while all are taken; what it returns gives the place back
+    (once, however often it is called)."""
+    semaphore = _held
+    if not semaphore.acquire(blocking=False):
+        return None
+    once = threading.Lock()
+
+    def give_back() -> None:
+        if once.acquire(blocking=False):  # the first call only
+            semaphore.release()
+
+    return give_back
+
+
 def hold_until(
     first: T | None,
     read: Callable[[], T],

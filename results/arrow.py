@@ -13,7 +13,9 @@ custom metadata ``tessera.error`` is the job's error (JSON), and no end-of-strea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -22,7 +24,9 @@ from django.conf import settings
 from django.http import StreamingHttpResponse
 
 from core import jobstate
+from core.errors import TooManyRequests
 from jobs import notify
+from jobs import selectors as job_selectors
 from jobs.models import Job
 from results.partial import ResultTail
 from results.store import open_result, record_batches
@@ -141,10 +145,80 @@ def _error_end(sink: _Chunks, writer: Any, tail: ResultTail, error: dict[str, An
     return sink.take()  # the writer is not closed: closing would write the end marker
 
 
-def follow_response(job_id: Any) -> StreamingHttpResponse:
+# Followers of running results in this process, per user: each holds a thread of the web
+# server until its job ends, so a user has a few (TESSERA_RESULT_FOLLOWERS_PER_USER) and all
+# of them together no more than the process's held requests (jobs.selectors.hold_place).
+_followers: Counter[Any] = Counter()
+_followers_lock = threading.Lock()
+
+
+def _follower_place(user_id: Any) -> Callable[[], None]:
+    """A place to follow a running result for ``user_id`` (``TooManyRequests`` if none),
+    and what gives it back."""
+    with _followers_lock:
+        mine = _followers[user_id]
+        limit = int(settings.TESSERA_RESULT_FOLLOWERS_PER_USER)
+        if mine >= limit:
+            raise TooManyRequests(
+                f"You are already following {mine} running results, the most one user may "
+                "at once; close one of them, or read this result once its job has finished.",
+                retry_after=5,
+                details={"followers": mine, "limit": limit},
+            )
+        held = job_selectors.hold_place()
+        if held is None:
+            raise TooManyRequests(
+                "The server is holding as many waiting requests as it may at once; try "
+                "again in a moment, or read this result once its job has finished.",
+                retry_after=5,
+            )
+        _followers[user_id] += 1
+    once = threading.Lock()
+
+    def give_back() -> None:
+        if once.acquire(blocking=False):
+            with _followers_lock:
+                _followers[user_id] -= 1
+                if _followers[user_id] <= 0:
+                    del _followers[user_id]
+            held()
+
+    return give_back
+
+
+class _Followed:
+    """A followed result's chunks holding its follower place until Django closes the
+    response, which it does at the response's end even if nothing was read."""
+
+    def __init__(self, chunks: Iterator[bytes], give_back: Callable[[], None]) -> None:
+        self._chunks = chunks
+        self._give_back = give_back
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._chunks, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._give_back()
+
+
+def follow_response(job_id: Any, user_id: Any) -> StreamingHttpResponse:
     """The result of a job that is writing it, followed until the job ends; its row count
-    is not known yet (``X-Tessera-Complete: false``)."""
-    response = StreamingHttpResponse(_follow(job_id), content_type=ARROW_STREAM)
+    is not known yet (``X-Tessera-Complete: false``). At most
+    ``TESSERA_RESULT_FOLLOWERS_PER_USER`` per user, within the process's held requests
+    (``TooManyRequests`` beyond)."""
+    give_back = _follower_place(user_id)
+    try:
+        response = StreamingHttpResponse(
+            _Followed(_follow(job_id), give_back), content_type=ARROW_STREAM
+        )
+    except BaseException:
+        give_back()
+        raise
     response["Content-Disposition"] = f'attachment; filename="job-{job_id}.arrows"'
     response["X-Tessera-Complete"] = "false"
     response["Cache-Control"] = "no-cache"

@@ -205,7 +205,7 @@ def job_result_download(
                 "to the csv, json and parquet downloads.",
                 details={"field": "sort" if sort else "filter" if filters else "name"},
             )
-        return arrow.follow_response(job.pk)
+        return arrow.follow_response(job.pk, job.user_id)
     meta = require_result(job)
     names = [c["name"] for c in meta.get("columns", [])]
     view = queries.parse_view(sort, filters, names)
