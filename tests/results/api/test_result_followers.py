@@ -2,7 +2,8 @@
 job ends: a user has at most ``TESSERA_RESULT_FOLLOWERS_PER_USER`` such followers in a
 process, and all followers together take no more than the process's held requests; beyond
 that ``429 TOO_MANY_REQUESTS`` with ``Retry-After``. A place comes back when its response is
-closed, read or not. No Spark: the worker's part is ``results.partial.ResultWriter``."""
+closed, read or not. No Spark: the worker's part is ``results.partial.ResultWriter``, and
+no live worker (``own_workers_only``), which would claim the committed jobs first."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from tests.conftest import API, assert_error, client_for
 
 # Closing a streamed response ends its request, which closes the database connection (as in
 # the server): a transaction around the test would go with it.
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("own_workers_only")]
 
 SCHEMA = pa.schema([("id", pa.int64())])
 COLUMNS = [{"name": "id", "data_type": "BIGINT"}]

@@ -6,6 +6,8 @@ The job runs in a thread of this process as a worker runs it (``engine.run._run_
 monitor, cancel, result store) on the test run's PySpark. It is held by a gate: a Python UDF
 that, for rows from ``GATE_FROM`` on, connects to a socket this test listens on and reads
 until the test closes it — rows before that reach the result; the rest wait for the test.
+This process is the jobs' only worker (``own_workers_only``): the committed jobs are sent to
+the broker as any, and a live worker would claim them first.
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ from results.arrow import ARROW_STREAM, ERROR_METADATA
 from sessions import statements
 from tests.conftest import API, assert_error
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("own_workers_only"),
+]
 
 ROWS = 4000
 GATE_FROM = 1000  # partition 0 of range(0, 4000, 1, 4): written before the gate opens
