@@ -106,6 +106,19 @@ class PayloadTooLarge(CoreError):
     code: ClassVar[str] = "PAYLOAD_TOO_LARGE"
 
 
+class TooManyRequests(CoreError):
+    """A request refused because the caller already uses their share; retry later (HTTP 429,
+    ``Retry-After``)."""
+
+    code: ClassVar[str] = "TOO_MANY_REQUESTS"
+
+    def __init__(
+        self, message: str, *, retry_after: int = 1, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, details={**(details or {}), "retry_after": retry_after})
+        self.retry_after = retry_after
+
+
 class TooManyStreams(CoreError):
     """A streaming statement sent while no live worker has a stream slot free (HTTP 429);
     details: ``workers``, ``slots``, ``streams``, ``retry_after``."""

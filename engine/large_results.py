@@ -1,28 +1,37 @@
 """Results above ``TESSERA_RESULT_MAX_ROWS`` (a statement's ``row_limit``), written without
-collecting them in the driver JVM.
+collecting them in the driver JVM, and readable while the job still runs.
 
 ``frame.toArrow()`` gathers the whole result in the driver JVM first (as task results, held
 to ``spark.driver.maxResultSize``), then in this process: fine for the first 100,000 rows,
 not for 100 million. Here Spark's Python workers receive the rows as Arrow record batches
-(``mapInArrow``: the conversion ``toArrow`` uses) and append them to one Arrow IPC file per
-partition in a scratch folder of the warehouse (which the executors share with this worker
-on every runtime: ``engine.storage_check``). This worker then copies those files,
-memory-mapped and batch by batch, into the job's result file (``results.store.write_batches``),
-each batch cast to the types ``toArrow`` gives. At most one batch is in memory at a time, in
-each process.
+(``mapInArrow``: the conversion ``toArrow`` uses) and write each batch as its own small
+Arrow IPC file, ``p<partition>-<attempt>/b<n>.arrow`` (temp name + rename), then a
+``p<partition>-<attempt>.done`` file with their count, in a scratch folder of the warehouse
+(which the executors share with this worker on every runtime: ``engine.storage_check``).
+While Spark runs (its ``collect`` in a thread of its own), this worker follows those files in
+partition order and appends each batch, cast to the types ``toArrow`` gives, to the job's
+result (``results.partial.write_batches``), where readers see it at once; a batch file is
+removed once copied. At most one batch is in memory at a time, in each process.
 
-The rows are ``frame.limit(limit + 1)``: one more than kept tells that the result was
-truncated. Spark keeps the rows of ``ORDER BY … LIMIT n`` in memory up to
-``spark.sql.execution.topKSortFallbackThreshold`` (by default any n): above the small-result
-limit the job's session sorts on disk instead, so the order holds and memory stays bounded.
-The scratch folder is removed when the job ends; one a dead worker left behind is removed by
-the next large result once it is older than any job may run.
+Partition order is the rows' order: an ``ORDER BY`` result is range-partitioned after its
+sort, so its first batches come once the sort stage has ended (not before: the order only
+exists then). A task stops after ``limit + 1`` rows, and every task stops once this worker
+has ``limit + 1`` rows (a ``stop`` file): one more than kept tells that the result was
+truncated. A task attempt whose batches were partly copied and that Spark then retried
+fails the job (its rows cannot be taken back); one that had copied nothing is replaced by
+the attempt that succeeded. Spark keeps the rows of ``ORDER BY … LIMIT n`` in memory up to
+``spark.sql.execution.topKSortFallbackThreshold`` (by default any n): above the
+small-result limit the job's session sorts on disk instead, so the order holds and memory
+stays bounded. The scratch folder is removed when the job ends; one a dead worker left
+behind is removed by the next large result once it is older than any job may run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -34,7 +43,7 @@ import pyarrow.ipc as ipc  # type: ignore[import-untyped]
 from django.conf import settings
 
 from engine.arrow_fields import conform
-from results.store import write_batches
+from results.partial import write_batches
 
 # The warehouse's hidden scratch folder (Spark's file index skips names starting with '.').
 SCRATCH = ".tessera-results"
@@ -80,13 +89,21 @@ def arrow_schema(spark: Any, frame: Any) -> pa.Schema:
     return schema
 
 
-def _spill_partitions(frame: Any, folder: Path) -> list[str]:
-    """Write ``frame``'s rows as Arrow IPC files in ``folder``, one per partition, from
-    Spark's Python workers; the files' names in partition order (the rows' order)."""
+# How often the worker looks for the batch files the executors wrote (they may be on other
+# hosts: no notification reaches it from them).
+FOLLOW_SECONDS = 0.05
+STOP = "stop"
+
+
+def _spill(frame: Any, folder: Path, budget: int) -> list[Any]:
+    """Write ``frame``'s rows as one Arrow IPC file per batch in ``folder``, from Spark's
+    Python workers, each task at most ``budget`` rows; one row per partition: ``part``,
+    ``attempt`` (the task attempt that succeeded), ``batches``."""
     target = str(folder)
 
     # Runs in Spark's Python workers: pickled by value, it may use only what it imports.
     def spill(batches: Iterator[Any]) -> Iterator[Any]:
+        import json
         import os
 
         import pyarrow as pa
@@ -96,44 +113,130 @@ def _spill_partitions(frame: Any, folder: Path) -> list[str]:
         context = TaskContext.get()
         part = context.partitionId() if context is not None else 0
         attempt = context.attemptNumber() if context is not None else 0
-        name = f"part-{part:06d}-{attempt}.arrow"
-        rows = 0
-        writer = None
-        sink = None
-        try:
-            for batch in batches:
-                if writer is None:
-                    sink = open(os.path.join(target, name), "wb")  # noqa: SIM115
-                    writer = ipc.new_file(sink, batch.schema)
+        own = os.path.join(target, f"p{part:06d}-{attempt}")
+        os.makedirs(own, exist_ok=True)
+        stop = os.path.join(target, "stop")
+        rows = count = 0
+        for batch in batches:
+            if rows >= budget or os.path.exists(stop):  # enough rows, here or overall
+                break
+            if rows + batch.num_rows > budget:
+                batch = batch.slice(0, budget - rows)
+            if not batch.num_rows:
+                continue
+            tmp = os.path.join(own, f".b{count:06d}.tmp")
+            with open(tmp, "wb") as sink, ipc.new_file(sink, batch.schema) as writer:
                 writer.write_batch(batch)
-                rows += batch.num_rows
-        finally:
-            if writer is not None:
-                writer.close()
-            if sink is not None:
-                sink.close()
+            os.replace(tmp, os.path.join(own, f"b{count:06d}.arrow"))
+            count += 1
+            rows += batch.num_rows
+        done = own + ".tmp"
+        with open(done, "w") as out:
+            json.dump({"batches": count}, out)
+        os.replace(done, own + ".done")
         yield pa.RecordBatch.from_pydict(
-            {"part": [part], "file": [name if rows else ""], "rows": [rows]},
-            schema=pa.schema([("part", pa.int32()), ("file", pa.string()), ("rows", pa.int64())]),
+            {"part": [part], "attempt": [attempt], "batches": [count]},
+            schema=pa.schema(
+                [("part", pa.int32()), ("attempt", pa.int32()), ("batches", pa.int64())]
+            ),
         )
 
-    written = frame.mapInArrow(spill, "part INT, file STRING, rows BIGINT").collect()
-    return [row["file"] for row in sorted(written, key=lambda row: row["part"]) if row["file"]]
+    rows: list[Any] = frame.mapInArrow(spill, "part INT, attempt INT, batches BIGINT").collect()
+    return rows
 
 
-def _read_back(folder: Path, files: list[str], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The spilled files' batches in order, each cast to ``schema`` (names and types, nested
-    NOT NULL included)."""
-    for name in files:
-        with pa.memory_map(str(folder / name)) as source:
-            reader = ipc.open_file(source)
-            for index in range(reader.num_record_batches):
-                batch = reader.get_batch(index)
-                arrays = [
-                    conform(column, field.type)
-                    for column, field in zip(batch.columns, schema, strict=True)
-                ]
-                yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+class _Collect:
+    """Spark's ``collect`` of the spill in a thread of its own (with the job's tag and
+    group: canceling the job stops it); ``winners`` once it ended: the attempt that
+    succeeded of each partition."""
+
+    def __init__(self, spark: Any, frame: Any, folder: Path, budget: int) -> None:
+        from pyspark.util import InheritableThread
+
+        from engine.runtimes import is_remote_session
+
+        self.ended = threading.Event()
+        self.failure: BaseException | None = None
+        self.winners: dict[int, tuple[int, int]] | None = None
+        session = spark if is_remote_session(spark) else None
+        self._thread = InheritableThread(
+            lambda: self._run(frame, folder, budget), session=session, daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, frame: Any, folder: Path, budget: int) -> None:
+        try:
+            rows = _spill(frame, folder, budget)
+            self.winners = {int(r["part"]): (int(r["attempt"]), int(r["batches"])) for r in rows}
+        except BaseException as exc:  # handed to the worker's thread
+            self.failure = exc
+        finally:
+            self.ended.set()
+
+    def join(self) -> None:
+        self._thread.join()
+
+
+def _done_batches(folder: Path, name: str) -> int | None:
+    try:
+        return int(json.loads((folder / f"{name}.done").read_text())["batches"])
+    except (FileNotFoundError, ValueError, KeyError):
+        return None
+
+
+def _attempts(folder: Path, part: int) -> list[int]:
+    prefix = f"p{part:06d}-"
+    found = {
+        int(entry.name[len(prefix) :].split(".")[0])
+        for entry in folder.iterdir()
+        if entry.name.startswith(prefix) and entry.name[len(prefix) :].split(".")[0].isdigit()
+    }
+    return sorted(found)
+
+
+def _follow(folder: Path, schema: pa.Schema, collect: _Collect) -> Iterator[pa.RecordBatch]:
+    """The spilled batches in partition order as the executors write them, each cast to
+    ``schema`` (names and types, nested NOT NULL included); each file removed once read."""
+    part, attempt, sent = 0, None, 0
+    while True:
+        progressed = False
+        ended = collect.ended.is_set()
+        if ended and collect.failure is not None:
+            raise collect.failure
+        winners = collect.winners if ended else None
+        if winners is not None and part not in winners:
+            return  # every partition was read
+        if winners is not None and attempt != winners[part][0]:
+            if sent:  # rows of a lost attempt were written already: they cannot be taken back
+                raise RuntimeError(
+                    "Spark ran a task of the result again after its first rows had been "
+                    "stored; run the statement again."
+                )
+            attempt = winners[part][0]
+        if attempt is None:
+            tried = _attempts(folder, part)
+            attempt = tried[0] if tried else None
+        if attempt is not None:
+            name = f"p{part:06d}-{attempt}"
+            path = folder / name / f"b{sent:06d}.arrow"
+            if path.exists():
+                with pa.memory_map(str(path)) as source:
+                    batch = ipc.open_file(source).get_batch(0)
+                    arrays = [
+                        conform(column, field.type)
+                        for column, field in zip(batch.columns, schema, strict=True)
+                    ]
+                    yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+                path.unlink()
+                sent += 1
+                progressed = True
+            elif _done_batches(folder, name) == sent:
+                part, attempt, sent = part + 1, None, 0
+                progressed = True
+        if not progressed and ended:  # Spark said the files were written, yet one is not
+            raise RuntimeError(f"Batch {sent} of partition {part} of the result is missing.")
+        if not progressed:
+            collect.ended.wait(FOLLOW_SECONDS)
 
 
 def clear_leftovers(scratch: Path) -> None:
@@ -149,9 +252,9 @@ def clear_leftovers(scratch: Path) -> None:
 def write_large_result(
     spark: Any, frame: Any, job_id: Any, limit: int, columns: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """Store the first ``limit`` rows of ``frame`` as the job's result file without
-    collecting them in the driver; returns the ``Job.result`` dict (``truncated`` when the
-    frame has more rows)."""
+    """Store the first ``limit`` rows of ``frame`` as the job's result without collecting
+    them in the driver, each batch readable as soon as it is stored; returns the
+    ``Job.result`` dict (``truncated`` when the frame has more rows)."""
     schema = arrow_schema(spark, frame)
     # Positional names: the files need no care for duplicate or odd column names; the
     # result file gets the real ones from ``schema``.
@@ -160,11 +263,15 @@ def write_large_result(
     clear_leftovers(scratch)
     folder = scratch / f"{job_id}-{uuid.uuid4().hex[:8]}"
     folder.mkdir(parents=True)
+    collect: _Collect | None = None
     try:
         spark.conf.set(TOP_K_THRESHOLD, str(int(settings.TESSERA_RESULT_MAX_ROWS)))
-        files = _spill_partitions(plain.limit(limit + 1), folder)
+        collect = _Collect(spark, plain, folder, limit + 1)
         return write_batches(
-            job_id, schema, _read_back(folder, files, schema), columns=columns, limit=limit
+            job_id, schema, _follow(folder, schema, collect), columns=columns, limit=limit
         )
     finally:
+        (folder / STOP).touch()  # tasks still running stop at their next batch
+        if collect is not None:
+            collect.join()
         shutil.rmtree(folder, ignore_errors=True)

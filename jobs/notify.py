@@ -8,7 +8,9 @@ Now every change is announced, after its transaction commits, as ``"<job id> <wh
   terminal status, which wakes ``status`` watchers too (a wait for the end watches ``ended``
   only, and is not woken to re-read a job that has only started);
 - ``progress``: the worker's monitor wrote progress and a heartbeat;
-- ``cancel``: a cancel was asked for a RUNNING job (``jobs.services.job_cancel``).
+- ``cancel``: a cancel was asked for a RUNNING job (``jobs.services.job_cancel``);
+- ``rows``: the worker wrote another record batch of the job's result
+  (``results.partial.ResultWriter``), for readers that follow it.
 
 Each process has at most one listener thread (started by the first ``watch``), which wakes
 the ``Watch`` objects of that job in the process. A notification is a hint, never the
@@ -46,7 +48,8 @@ STATUS = "status"
 ENDED = "ended"
 PROGRESS = "progress"
 CANCEL = "cancel"
-KINDS = frozenset({STATUS, ENDED, PROGRESS, CANCEL})
+ROWS = "rows"
+KINDS = frozenset({STATUS, ENDED, PROGRESS, CANCEL, ROWS})
 
 # How long a first ``watch`` waits for its process's listener to be ready (subscribed): a
 # carrier that is slower than this is used once it is ready, re-reading covers the gap.

@@ -201,7 +201,23 @@ def held(seconds: float) -> Iterator[float]:
         semaphore.release()
 
 
-def _hold_until(
+def hold_place() -> Callable[[], None] | None:
+    """One of this process's held-request places for a request held until its own end (a
+    followed result), or None while all are taken; what it returns gives the place back
+    (once, however often it is called)."""
+    semaphore = _held
+    if not semaphore.acquire(blocking=False):
+        return None
+    once = threading.Lock()
+
+    def give_back() -> None:
+        if once.acquire(blocking=False):  # the first call only
+            semaphore.release()
+
+    return give_back
+
+
+def hold_until(
     first: T | None,
     read: Callable[[], T],
     done: Callable[[T], bool],
@@ -245,7 +261,7 @@ def wait_for(job_ids: Sequence[Any], seconds: float) -> list[Job]:
 
     # Waiting, the row is read once the watch exists (a read before it would be one more).
     first = read() if seconds <= 0 else None
-    return _hold_until(first, read, ended, job_ids=job_ids, kinds=(notify.ENDED,), seconds=seconds)
+    return hold_until(first, read, ended, job_ids=job_ids, kinds=(notify.ENDED,), seconds=seconds)
 
 
 def job_version(job: Job) -> str:
@@ -277,7 +293,7 @@ def job_wait_change(*, user: User, job_id: Any, known: str | None, seconds: floa
     def changed(found: Job) -> bool:
         return known is None or found.status in jobstate.TERMINAL or job_version(found) != known
 
-    return _hold_until(
+    return hold_until(
         job,
         lambda: job_get(user=user, job_id=job.pk),
         changed,

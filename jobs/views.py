@@ -59,7 +59,7 @@ class JobListView(APIView):
         return Response(page_body(rows, page, selectors.keyset_token, s.job_out))
 
 
-def _wait_param(request: Request) -> float:
+def wait_param(request: Request) -> float:
     raw = request.query_params.get("wait")
     if raw is None or raw == "":
         return 0.0
@@ -99,7 +99,7 @@ class JobDetailView(APIView):
         responses={200: s.JobOut, 304: OpenApiResponse(description="Not changed.")},
     )
     def get(self, request: Request, job: str) -> Response:
-        wait = _wait_param(request)
+        wait = wait_param(request)
         known = _etag(request.headers.get("If-None-Match"))
         found = selectors.job_wait_change(user=request.user, job_id=job, known=known, seconds=wait)
         version = selectors.job_version(found)

@@ -9,9 +9,11 @@ from typing import Any
 
 from core import jobstate
 from core.errors import CoreError, NotFound
+from jobs import notify
 from jobs.errors import ResultNotReady
 from jobs.models import Job
-from results import arrow, queries, store
+from jobs.selectors import hold_until, reload_job
+from results import arrow, partial, queries, store
 from tabledata.stream_commit import is_streaming
 
 
@@ -25,6 +27,32 @@ def _stream_preview(job: Job) -> bool:
     except (KeyError, TypeError, ValueError):
         return False
     return plan is not None and not plan.writes and is_streaming(plan)
+
+
+def _writing(job: Job) -> dict[str, Any] | None:
+    """The progress of a result the job is writing now (``partial.read_progress``): None when
+    the job has ended or has written no batch yet."""
+    if job.status not in (jobstate.CREATED, jobstate.RUNNING):
+        return None
+    return partial.read_progress(job.pk)
+
+
+def wait_for_rows(job: Job, rows: int, seconds: float) -> Job:
+    """The job once it has ended or written at least ``rows`` rows of its result, or when
+    ``seconds`` passed (woken by its ``rows`` and ``ended`` notifications)."""
+
+    def read() -> Job:
+        return reload_job(job.pk)
+
+    def done(current: Job) -> bool:
+        if current.status in jobstate.TERMINAL or _stream_preview(current):
+            return True
+        progress = _writing(current)
+        return progress is not None and int(progress["rows"]) >= rows
+
+    return hold_until(
+        job, read, done, job_ids=[job.pk], kinds=(notify.ROWS, notify.ENDED), seconds=seconds
+    )
 
 
 def require_result(job: Job) -> dict[str, Any]:
@@ -49,6 +77,7 @@ class ResultPage:
     rows: list[list[Any]]
     next: int | None
     row_count: int = 0  # rows of the whole (sorted, filtered) result
+    complete: bool = True  # False: the job still writes its result; more rows may come
 
 
 def job_result_page(
@@ -59,11 +88,62 @@ def job_result_page(
     offset: str | None = None,
     sort: str | None = None,
     filters: Sequence[str] = (),
+    wait: float = 0.0,
 ) -> ResultPage:
     """A page of the job's result from the results store: from ``offset`` (a row number) or
-    the ``after`` of a page token, of the whole result or of it sorted and filtered."""
+    the ``after`` of a page token, of the whole result or of it sorted and filtered. While
+    the job writes its result, the rows written so far (``complete`` False), after waiting
+    up to ``wait`` seconds for the page's rows to be written or the job to end."""
+    start = _page_start(after, offset)
+    if wait > 0 and job.status in (jobstate.CREATED, jobstate.RUNNING):
+        job = wait_for_rows(job, start + limit, wait)
+    progress = _writing(job)
+    if progress is not None and not _stream_preview(job):
+        return _written_page(job, progress, start, limit, sort, filters)
     meta = require_result(job)
     columns = list(meta.get("columns", []))
+    view = queries.parse_view(sort, filters, [c["name"] for c in columns])
+    if view.plain:
+        rows, following = store.read_page(job.pk, start, limit)
+        count = int(meta.get("row_count", 0))
+    else:
+        rows, following, count = queries.read_view_page(job.pk, view, start, limit)
+    return ResultPage(columns=columns, rows=rows, next=following, row_count=count)
+
+
+def _written_page(
+    job: Job,
+    progress: dict[str, Any],
+    start: int,
+    limit: int,
+    sort: str | None,
+    filters: Sequence[str],
+) -> ResultPage:
+    """A page of the rows a running job has written so far: the next page is always there
+    (more rows may come), ``row_count`` counts the rows written."""
+    columns = list(progress["columns"])
+    view = queries.parse_view(sort, filters, [c["name"] for c in columns])
+    if not view.plain:
+        raise ResultNotReady(
+            f"Job {job.pk} is {job.status}; a sorted or filtered page needs the whole "
+            "result, once it has FINISHED (without sort and filter, the rows written so far "
+            "can be read now).",
+            details={"status": job.status},
+        )
+    table, _ = partial.read_written(job.pk)
+    if table is None:  # the job ended (and its partial file went) since the progress mark
+        return job_result_page(job=reload_job(job.pk), after=None, limit=limit, offset=str(start))
+    page = table.slice(start, limit)
+    return ResultPage(
+        columns=columns,
+        rows=store.json_rows(page),
+        next=start + page.num_rows,
+        row_count=table.num_rows,
+        complete=False,
+    )
+
+
+def _page_start(after: Any, offset: str | None) -> int:
     start = 0
     if after is not None:
         if type(after) is not int or after < 0:
@@ -82,13 +162,7 @@ def job_result_page(
                 f"offset must be a whole number of rows, 0 or more, got '{str(offset)[:50]}'.",
                 details={"field": "offset"},
             )
-    view = queries.parse_view(sort, filters, [c["name"] for c in columns])
-    if view.plain:
-        rows, following = store.read_page(job.pk, start, limit)
-        count = int(meta.get("row_count", 0))
-    else:
-        rows, following, count = queries.read_view_page(job.pk, view, start, limit)
-    return ResultPage(columns=columns, rows=rows, next=following, row_count=count)
+    return start
 
 
 def job_result_chart(
@@ -115,9 +189,23 @@ def job_result_download(
     sort: str | None = None,
     filters: Sequence[str] = (),
     name: str | None = None,
+    wait: float = 0.0,
 ) -> Any:
     """The whole result as a file, or its rows sorted and filtered as a result page's
-    ``sort`` and ``filter`` ask (the grid as shown), named after ``name`` when given."""
+    ``sort`` and ``filter`` ask (the grid as shown), named after ``name`` when given.
+    ``arrow`` of a job that is writing its result (waited for up to ``wait`` seconds to
+    start): its batches as they are written, until the job ends (``arrow.follow_response``)."""
+    if fmt == "arrow" and wait > 0 and job.status in (jobstate.CREATED, jobstate.RUNNING):
+        job = wait_for_rows(job, 1, wait)
+    progress = _writing(job) if fmt == "arrow" else None
+    if progress is not None and not _stream_preview(job):
+        if sort or filters or name:
+            raise CoreError(
+                "result.arrow is the stored result as it is: sort, filter and name apply "
+                "to the csv, json and parquet downloads.",
+                details={"field": "sort" if sort else "filter" if filters else "name"},
+            )
+        return arrow.follow_response(job.pk, job.user_id)
     meta = require_result(job)
     names = [c["name"] for c in meta.get("columns", [])]
     view = queries.parse_view(sort, filters, names)

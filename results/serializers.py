@@ -49,7 +49,12 @@ class ResultPageOut(serializers.Serializer[ResultPage]):
     rows = _Rows(child=serializers.ListField(child=serializers.JSONField()))
     next_page_token = _NextPageToken(allow_null=True)
     row_count = serializers.IntegerField(
-        help_text="rows of the whole result, sorted and filtered as asked"
+        help_text="rows of the whole result, sorted and filtered as asked (complete false: "
+        "the rows written so far)"
+    )
+    complete = serializers.BooleanField(
+        help_text="false while the job still writes its result: these are the rows written "
+        "so far, and more may come (next_page_token is then never null)"
     )
 
 
@@ -79,7 +84,7 @@ class ResultChartOut(serializers.Serializer[Any]):
 
 
 def result_page_out(page: ResultPage) -> dict[str, Any]:
-    """``{"columns", "rows", "next_page_token", "row_count"}``."""
+    """``{"columns", "rows", "next_page_token", "row_count", "complete"}``."""
     return dict(ResultPageOut(page).data)
 
 

@@ -2,7 +2,12 @@
 
 Files live under ``settings.RESULTS_DIR/<job id>.arrow`` and are shared by the web process
 (which reads pages and serves downloads) and the workers (which write query results).
-Writes are atomic (temp file + rename), so a reader sees either no file or a whole one.
+Small results are written atomically (temp file + rename): a reader sees no file or a whole
+one. Large results (``write_batches``) are written while the job runs, a record batch at a
+time, to ``<job id>.arrow-partial``, beside ``<job id>.arrow-progress`` (the bytes and rows
+already readable, replaced after each batch): ``ResultTail`` reads what exists and follows
+the writer; at the end the file (its footer written) is renamed to ``<job id>.arrow``
+(``results.partial``, docs/adr/0020-results-that-stream.md).
 A file older than ``TESSERA_RESULT_TTL_SECONDS`` has expired: reading it answers NOT_FOUND.
 
 Values leave the store JSON-native: decimals as strings, dates and times as ISO-8601,
@@ -61,10 +66,24 @@ def result_path(job_id: Any) -> Path:
     return results_dir() / f"{job_id}.arrow"
 
 
+def partial_path(job_id: Any) -> Path:
+    """The result file of a job still writing it (an Arrow IPC file without its footer)."""
+    return results_dir() / f"{job_id}.arrow-partial"
+
+
+def progress_path(job_id: Any) -> Path:
+    """What of ``partial_path`` is readable: ``{"bytes", "rows", "batches"}``."""
+    return results_dir() / f"{job_id}.arrow-progress"
+
+
+# The magic bytes (and padding) an Arrow IPC file starts with; the stream format follows.
+FILE_MAGIC = 8
+
+
 # --- writing ---------------------------------------------------------------------------------
 
 
-def _result_meta(columns: Sequence[dict[str, Any]], rows: int, truncated: bool) -> dict[str, Any]:
+def result_meta(columns: Sequence[dict[str, Any]], rows: int, truncated: bool) -> dict[str, Any]:
     return {
         "columns": [
             {"name": c["name"], "data_type": c["data_type"]}
@@ -100,42 +119,7 @@ def write_result(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return _result_meta(columns, table.num_rows, truncated)
-
-
-def write_batches(
-    job_id: Any,
-    schema: pa.Schema,
-    batches: Iterable[pa.RecordBatch],
-    *,
-    columns: list[dict[str, Any]],
-    limit: int,
-) -> dict[str, Any]:
-    """Store the first ``limit`` rows of ``batches`` (each of ``schema``) as the result of
-    ``job_id``, one batch in memory at a time; ``truncated`` when a row beyond ``limit``
-    came. Atomic as ``write_result``; return the ``Job.result`` dict."""
-    if len(columns) != len(schema):
-        raise ValueError(f"write_batches: {len(columns)} column descriptions for {len(schema)}")
-    folder = results_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{job_id}.", suffix=".tmp", dir=folder)
-    rows, truncated = 0, False
-    try:
-        with os.fdopen(fd, "wb") as raw, ipc.new_file(raw, schema) as writer:
-            for batch in batches:
-                if rows + batch.num_rows > limit:
-                    truncated = True
-                    batch = batch.slice(0, limit - rows)
-                if batch.num_rows:
-                    writer.write_batch(batch)
-                    rows += batch.num_rows
-                if truncated:
-                    break
-        os.replace(tmp, result_path(job_id))
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return _result_meta(columns, rows, truncated)
+    return result_meta(columns, table.num_rows, truncated)
 
 
 def _column_array(values: list[Any], data_type: str) -> pa.Array:
@@ -166,7 +150,9 @@ def write_rows(job_id: Any, columns: list[dict[str, Any]], rows: list[list[Any]]
 
 
 def delete_result(job_id: Any) -> bool:
-    """Remove a job's result file; True if there was one."""
+    """Remove a job's result file (and one still being written); True if there was one."""
+    partial_path(job_id).unlink(missing_ok=True)
+    progress_path(job_id).unlink(missing_ok=True)
     try:
         result_path(job_id).unlink()
     except FileNotFoundError:
@@ -185,7 +171,8 @@ def expire_results(older_than: datetime | timedelta | None = None) -> int:
     folder = results_dir()
     if not folder.is_dir():
         return 0
-    for path in folder.glob("*.arrow"):
+    # Partial files too: a worker that died while writing one left it behind.
+    for path in [*folder.glob("*.arrow"), *folder.glob("*.arrow-p*")]:
         try:
             if path.stat().st_mtime < limit:
                 path.unlink()

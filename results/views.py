@@ -17,7 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.session_properties import WAIT_MAX_SECONDS
 from jobs import selectors
+from jobs.views import wait_param
 from results import queries
 from results import selectors as result_selectors
 from results import serializers as s
@@ -40,6 +42,14 @@ _VIEW_PARAMS = [
 ]
 
 
+_WAIT = OpenApiParameter(
+    "wait",
+    float,
+    description=f"while the job runs: hold the answer up to this many seconds "
+    f"(0..{WAIT_MAX_SECONDS}) until the page's rows are written or the job ends",
+)
+
+
 class JobResultView(APIView):
     @extend_schema(
         parameters=[
@@ -48,8 +58,12 @@ class JobResultView(APIView):
                 "offset", int, description="the first row to return (instead of page_token)"
             ),
             *_VIEW_PARAMS,
+            _WAIT,
         ],
         responses=s.ResultPageOut,
+        description="A page of the job's result. While the job writes a large result (a "
+        "row_limit above the server's small-result limit), the rows written so far with "
+        "complete: false; otherwise RESULT_NOT_READY until it has FINISHED.",
     )
     def get(self, request: Request, job: str) -> Response:
         page = page_request(request)
@@ -62,6 +76,7 @@ class JobResultView(APIView):
             offset=params.get("offset"),
             sort=params.get("sort"),
             filters=params.getlist("filter"),
+            wait=wait_param(request),
         )
         return Response(s.result_page_out(result))
 
@@ -130,13 +145,22 @@ class JobResultDownloadView(APIView):
                 "characters unsafe in a file name become _, at most 100 kept; "
                 "default job-<id>. csv, json and parquet only",
             ),
+            OpenApiParameter(
+                "wait",
+                float,
+                description=f"result.arrow of a running job: wait up to this many seconds "
+                f"(0..{WAIT_MAX_SECONDS}) for its first batch or its end",
+            ),
         ],
         responses={(200, "*/*"): OpenApiTypes.BINARY},
         description="The whole result (or, with sort and filter, its rows as a result page "
         "with them shows them): CSV (header row), JSON lines, Parquet, or Arrow "
         "(result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the "
         "types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: "
-        "true|false).",
+        "true|false). result.arrow of a job still writing its result follows it: the "
+        "batches written so far, then each new one, until the job ends (X-Tessera-Complete: "
+        "false; a job that fails or is canceled ends the stream with a zero-row batch whose "
+        "metadata tessera.error is its error, and no end-of-stream marker).",
     )
     def get(self, request: Request, job: str, fmt: str) -> HttpResponseBase:
         found = selectors.job_get(user=request.user, job_id=job)
@@ -147,5 +171,6 @@ class JobResultDownloadView(APIView):
             sort=params.get("sort"),
             filters=params.getlist("filter"),
             name=params.get("name"),
+            wait=wait_param(request),
         )
         return response

@@ -38,25 +38,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from django.conf import settings
 
-from core.errors import CoreError
+from core.errors import TooManyRequests
 from core.limits import StatementLimits
 from core.session_properties import SessionProperties
-
-
-class TooManyRequests(CoreError):
-    """A request refused because the caller already uses their share; retry later."""
-
-    code: ClassVar[str] = "TOO_MANY_REQUESTS"
-
-    def __init__(
-        self, message: str, *, retry_after: int = 1, details: dict[str, Any] | None = None
-    ) -> None:
-        super().__init__(message, details={**(details or {}), "retry_after": retry_after})
-        self.retry_after = retry_after
 
 
 def session_properties() -> SessionProperties:

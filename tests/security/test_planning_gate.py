@@ -19,6 +19,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
+from core.errors import TooManyRequests
 from jobs.models import Job
 from sessions import planning
 from tests.conftest import API, PASSWORD, client_for
@@ -112,7 +113,7 @@ def test_waits_are_bounded_per_user_by_time_and_by_the_held_budget(
     waiter = Holder(gate, "bob", order)
     _waiting(gate, 1)
     # A second request of bob's may not wait too: 429 at once, without taking a thread.
-    with pytest.raises(planning.TooManyRequests) as refused, gate.slot("bob"):
+    with pytest.raises(TooManyRequests) as refused, gate.slot("bob"):
         pass
     assert refused.value.details["limit"] == "planning_per_user"
     assert "after waiting" not in refused.value.message
@@ -122,11 +123,11 @@ def test_waits_are_bounded_per_user_by_time_and_by_the_held_budget(
     def no_room(seconds: float) -> Iterator[float]:
         yield 0.0
 
-    with pytest.raises(planning.TooManyRequests), gate.slot("carol", no_room):
+    with pytest.raises(TooManyRequests), gate.slot("carol", no_room):
         pass
     # A wait that sees no slot free in time ends 429 (a short deadline; no slot frees).
     settings.TESSERA_PLANNING_WAIT_SECONDS = 0.05
-    with pytest.raises(planning.TooManyRequests) as late, gate.slot("erin"):
+    with pytest.raises(TooManyRequests) as late, gate.slot("erin"):
         pass
     assert "after waiting" in late.value.message
     assert late.value.details["limit"] == "planning_per_process"

@@ -38,7 +38,7 @@ const job = (status: JobStatus, id = "j1"): Job =>
       status === "FINISHED" ? { columns: [{ name: "a", data_type: "INT" }], row_count: 1, truncated: false } : null,
   }) as Job;
 
-const page: ResultPage = { columns: [{ name: "a", data_type: "INT", nullable: true }], rows: [[1]], next_page_token: null, row_count: 1 };
+const page: ResultPage = { columns: [{ name: "a", data_type: "INT", nullable: true }], rows: [[1]], next_page_token: null, row_count: 1, complete: true };
 
 const answer = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });

@@ -872,6 +872,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description A page of the job's result. While the job writes a large result (a row_limit above the server's small-result limit), the rows written so far with complete: false; otherwise RESULT_NOT_READY until it has FINISHED. */
         get: operations["jobs_result_retrieve"];
         put?: never;
         post?: never;
@@ -888,7 +889,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The whole result (or, with sort and filter, its rows as a result page with them shows them): CSV (header row), JSON lines, Parquet, or Arrow (result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: true|false). */
+        /** @description The whole result (or, with sort and filter, its rows as a result page with them shows them): CSV (header row), JSON lines, Parquet, or Arrow (result.arrow: an Arrow IPC stream, application/vnd.apache.arrow.stream, in the types the result is stored in; headers X-Tessera-Row-Count and X-Tessera-Truncated: true|false). result.arrow of a job still writing its result follows it: the batches written so far, then each new one, until the job ends (X-Tessera-Complete: false; a job that fails or is canceled ends the stream with a zero-row batch whose metadata tessera.error is its error, and no end-of-stream marker). */
         get: operations["jobs_result._retrieve"];
         put?: never;
         post?: never;
@@ -2207,8 +2208,10 @@ export interface components {
             columns: components["schemas"]["ColumnOut"][];
             rows: unknown[][];
             next_page_token: string | null;
-            /** @description rows of the whole result, sorted and filtered as asked */
+            /** @description rows of the whole result, sorted and filtered as asked (complete false: the rows written so far) */
             row_count: number;
+            /** @description false while the job still writes its result: these are the rows written so far, and more may come (next_page_token is then never null) */
+            complete: boolean;
         };
         SavedQueryInRequest: {
             name: string;
@@ -2884,8 +2887,10 @@ export interface components {
             columns: components["schemas"]["ColumnOut"][];
             rows: unknown[][];
             next_page_token: string | null;
-            /** @description rows of the whole result, sorted and filtered as asked */
+            /** @description rows of the whole result, sorted and filtered as asked (complete false: the rows written so far) */
             row_count: number;
+            /** @description false while the job still writes its result: these are the rows written so far, and more may come (next_page_token is then never null) */
+            complete: boolean;
         };
     };
     responses: never;
@@ -4979,6 +4984,8 @@ export interface operations {
                 page_token?: string;
                 /** @description <column>:asc or <column>:desc, over the whole result (NULLs last) */
                 sort?: string;
+                /** @description while the job runs: hold the answer up to this many seconds (0..30) until the page's rows are written or the job ends */
+                wait?: number;
             };
             header?: never;
             path: {
@@ -5007,6 +5014,8 @@ export interface operations {
                 name?: string;
                 /** @description <column>:asc or <column>:desc, over the whole result (NULLs last) */
                 sort?: string;
+                /** @description result.arrow of a running job: wait up to this many seconds (0..30) for its first batch or its end */
+                wait?: number;
             };
             header?: never;
             path: {

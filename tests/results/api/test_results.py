@@ -168,7 +168,13 @@ def test_result_pages_hold_json_native_values(alice_api, session):
 def test_an_empty_result_has_columns_and_no_rows(alice_api, session):
     job = finished_job(session, sample_table().slice(0, 0))
     body = alice_api.get(f"{API}/jobs/{job.id}/result").json()
-    assert body == {"columns": PAGE_COLUMNS, "rows": [], "next_page_token": None, "row_count": 0}
+    assert body == {
+        "columns": PAGE_COLUMNS,
+        "rows": [],
+        "next_page_token": None,
+        "row_count": 0,
+        "complete": True,
+    }
     csv_text = b"".join(alice_api.get(f"{API}/jobs/{job.id}/result.csv").streaming_content)
     assert csv_text.decode().splitlines() == [",".join(c["name"] for c in COLUMNS)]
 
