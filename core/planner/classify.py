@@ -34,6 +34,7 @@ from core.planner.pipelines import plan_execute_pipeline
 from core.planner.plan import ACTION_KINDS, AccessPlan, Action, Plan, PlanKind
 from core.planner.queries import plan_query, starts_query
 from core.planner.resolve import Resolver
+from core.planner.alter_tables import plan_comment_on
 from core.planner.row_changes import plan_delete, plan_merge, plan_update
 from core.planner.session import plan_reset, plan_set, plan_use
 from core.planner.show import plan_describe, plan_show
@@ -256,6 +257,7 @@ _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "MERGE": plan_merge,
     "UPDATE": plan_update,
     "DELETE": plan_delete,
+    "COMMENT": plan_comment_on,
 }
 
 
