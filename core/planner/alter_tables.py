@@ -386,11 +386,28 @@ def _plan(statement: Statement, parts: Sequence[str], change: dict[str, Any]) ->
     )
 
 
+def _outside_delta(statement: Statement, parts: Sequence[str]) -> None:
+    """A table Tessera stores in its own format, or an external one, keeps the refusal every
+    ALTER outside the SQL reference has (its schema changes in the catalog)."""
+    from core.planner.grants import not_in_reference
+
+    relation = statement.reader.get_relation(statement.object_identifier(tuple(parts)))
+    if (
+        relation is not None
+        and statement.authorizer.see(relation) is not None
+        and relation.kind == "table"
+        and not relation.temporary
+        and not is_managed_delta(relation)
+    ):
+        raise not_in_reference(statement)
+
+
 def plan_alter_table(statement: Statement) -> Plan:
     """``ALTER TABLE p <change>`` of a managed Delta table → action ``alter_table``."""
     cursor = statement.cursor(2)
     parts, _, _ = cursor.path("a table name")
     guard.check_file_path_table(parts, "Changing")
+    _outside_delta(statement, parts)
     change = _parse_alter(statement, cursor)
     cursor.expect_end()
     return _plan(statement, parts, change)
@@ -406,11 +423,9 @@ def plan_comment_on(statement: Statement) -> Plan:
         )
     parts, _, _ = cursor.path("a table name")
     guard.check_file_path_table(parts, "Changing")
+    _outside_delta(statement, parts)
     cursor.expect_words("IS")
-    if cursor.accept_words("NULL"):
-        comment = ""
-    else:
-        comment = _comment_text(cursor)
+    comment = "" if cursor.accept_words("NULL") else _comment_text(cursor)
     cursor.expect_end()
     return _plan(statement, parts, {"op": "comment_table", "comment": comment})
 
@@ -420,11 +435,13 @@ def is_alter_table(statement: Statement) -> bool:
     return len(tokens) > 2 and tokens[0].is_word("ALTER") and tokens[1].is_word("TABLE")
 
 
-def apply_change(schema: Mapping[str, Any], change: Mapping[str, Any]) -> dict[str, Any]:
-    """The declared schema (its JSON) after ``change``: what the catalog records with the
-    Delta version that made it. Table-level changes (constraints, properties, comment)
-    leave it as it is."""
-    result = json.loads(json.dumps(dict(schema)))
+def apply_change(
+    schema: Mapping[str, Any], change: Mapping[str, Any], *, resolved: bool = False
+) -> dict[str, Any]:
+    """The declared schema's JSON (or the resolved one's: columns carry ``nullable``) after
+    ``change``: what the catalog records with the Delta version that made it. Table-level
+    changes (constraints, properties, comment) leave it as it is."""
+    result: dict[str, Any] = dict(json.loads(json.dumps(dict(schema))))
     columns: list[dict[str, Any]] = list(result.get("columns") or [])
     op = change["op"]
 
@@ -433,7 +450,15 @@ def apply_change(schema: Mapping[str, Any], change: Mapping[str, Any]) -> dict[s
 
     if op == "add_columns":
         for added in change["columns"]:
-            column = {"name": added["name"], "kind": "physical", "data_type": added["data_type"]}
+            column: dict[str, Any] | None = {
+                "name": added["name"],
+                "kind": "physical",
+                "data_type": added["data_type"],
+            }
+            assert column is not None
+            if resolved:
+                typed = parse_data_type(str(added["data_type"]))
+                column["nullable"] = typed.nullable
             if added.get("comment") is not None:
                 column["comment"] = added["comment"]
             columns.append(column)
@@ -461,5 +486,7 @@ def apply_change(schema: Mapping[str, Any], change: Mapping[str, Any]) -> dict[s
         elif column is not None and column.get("data_type"):
             typed = parse_data_type(str(column["data_type"]))
             column["data_type"] = typed.with_nullable(op == "drop_not_null").sql()
+            if resolved:
+                column["nullable"] = op == "drop_not_null"
     result["columns"] = columns
     return result

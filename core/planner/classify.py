@@ -16,6 +16,7 @@ from core.errors import CoreError, PermissionDenied
 from core.identifiers import ObjectIdentifier
 from core.limits import CheckedStatement, StatementTooDeep
 from core.planner import guard, streaming
+from core.planner.alter_tables import plan_comment_on
 from core.planner.analyze import plan_analyze
 from core.planner.authorize import Authorizer
 from core.planner.ddl import is_ctas, plan_create_table
@@ -34,7 +35,6 @@ from core.planner.pipelines import plan_execute_pipeline
 from core.planner.plan import ACTION_KINDS, AccessPlan, Action, Plan, PlanKind
 from core.planner.queries import plan_query, starts_query
 from core.planner.resolve import Resolver
-from core.planner.alter_tables import plan_comment_on
 from core.planner.row_changes import plan_delete, plan_merge, plan_update
 from core.planner.session import plan_reset, plan_set, plan_use
 from core.planner.show import plan_describe, plan_show

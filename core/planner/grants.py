@@ -369,7 +369,7 @@ def plan_alter(statement: Statement) -> Plan:
         raise not_in_reference(statement) from None
     if not _owner_clause(cursor):
         if kind == Kind.TABLE:
-            from core.planner.alter_tables import plan_alter_table  # noqa: PLC0415  (a cycle)
+            from core.planner.alter_tables import plan_alter_table
 
             return plan_alter_table(statement)
         raise not_in_reference(statement)
