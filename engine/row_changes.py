@@ -36,7 +36,7 @@ from core import jobstate
 from core.errors import CoreError, WriteConflict
 from core.identifiers import quote_path
 from core.planner import Action, Plan, RelationPlan
-from core.planner.alter_tables import change_sql
+from core.planner.alter_changes import change_sql
 from core.privileges import Privilege
 from engine import delta_tables, errors, sqlguard
 from engine.control import SparkJobControl

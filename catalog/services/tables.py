@@ -35,7 +35,7 @@ from catalog.services.checks import (
 )
 from core.errors import CoreError
 from core.identifiers import validate_name
-from core.planner.alter_tables import apply_change
+from core.planner.alter_changes import apply_change
 from core.privileges import Decision, Privilege
 from core.properties import decode_table
 from core.schema import ExpressionTyper, ResolvedSchema, Schema

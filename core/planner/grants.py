@@ -368,10 +368,6 @@ def plan_alter(statement: Statement) -> Plan:
     except CoreError:
         raise not_in_reference(statement) from None
     if not _owner_clause(cursor):
-        if kind == Kind.TABLE:
-            from core.planner.alter_tables import plan_alter_table
-
-            return plan_alter_table(statement)
         raise not_in_reference(statement)
     if cursor.peek_words("TEAM"):
         raise CoreError(

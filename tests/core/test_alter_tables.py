@@ -12,7 +12,7 @@ import pytest
 
 from core.errors import CoreError, NotFound, PermissionDenied
 from core.planner import ForbiddenSql, Plan, UnsupportedStatement
-from core.planner.alter_tables import apply_change
+from core.planner.alter_changes import apply_change
 from core.privileges import Privilege
 from tests.core.test_delta_tables import _managed
 from tests.core.test_planner_grants import BOB, as_user
