@@ -35,7 +35,9 @@ from catalog import versions
 from core import jobstate
 from core.errors import CoreError, WriteConflict
 from core.identifiers import quote_path
-from core.planner import Plan, RelationPlan
+from core.planner import Action, Plan, RelationPlan
+from core.planner.alter_changes import change_sql
+from core.privileges import Privilege
 from engine import delta_tables, errors, sqlguard
 from engine.control import SparkJobControl
 from engine.registration import _check_delta_files
@@ -170,7 +172,13 @@ def undo(spark: SparkSession, path: str, version: int) -> int:
     log_ = delta.DeltaLog.forTable(spark._jsparkSession, path)
     actions: list[Any] = []
     removed: set[str] = set()
-    for action in commit_actions(path, version):
+    changed = commit_actions(path, version)
+    if any("metaData" in action for action in changed):
+        # A schema change (ALTER TABLE): the metadata before it comes back (with column
+        # mapping, a dropped or renamed column's data is still in its files).
+        previous = log_.getSnapshotAt(version - 1, none, none, False).metadata()
+        actions.append(previous)
+    for action in changed:
         if "add" in action:
             text = json.dumps({"add": action["add"]})
             actions.append(delta.actions.Action.fromJson(text).remove())
@@ -217,6 +225,10 @@ class RowChange:
 
     def message(self) -> str:
         m = self.metrics
+        if self.operation == "ALTER TABLE":
+            if self.committed is None:
+                return f"Table {self.shown} unchanged. No new version."
+            return f"Table {self.shown} altered: version {self.committed}."
         if self.operation == "MERGE":
             text = (
                 f"Merged into {self.shown}: {m.get('num_updated_rows', 0)} updated, "
@@ -266,7 +278,9 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
     # Before Delta commits anything: the job's user may change the table now, and it is
     # still the managed Delta table in that directory (a plan need not be the planner's).
     table = staging.table_row(identifier, lock=False)
-    commit.require_modify(Job.objects.select_related("user").get(pk=job.pk).user, table)
+    alter = plan.action == Action.ALTER_TABLE
+    privilege = Privilege.MANAGE if alter else Privilege.MODIFY
+    commit.require_modify(Job.objects.select_related("user").get(pk=job.pk).user, table, privilege)
     if table.location != str(entry.get("final")) or not versions.is_managed_delta(table):
         raise CoreError(f"Table {shown} is no longer the managed Delta table planned.")
     base = plan.args.get("read_version")
@@ -276,15 +290,26 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
     target = _target(plan)
     frame = spark.read.format("delta").load(path)
     _check_delta_files(frame, path, shown)
-    frame.createOrReplaceTempView(str(target.alias))
+    if not alter:
+        frame.createOrReplaceTempView(str(target.alias))
     marker = MARKER.format(job.pk)
     staging.record(job, identifier, delta_base=base, delta_read=read, delta_marker=marker)
     change = RowChange(spark, identifier, str(entry.get("operation") or ""), path, marker, read)
     holder.append(change)
     spark.conf.set(USER_METADATA, marker)
     try:
-        result = sqlguard.guard(spark).row_change(plan.sql, str(target.alias), shown)
-        rows = result.collect()
+        if alter:
+            change_ = plan.args.get("change")
+            if not isinstance(change_, Mapping):
+                raise CoreError(f"The plan names no change of {shown}.")
+            try:
+                text = change_sql(change_, "delta." + quote_path([path]))
+            except (KeyError, TypeError, AttributeError):
+                raise CoreError(f"The plan's change of {shown} is malformed.") from None
+            rows = sqlguard.guard(spark).alter_table(text, path, change_).collect()
+        else:
+            result = sqlguard.guard(spark).row_change(plan.sql, str(target.alias), shown)
+            rows = result.collect()
     except Exception as exc:
         if delta_tables.is_conflict(exc):
             raise _conflict(shown, identifier, "a concurrent write conflicts with it") from None

@@ -42,6 +42,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from core.identifiers import name_key, quote_path
 from core.planner import FunctionPlan, Plan, RelationPlan
+from core.planner.alter_guard import check_alter_tree
 from core.planner.errors import ForbiddenSql
 from core.planner.spark_differential import PlannerReading, check_lexing, check_references
 from core.planner.spark_guard import Allowed, RootKind, check_tree
@@ -320,6 +321,20 @@ class SqlGuard:
         if shown:
             self.names[target] = shown
         self.check(text, "dml", rules)
+        return self.spark.sql(text)
+
+    def alter_table(self, text: str, path: str, change: Mapping[str, Any]) -> DataFrame:
+        """``spark.sql(text)`` of a planned ALTER TABLE / COMMENT ON TABLE, once Spark's parse
+        of it is exactly the planned ``change`` of the Delta table at ``path``
+        (``core.planner.alter_guard``) and a CHECK constraint's expression one of built-ins."""
+        try:
+            lex, tree = inspect(self.spark, text)
+            check_lexing(text, lex, PlannerReading.of(text))
+            check_alter_tree(tree, change, path)
+        except ForbiddenSql as exc:
+            raise self._readable(exc) from None
+        if change.get("op") == "add_constraint":
+            self.check(str(change.get("expression") or ""), "expression", self.expressions)
         return self.spark.sql(text)
 
     def select_expr(self, frame: DataFrame, expressions: Sequence[str]) -> DataFrame:

@@ -112,19 +112,22 @@ def _check_rights(
     for item, table in zip(entries, tables, strict=True):
         if item["mode"] == "ctas":
             _check_own(job, item, table)
+        elif item["mode"] == "alter_table":
+            require_modify(job.user, table, Privilege.MANAGE)
         else:
             require_modify(job.user, table)
     return job
 
 
-def require_modify(user: Any, table: Table) -> None:
-    """``user`` holds MODIFY on ``table`` now (what they hold is loaded afresh, so a revoke
-    counts from the next commit or stream batch). Refused: ``PermissionDenied`` naming the
-    table and the privilege; a table the user may no longer see at all answers as a missing
-    one (``NotFound``, as ``write_staging.table_row`` words it)."""
+def require_modify(user: Any, table: Table, privilege: Privilege = Privilege.MODIFY) -> None:
+    """``user`` holds MODIFY (``privilege``: MANAGE for ALTER TABLE) on ``table`` now (what
+    they hold is loaded afresh, so a revoke counts from the next commit or stream batch).
+    Refused: ``PermissionDenied`` naming the table and the privilege; a table the user may no
+    longer see at all answers as a missing one (``NotFound``, as ``write_staging.table_row``
+    words it)."""
     access = catalog_access.load_access(user)
     s = catalog_access.relation_securable(table)
-    decision = catalog_access.decide(access, s, Privilege.MODIFY)
+    decision = catalog_access.decide(access, s, privilege)
     if decision is Decision.ALLOWED:
         return
     if decision is Decision.HIDDEN:
@@ -132,9 +135,7 @@ def require_modify(user: Any, table: Table) -> None:
             f"Table {quote_path(list(s.path))} no longer exists; nothing was written to it.",
             details={"identifier": list(s.path)},
         )
-    message, details = privileges.denied_message(
-        s, Privilege.MODIFY, privileges.effective(access, s)
-    )
+    message, details = privileges.denied_message(s, privilege, privileges.effective(access, s))
     raise PermissionDenied(message + " Nothing was committed.", details=details)
 
 

@@ -21,7 +21,7 @@ from catalog.models import Table, TableVersion
 from core.errors import CoreError, WriteConflict
 from jobs.models import Job
 
-ROW_CHANGE_MODES = frozenset({"merge", "update", "delete"})
+ROW_CHANGE_MODES = frozenset({"merge", "update", "delete", "alter_table"})
 
 # (staging entry) -> the Delta version committed; raises WriteConflict on a conflict.
 Committer = Callable[[Mapping[str, Any]], int]
@@ -120,3 +120,11 @@ def _record_row_change(table: Table, item: Mapping[str, Any], job: Job) -> None:
         metrics=metrics,
         number=committed,
     )
+    if item.get("mode") == "alter_table":
+        # The catalog's schema changes with the version that changed the Delta table's.
+        from catalog.services.tables import table_schema_altered
+
+        change = job.typed_plan.args.get("change") if job.typed_plan is not None else None
+        if not isinstance(change, Mapping):
+            raise CoreError(f"The job's plan names no change of {shown}; nothing was committed.")
+        table_schema_altered(user=job.user, table=table, change=change)

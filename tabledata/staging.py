@@ -169,10 +169,10 @@ def _new_entry(job: Job, identifier: list[str]) -> dict[str, Any]:
     if mode in ROW_CHANGE_MODES:
         if not delta:  # the planner refuses first; a hand-made plan meets this
             raise UnsupportedStatement(
-                f"Table {quote_path(identifier)} is not a managed Delta table: MERGE, UPDATE "
-                "and DELETE change managed Delta tables only."
+                f"Table {quote_path(identifier)} is not a managed Delta table: MERGE, UPDATE, "
+                "DELETE and ALTER TABLE change managed Delta tables only."
             )
-        entry["operation"] = mode.upper()
+        entry["operation"] = "ALTER TABLE" if mode == str(Action.ALTER_TABLE) else mode.upper()
     if mode == "upsert":
         if delta:
             raise UnsupportedStatement(

@@ -35,6 +35,7 @@ from catalog.services.checks import (
 )
 from core.errors import CoreError
 from core.identifiers import validate_name
+from core.planner.alter_changes import apply_change
 from core.privileges import Decision, Privilege
 from core.properties import decode_table
 from core.schema import ExpressionTyper, ResolvedSchema, Schema
@@ -219,3 +220,28 @@ def table_delete(*, user: User, table: Table) -> None:
         table.delete()
         _record_drop(user, securable)
         _delete_locations_on_commit(locations)
+
+
+def table_schema_altered(*, user: Any, table: Table, change: Mapping[str, Any]) -> None:
+    """Record a Delta ALTER TABLE / COMMENT ON TABLE in the catalog (inside the FINISHED
+    transaction that records its Delta version, ``tabledata.delta_commit``): the declared
+    and resolved schemas, the column rows, the comment; an ``alter`` audit event."""
+    before = table.schema
+    if change.get("op") == "comment_table":
+        table.comment = str(change.get("comment") or "")
+    table.schema = apply_change(table.schema or {"columns": []}, change)
+    if table.resolved_schema is not None:
+        table.resolved_schema = apply_change(table.resolved_schema, change, resolved=True)
+    table.save()
+    if table.schema != before:
+        _replace_columns(
+            table,
+            ResolvedSchema.from_dict(table.resolved_schema) if table.resolved_schema else None,
+        )
+    _record_change(
+        user,
+        table,
+        audit_models.ALTER,
+        changed=["schema" if table.schema != before else str(change.get("op"))],
+        schema_before=before,
+    )

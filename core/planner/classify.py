@@ -16,11 +16,12 @@ from core.errors import CoreError, PermissionDenied
 from core.identifiers import ObjectIdentifier
 from core.limits import CheckedStatement, StatementTooDeep
 from core.planner import guard, streaming
+from core.planner.alter_tables import plan_alter_statement, plan_comment_on
 from core.planner.analyze import plan_analyze
 from core.planner.authorize import Authorizer
 from core.planner.ddl import is_ctas, plan_create_table
 from core.planner.errors import ForbiddenSql
-from core.planner.grants import not_in_reference, plan_alter, plan_grant, plan_revoke
+from core.planner.grants import not_in_reference, plan_grant, plan_revoke
 from core.planner.model import CatalogReader, PlanContext
 from core.planner.objects import (
     plan_create_catalog,
@@ -252,10 +253,11 @@ _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "ANALYZE": plan_analyze,
     "GRANT": plan_grant,
     "REVOKE": plan_revoke,
-    "ALTER": plan_alter,
+    "ALTER": plan_alter_statement,
     "MERGE": plan_merge,
     "UPDATE": plan_update,
     "DELETE": plan_delete,
+    "COMMENT": plan_comment_on,
 }
 
 

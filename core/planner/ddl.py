@@ -57,6 +57,12 @@ from core.schema import (
     WatermarkSpec,
 )
 
+# Flink's rule (FLIP-87): a key is declared, never checked; saying so keeps no one relying on it.
+PRIMARY_KEY_ENFORCED = (
+    "A primary key must be declared NOT ENFORCED: PRIMARY KEY (…) NOT ENFORCED. As in Flink, "
+    "Tessera keeps the key for upserts and for readers, but does not check that its values "
+    "are unique or present (declare the columns NOT NULL to have Delta enforce that)."
+)
 _TYPE_STOP_WORDS = ("COMMENT", "METADATA", "PRIMARY", "CONSTRAINT")
 _TRAILING = "USING, OPTIONS, WITH, COMMENT, PARTITIONED BY, LOCATION or the end of the statement"
 _TRAILING_CTAS = "USING, OPTIONS, WITH, COMMENT, PARTITIONED BY, LOCATION or AS"
@@ -202,7 +208,8 @@ def _primary_key_clause(
     cursor.expect_words("PRIMARY", "KEY")
     if columns is None:
         columns = name_list(cursor, "a primary key column")
-    cursor.accept_words("NOT", "ENFORCED")
+    if not cursor.accept_words("NOT", "ENFORCED"):
+        raise UnsupportedStatement(PRIMARY_KEY_ENFORCED)
     elements.set_primary_key(PrimaryKey(name, columns))
     return True
 

@@ -59,6 +59,8 @@ class Action(StrEnum):
     MERGE = "merge"
     UPDATE = "update"
     DELETE = "delete"
+    # Schema changes of a managed Delta table (core.planner.alter_tables).
+    ALTER_TABLE = "alter_table"
     ANALYZE_TABLE = "analyze_table"
     PIPELINE = "pipeline"
     # Grants (docs/statements.md "Grants"): run in the web process.
@@ -99,6 +101,7 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
     Action.MERGE: "insert",
     Action.UPDATE: "insert",
     Action.DELETE: "insert",
+    Action.ALTER_TABLE: "insert",
     Action.ANALYZE_TABLE: "ddl",
     Action.PIPELINE: "pipeline",
     Action.GRANT: "ddl",
@@ -108,8 +111,11 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
 }
 
 # Plans whose data a worker writes into tables (FLIP-218): staged, then committed.
-# Row-level changes: Delta's own commands run them (ADR 0019, "Row-level DML").
-ROW_CHANGE_ACTIONS: frozenset[Action] = frozenset({Action.MERGE, Action.UPDATE, Action.DELETE})
+# Row-level changes and schema changes: Delta's own commands run and commit them in the
+# worker, FINISHED records their version (ADR 0019, "Row-level DML", "ALTER TABLE").
+ROW_CHANGE_ACTIONS: frozenset[Action] = frozenset(
+    {Action.MERGE, Action.UPDATE, Action.DELETE, Action.ALTER_TABLE}
+)
 WRITE_ACTIONS: frozenset[Action] = (
     frozenset({Action.CTAS, Action.INSERT, Action.STATEMENT_SET}) | ROW_CHANGE_ACTIONS
 )

@@ -140,13 +140,15 @@ def test_inline_and_unnamed_primary_keys() -> None:
     assert _args("CREATE TABLE t (id INT PRIMARY KEY NOT ENFORCED, x INT)")["schema"][
         "primary_key"
     ] == {"name": None, "columns": ["id"]}
-    assert _args("CREATE TABLE t (a INT, b INT, PRIMARY KEY (a, b))")["schema"]["primary_key"] == {
+    assert _args("CREATE TABLE t (a INT, b INT, PRIMARY KEY (a, b) NOT ENFORCED)")["schema"][
+        "primary_key"
+    ] == {
         "name": None,
         "columns": ["a", "b"],
     }
-    assert _args("CREATE TABLE t (a INT CONSTRAINT k PRIMARY KEY COMMENT 'x')")["schema"][
-        "primary_key"
-    ] == {"name": "k", "columns": ["a"]}
+    assert _args("CREATE TABLE t (a INT CONSTRAINT k PRIMARY KEY NOT ENFORCED COMMENT 'x')")[
+        "schema"
+    ]["primary_key"] == {"name": "k", "columns": ["a"]}
 
 
 def test_trailing_clauses_in_any_order() -> None:
@@ -231,7 +233,7 @@ def test_syntax_errors(sql: str, line: int, column: int) -> None:
     [
         ("CREATE TABLE t (a INT, A STRING)", "Column `a` is declared twice (as `a` and `A`)."),
         (
-            "CREATE TABLE t (a INT, PRIMARY KEY (b))",
+            "CREATE TABLE t (a INT, PRIMARY KEY (b) NOT ENFORCED)",
             "Primary key column `b` does not exist. Available columns: a.",
         ),
         (
@@ -242,7 +244,10 @@ def test_syntax_errors(sql: str, line: int, column: int) -> None:
             "CREATE TABLE t (f INT METADATA FROM 'file_size')",
             "Metadata column `f` is declared as INT but metadata key 'file_size' provides BIGINT.",
         ),
-        ("CREATE TABLE t (a INT PRIMARY KEY, PRIMARY KEY (a))", "only one primary key"),
+        (
+            "CREATE TABLE t (a INT PRIMARY KEY NOT ENFORCED, PRIMARY KEY (a) NOT ENFORCED)",
+            "only one primary key",
+        ),
     ],
 )
 def test_schema_errors_propagate(sql: str, message: str) -> None:
@@ -299,3 +304,14 @@ def test_database_must_exist() -> None:
 def test_expanded_with_the_current_catalog_and_database() -> None:
     assert plan("CREATE TABLE other.t (a INT)").target == ("c", "other", "t")
     assert plan("CREATE TABLE x.y.t (a INT)").target == ("x", "y", "t")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["CREATE TABLE t (a INT PRIMARY KEY, b INT)", "CREATE TABLE t (a INT, PRIMARY KEY (a))"],
+)
+def test_a_primary_key_without_not_enforced_is_refused(sql: str) -> None:
+    from core.planner import UnsupportedStatement
+
+    with pytest.raises(UnsupportedStatement, match="must be declared NOT ENFORCED"):
+        _args(sql)
