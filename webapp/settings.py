@@ -335,7 +335,6 @@ TESSERA_RESULT_MAX_ROWS = int(os.environ.get("TESSERA_RESULT_MAX_ROWS", "100000"
 TESSERA_RESULT_DOWNLOAD_MAX_ROWS = int(
     os.environ.get("TESSERA_RESULT_DOWNLOAD_MAX_ROWS", "100000000")
 )
-# result.arrow followers of running jobs per user and web process (each a held request).
 TESSERA_RESULT_FOLLOWERS_PER_USER = int(os.environ.get("TESSERA_RESULT_FOLLOWERS_PER_USER", "2"))
 TESSERA_RESULT_TTL_SECONDS = int(os.environ.get("TESSERA_RESULT_TTL_SECONDS", str(7 * 86400)))
 # How long a managed table's replaced version stays readable (VERSION AS OF, readers that
