@@ -33,6 +33,7 @@ from core.planner.sources import (
     DATAFRAME_CONNECTOR,
     RATE_CONNECTOR,
     UPLOAD_CONNECTOR,
+    is_managed_delta,
     names_delta,
 )
 from core.planner.table_plans import staged_error, table_plan
@@ -248,11 +249,14 @@ class Resolver:
         if known is not None:
             return known
         alias = RELATION_ALIAS.format(len(self.relations) + 1)
-        self.relations.append(
-            self._table_plan(
-                alias, replace(relation, location=found.location, delta_version=found.version)
-            )
+        plan = self._table_plan(
+            alias, replace(relation, location=found.location, delta_version=found.version)
         )
+        if is_managed_delta(relation) and found.version != relation.delta_version:
+            # ALTER TABLE changes a managed Delta table's columns: a past version is read
+            # with the columns its log had then, not the catalog's current ones.
+            plan = replace(plan, physical_schema="", columns=())
+        self.relations.append(plan)
         self.objects.append(relation)
         self._relation_aliases[key] = (alias, ident)
         return alias, ident

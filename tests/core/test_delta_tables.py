@@ -97,6 +97,20 @@ def test_a_managed_delta_table_is_read_at_its_recorded_version() -> None:
     assert relation["time_travel"] == {"unwritten": "true"}
 
 
+def test_a_past_version_of_a_managed_delta_table_has_its_logs_columns() -> None:
+    # ALTER TABLE changes the columns: a past version is read as its log has it; the
+    # recorded version keeps the catalog's columns (its NOT NULL, computed columns).
+    catalog = _managed(4)
+    path = catalog.relations[("c", "d", "m")].location
+    catalog.versions[("c", "d", "m")] = {v: path for v in range(5)}
+    past = plan("SELECT * FROM m VERSION AS OF 2", catalog).relations[0]
+    assert past.time_travel == {"versionAsOf": "2"}
+    assert (past.physical_schema, past.columns) == ("", ())
+    current = plan("SELECT * FROM m VERSION AS OF 4", catalog).relations[0]
+    assert current.physical_schema and current.columns
+    assert plan("SELECT * FROM m", catalog).relations[0] == current
+
+
 def test_managed_delta_writes_are_planned_and_upserts_and_streams_refused() -> None:
     for sql in ("INSERT INTO m SELECT 1", "INSERT OVERWRITE m SELECT 1"):
         assert plan(sql, _managed(1)).writes
