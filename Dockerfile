@@ -43,6 +43,7 @@ COPY tabledata tabledata
 COPY engine engine
 COPY workbench workbench
 COPY schedules schedules
+COPY dashboards dashboards
 COPY hiveserver2 hiveserver2
 COPY flightsql flightsql
 COPY tessera_udfs tessera_udfs
