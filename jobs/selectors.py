@@ -50,7 +50,11 @@ def parse_uuid(value: Any) -> uuid.UUID | None:
 
 
 def reload_job(job_id: Any) -> Job:
-    return Job.objects.select_related("user").get(pk=job_id)
+    """The job again; NotFound (404) once it was deleted, say while a request held it."""
+    try:
+        return Job.objects.select_related("user").get(pk=job_id)
+    except Job.DoesNotExist:
+        raise NotFound(f"Job {job_id} no longer exists.") from None
 
 
 def keyset(after: Any) -> tuple[datetime, uuid.UUID]:

@@ -82,3 +82,14 @@ def test_a_refused_statement_fails_with_the_planners_error(alice_api) -> None:
     session = Session.objects.select_related("user").get(pk=open_session(alice_api)["id"])
     failed = statements.fail_job(statements.new_job(session, "SELEC 1"), JobError("X", "m"))
     assert Job.objects.get(pk=failed.pk).error == {"code": "X", "message": "m"}
+
+
+@pytest.mark.django_db
+def test_a_job_deleted_while_it_was_held_is_not_found(alice: Any) -> None:
+    # A held result page reloads its job on each wake-up: a deleted job is a 404, not a 500.
+    import uuid
+
+    from jobs.selectors import reload_job
+
+    with pytest.raises(NotFound, match="no longer exists"):
+        reload_job(uuid.uuid4())
