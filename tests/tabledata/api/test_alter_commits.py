@@ -15,12 +15,11 @@ from catalog import versions
 from catalog.models import Column, Table
 from jobs.models import Session
 from tabledata import staging as write_staging
-from tests.tabledata.api.test_row_change_commits import (  # noqa: F401 (fixtures)
+from tests.tabledata.api.test_row_change_commits import (
     _delta_table,
     _ran,
     _recorded,
     change_plan,
-    session,
 )
 from tests.tabledata.api.test_writes_lifecycle import (  # noqa: F401 (fixtures)
     claim,
@@ -46,7 +45,7 @@ def _columns(table: Table) -> list[tuple[str, str | None]]:
 
 
 def test_finished_records_the_version_and_the_schema(
-    session: Session,  # noqa: F811 (the fixture)
+    session: Session,
     make: Any,
     storage: Any,
 ) -> None:
@@ -71,7 +70,7 @@ def test_finished_records_the_version_and_the_schema(
 
 
 def test_a_concurrent_write_recorded_first_is_a_write_conflict(
-    session: Session,  # noqa: F811 (the fixture)
+    session: Session,
     make: Any,
     storage: Any,
 ) -> None:
@@ -91,7 +90,7 @@ def test_a_concurrent_write_recorded_first_is_a_write_conflict(
 
 
 def test_manage_is_checked_again_at_the_commit(
-    session: Session,  # noqa: F811 (the fixture)
+    session: Session,
     make: Any,
     storage: Any,
     bob: Any,

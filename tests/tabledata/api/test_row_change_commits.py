@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from django.db import transaction
-from django.utils import timezone
 
 from catalog import versions
 from catalog.models import Table, TableVersion
@@ -26,19 +25,6 @@ from tests.tabledata.api.test_writes_lifecycle import (  # noqa: F401 (fixtures)
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def session(make: Any, alice: Any) -> Session:
-    make.catalog("demo")
-    make.database("demo", "sales")
-    return Session.objects.create(
-        user=alice,
-        current_catalog="demo",
-        current_database="sales",
-        last_used_at=timezone.now(),
-        idle_timeout_seconds=3600,
-    )
 
 
 def _delta_table(make: Any, name: str, version: int | None = 1) -> Table:

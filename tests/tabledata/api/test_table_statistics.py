@@ -9,10 +9,8 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 
 from catalog.models import Database, Table
-from jobs.models import Session
 from tabledata import manifest
 from tests.conftest import assert_error, client_for, simple_schema
 from tests.tabledata.api.test_writes_lifecycle import (
@@ -38,20 +36,6 @@ def _no_broker(monkeypatch: Any) -> None:
 @pytest.fixture(autouse=True)
 def _results(settings: Any, tmp_path: Path) -> None:
     settings.RESULTS_DIR = tmp_path / "results"
-
-
-@pytest.fixture
-def session(make: Any, alice: Any) -> Any:
-    """Alice's session in demo.sales (the catalog and database made for it)."""
-    make.catalog("demo")
-    make.database("demo", "sales")
-    return Session.objects.create(
-        user=alice,
-        current_catalog="demo",
-        current_database="sales",
-        last_used_at=timezone.now(),
-        idle_timeout_seconds=3600,
-    )
 
 
 def stats(api: Any, name: str) -> dict[str, Any]:

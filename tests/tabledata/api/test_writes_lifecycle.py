@@ -62,19 +62,6 @@ def results_dir(settings, tmp_path):
     settings.RESULTS_DIR = tmp_path / "results"
 
 
-@pytest.fixture
-def session(make, alice) -> Session:
-    make.catalog("demo")
-    make.database("demo", "sales")
-    return Session.objects.create(
-        user=alice,
-        current_catalog="demo",
-        current_database="sales",
-        last_used_at=timezone.now(),
-        idle_timeout_seconds=3600,
-    )
-
-
 def ident(name: str) -> list[str]:
     return ["demo", "sales", name]
 
