@@ -33,6 +33,7 @@ from core.planner.grants import not_in_reference, plan_alter
 from core.planner.model import Relation
 from core.planner.plan import Action, Plan
 from core.planner.references import analyze_query
+from core.planner.row_changes import ONLY_DELTA, refuse_other_kinds
 from core.planner.sources import is_managed_delta
 from core.planner.statement import Statement, data_type, expression_span, type_span
 from core.planner.table_plans import table_plan
@@ -273,26 +274,15 @@ def _check_columns(table: Relation, change: Mapping[str, Any]) -> None:
 
 def _check_target(statement: Statement, ident: ObjectIdentifier) -> Relation:
     """A managed Delta table the user may MANAGE, active, with a committed version."""
-    relation = statement.reader.get_relation(ident)
-    if relation is None or statement.authorizer.see(relation) is None:
-        raise _missing_target(ident)
+    relation = refuse_other_kinds(
+        statement,
+        ident,
+        "ALTER TABLE",
+        "; change an external table's schema in the catalog (PATCH /tables/…)",
+    )
     shown = relation.identifier.quoted()
     details: dict[str, Any] = {"identifier": list(relation.identifier.parts)}
-    only = "only managed Delta tables (CREATE TABLE … USING delta, without LOCATION)"
-    if relation.kind == "view":
-        raise CoreError(f"{shown} is a view; ALTER TABLE changes {only}.", details=details)
-    if relation.temporary:
-        raise UnsupportedStatement(
-            f"ALTER TABLE of temporary tables is not supported ({shown} is temporary): it "
-            f"changes {only}.",
-            details=details,
-        )
-    if any(str(k).lower() in ("path", "connector") for k in relation.options):
-        raise UnsupportedStatement(
-            f"Table {shown} is external: ALTER TABLE changes {only}; change an external "
-            "table's schema in the catalog (PATCH /tables/…).",
-            details=details,
-        )
+    only = ONLY_DELTA
     if not is_managed_delta(relation):
         raise UnsupportedStatement(
             f"Table {shown} is stored in Tessera's own format: ALTER TABLE changes {only}; "

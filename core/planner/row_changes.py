@@ -223,6 +223,7 @@ def _parse_delete(cursor: TokenCursor, pieces: _Pieces) -> None:
 _PARSERS = {Action.MERGE: _parse_merge, Action.UPDATE: _parse_update, Action.DELETE: _parse_delete}
 # The statement as the job's result and the versions' history name it.
 OPERATIONS = {Action.MERGE: "MERGE", Action.UPDATE: "UPDATE", Action.DELETE: "DELETE"}
+ONLY_DELTA = "only managed Delta tables (CREATE TABLE … USING delta, without LOCATION)"
 _STATEMENTS = {Action.MERGE: "MERGE INTO", Action.UPDATE: "UPDATE", Action.DELETE: "DELETE FROM"}
 
 
@@ -276,27 +277,40 @@ def _resolve_piece(statement: Statement, resolver: Resolver, piece: _Read) -> st
     return rewritten.sql
 
 
-def _check_target(statement: Statement, ident: ObjectIdentifier, what: str) -> Relation:
-    """A managed Delta table the user may MODIFY, with a committed version; every other
-    kind of object is refused with a sentence (after the user was found to see it)."""
+def refuse_other_kinds(
+    statement: Statement, ident: ObjectIdentifier, what: str, external_hint: str = ""
+) -> Relation:
+    """The relation ``what`` (a MERGE, an ALTER TABLE…) changes, once it is neither unseen,
+    a view, temporary nor external, each refused with a sentence; its format, status and
+    privileges are the caller's to check."""
     relation = statement.reader.get_relation(ident)
     if relation is None or statement.authorizer.see(relation) is None:
         raise _missing_target(ident)
     shown = relation.identifier.quoted()
     details: dict[str, Any] = {"identifier": list(relation.identifier.parts)}
-    only = "only managed Delta tables (CREATE TABLE … USING delta, without LOCATION)"
     if relation.kind == "view":
-        raise CoreError(f"{shown} is a view; {what} changes {only}.", details=details)
+        raise CoreError(f"{shown} is a view; {what} changes {ONLY_DELTA}.", details=details)
     if relation.temporary:
         raise UnsupportedStatement(
             f"{what} of temporary tables is not supported ({shown} is temporary): it changes "
-            f"{only}.",
+            f"{ONLY_DELTA}.",
             details=details,
         )
     if any(str(k).lower() in ("path", "connector") for k in relation.options):
         raise UnsupportedStatement(
-            f"Table {shown} is external: {what} changes {only}.", details=details
+            f"Table {shown} is external: {what} changes {ONLY_DELTA}{external_hint}.",
+            details=details,
         )
+    return relation
+
+
+def _check_target(statement: Statement, ident: ObjectIdentifier, what: str) -> Relation:
+    """A managed Delta table the user may MODIFY, with a committed version; every other
+    kind of object is refused with a sentence (after the user was found to see it)."""
+    relation = refuse_other_kinds(statement, ident, what)
+    shown = relation.identifier.quoted()
+    details: dict[str, Any] = {"identifier": list(relation.identifier.parts)}
+    only = ONLY_DELTA
     if not is_managed_delta(relation):
         fmt = next(
             (str(v) for k, v in relation.options.items() if str(k).lower() == "format"), "parquet"
