@@ -118,3 +118,16 @@ def test_a_save_while_offline_is_marked_and_sent_again(ui: UI, page: Any, alice:
     wait_until(lambda: server_tabs() == [("Query 1", "SELECT 2 AS typed_offline")], 15)
     expect(mark).to_have_count(0)
     all_saved(page)
+
+
+def test_text_typed_just_before_a_reload_is_kept(ui: UI, page: Any, alice: User) -> None:
+    """The editor writes its text back to the tab after a pause in typing; a reload inside that
+    pause keeps the text (the unload flush takes it from the editor) and sends it afterwards."""
+    ui.login(page, "alice")
+    all_saved(page)
+    set_sql(page, "SELECT 3 AS typed_then_reloaded")
+    page.reload()  # at once: inside the pause
+    page.get_by_test_id("username").wait_for()
+    expect(editor(page)).to_have_text("SELECT 3 AS typed_then_reloaded")
+    wait_until(lambda: [sql for _, sql in server_tabs()] == ["SELECT 3 AS typed_then_reloaded"], 10)
+    all_saved(page)

@@ -5,6 +5,7 @@ import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from "re
 import { del, enc, type User } from "../../api";
 import { useTitle } from "../../router";
 import { onOpenInEditor } from "../../store";
+import { withEditorText } from "./pendingText";
 import { TabPane } from "./TabPane";
 import { layoutKey, parseLayout, type EditorLayout } from "./layout";
 import { isUuid, newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
@@ -24,6 +25,7 @@ function load(user: User): Stored {
         // Ids from before tabs were kept on the server were not UUIDs: such a tab is new to it.
         id: isUuid(tab.id) ? tab.id : newId(),
         version: isUuid(tab.id) && typeof tab.version === "number" ? tab.version : null,
+        serverSql: typeof tab.serverSql === "string" ? tab.serverSql : undefined,
         title: typeof tab.title === "string" && tab.title ? tab.title : "Query",
         sql: tab.sql,
         sessionId: typeof tab.sessionId === "string" ? tab.sessionId : null,
@@ -32,6 +34,8 @@ function load(user: User): Stored {
         lastJobId: typeof tab.lastJobId === "string" ? tab.lastJobId : null,
         pendingRun: cleanPending(tab.pendingRun),
         savedSql: typeof tab.savedSql === "string" ? tab.savedSql : null,
+        catalog: typeof tab.catalog === "string" ? tab.catalog : null,
+        database: typeof tab.database === "string" ? tab.database : null,
       }));
       if (tabs.length > 0)
         return { tabs, active: tabs.some((tab) => tab.id === data.active) ? data.active! : tabs[0].id };
@@ -103,11 +107,19 @@ export function EditorPage({ user, active }: { user: User; active: boolean }) {
       localStorage.setItem(storageKey(user), JSON.stringify(latest.current));
     }, 150);
   }, [state, user]);
-  // Flush on unload so a reload right after typing keeps the text.
+  // Flush on unload so a reload right after typing keeps the text (also the text an editor has
+  // not written back to its tab yet).
   useEffect(() => {
-    const flush = () => localStorage.setItem(storageKey(user), JSON.stringify(latest.current));
+    const flush = () => {
+      const { tabs, active } = latest.current;
+      localStorage.setItem(storageKey(user), JSON.stringify({ tabs: withEditorText(tabs), active }));
+    };
     window.addEventListener("beforeunload", flush);
-    return () => window.removeEventListener("beforeunload", flush);
+    window.addEventListener("pagehide", flush); // also where beforeunload is not sent
+    return () => {
+      window.removeEventListener("beforeunload", flush);
+      window.removeEventListener("pagehide", flush);
+    };
   }, [user]);
 
   const update = useCallback((id: string, change: Partial<TabMeta>) => {

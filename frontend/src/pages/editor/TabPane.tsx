@@ -20,6 +20,7 @@ import { Splitter } from "./Splitter";
 import type { EditorLayout } from "./layout";
 import { askPermissionOnce, jobEnded, LONG_RUN_MS, markSeen } from "./notify";
 import { ParameterBar } from "./ParameterBar";
+import { registerEditor } from "./pendingText";
 import { mapCursorThroughFormat, parameterNames, parameterValue } from "./sqlText";
 import { useTabSession } from "./tabSession";
 import {
@@ -286,6 +287,8 @@ export function TabPane({
     }
   }, [execute]);
 
+  // The unload flush reads the editor itself: its text reaches the tab only after the pause below.
+  useEffect(() => registerEditor(tabId, () => viewRef.current?.state.doc.toString()), [tabId]);
   // The text is written back to the tab (and localStorage) after a short pause in typing.
   const onDocChange = useCallback(
     (doc: string) => {

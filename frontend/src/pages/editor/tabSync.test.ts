@@ -95,6 +95,27 @@ describe("the server's list against the cache", () => {
     expect(reconcile(cached, { items: [], active: null, limits }).tabs.map((t) => t.id)).toEqual([C]);
   });
 
+  it("keeps SQL typed here on an older version when the server's newer one left the SQL", () => {
+    const limits = { max_tabs: 50, max_chars: 100 };
+    // Typed here on version 1 (the server had ""); version 2 only changed the tab's database.
+    const cached = { tabs: [tab(A, "typed here", { version: 1, serverSql: "" })], active: A };
+    const merged = reconcile(cached, { items: [server(A, "", 0, 2)], active: A, limits });
+    expect(merged.tabs.map((t) => [t.id, t.sql, t.version, t.serverSql])).toEqual([[A, "typed here", 2, ""]]);
+    // …and it is the next write.
+    expect(plan(merged.tabs, A, merged.known, A)[0]).toEqual({ kind: "patch", id: A, version: 2, changes: { sql: "typed here" } });
+  });
+
+  it("shows the server's SQL when both changed it, and this window's in a tab beside it", () => {
+    const limits = { max_tabs: 50, max_chars: 100 };
+    const cached = { tabs: [tab(A, "typed here", { version: 1, serverSql: "old" })], active: A };
+    const merged = reconcile(cached, { items: [server(A, "written elsewhere", 0, 2)], active: A, limits });
+    expect(merged.tabs.map((t) => [t.sql, t.version])).toEqual([
+      ["written elsewhere", 2],
+      ["typed here", null],
+    ]);
+    expect(merged.tabs[1].title).toBe("ta (this window)");
+  });
+
   it("drops cached tabs closed elsewhere", () => {
     const merged = reconcile(
       { tabs: [tab(A, "", { version: 1 }), tab(B, "", { version: 5 })], active: B },

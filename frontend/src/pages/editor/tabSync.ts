@@ -2,7 +2,7 @@
 // the server last acknowledged, as the writes that bring the server up to date. Pure: the hook
 // (useServerTabs) sends them one at a time.
 import type { components } from "../../openapi/schema";
-import type { TabMeta } from "./types";
+import { newId, type TabMeta } from "./types";
 
 export type ServerTab = components["schemas"]["EditorTabOut"];
 export type ServerTabs = components["schemas"]["EditorTabListOut"];
@@ -91,6 +91,7 @@ export function reconcile(
 ): { tabs: TabMeta[]; active: string; known: Map<string, Known> } {
   const byId = new Map(cached.tabs.map((tab) => [tab.id, tab]));
   const known = new Map<string, Known>();
+  const copies: TabMeta[] = [];
   const tabs: TabMeta[] = server.items.map((item) => {
     known.set(item.id, knownOf(item));
     const mine = byId.get(item.id);
@@ -104,15 +105,25 @@ export function reconcile(
       database: item.database,
       version: item.version,
     };
-    if (!mine) return fromServer;
+    if (!mine) return { ...fromServer, serverSql: item.sql };
     const unsent = mine.version === item.version;
     const { title, sql, savedQueryId, catalog, database } = fromServer;
+    // SQL edited here on an older version: kept when the server's newer versions left the SQL as
+    // it was (they changed the title, the database…); both changed: the server's, and ours in a
+    // tab beside it.
+    const editedHere = mine.serverSql !== undefined && mine.sql !== mine.serverSql;
+    const keepMine = unsent || (editedHere && item.sql === mine.serverSql);
+    if (!unsent && editedHere && !keepMine && mine.sql.trim() !== "" && mine.sql !== item.sql)
+      copies.push({ ...mine, id: newId(), title: `${item.title} (this window)`.slice(0, 200), version: null, sessionId: null });
     return {
       ...mine,
-      ...(unsent ? {} : { title, sql, savedQueryId, catalog, database }),
+      ...(unsent ? {} : { title, savedQueryId, catalog, database }),
+      sql: keepMine ? mine.sql : sql,
       version: item.version,
+      serverSql: item.sql,
     };
   });
+  tabs.push(...copies);
   for (const tab of cached.tabs) {
     const unsent = !known.has(tab.id) && (tab.version === undefined || tab.version === null);
     // An empty unsent tab is the one a first paint made up: the server's tabs take its place.

@@ -11,6 +11,9 @@ export interface TabMeta {
   id: string;
   /** The server's version of the tab this browser last wrote or read; null: not on the server yet. */
   version?: number | null;
+  /** The SQL the server had at `version`: an edit here differs from it (a reload keeps such an
+   * edit when the server's newer version did not change the SQL). */
+  serverSql?: string;
   title: string;
   sql: string;
   sessionId: string | null;

@@ -74,6 +74,8 @@ export function useServerTabs(state: Stored, setState: Dispatch<SetStateAction<S
   useEffect(() => {
     latest.current = state;
   }, [state]);
+  // The tabs the page painted first: a tab not among them was opened by this page load.
+  const [painted] = useState(() => new Set(state.tabs.map((tab) => tab.id)));
   const known = useRef<Map<string, Known> | null>(null); // null: the server's list not read yet
   const knownActive = useRef<string | null>(null);
   const refused = useRef(new Map<string, string>()); // op key → the server's words
@@ -121,6 +123,7 @@ export function useServerTabs(state: Stored, setState: Dispatch<SetStateAction<S
                   catalog: tab.catalog,
                   database: tab.database,
                   version: tab.version,
+                  serverSql: tab.sql,
                 },
                 ...(copy ? [copy] : []),
               ]
@@ -151,7 +154,7 @@ export function useServerTabs(state: Stored, setState: Dispatch<SetStateAction<S
       const version = answer.version;
       setState((current) => ({
         ...current,
-        tabs: current.tabs.map((tab) => (tab.id === op.id ? { ...tab, version } : tab)),
+        tabs: current.tabs.map((tab) => (tab.id === op.id ? { ...tab, version, serverSql: answer.sql } : tab)),
       }));
     },
     [setState],
@@ -214,12 +217,16 @@ export function useServerTabs(state: Stored, setState: Dispatch<SetStateAction<S
     known.current = merged.known;
     knownActive.current = list.data.active;
     const shown = merged.tabs.length > 0 ? merged : { tabs: [freshTab()], active: "" };
-    const next = { tabs: shown.tabs, active: shown.active || shown.tabs[0].id };
+    // A tab opened here before the list came (a saved query's link, "query this table") stays in
+    // front; otherwise the server's active tab is shown.
+    const opened = latest.current.active;
+    const openedHere = !painted.has(opened) && shown.tabs.some((tab) => tab.id === opened);
+    const next = { tabs: shown.tabs, active: openedHere ? opened : shown.active || shown.tabs[0].id };
     latest.current = next;
     setState(next);
     show();
     void flush();
-  }, [list.data, setState, flush, show]);
+  }, [list.data, setState, flush, show, painted]);
 
   // Send changes at most SAVE_DELAY_MS after the first of them (not pushed back by more typing).
   useEffect(() => {
