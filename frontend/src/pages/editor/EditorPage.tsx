@@ -7,7 +7,7 @@ import { useTitle } from "../../router";
 import { onOpenInEditor } from "../../store";
 import { TabPane } from "./TabPane";
 import { layoutKey, parseLayout, type EditorLayout } from "./layout";
-import { isUuid, newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
+import { cleanRowLimit, isUuid, newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
 import { freshTab, useServerTabs, type Stored, type TabSync } from "./useServerTabs";
 import "./editor.css";
 
@@ -29,6 +29,7 @@ function load(user: User): Stored {
         sessionId: typeof tab.sessionId === "string" ? tab.sessionId : null,
         savedQueryId: typeof tab.savedQueryId === "string" ? tab.savedQueryId : null,
         params: cleanParams(tab.params),
+        rowLimit: cleanRowLimit(tab.rowLimit),
         lastJobId: typeof tab.lastJobId === "string" ? tab.lastJobId : null,
         pendingRun: cleanPending(tab.pendingRun),
         savedSql: typeof tab.savedSql === "string" ? tab.savedSql : null,
