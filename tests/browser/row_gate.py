@@ -13,10 +13,11 @@ from collections.abc import Callable
 
 def _make_gated() -> Callable[[int, int, int], int]:
     def gated(value: int, port: int, gate_from: int) -> int:
-        """``value``; from ``gate_from`` on, once the test's socket on ``port`` closes."""
+        """``value``; row ``gate_from`` once the test's socket on ``port`` closes (one row
+        waits: the rows after it are not slowed by a connection each once it is open)."""
         import socket
 
-        if value >= gate_from:
+        if value == gate_from:
             try:
                 with socket.create_connection(("127.0.0.1", port)) as waiting:
                     waiting.recv(1)  # returns (or fails) when the test closes its socket

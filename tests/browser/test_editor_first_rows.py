@@ -2,11 +2,13 @@
 item 3; docs/workbench.md "First rows early"): the grid fills, a live count and "Still
 running", then the finished result in its place; cancel stops the job and the following.
 
-The query is held by a gate: a Python UDF (tests/browser/row_gate.py) that, for rows from
-``GATE_FROM`` on, connects to a socket this test listens on and reads until the test closes
-it. ``range(0, 4000, 1, 4)``'s first partition (rows 0 … 999) is written while the rest wait.
-This module runs its own worker: it allows the gate's package and writes every result above
-10 rows the large way (a row limit above that streams).
+The query is held by a gate: a Python UDF (tests/browser/row_gate.py) that, for row
+``GATE_FROM`` (the first of the second partition), connects to a socket this test listens on
+and reads until the test closes it. The first partition (rows 0 … 49,999) is written while
+the rest wait: the worker appends partitions in order. The query is estimated above 32 MB
+(2,000,000 rows), so it goes straight to the large path (a small estimate is first collected
+whole, which the gate would hold). This module runs its own worker: it allows the gate's
+package and writes every result above 10 rows the large way.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from tests.browser.conftest import UI, wait_until
 from tests.browser.test_editor import newest_job, pane, run_and_wait, set_sql
 from tests.workers import WorkerProcess, start_worker
 
-ROWS = 4000
-GATE_FROM = 1000  # partition 0 of range(0, 4000, 1, 4): written before the gate opens
+ROWS = 2_000_000
+PARTITIONS = 40
+GATE_FROM = ROWS // PARTITIONS  # partition 0: written before the gate opens
 GATE_PACKAGE = "tests.browser.row_gate"
 WORKER_ENV = {
     "TESSERA_UDF_PACKAGES": f"tessera_udfs,{GATE_PACKAGE}",
@@ -80,14 +83,14 @@ def gate() -> Iterator[Gate]:
 
 def start_gated(page: Any, gate: Gate) -> dict[str, Any]:
     """In the tab's session: the gate function, then the gated query with a row limit of a
-    million (above the worker's 10: written while it runs). Answers its job once RUNNING."""
+    of ten million (above the worker's 10: written while it runs). Its job once RUNNING."""
     set_sql(page, f"CREATE TEMPORARY FUNCTION gated AS '{GATE_PACKAGE}.gated' LANGUAGE PYTHON")
     run_and_wait(page)
-    pane(page).get_by_label("Row limit").select_option("1000000")
+    pane(page).get_by_label("Row limit").select_option("10000000")
     set_sql(
         page,
         f"SELECT gated(id, {gate.port}, {GATE_FROM}) AS id, CAST(id AS STRING) AS s "
-        f"FROM range(0, {ROWS}, 1, 4)",
+        f"FROM range(0, {ROWS}, 1, {PARTITIONS})",
     )
     page.keyboard.press("Control+Enter")
     expect(pane(page).get_by_test_id("run-job-status")).to_have_text("RUNNING", timeout=60_000)
