@@ -6,9 +6,9 @@ The query is held by a gate: a Python UDF (tests/browser/row_gate.py) that, for 
 ``GATE_FROM`` (the first of the second partition), connects to a socket this test listens on
 and reads until the test closes it. The first partition (rows 0 … 49,999) is written while
 the rest wait: the worker appends partitions in order. The query is estimated above 32 MB
-(2,000,000 rows), so it goes straight to the large path (a small estimate is first collected
-whole, which the gate would hold). This module runs its own worker: it allows the gate's
-package and writes every result above 10 rows the large way.
+(4,000,000 rows, 12 bytes a row), so it goes straight to the large path (a small estimate
+is first collected whole, which the gate would hold). This module runs its own worker: it
+allows the gate's package and writes every result above 10 rows the large way.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from tests.browser.conftest import UI, wait_until
 from tests.browser.test_editor import newest_job, pane, run_and_wait, set_sql
 from tests.workers import WorkerProcess, start_worker
 
-ROWS = 2_000_000
-PARTITIONS = 40
+ROWS = 4_000_000
+PARTITIONS = 80
 GATE_FROM = ROWS // PARTITIONS  # partition 0: written before the gate opens
 GATE_PACKAGE = "tests.browser.row_gate"
 WORKER_ENV = {
@@ -151,8 +151,8 @@ def test_cancel_stops_the_job_and_the_following(ui: UI, page: Any, alice: User, 
     asked: list[Any] = []
     ended: list[Any] = []
     page.on("request", lambda request: asked.append(request) if "/result?" in request.url else None)
-    page.on("requestfinished", ended.append)
-    page.on("requestfailed", ended.append)
+    page.on("requestfinished", lambda request: ended.append(request))
+    page.on("requestfailed", lambda request: ended.append(request))
     job = start_gated(page, gate)
     partial = pane(page).get_by_test_id("partial-result")
     expect(partial.get_by_test_id("partial-count")).to_have_text(
