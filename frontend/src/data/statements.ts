@@ -28,6 +28,9 @@ export interface StatementRequest {
   parameters?: Record<string, string | number | null>;
   /** Seconds the server may hold the answer; default FIRST_ANSWER_WAIT_SECONDS. */
   wait?: number;
+  /** The most rows the result keeps (`row_limit`), instead of the session's limit; one
+   * statement only. Above the server's small-result limit the result streams. */
+  rowLimit?: number | null;
 }
 
 /** What is POSTed for `request`: a single statement also asks for its first result page. */
@@ -39,6 +42,7 @@ export function statementBody(request: StatementRequest): Record<string, unknown
     page_size: PAGE_SIZE,
   };
   if (request.parameters && Object.keys(request.parameters).length > 0) body.parameters = request.parameters;
+  if (request.rowLimit) body.row_limit = request.rowLimit;
   return body;
 }
 

@@ -8,7 +8,7 @@ import { onOpenInEditor } from "../../store";
 import { withEditorText } from "./pendingText";
 import { TabPane } from "./TabPane";
 import { layoutKey, parseLayout, type EditorLayout } from "./layout";
-import { isUuid, newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
+import { cleanRowLimit, isUuid, newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";
 import { freshTab, useServerTabs, type Stored, type TabSync } from "./useServerTabs";
 import "./editor.css";
 
@@ -31,6 +31,7 @@ function load(user: User): Stored {
         sessionId: typeof tab.sessionId === "string" ? tab.sessionId : null,
         savedQueryId: typeof tab.savedQueryId === "string" ? tab.savedQueryId : null,
         params: cleanParams(tab.params),
+        rowLimit: cleanRowLimit(tab.rowLimit),
         lastJobId: typeof tab.lastJobId === "string" ? tab.lastJobId : null,
         pendingRun: cleanPending(tab.pendingRun),
         savedSql: typeof tab.savedSql === "string" ? tab.savedSql : null,

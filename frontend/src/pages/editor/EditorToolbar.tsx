@@ -1,5 +1,7 @@
 // The tab's toolbar: Run, Run all, Format, Save, and the session's catalog and database.
 import type { Session } from "../../api";
+import { formatCount } from "../../format";
+import { ROW_LIMITS } from "./types";
 import type { StartedIn } from "./tabSession";
 import type { RunMode } from "./useStatementRunner";
 
@@ -27,6 +29,8 @@ export function EditorToolbar({
   startedIn,
   whereNote,
   onMakeDefault,
+  rowLimit,
+  onRowLimit,
 }: {
   running: boolean;
   savedQueryId: string | null;
@@ -42,6 +46,9 @@ export function EditorToolbar({
   startedIn: StartedIn | null;
   whereNote: string | null;
   onMakeDefault(): void;
+  /** The row limit sent with a single statement (null: the session's). */
+  rowLimit: number | null;
+  onRowLimit(rowLimit: number | null): void;
 }) {
   const started = startedIn ? STARTED[startedIn] : "";
   const nowhere = !!session && !session.current_catalog;
@@ -72,6 +79,24 @@ export function EditorToolbar({
           Save as…
         </button>
       )}
+      <label className="inline-field" title="The most rows a statement's result keeps. Above the session's limit the result is written while the query runs, and its first rows show as they come.">
+        <span>Rows</span>
+        <select
+          aria-label="Row limit"
+          value={rowLimit ?? ""}
+          onChange={(event) => onRowLimit(event.target.value ? Number(event.target.value) : null)}
+        >
+          <option value="">session limit</option>
+          {rowLimit !== null && !(ROW_LIMITS as readonly number[]).includes(rowLimit) && (
+            <option value={rowLimit}>{formatCount(rowLimit)}</option>
+          )}
+          {ROW_LIMITS.map((limit) => (
+            <option key={limit} value={limit}>
+              {formatCount(limit)}
+            </option>
+          ))}
+        </select>
+      </label>
       {saveNote && <span className="muted small-text" role="status">{saveNote}</span>}
       <span className="toolbar-spacer" />
       {nowhere && (

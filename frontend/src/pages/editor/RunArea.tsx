@@ -2,14 +2,19 @@
 // summary or error of the run, the statements of a script, and the result grid. A stream
 // (docs/streaming.md) shows "Streaming" instead of a progress bar and a Stop button: a streaming
 // SELECT its live tail in the grid, a streaming write its live figures and a job page link.
+// A large result shows its first rows while the job still writes it (usePartialResult): the
+// grid fills as batches come, with the live count and "Still running", and gives way to the
+// finished result's grid once its first page is in.
 import { CanceledNote } from "../../components/jobs/CanceledNote";
 import { ErrorTraceback } from "../../components/jobs/ErrorTraceback";
 import { JobProgress, JobStatusBadge } from "../../components/jobs/JobProgress";
 import { StreamLine, StreamingBadge } from "../../components/jobs/StreamView";
 import { isStreaming, streamState } from "../../components/jobs/stream";
 import { LiveTail } from "../../components/results/LiveTail";
+import { PartialResultView } from "../../components/results/PartialResultView";
 import { ResultView } from "../../components/results/ResultView";
 import { useJob } from "../../data/jobs";
+import { usePartialResult } from "../../data/partialResults";
 import { formatElapsed } from "../../format";
 import { Link } from "../../router";
 import { SENTENCE_COLUMNS } from "./runSummary";
@@ -48,7 +53,11 @@ export function RunArea({
   const picks = picked !== null ? run?.done[picked] : undefined;
   const shown = picks ?? job;
   const shownStream = shown && shown.id !== job?.id ? streamState(shown) : stream;
+  // The rows of a large result as they are written (never for a stream or a script's step).
+  const rows = usePartialResult(job, !!run?.mayStream && stream.phase === "batch");
+  const showPartial = !!rows.partial && (rows.showing || rows.cutShort) && shown?.id === job?.id;
   const showGrid =
+    !showPartial &&
     shownStream.phase === "batch" &&
     shown?.status === "FINISHED" &&
     shown.result &&
@@ -155,6 +164,14 @@ export function RunArea({
             : "The stream stopped; the rows it committed stay in the table. "}
           <Link to={`/jobs/${encodeURIComponent(shown.id)}`}>Live figures and chart on the job page</Link>
         </p>
+      )}
+      {showPartial && rows.partial && (
+        <div className="result-box">
+          <PartialResultView
+            partial={rows.partial}
+            ended={job?.status === "FAILED" || job?.status === "CANCELED" ? job.status : null}
+          />
+        </div>
       )}
       {showGrid && shown && (
         <div className="result-box">

@@ -172,7 +172,8 @@ export function TabPane({
     },
     [onUpdate, tabId],
   );
-  const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun, parametersFor, onJob });
+  const rowLimitFor = useCallback(() => tabRef.current.rowLimit ?? null, []);
+  const runner = useStatementRunner({ viewRef, ensureSession, forgetSession, afterRun, parametersFor, rowLimitFor, onJob });
   const { execute, fail, restore } = runner;
 
   // A run that takes long: ask (once) whether its end may be notified.
@@ -349,6 +350,8 @@ export function TabPane({
           startedIn={startedIn}
           whereNote={whereNote}
           onMakeDefault={() => void makeDefault()}
+          rowLimit={tab.rowLimit ?? null}
+          onRowLimit={(rowLimit) => onUpdate(tabId, { rowLimit })}
         />
         {sessionError && <div className="alert danger slim">{sessionError}</div>}
         <div className="editor-frame" id={`editor-frame-${tab.id}`} ref={frameRef} style={{ height: `${layout.editorPercent}%` }}>

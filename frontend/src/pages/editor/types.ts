@@ -31,6 +31,17 @@ export interface TabMeta {
   database?: string | null;
   /** Values typed for the `:name` markers of the SQL. */
   params?: Record<string, ParameterEntry>;
+  /** The `row_limit` sent with a single statement (null: the session's limit). Above the
+   * server's small-result limit a result is written while the job runs, and shows as it comes. */
+  rowLimit?: number | null;
+}
+
+/** The row limits the toolbar offers beyond the session's (docs/workbench.md "First rows early"). */
+export const ROW_LIMITS = [1_000_000, 10_000_000, 100_000_000] as const;
+
+/** A stored row limit, when well-formed. */
+export function cleanRowLimit(raw: unknown): number | null {
+  return typeof raw === "number" && Number.isInteger(raw) && raw >= 1 ? raw : null;
 }
 
 /** A statement being sent: its text and when it was sent (browser clock, ISO). */

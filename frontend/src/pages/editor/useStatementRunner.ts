@@ -32,6 +32,9 @@ export interface RunState {
   done: Job[];
   /** Where the failed statement's error was marked in the editor, if it was. */
   errorAt?: ErrorAt | null;
+  /** Its result may be written while it runs (a row limit above the session's was sent, or a
+   * running job shown again after a reload): its first rows are followed as they come. */
+  mayStream?: boolean;
 }
 
 export type RunMode = "statement" | "all";
@@ -88,11 +91,14 @@ export function useStatementRunner({
   forgetSession,
   afterRun,
   parametersFor,
+  rowLimitFor,
   onJob,
 }: {
   viewRef: RefObject<EditorView | null>;
   /** The values of the `:name` markers of `sql`, as sent with it. */
   parametersFor(sql: string): Record<string, string | number | null>;
+  /** The row limit to send with a single statement (null: the session's). */
+  rowLimitFor?(): number | null;
   ensureSession(): Promise<Session>;
   forgetSession(): void;
   /** Called once a run has ended; answers the session as it is now (for the summary). */
@@ -117,6 +123,8 @@ export function useStatementRunner({
       if (!picked) return;
       const { sent, base, script } = picked;
       const parameters = script ? {} : parametersFor(sent);
+      // The server refuses a row limit for a script: its statements keep the session's.
+      const rowLimit = script ? null : (rowLimitFor?.() ?? null);
       view.dispatch(setDiagnostics(view.state, []));
       view.dispatch({ effects: markFailedStatement.of(null) });
       if (script && parameterNames(sent).length > 0) {
@@ -128,14 +136,14 @@ export function useStatementRunner({
       const controller = new AbortController();
       cancelRef.current = controller;
       setRunning(true);
-      setRun({ job: null, step: null, startedAt: Date.now(), endedAt: null, summary: null, requestError: null, done: [] });
+      setRun({ job: null, step: null, startedAt: Date.now(), endedAt: null, summary: null, requestError: null, done: [], mayStream: rowLimit !== null });
       setPicked(null);
       onJob?.(null, script ? undefined : sent);
       let last: Job | null = null;
       let lastPage: ResultPage | null = null;
       try {
         const sessions: SessionSource = { current: () => ensureSession().then((found) => found.id), forget: forgetSession };
-        const answers = await startStatement(sessions, script ? { sql: sent, script: true } : { sql: sent, parameters });
+        const answers = await startStatement(sessions, script ? { sql: sent, script: true } : { sql: sent, parameters, rowLimit });
         const kept = answers.map((answer) => keepAnswer(client, answer));
         const jobs: Job[] = kept.map((entry) => entry.job);
         // Where each job's text starts in the editor: the server says where each statement of
@@ -172,7 +180,7 @@ export function useStatementRunner({
         setRun((state) => (state && state.job?.id === finished.id ? { ...state, summary } : state));
       }
     },
-    [client, viewRef, ensureSession, forgetSession, afterRun, parametersFor, onJob],
+    [client, viewRef, ensureSession, forgetSession, afterRun, parametersFor, rowLimitFor, onJob],
   );
 
   const cancel = useCallback(async () => {
@@ -205,7 +213,8 @@ export function useStatementRunner({
       // Elapsed counts from when the job was sent, not from the reload (never in the future).
       const startedAt = Math.min(Date.parse(job.created_at) || Date.now(), Date.now());
       setRunning(true);
-      setRun({ job, step: null, startedAt, endedAt: null, summary: null, requestError: null, done: [] });
+      // Its row limit is not known here: its rows are followed as if it may stream.
+      setRun({ job, step: null, startedAt, endedAt: null, summary: null, requestError: null, done: [], mayStream: true });
       let last: Job | null = null;
       try {
         const ended = await untilEnded(client, job, controller.signal, (update) => {
