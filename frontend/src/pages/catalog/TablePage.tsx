@@ -1,12 +1,15 @@
 // The page of one table: header (status, managed/external), comment, schema, details,
 // properties, statistics, history (managed tables), DDL, sample data and permissions; polled
 // while the table is staged. Sample data, statistics and Query need SELECT; Analyze needs
-// MODIFY; Edit and Drop need MANAGE (`can`).
+// MODIFY; Edit and Drop need MANAGE (`can`). A managed Delta table's schema and comment change
+// by the SQL statements the editor shows (ALTER TABLE, COMMENT ON TABLE), run as jobs.
 import { useEffect, useRef, useState } from "react";
 import { sqlPath, type Schema } from "../../api";
 import { formatTimestamp } from "../../format";
 import { useTitle } from "../../router";
 import { ErrorAlert, StatusBadge, canOf, useRefreshCatalog } from "./common";
+import { isManagedDelta, tableCommentStatement } from "./deltaAlter";
+import { useRunDdl } from "./forms/runDdl";
 import { HistoryPanel } from "./object/HistoryPanel";
 import { DdlPanel, PropertiesPanel, SamplePanel } from "./object/panels";
 import { SchemaEditor } from "./object/SchemaEditor";
@@ -33,6 +36,7 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
   const { base, info, save, drop } = useObject<TableInfo>({ catalog, database, name }, "tables", isStaged);
   const [editing, setEditing] = useState(false);
   const refresh = useRefreshCatalog();
+  const runSql = useRunDdl();
   const staged = info.data ? isStaged(info.data) : false;
   const wasStaged = useRef(false);
   // Once it is active, the tree and lists that showed it staged load again.
@@ -49,6 +53,7 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
   const resolved = table.resolved_schema;
   const schema: Schema = resolved ?? table.schema;
   const can = canOf(table);
+  const delta = isManagedDelta(table);
 
   const tabs: TabSpec[] = [
     {
@@ -64,6 +69,7 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
               path={parts}
               schema={table.schema}
               onSave={(declared) => save({ schema: declared })}
+              delta={delta ? { run: runSql } : null}
               onClose={() => setEditing(false)}
             />
           ) : (
@@ -108,7 +114,7 @@ export function TablePage({ catalog, database, name }: ObjectProps) {
       can={can}
       owner={ownerOf(table)}
       comment={table.comment}
-      onSaveComment={(comment) => save({ comment })}
+      onSaveComment={(comment) => (delta ? runSql(tableCommentStatement(parts, comment)) : save({ comment }))}
       onDrop={drop}
       dropText={
         table.managed

@@ -12,7 +12,9 @@ import { useCreateSubmit } from "./shared";
 /** How long a create statement is waited for in the request before the job is followed. */
 const DDL_WAIT_SECONDS = 10;
 
-function useRunDdl(sessions?: SessionSource): (sql: string) => Promise<void> {
+/** Run one statement to its end (in ``sessions``, else the catalog pages' session); a job that
+ * did not finish throws its error, a success makes the catalog pages load again. */
+export function useRunDdl(sessions?: SessionSource): (sql: string) => Promise<void> {
   const client = useQueryClient();
   return useCallback(
     async (sql: string) => {

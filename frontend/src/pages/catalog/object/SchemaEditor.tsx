@@ -1,28 +1,44 @@
-// Editing a table's schema on its page: rename, retype, comment, add or remove columns, the
-// watermark and the primary key, with the changes previewed as ALTER TABLE statements and the
-// resulting CREATE TABLE; applied as one PATCH of the declared schema (the server checks it as
-// it checks a created table's).
+// Editing a table's schema on its page: rename, retype, comment, add or remove columns, NOT
+// NULL, the watermark and the primary key, with the changes previewed as ALTER TABLE statements
+// and the resulting CREATE TABLE. A managed Delta table's changes are Spark's ALTER TABLE
+// statements, run one by one as they are shown (deltaAlter.ts); any other table's are applied
+// as one PATCH of the declared schema (the server checks it as it checks a created table's).
 import { useState } from "react";
 import type { Column, Schema } from "../../../api";
 import { DataGrid } from "../../../components/grid/DataGrid";
 import { ErrorAlert } from "../common";
+import { deltaStatements, isNotNull } from "../deltaAlter";
 import { alterStatements, createDdl, draftOf, newRow, schemaOf, type EditRow, type SchemaDraft } from "../schemaEdit";
+
+/** A managed Delta table's editor runs its statements with `run` (one job each). */
+export interface DeltaRunner {
+  run: (sql: string) => Promise<void>;
+}
 
 export function SchemaEditor({
   path,
   schema,
   onSave,
   onClose,
+  delta = null,
 }: {
   path: string[];
   schema: Schema;
   onSave: (schema: Schema) => Promise<void>;
   onClose: () => void;
+  delta?: DeltaRunner | null;
 }) {
+  // The schema the changes start from, kept while the page reloads the table under it (a
+  // Delta change applied before a failed one must not turn the preview into other changes).
+  const [before] = useState<Schema>(schema);
   const [draft, setDraft] = useState<SchemaDraft>(() => draftOf(schema));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const statements = alterStatements(path, schema, draft);
+  // Statements applied before one failed: the draft no longer starts from the table.
+  const [partial, setPartial] = useState<{ applied: number; of: number } | null>(null);
+  const deltaChanges = delta ? deltaStatements(path, before, draft) : null;
+  const statements = deltaChanges ? deltaChanges.statements : alterStatements(path, before, draft);
+  const refusals = deltaChanges?.refusals ?? [];
   const setRow = (key: number, patch: Partial<Column>) =>
     setDraft((d) => ({
       ...d,
@@ -37,10 +53,32 @@ export function SchemaEditor({
     }));
   const togglePk = (key: number, on: boolean) =>
     setDraft((d) => ({ ...d, pkRows: on ? [...d.pkRows, key] : d.pkRows.filter((k) => k !== key) }));
+  // NOT NULL may be in the type text too (`BIGINT NOT NULL`): clearing it clears both.
+  const setNotNull = (row: EditRow, on: boolean) =>
+    setRow(row.key, {
+      nullable: !on,
+      data_type: on ? row.column.data_type : (row.column.data_type ?? "").replace(/\s+NOT\s+NULL\s*$/i, ""),
+    });
+
+  const runDelta = async (runner: DeltaRunner) => {
+    let applied = 0;
+    try {
+      for (const sql of statements) {
+        await runner.run(sql);
+        applied += 1;
+      }
+      onClose();
+    } catch (err) {
+      setError(err);
+      if (applied > 0) setPartial({ applied, of: statements.length });
+      setBusy(false);
+    }
+  };
 
   const save = async () => {
     setBusy(true);
     setError(null);
+    if (delta) return runDelta(delta);
     try {
       await onSave(schemaOf(draft));
       onClose();
@@ -91,6 +129,20 @@ export function SchemaEditor({
           },
           { header: "Kind", cell: (row) => row.column.kind },
           { header: "Type / expression", cell: typeCell },
+          {
+            header: "Not null",
+            cell: (row, index) =>
+              row.column.kind === "physical" ? (
+                <label className="inline">
+                  <input
+                    type="checkbox"
+                    checked={isNotNull(row.column)}
+                    onChange={(ev) => setNotNull(row, ev.target.checked)}
+                  />
+                  <span className="sr-only">Column {index + 1} NOT NULL</span>
+                </label>
+              ) : null,
+          },
           {
             header: "Comment",
             cell: (row, index) => (
@@ -169,7 +221,19 @@ export function SchemaEditor({
         </label>
       </div>
       <h3>Changes</h3>
-      {statements.length === 0 ? (
+      {delta ? (
+        <p className="muted">
+          A managed Delta table changes through Delta&apos;s ALTER TABLE: these statements run one after the other, as
+          shown.
+        </p>
+      ) : null}
+      {refusals.length ? (
+        <ul className="cat-refusals" data-testid="schema-refusals">
+          {refusals.map((text) => (
+            <li key={text}>{text}</li>
+          ))}
+        </ul>
+      ) : statements.length === 0 ? (
         <p className="muted">No changes yet.</p>
       ) : (
         <pre className="cat-ddl" data-testid="schema-changes">
@@ -183,8 +247,19 @@ export function SchemaEditor({
         </pre>
       </details>
       <ErrorAlert error={error} />
+      {partial ? (
+        <p className="cat-refusals" data-testid="schema-partial">
+          {partial.applied} of {partial.of} statements ran before this one failed and stay applied. Cancel and edit the
+          schema again from the table as it is now.
+        </p>
+      ) : null}
       <div className="toolbar">
-        <button type="button" className="primary" onClick={() => void save()} disabled={busy || statements.length === 0}>
+        <button
+          type="button"
+          className="primary"
+          onClick={() => void save()}
+          disabled={busy || statements.length === 0 || partial !== null}
+        >
           {busy ? "Saving…" : "Apply changes"}
         </button>
         <button type="button" onClick={onClose} disabled={busy}>
