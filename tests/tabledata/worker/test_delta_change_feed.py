@@ -101,6 +101,10 @@ def test_table_changes_are_the_versions_differences(alice_sql, catalog) -> None:
         "SELECT typeof(_commit_version), typeof(_commit_timestamp), count(*) "
         "FROM table_changes('cf', 3, 3) GROUP BY 1, 2"
     ) == [["bigint", "timestamp", 1]]
+    # Timestamps pick recorded versions: the first made since 2000, the one current in 2999.
+    assert alice_sql.rows(
+        "SELECT count(*) FROM table_changes('cf', '2000-01-01', '2999-01-01 00:00:00Z')"
+    ) == [[len(everything)]]
     # A timestamp after the last version: no version made since.
     job = alice_sql.run("SELECT * FROM table_changes('cf', '2999-01-01')")
     refused(alice_sql, job, "VALIDATION_ERROR", "no version of", "was made at or after")
