@@ -182,6 +182,17 @@ def at_time(table: Table, moment: datetime) -> TableVersion:
     return found
 
 
+def first_since(table: Table, moment: datetime) -> int | None:
+    """The number of the first version made at or after ``moment`` (None: none was)."""
+    found = (
+        TableVersion.objects.filter(table=table, created_at__gte=moment)
+        .order_by("version")
+        .values_list("version", flat=True)
+        .first()
+    )
+    return int(found) if found is not None else None
+
+
 # --- removing data -----------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ function named by its alias. Only this job's ``spark.newSession()`` sees them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -139,11 +140,24 @@ def register_table(spark: SparkSession, relation: RelationPlan, session_id: Any 
 
 # Delta's reader options the engine sets from a plan's time travel (never a table's own).
 _TRAVEL_OPTIONS = {"versionAsOf": r"\d{1,10}", "timestampAsOf": r"[0-9 :.+-]{10,40}"}
+# The change data feed between two versions, exactly these three (table_changes).
+_FEED_OPTIONS = ("readChangeFeed", "startingVersion", "endingVersion")
 
 
 def _travel_options(relation: RelationPlan, shown: str) -> dict[str, str]:
-    """The plan's time travel, checked: one of Delta's two reader options, a literal."""
+    """The plan's time travel, checked: one of Delta's two reader options, a literal; or
+    its change data feed between two versions (``table_changes``)."""
     travel = dict(relation.time_travel or {})
+    if travel.get("readChangeFeed") == "true":
+        start, end = travel.get("startingVersion", ""), travel.get("endingVersion", "")
+        if (
+            set(travel) != set(_FEED_OPTIONS)
+            or not re.fullmatch(r"\d{1,10}", str(start))
+            or not re.fullmatch(r"\d{1,10}", str(end))
+            or int(start) > int(end)
+        ):
+            raise ForbiddenSql(f"Table {shown} cannot be read: the plan's change feed is not one.")
+        return {key: str(value) for key, value in travel.items()}
     if len(travel) > 1 or any(
         key not in _TRAVEL_OPTIONS or not re.fullmatch(_TRAVEL_OPTIONS[key], str(value))
         for key, value in travel.items()
@@ -180,12 +194,22 @@ def read_delta(
         if not travel or not condition.startswith("DELTA_"):
             raise
         # A version or moment the log lacks: Delta's sentence, Tessera's VALIDATION_ERROR.
+        what = (
+            f"The changes of table {shown} from version {travel['startingVersion']} to "
+            f"{travel['endingVersion']} cannot be read"
+            if "readChangeFeed" in travel
+            else f"Table {shown} cannot be read at {next(iter(travel.values()))}"
+        )
         raise CoreError(
-            f"Table {shown} cannot be read at {next(iter(travel.values()))}. "
-            + errors.scrub_paths(errors.spark_message(exc)),
+            f"{what}. " + errors.scrub_paths(errors.spark_message(exc)),
             details={"table": shown, "condition": condition},
         ) from None
-    _check_delta_files(frame, source.path, shown)
+    if "readChangeFeed" in travel:
+        # The feed's frame lists no input files: the commits it reads are checked instead.
+        versions = range(int(travel["startingVersion"]), int(travel["endingVersion"]) + 1)
+        _check_feed_files(source.path, versions, shown)
+    else:
+        _check_delta_files(frame, source.path, shown)
     if relation.physical_schema:
         _check_delta_columns(spark, relation, found, shown)
     return frame
@@ -205,6 +229,44 @@ def _check_delta_files(frame: Any, path: str, shown: str) -> None:
                 f"Table {shown} cannot be read: its Delta log names a data file outside the "
                 "table's path; Tessera reads only files inside it."
             )
+
+
+def _outside(uri: str, root: str) -> bool:
+    """Whether a data file the log names (relative to the table's path, or an absolute
+    URI) lies outside the table's path, links resolved."""
+    parsed = urlparse(uri)
+    if parsed.scheme not in ("", "file") or parsed.netloc:
+        return True
+    local = unquote(parsed.path)
+    real = os.path.realpath(local if os.path.isabs(local) else os.path.join(root, local))
+    return real == root or not is_under(real, root)
+
+
+def _check_feed_files(path: str, versions: range, shown: str) -> None:
+    """Every file the commits of the change feed's versions name (data files added or
+    removed, change files, deletion vectors stored by path) lies inside the table's path:
+    the same boundary as ``_check_delta_files``, read from the log's own commits."""
+    root = os.path.realpath(path)
+    for version in versions:
+        commit = os.path.join(path, "_delta_log", f"{version:020d}.json")
+        if not os.path.isfile(commit):
+            continue  # Delta's reader answers for a commit the log no longer has
+        with open(commit, encoding="utf-8") as lines:
+            for line in lines:
+                action = json.loads(line) if line.strip() else {}
+                for kind in ("add", "remove", "cdc"):
+                    entry = action.get(kind) if isinstance(action, dict) else None
+                    if not isinstance(entry, dict):
+                        continue
+                    named = [str(entry.get("path", ""))]
+                    vector = entry.get("deletionVector")
+                    if isinstance(vector, dict) and vector.get("storageType") == "p":
+                        named.append(str(vector.get("pathOrInlineDv", "")))
+                    if any(_outside(uri, root) for uri in named):
+                        raise ForbiddenSql(
+                            f"Table {shown} cannot be read: its Delta log names a data file "
+                            "outside the table's path; Tessera reads only files inside it."
+                        )
 
 
 def _check_delta_columns(

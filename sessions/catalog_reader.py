@@ -18,6 +18,7 @@ as a missing one. Temporary objects are the session's own and carry no securable
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from catalog import access as catalog_access
@@ -151,6 +152,13 @@ class DjangoCatalogReader:
         else:
             raise CoreError(f"Cannot read {travel.text}.")
         return TableVersionRef(found.version, found.location)
+
+    def version_since(self, relation: Relation, moment: datetime) -> int | None:
+        """The first version of the managed table made at or after ``moment``."""
+        row = self.permanent_relation(relation.identifier)
+        if row is None or not row.managed:
+            return None
+        return versions.first_since(row, moment)
 
     def write_conflict(self, relation: Relation) -> str | None:
         """Why writing ``relation`` would change another table's data: its path equals,

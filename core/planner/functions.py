@@ -1,4 +1,5 @@
-"""Spark's built-in function names, read lazily from ``spark_builtins.txt``.
+"""Spark's built-in function names, read lazily from ``spark_builtins.txt``; the identity of
+a temporary system function (no catalog, no database).
 
 The list is generated from Spark (``SHOW SYSTEM FUNCTIONS``) and checked against the
 running Spark by ``tests/engine/spark/test_builtins_list.py``.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from core.identifiers import name_key
+from core.identifiers import ObjectIdentifier, name_key, quote_part
 
 
 @cache
@@ -33,3 +34,17 @@ def is_builtin(name: str) -> bool:
     """Whether a one-part function name is a Spark built-in (names are case-insensitive)."""
     key = name_key(name)
     return key in spark_builtins() or key in SYNTAX_BUILTINS
+
+
+def system_identifier(name: str) -> ObjectIdentifier:
+    """The identifier of a temporary system function: no catalog, no database."""
+    return ObjectIdentifier("", "", name)
+
+
+def is_system(ident: ObjectIdentifier) -> bool:
+    return ident.catalog == "" and ident.database == ""
+
+
+def display(ident: ObjectIdentifier) -> str:
+    """``name`` quoted for a system function, else the quoted three-part path."""
+    return quote_part(ident.name) if is_system(ident) else ident.quoted()

@@ -49,6 +49,20 @@ class TimeTravel:
 
 
 @dataclass(frozen=True)
+class ChangeRange:
+    """``table_changes('name', start [, end])`` in a query: the table ``name`` as written
+    (its parts) and the range of its change data feed, each bound a version number or an
+    aware timestamp (``end`` None: up to the version Tessera records as current); ``text``
+    is the call as written, for messages."""
+
+    parts: tuple[str, ...]
+    text: str
+    start: int | datetime
+    end: int | datetime | None = None
+    bounds: tuple[str, ...] = ()  # the start and end literals as written
+
+
+@dataclass(frozen=True)
 class TableVersionRef:
     """One readable version of a managed table: its number and its data directory."""
 
@@ -143,6 +157,11 @@ class CatalogReader(Protocol):
         """The version of the permanent managed table ``relation`` that ``travel`` names;
         ``CoreError`` (VALIDATION_ERROR) when there is none, naming the readable versions,
         or when its data has expired."""
+        ...
+
+    def version_since(self, relation: Relation, moment: datetime) -> int | None:
+        """The first version of the permanent managed table ``relation`` made at or after
+        ``moment`` (``table_changes``' start); None when there is none."""
         ...
 
     def write_conflict(self, relation: Relation) -> str | None:

@@ -10,10 +10,11 @@ from core.identifiers import ObjectIdentifier, quote_part, quote_path, validate_
 from core.planner import guard
 from core.planner.authorize import securable_of
 from core.planner.errors import ForbiddenSql, TemporaryObjectExists
+from core.planner.functions import system_identifier
 from core.planner.model import FunctionDef, Relation
 from core.planner.plan import Action, Plan
 from core.planner.queries import starts_query
-from core.planner.resolve import Resolver, system_identifier
+from core.planner.resolve import Resolver
 from core.planner.statement import (
     Statement,
     accept_if_exists,

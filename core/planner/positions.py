@@ -11,6 +11,7 @@ replaced span maps to the span it replaced) and answers the span in the user's t
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 
 # Beyond this many characters between the texts' common start and common end, they are not
@@ -93,3 +94,20 @@ def line_column(text: str, offset: int) -> tuple[int, int]:
     before = text[:offset]
     line = before.count("\n") + 1
     return line, offset - (before.rfind("\n") + 1) + 1
+
+
+Replacement = tuple[int, int, str]
+
+
+def splice(text: str, start: int, end: int, replacements: Sequence[Replacement]) -> str:
+    """``text[start:end]`` with each ``(from, to, new)`` span replaced; the rest unchanged."""
+    pieces: list[str] = []
+    position = start
+    for begin, finish, new in sorted(replacements, key=lambda r: (r[0], r[1])):
+        if begin < position:
+            raise AssertionError(f"overlapping replacements at offset {begin}")
+        pieces.append(text[position:begin])
+        pieces.append(new)
+        position = finish
+    pieces.append(text[position:end])
+    return "".join(pieces)

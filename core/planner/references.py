@@ -17,10 +17,10 @@ from sqlglot import exp
 from core.errors import CoreError
 from core.identifiers import name_key, quote_path
 from core.limits import check_budget
-from core.planner import guard
+from core.planner import guard, table_changes
 from core.planner.errors import ParseError
 from core.planner.functions import is_builtin
-from core.planner.model import TimeTravel
+from core.planner.model import ChangeRange, TimeTravel
 from core.planner.output_width import output_width
 from core.planner.query_parsing import (
     EXPRESSION_PREFIX,
@@ -38,7 +38,9 @@ class TableRef:
     """A table or view reference: ``parts`` as written, the name's span ``[start, end)``,
     and where `` AS `name` `` goes when the user gave no alias (after TABLESAMPLE etc.).
     ``travel``: its ``VERSION AS OF`` / ``TIMESTAMP AS OF`` clause, which ends at
-    ``travel_end`` (the rewrite replaces the name and the clause together)."""
+    ``travel_end`` (the rewrite replaces the name and the clause together). ``changes``:
+    a ``table_changes('name', …)`` call (``parts`` its table, ``start``/``end`` the call's
+    span, replaced by the alias)."""
 
     parts: tuple[str, ...]
     start: int
@@ -47,6 +49,7 @@ class TableRef:
     alias_at: int
     travel: TimeTravel | None = None
     travel_end: int | None = None
+    changes: ChangeRange | None = None
 
     @property
     def span_end(self) -> int:
@@ -212,6 +215,8 @@ class _Positions:
 def _table_ref(table: exp.Table, positions: _Positions) -> TableRef | None:
     """The reference of a named table (None for table-valued functions)."""
     name = table.this
+    if isinstance(name, exp.Anonymous) and table_changes.is_call(name.name):
+        return _changes_ref(table, name, positions)
     if not isinstance(name, exp.Identifier):
         if isinstance(name, exp.Dot):
             shown = quote_path(
@@ -247,6 +252,22 @@ def _table_ref(table: exp.Table, positions: _Positions) -> TableRef | None:
         travel,
         travel_end,
     )
+
+
+def _changes_ref(table: exp.Table, call: exp.Anonymous, positions: _Positions) -> TableRef:
+    """A ``table_changes('name', start [, end])`` call in FROM: the whole call is the span
+    the alias replaces (an alias the user wrote stays after it)."""
+    at = positions.index(call)
+    if at is None:
+        raise CoreError(f"Cannot locate the call {call.sql(dialect='spark')}.")
+    if table.args.get("version") is not None:
+        raise CoreError(
+            f"{table_changes.FUNCTION}(…) takes its versions as arguments: it cannot be "
+            "followed by VERSION AS OF or TIMESTAMP AS OF."
+        )
+    changes, last = table_changes.read_call(positions.tokens, at)
+    end = positions.tokens[last].end
+    return TableRef(changes.parts, positions.tokens[at].start, end, True, end, changes=changes)
 
 
 def _function_ref(node: exp.Func, positions: _Positions) -> FunctionRef | None:
@@ -342,7 +363,9 @@ def find_references(tree: exp.Expr, tokens: Sequence[Token]) -> QueryRefs:
             continue
         guard.check_qualifiers(ref.parts)
         guard.check_file_path_table(ref.parts)
-        if len(ref.parts) == 1 and scope is not None and scope.sees(name_key(ref.parts[0])):
+        # table_changes('t', …) names a catalog table, never a common table expression.
+        in_scope = scope is not None and scope.sees(name_key(ref.parts[0]))
+        if len(ref.parts) == 1 and ref.changes is None and in_scope:
             if ref.travel is not None:
                 raise CoreError(
                     f"{ref.travel.text} cannot follow `{ref.parts[0]}`: it names a common "
@@ -353,6 +376,13 @@ def find_references(tree: exp.Expr, tokens: Sequence[Token]) -> QueryRefs:
     for count, node in enumerate(tree.find_all(exp.Func)):
         if count % 256 == 255:
             check_budget()
+        if isinstance(node, exp.Anonymous) and table_changes.is_call(node.name):
+            if isinstance(node.parent, exp.Table) and node.parent.this is node:
+                continue  # read above, as a table reference
+            raise CoreError(
+                f"{table_changes.FUNCTION}(…) is a table: call it in FROM, as in "
+                f"SELECT * FROM {table_changes.EXAMPLE.split(' or ')[0]}."
+            )
         call = _function_ref(node, positions)
         if call is None:
             continue

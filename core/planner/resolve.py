@@ -8,25 +8,27 @@ The user's text is rewritten by replacing only the spans of the references.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
 from core.errors import CoreError, NotFound, missing_object
 from core.identifiers import ObjectIdentifier, expand_path, quote_part, quote_path
-from core.planner import guard, time_travel
+from core.planner import change_feeds, guard, table_changes, time_travel
 from core.planner.authorize import Authorizer, Definer
 from core.planner.errors import ForbiddenSql, ParseError
-from core.planner.functions import is_builtin
+from core.planner.functions import display, is_builtin, is_system, system_identifier
 from core.planner.model import (
     CatalogReader,
+    ChangeRange,
     FunctionDef,
     PlanContext,
     Relation,
     TimeTravel,
 )
 from core.planner.plan import FunctionPlan, RelationPlan
+from core.planner.positions import Replacement, splice
 from core.planner.query_parsing import EXPRESSION_PREFIX
 from core.planner.references import QueryRefs, analyze_expression, analyze_query
 from core.planner.sources import (
@@ -45,36 +47,6 @@ _READS_NO_FILES = frozenset({UPLOAD_CONNECTOR, DATAFRAME_CONNECTOR, RATE_CONNECT
 
 RELATION_ALIAS = "__tessera_r{}"
 FUNCTION_ALIAS = "__tessera_f{}"
-
-Replacement = tuple[int, int, str]
-
-
-def splice(text: str, start: int, end: int, replacements: Sequence[Replacement]) -> str:
-    """``text[start:end]`` with each ``(from, to, new)`` span replaced; the rest unchanged."""
-    pieces: list[str] = []
-    position = start
-    for begin, finish, new in sorted(replacements, key=lambda r: (r[0], r[1])):
-        if begin < position:
-            raise AssertionError(f"overlapping replacements at offset {begin}")
-        pieces.append(text[position:begin])
-        pieces.append(new)
-        position = finish
-    pieces.append(text[position:end])
-    return "".join(pieces)
-
-
-def system_identifier(name: str) -> ObjectIdentifier:
-    """The identifier of a temporary system function: no catalog, no database."""
-    return ObjectIdentifier("", "", name)
-
-
-def is_system(ident: ObjectIdentifier) -> bool:
-    return ident.catalog == "" and ident.database == ""
-
-
-def display(ident: ObjectIdentifier) -> str:
-    """``name`` quoted for a system function, else the quoted three-part path."""
-    return quote_part(ident.name) if is_system(ident) else ident.quoted()
 
 
 @dataclass(frozen=True)
@@ -153,6 +125,12 @@ class Resolver:
         run: list[Replacement] = []
         canonical: list[Replacement] = []
         for ref in refs.tables:
+            if ref.changes is not None:
+                alias, ident = self.changes(ref.changes, catalog, database)
+                named = table_changes.canonical_call(ref.changes, ident.quoted())
+                canonical.append((ref.start, ref.end, named))
+                run.append((ref.start, ref.end, quote_part(alias)))
+                continue
             alias, ident = self.relation(ref.parts, catalog, database, ref.travel)
             canonical.append((ref.start, ref.end, ident.quoted()))  # the clause stays
             span_end = ref.span_end  # Spark sees the alias only, never a time-travel clause
@@ -244,22 +222,19 @@ class Resolver:
         if relation.status == "staged":
             raise staged_error(relation)
         found = self.reader.table_version(relation, travel)
-        key = (*ident.key, f"@{found.version}")
-        known = self._relation_aliases.get(key)
-        if known is not None:
-            return known
-        alias = RELATION_ALIAS.format(len(self.relations) + 1)
-        plan = self._table_plan(
-            alias, replace(relation, location=found.location, delta_version=found.version)
+        at = replace(relation, location=found.location, delta_version=found.version)
+        # ALTER TABLE changes a managed Delta table's columns: a past version is read with
+        # the columns its log had then, not the catalog's current ones.
+        past = is_managed_delta(relation) and found.version != relation.delta_version
+        return self._read_once(
+            (*ident.key, f"@{found.version}"),
+            relation,
+            lambda alias: (
+                replace(self._table_plan(alias, at), physical_schema="", columns=())
+                if past
+                else self._table_plan(alias, at)
+            ),
         )
-        if is_managed_delta(relation) and found.version != relation.delta_version:
-            # ALTER TABLE changes a managed Delta table's columns: a past version is read
-            # with the columns its log had then, not the catalog's current ones.
-            plan = replace(plan, physical_schema="", columns=())
-        self.relations.append(plan)
-        self.objects.append(relation)
-        self._relation_aliases[key] = (alias, ident)
-        return alias, ident
 
     def _delta_version(
         self, relation: Relation, travel: TimeTravel
@@ -271,16 +246,42 @@ class Resolver:
         if relation.status == "staged":
             raise staged_error(relation)
         option = time_travel.delta_reader_option(travel)
-        key = (*ident.key, "@" + "=".join(next(iter(option.items()))))
+        return self._read_once(
+            (*ident.key, "@" + "=".join(next(iter(option.items())))),
+            relation,
+            lambda alias: replace(self._table_plan(alias, relation), time_travel=option),
+        )
+
+    def changes(
+        self, changes: ChangeRange, catalog: str | None, database: str | None
+    ) -> tuple[str, ObjectIdentifier]:
+        """``table_changes('name', start [, end])``: the change data feed of a managed Delta
+        table the user may SELECT between two recorded versions (``table_changes``)."""
+        ident = expand_path(changes.parts, catalog, database)
+        relation = self.reader.get_relation(ident)
+        if relation is None:
+            raise self._not_found(f"Table or view {ident.quoted()} not found", ident)
+        self._require(relation, Privilege.SELECT, ident)
+        start, end = change_feeds.feed_range(self.reader, relation, changes, self.context)
+        return self._read_once(
+            (*relation.identifier.key, f"@changes={start}-{end}"),
+            relation,
+            lambda alias: change_feeds.feed_plan(self._table_plan(alias, relation), start, end),
+        )
+
+    def _read_once(
+        self, key: tuple[str, ...], relation: Relation, plan_of: Callable[[str], RelationPlan]
+    ) -> tuple[str, ObjectIdentifier]:
+        """The alias of what ``key`` reads of ``relation`` (a version, a change feed),
+        registered on first use with the plan ``plan_of(alias)``."""
         known = self._relation_aliases.get(key)
         if known is not None:
             return known
         alias = RELATION_ALIAS.format(len(self.relations) + 1)
-        plan = replace(self._table_plan(alias, relation), time_travel=option)
-        self.relations.append(plan)
+        self.relations.append(plan_of(alias))
         self.objects.append(relation)
-        self._relation_aliases[key] = (alias, ident)
-        return alias, ident
+        self._relation_aliases[key] = (alias, relation.identifier)
+        return alias, relation.identifier
 
     # -- privileges -----------------------------------------------------------------------
 

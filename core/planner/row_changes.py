@@ -31,8 +31,9 @@ from core.planner import guard
 from core.planner.errors import UnsupportedStatement
 from core.planner.model import Relation
 from core.planner.plan import Action, Plan
+from core.planner.positions import splice
 from core.planner.references import QueryRefs, analyze_query
-from core.planner.resolve import Resolver, splice
+from core.planner.resolve import Resolver
 from core.planner.sources import is_managed_delta
 from core.planner.statement import Statement
 from core.planner.table_plans import table_plan

@@ -164,3 +164,23 @@ def test_versions_are_checked_and_only_for_tables_read_by_path(t_env):
         t_env.from_path("orders").to_changelog("0 UNION SELECT 1")
     with pytest.raises(tessera.ValidationError, match="from_path"):
         t_env.from_path("orders").where("id > 1").to_changelog(0, 1)
+
+
+def test_changes_of_a_managed_delta_table_are_its_change_feed(t_env):
+    t_env.execute_sql("CREATE TABLE feed USING delta AS SELECT 1 AS id, 'a' AS name").wait()
+    t_env.execute_sql("UPDATE feed SET name = 'b' WHERE id = 1").wait()
+    table = t_env.from_path("feed")
+    # The name as written, resolved by the server in the session's catalog and database.
+    assert table.changes_sql(1, 2) == "SELECT * FROM table_changes('`feed`', 1, 2)"
+    found = table.changes(1).order_by("_commit_version", "_change_type").to_pandas()
+    assert list(found.columns)[:3] == ["id", "name", "_change_type"]
+    kinds = zip(found["name"], found["_change_type"], found["_commit_version"], strict=True)
+    assert list(kinds) == [
+        ("a", "insert", 1),
+        ("b", "update_postimage", 2),
+        ("a", "update_preimage", 2),
+    ]
+    with pytest.raises(tessera.ValidationError, match="version number"):
+        table.changes(-1)
+    with pytest.raises(tessera.ValidationError, match="from_path"):
+        table.where("id > 1").changes(0)

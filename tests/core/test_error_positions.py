@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from core.planner.positions import MAX_ALIGNED, line_column, map_span, offset_of
-from core.planner.resolve import splice
+from core.planner.positions import MAX_ALIGNED, line_column, map_span, offset_of, splice
 
 ORIGINAL = (
     "SELECT o.id,\n  o.qtty\nFROM c.d.orders AS o JOIN c.d.items i ON o.id = i.oid\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Literal, TypeVar
 
 from core.datatypes import parse_data_type
@@ -167,6 +168,10 @@ class MemoryCatalog:
         if travel.version is None or travel.version not in known:
             raise CoreError(f"Table {relation.identifier.quoted()} has no such version.")
         return TableVersionRef(travel.version, known[travel.version])
+
+    def version_since(self, relation: Relation, moment: datetime) -> int | None:
+        known = self.versions.get(relation.identifier.key, {})
+        return min(known) if known else None  # any time: the first version
 
     # -- privileges -----------------------------------------------------------------------
 

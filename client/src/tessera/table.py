@@ -17,7 +17,7 @@ from tessera.expressions import Expression, IntoExpression, Ordering, to_node
 from tessera.grouping import AggregatedTable, GroupedTable
 from tessera.result import Row, TableResult
 from tessera.schema import ResolvedSchema
-from tessera.sql import DIALECT, parse_query, path_sql, quote_identifier
+from tessera.sql import DIALECT, parse_query, path_sql, quote_identifier, string_literal
 from tessera.windows import GroupWindow, OverWindow, OverWindowedTable, WindowedTable
 
 if TYPE_CHECKING:
@@ -426,6 +426,29 @@ class Table:
         schema = self.get_schema()
         key = tuple((schema.primary_key or {}).get("columns") or ())
         return changelog.changes_sql(old, new, schema.column_names, key)
+
+    def changes(self, start_version: int, end_version: int | None = None) -> Table:
+        """The change data feed of a managed Delta table read by path
+        (:meth:`TableEnvironment.from_path`): ``table_changes`` from ``start_version`` to
+        ``end_version`` (default: the table's current version), a lazy :class:`Table` of the
+        changed rows with Delta's ``_change_type`` (``insert``, ``update_preimage``,
+        ``update_postimage``, ``delete``), ``_commit_version`` and ``_commit_timestamp``.
+        Unlike :meth:`to_changelog` between versions, every change of every version is a
+        row (not the net change), and other tables are refused by the server."""
+        return Table.of_text(self._env, self.changes_sql(start_version, end_version))
+
+    def changes_sql(self, start_version: int, end_version: int | None = None) -> str:
+        """The query behind :meth:`changes`."""
+        if self._source is None:
+            raise ValidationError(
+                "VALIDATION_ERROR",
+                "A table's changes are for a table read by path (from_path), not for a query.",
+            )
+        name = string_literal(self._source.sql(dialect=DIALECT))
+        bounds = [str(_version(start_version, "start_version"))]
+        if end_version is not None:
+            bounds.append(str(_version(end_version, "end_version")))
+        return f"SELECT * FROM table_changes({', '.join([name, *bounds])})"
 
     def execute_insert(
         self, path: str, overwrite: bool = False, *, by_name: bool = False

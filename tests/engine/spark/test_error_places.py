@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core.planner.resolve import splice
+from core.planner.positions import splice
 from engine import errors, sqlguard
 
 pytestmark = pytest.mark.spark
