@@ -52,6 +52,13 @@ from tabledata import commit, staging
 log = logging.getLogger(__name__)
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+# OPTIMIZE and VACUUM read the table's state in Delta's 50 partitions and VACUUM lists its
+# directory in 10,000 tasks by default (a minute of scheduling for a small table): the
+# session's shuffle partitions instead, for their job only.
+_MAINTENANCE_TUNING = (
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism",
+    "spark.databricks.delta.snapshotPartitions",
+)
 MARKER = "tessera-job:{}"
 UNDO_MARKER = "tessera-undo:{}"  # the version a compensating commit undoes
 ORPHAN_ROUNDS = 3  # undoing orphaned changes, then looking at the log again
@@ -324,6 +331,9 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
         raise CoreError(f"The plan names no recorded version of {shown} to change.")
     read = readable_from(path, base, shown, identifier, orphan_undoer(spark, path))
     target = _target(plan)
+    maintenance = plan.action in (Action.OPTIMIZE, Action.VACUUM)
+    for key in _MAINTENANCE_TUNING if maintenance else ():
+        spark.conf.set(key, str(spark.conf.get("spark.sql.shuffle.partitions", "8")))
     frame = spark.read.format("delta").load(path)
     _check_delta_files(frame, path, shown)
     if not alter:
@@ -344,10 +354,8 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
                     check_retain_hours(int(change_["retain_hours"]), versions.retention_hours())
             except (KeyError, TypeError, AttributeError, ValueError):
                 raise CoreError(f"The plan's change of {shown} is malformed.") from None
-            maintenance = change_.get("op") in (Action.OPTIMIZE, Action.VACUUM)
-            if maintenance != (plan.action != Action.ALTER_TABLE) or (
-                maintenance and change_.get("op") != plan.action
-            ):
+            maintains = change_.get("op") in (Action.OPTIMIZE, Action.VACUUM)
+            if maintains != maintenance or (maintains and change_.get("op") != plan.action):
                 raise CoreError(f"The plan's change of {shown} is not its action.")
             rows = sqlguard.guard(spark).alter_table(text, path, change_).collect()
             if change_.get("op") == "vacuum" and change_.get("dry_run"):
@@ -361,10 +369,12 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
         raise
     finally:
         spark.conf.unset(USER_METADATA)
+        for key in _MAINTENANCE_TUNING if maintenance else ():
+            spark.conf.unset(key)
     first = rows[0].asDict() if rows and change.files is None else {}
     change.metrics = {str(k): int(v) for k, v in first.items() if isinstance(v, int)}
     made = find_commits(path, read, marker)
-    if made and plan.action in (Action.OPTIMIZE, Action.VACUUM):
+    if made and maintenance:
         change.metrics = _operation_metrics(path, made)
     change.committed = made[-1] if made else None
     fields: dict[str, Any] = {"metrics": change.metrics}
