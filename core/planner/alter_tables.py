@@ -41,6 +41,7 @@ from core.planner.table_plans import table_plan
 from core.planner.tokens import TokenCursor, tokenize
 from core.planner.write_plans import TARGET_ALIAS, _missing_target
 from core.privileges import Privilege
+from core.schema import ResolvedColumn
 
 ALTER_ALIAS = TARGET_ALIAS.format(1)
 
@@ -264,6 +265,27 @@ def _parse_alter(statement: Statement, cursor: TokenCursor) -> dict[str, Any]:
     )
 
 
+def stored_columns(table: Relation, names: Sequence[str], instead: str) -> list[ResolvedColumn]:
+    """The columns ``names`` name, each existing and physical: computed and metadata columns
+    are Tessera's (virtual), not the Delta table's (``instead`` says what to do then)."""
+    schema = table.resolved_schema
+    columns = {name_key(c.name): c for c in schema.columns} if schema is not None else {}
+    shown = table.identifier.quoted()
+    found: list[ResolvedColumn] = []
+    for name in names:
+        column = columns.get(name_key(name))
+        if column is None:
+            raise CoreError(f"Table {shown} has no column `{name}`.", details={"column": name})
+        if column.kind != "physical":
+            raise UnsupportedStatement(
+                f"Column `{name}` of {shown} is a {column.kind} column (Tessera's, not stored "
+                f"in the Delta table): {instead}.",
+                details={"column": name},
+            )
+        found.append(column)
+    return found
+
+
 def _check_columns(table: Relation, change: Mapping[str, Any]) -> None:
     """The columns a change names exist (or not, for new ones) and are physical: computed
     and metadata columns are Tessera's (virtual), not the Delta table's."""
@@ -276,16 +298,7 @@ def _check_columns(table: Relation, change: Mapping[str, Any]) -> None:
         named = [change["column"]]
     elif op == "drop_columns" and not change.get("if_exists"):
         named = list(change["columns"])
-    for name in named:
-        column = columns.get(name_key(name))
-        if column is None:
-            raise CoreError(f"Table {shown} has no column `{name}`.", details={"column": name})
-        if column.kind != "physical":
-            raise UnsupportedStatement(
-                f"Column `{name}` of {shown} is a {column.kind} column (Tessera's, not stored "
-                "in the Delta table): change it in the table's schema instead.",
-                details={"column": name},
-            )
+    stored_columns(table, named, "change it in the table's schema instead")
     new: list[str] = []
     if op == "add_columns":
         new = [c["name"] for c in change["columns"]]

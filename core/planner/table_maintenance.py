@@ -19,14 +19,17 @@ from __future__ import annotations
 from typing import Any
 
 from core.errors import CoreError
-from core.identifiers import name_key
 from core.planner import guard
-from core.planner.alter_tables import check_expression, manageable_delta_table, table_change_plan
-from core.planner.errors import UnsupportedStatement
+from core.planner.alter_tables import (
+    check_expression,
+    manageable_delta_table,
+    stored_columns,
+    table_change_plan,
+)
 from core.planner.grants import not_in_reference
 from core.planner.model import Relation
 from core.planner.plan import Action, Plan
-from core.planner.statement import Statement
+from core.planner.statement import Statement, expression_span
 from core.planner.tokens import TokenCursor
 
 DELTA_DEFAULT_RETAIN_HOURS = 168  # Delta's delta.deletedFileRetentionDuration default
@@ -36,39 +39,19 @@ _NOT_HERE = "Tessera keeps and expires the versions of its own format itself"
 
 
 def _where(statement: Statement, cursor: TokenCursor) -> str:
-    """The partition predicate: every token up to a top-level ZORDER BY or the end."""
-    first = cursor.peek()
-    if first is None or first.is_word("ZORDER"):
+    """The partition predicate: up to a top-level ZORDER BY or the end."""
+    if cursor.at_end or cursor.peek_words("ZORDER", "BY"):
         raise cursor.error("a partition predicate")
-    depth = 0
-    last = first
-    while (token := cursor.peek()) is not None:
-        if depth == 0 and token.is_word("ZORDER") and cursor.peek_words("ZORDER", "BY"):
-            break
-        if token.is_punct("(", "["):
-            depth += 1
-        elif token.is_punct(")", "]"):
-            depth -= 1
-        last = cursor.next()
+    first, last = expression_span(cursor, stop_phrase=("ZORDER", "BY"))
     return check_expression(statement, first.start, last.end, "OPTIMIZE's WHERE")
 
 
 def _zorder_columns(table: Relation, names: list[str]) -> list[str]:
     """ZORDER BY names stored columns of the table (as the catalog spells them)."""
-    schema = table.resolved_schema
-    columns = {name_key(c.name): c for c in schema.columns} if schema is not None else {}
-    shown = table.identifier.quoted()
     found: list[str] = []
-    for name in names:
-        column = columns.get(name_key(name))
-        if column is None:
-            raise CoreError(f"Table {shown} has no column `{name}`.", details={"column": name})
-        if column.kind != "physical":
-            raise UnsupportedStatement(
-                f"Column `{name}` of {shown} is a {column.kind} column (Tessera's, not stored "
-                "in the Delta table): ZORDER BY orders stored columns.",
-                details={"column": name},
-            )
+    for name, column in zip(
+        names, stored_columns(table, names, "ZORDER BY orders stored columns"), strict=True
+    ):
         if column.name in found:
             raise CoreError(f"ZORDER BY names column `{name}` twice.", details={"column": name})
         found.append(column.name)
