@@ -332,6 +332,7 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
     read = readable_from(path, base, shown, identifier, orphan_undoer(spark, path))
     target = _target(plan)
     maintenance = plan.action in (Action.OPTIMIZE, Action.VACUUM)
+    # Before the read computes the snapshot's state; the session is the job's own.
     for key in _MAINTENANCE_TUNING if maintenance else ():
         spark.conf.set(key, str(spark.conf.get("spark.sql.shuffle.partitions", "8")))
     frame = spark.read.format("delta").load(path)
