@@ -14,6 +14,7 @@ another readable version still points at. Dropping a table removes every version
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from functools import partial
@@ -44,6 +45,11 @@ EXPIRE_BATCH = 100
 
 def retention() -> timedelta:
     return timedelta(seconds=int(settings.TESSERA_VERSION_RETENTION_SECONDS))
+
+
+def retention_hours() -> int:
+    """The retention in whole hours, rounded up: the least a VACUUM may retain."""
+    return max(1, math.ceil(int(settings.TESSERA_VERSION_RETENTION_SECONDS) / 3600))
 
 
 def operation_of(item: dict[str, Any] | Any) -> str:

@@ -35,8 +35,9 @@ from catalog import versions
 from core import jobstate
 from core.errors import CoreError, WriteConflict
 from core.identifiers import quote_path
-from core.planner import Action, Plan, RelationPlan
+from core.planner import TABLE_CHANGE_ACTIONS, Action, Plan, RelationPlan
 from core.planner.alter_changes import change_sql
+from core.planner.table_maintenance import check_retain_hours
 from core.privileges import Privilege
 from engine import delta_tables, errors, sqlguard
 from engine.control import SparkJobControl
@@ -51,10 +52,19 @@ from tabledata import commit, staging
 log = logging.getLogger(__name__)
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+# OPTIMIZE and VACUUM read the table's state in Delta's 50 partitions and VACUUM lists its
+# directory in 10,000 tasks by default (a minute of scheduling for a small table): the
+# session's shuffle partitions instead, for their job only.
+_MAINTENANCE_TUNING = (
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism",
+    "spark.databricks.delta.snapshotPartitions",
+)
 MARKER = "tessera-job:{}"
 UNDO_MARKER = "tessera-undo:{}"  # the version a compensating commit undoes
 ORPHAN_ROUNDS = 3  # undoing orphaned changes, then looking at the log again
 _DELTA = "org.apache.spark.sql.delta"
+# A VACUUM DRY RUN answers the files it would delete.
+DRY_RUN_COLUMNS = [{"name": "path", "data_type": "STRING"}]
 
 
 def _conflict(shown: str, identifier: list[str], why: str) -> WriteConflict:
@@ -153,10 +163,29 @@ def orphan_undoer(spark: SparkSession, path: str) -> Callable[[int, str], bool]:
 
 def find_commit(path: str, after: int, marker: str) -> int | None:
     """The version committed with ``marker`` since ``after``, if any."""
-    for version in range(after + 1, latest_version(path) + 1):
-        if commit_info(path, version).get("userMetadata") == marker:
-            return version
-    return None
+    found = find_commits(path, after, marker)
+    return found[0] if found else None
+
+
+def find_commits(path: str, after: int, marker: str) -> list[int]:
+    """Every version committed with ``marker`` since ``after``: one per command, but a
+    VACUUM commits its start and its end, and auto-compaction compacts after a write."""
+    return [
+        version
+        for version in range(after + 1, latest_version(path) + 1)
+        if commit_info(path, version).get("userMetadata") == marker
+    ]
+
+
+def _operation_metrics(path: str, versions_: list[int]) -> dict[str, int]:
+    """Delta's metrics of the commits (numbers as strings in the log), summed."""
+    found: dict[str, int] = {}
+    for version in versions_:
+        metrics = commit_info(path, version).get("operationMetrics") or {}
+        for key, value in dict(metrics).items():
+            if isinstance(value, str) and value.isdigit():
+                found[str(key)] = found.get(str(key), 0) + int(value)
+    return found
 
 
 # --- the compensating commit ---------------------------------------------------------------
@@ -218,6 +247,8 @@ class RowChange:
     read: int
     committed: int | None = None
     metrics: dict[str, int] = field(default_factory=dict)
+    # A VACUUM DRY RUN's answer: the files it would delete (paths in the table's directory).
+    files: list[str] | None = None
 
     @property
     def shown(self) -> str:
@@ -225,10 +256,19 @@ class RowChange:
 
     def message(self) -> str:
         m = self.metrics
+        version = f"version {self.committed}" if self.committed is not None else "no new version"
         if self.operation == "ALTER TABLE":
             if self.committed is None:
                 return f"Table {self.shown} unchanged. No new version."
             return f"Table {self.shown} altered: version {self.committed}."
+        if self.operation == "OPTIMIZE":
+            return (
+                f"Optimized {self.shown}: {m.get('numRemovedFiles', 0)} files compacted into "
+                f"{m.get('numAddedFiles', 0)}; {version}."
+            )
+        if self.operation == "VACUUM":
+            count = m.get("numDeletedFiles", 0)
+            return f"Vacuumed {self.shown}: {count} files deleted; {version}."
         if self.operation == "MERGE":
             text = (
                 f"Merged into {self.shown}: {m.get('num_updated_rows', 0)} updated, "
@@ -243,17 +283,20 @@ class RowChange:
         return text if self.committed is not None else text + " No new version."
 
     def undo_quietly(self, why: str) -> None:
-        """Undo the command's commit (if it made one and FINISHED did not record it)."""
-        version = self.committed
-        if version is None:
-            version = find_commit(self.path, self.read, self.marker)
-        if version is None:
-            return
+        """Undo the command's commits (if it made any and FINISHED did not record them),
+        newest first."""
         try:
-            made = undo(self.spark, self.path, version)
-            log.info("%s: Delta version %s undone by %s (%s)", self.shown, version, made, why)
+            made_by_it = find_commits(self.path, self.read, self.marker)
         except Exception:
-            log.warning("%s: Delta version %s not undone", self.shown, version, exc_info=True)
+            log.warning("%s: the Delta log could not be read", self.shown, exc_info=True)
+            return
+        for version in reversed(made_by_it):
+            try:
+                made = undo(self.spark, self.path, version)
+                log.info("%s: Delta version %s undone by %s (%s)", self.shown, version, made, why)
+            except Exception:
+                log.warning("%s: Delta version %s not undone", self.shown, version, exc_info=True)
+                return
 
 
 def _target(plan: Plan) -> RelationPlan:
@@ -278,7 +321,7 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
     # Before Delta commits anything: the job's user may change the table now, and it is
     # still the managed Delta table in that directory (a plan need not be the planner's).
     table = staging.table_row(identifier, lock=False)
-    alter = plan.action == Action.ALTER_TABLE
+    alter = plan.action in TABLE_CHANGE_ACTIONS
     privilege = Privilege.MANAGE if alter else Privilege.MODIFY
     commit.require_modify(Job.objects.select_related("user").get(pk=job.pk).user, table, privilege)
     if table.location != str(entry.get("final")) or not versions.is_managed_delta(table):
@@ -288,6 +331,10 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
         raise CoreError(f"The plan names no recorded version of {shown} to change.")
     read = readable_from(path, base, shown, identifier, orphan_undoer(spark, path))
     target = _target(plan)
+    maintenance = plan.action in (Action.OPTIMIZE, Action.VACUUM)
+    # Before the read computes the snapshot's state; the session is the job's own.
+    for key in _MAINTENANCE_TUNING if maintenance else ():
+        spark.conf.set(key, str(spark.conf.get("spark.sql.shuffle.partitions", "8")))
     frame = spark.read.format("delta").load(path)
     _check_delta_files(frame, path, shown)
     if not alter:
@@ -304,9 +351,16 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
                 raise CoreError(f"The plan names no change of {shown}.")
             try:
                 text = change_sql(change_, "delta." + quote_path([path]))
-            except (KeyError, TypeError, AttributeError):
+                if change_["op"] == "vacuum":  # a plan need not be the planner's
+                    check_retain_hours(int(change_["retain_hours"]), versions.retention_hours())
+            except (KeyError, TypeError, AttributeError, ValueError):
                 raise CoreError(f"The plan's change of {shown} is malformed.") from None
+            maintains = change_.get("op") in (Action.OPTIMIZE, Action.VACUUM)
+            if maintains != maintenance or (maintains and change_.get("op") != plan.action):
+                raise CoreError(f"The plan's change of {shown} is not its action.")
             rows = sqlguard.guard(spark).alter_table(text, path, change_).collect()
+            if change_.get("op") == "vacuum" and change_.get("dry_run"):
+                change.files = [_in_table(path, str(r["path"])) for r in rows]
         else:
             result = sqlguard.guard(spark).row_change(plan.sql, str(target.alias), shown)
             rows = result.collect()
@@ -316,17 +370,31 @@ def run(spark: SparkSession, job: Job, plan: Plan, holder: list[RowChange]) -> N
         raise
     finally:
         spark.conf.unset(USER_METADATA)
-    first = rows[0].asDict() if rows else {}
+        for key in _MAINTENANCE_TUNING if maintenance else ():
+            spark.conf.unset(key)
+    first = rows[0].asDict() if rows and change.files is None else {}
     change.metrics = {str(k): int(v) for k, v in first.items() if isinstance(v, int)}
-    change.committed = find_commit(path, read, marker)
+    made = find_commits(path, read, marker)
+    if made and maintenance:
+        change.metrics = _operation_metrics(path, made)
+    change.committed = made[-1] if made else None
     fields: dict[str, Any] = {"metrics": change.metrics}
     if "num_affected_rows" in change.metrics:
         fields["rows"] = change.metrics["num_affected_rows"]
-    if change.committed is not None:
-        if commit_info(path, change.committed).get("readVersion") != read:
-            raise _conflict(shown, identifier, "another write committed as it started")
+    if made:
+        if commit_info(path, made[0]).get("readVersion") != read or made != list(
+            range(made[0], made[-1] + 1)
+        ):
+            raise _conflict(shown, identifier, "another write committed as it ran")
         fields["delta_committed"] = change.committed
     staging.record(job, identifier, **fields)
+
+
+def _in_table(path: str, found: str) -> str:
+    """A file Delta names (an absolute URI) as a path inside the table's directory."""
+    local = found.removeprefix("file:")
+    root = str(Path(path)).rstrip("/") + "/"
+    return local[len(root) :] if local.startswith(root) else Path(local).name
 
 
 def end(
@@ -358,8 +426,11 @@ def end(
             job.id, jobstate.RUNNING, jobstate.FAILED, error=error, progress=dict(progress)
         )
         return _status_of(job.id)
-    message = change.message() if change is not None else ""
-    result = write_rows(job.id, RESULT_COLUMNS, [[message]])
+    if change is not None and change.files is not None:
+        result = write_rows(job.id, DRY_RUN_COLUMNS, [[f] for f in change.files])
+    else:
+        message = change.message() if change is not None else ""
+        result = write_rows(job.id, RESULT_COLUMNS, [[message]])
     try:
         lifecycle.transition(
             job.id, jobstate.RUNNING, jobstate.FINISHED, result=result, progress=dict(progress)

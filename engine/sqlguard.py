@@ -42,7 +42,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from core.identifiers import name_key, quote_path
 from core.planner import FunctionPlan, Plan, RelationPlan
-from core.planner.alter_guard import check_alter_tree
+from core.planner.alter_guard import check_alter_tree, check_zorder
 from core.planner.errors import ForbiddenSql
 from core.planner.spark_differential import PlannerReading, check_lexing, check_references
 from core.planner.spark_guard import Allowed, RootKind, check_tree
@@ -59,6 +59,8 @@ MAX_TREE_NODES = 2_000_000
 SUBSTITUTE = "spark.sql.variable.substitute"
 # Parameters bound at analysis (true), not written into the text before parsing (false).
 CONSTANTS_ONLY = "spark.sql.legacy.parameterSubstitution.constantsOnly"
+# Delta refuses a VACUUM retaining less than the table's deleted-file retention while it is on.
+RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
 _compile_lock = threading.Lock()
 _describer: tuple[Any, Any] | None = None  # (the JVM gateway it lives in, the describer)
@@ -181,6 +183,19 @@ def lexing(spark: SparkSession, text: str) -> str:
     """What Spark's lexer makes of each character of ``text`` (S, Q, H or X)."""
     try:
         return _read(_tree_describer(spark).lexClasses(text))
+    except Py4JJavaError as exc:
+        raise _spark_error(exc) from None
+
+
+def _zorder_of(spark: SparkSession, text: str) -> list[list[str]]:
+    """The ZORDER BY columns of an OPTIMIZE as Spark parses it (name parts each): Delta keeps
+    them outside the fields the describer reads."""
+    try:
+        columns: Any = _parser(spark).parsePlan(text).zOrderBy()
+        return [
+            [str(attr.nameParts().apply(j)) for j in range(attr.nameParts().size())]
+            for attr in (columns.apply(i) for i in range(columns.size()))
+        ]
     except Py4JJavaError as exc:
         raise _spark_error(exc) from None
 
@@ -324,17 +339,28 @@ class SqlGuard:
         return self.spark.sql(text)
 
     def alter_table(self, text: str, path: str, change: Mapping[str, Any]) -> DataFrame:
-        """``spark.sql(text)`` of a planned ALTER TABLE / COMMENT ON TABLE, once Spark's parse
-        of it is exactly the planned ``change`` of the Delta table at ``path``
-        (``core.planner.alter_guard``) and a CHECK constraint's expression one of built-ins."""
+        """``spark.sql(text)`` of a planned ALTER TABLE / COMMENT ON TABLE / OPTIMIZE /
+        VACUUM, once Spark's parse of it is exactly the planned ``change`` of the Delta table
+        at ``path`` (``core.planner.alter_guard``), a CHECK constraint's expression or
+        OPTIMIZE's WHERE one of built-ins, and a VACUUM runs with Delta's retention check."""
         try:
             lex, tree = inspect(self.spark, text)
             check_lexing(text, lex, PlannerReading.of(text))
             check_alter_tree(tree, change, path)
         except ForbiddenSql as exc:
             raise self._readable(exc) from None
-        if change.get("op") == "add_constraint":
+        op = change.get("op")
+        if op == "add_constraint":
             self.check(str(change.get("expression") or ""), "expression", self.expressions)
+        if op == "optimize":
+            if change.get("where"):
+                self.check(str(change["where"]), "expression", self.expressions)
+            try:
+                check_zorder(_zorder_of(self.spark, text), change)
+            except ForbiddenSql as exc:
+                raise self._readable(exc) from None
+        if op == "vacuum" and str(self.spark.conf.get(RETENTION_CHECK, "true")) != "true":
+            raise ForbiddenSql("VACUUM runs with Delta's retention check on; nothing was run.")
         return self.spark.sql(text)
 
     def select_expr(self, frame: DataFrame, expressions: Sequence[str]) -> DataFrame:

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from catalog import services as catalog_services
+from catalog import versions
 from core import jobstate
 from core.errors import AlreadyExists, CoreError, TooManyStreams
 from core.limits import CheckedStatement, PlanningTimeout, accept_statement, check_statement
@@ -82,6 +83,7 @@ def plan_context(session: Session) -> PlanContext:
         current_catalog=session.current_catalog,
         current_database=session.current_database,
         storage_roots=tuple(str(root) for root in settings.TESSERA_STORAGE_ROOTS),
+        version_retention_hours=versions.retention_hours(),
         settable_keys=registry.keys,
         udf_packages=tuple(settings.TESSERA_UDF_PACKAGES),
         pipeline_packages=tuple(settings.TESSERA_PIPELINE_PACKAGES),

@@ -47,6 +47,7 @@ from catalog.models import Table, TableVersion
 from core import jobstate, locations, privileges
 from core.errors import Conflict, CoreError, NotFound, PermissionDenied
 from core.identifiers import quote_path
+from core.planner import TABLE_CHANGE_ACTIONS
 from core.privileges import Decision, Privilege
 from jobs import access_log
 from jobs.models import Job
@@ -55,6 +56,9 @@ from tabledata.commit_files import is_strictly_under, link_tree, remove, require
 from tabledata.staging import JobRef, job_id_of, table_row
 
 log = logging.getLogger(__name__)
+
+# ALTER TABLE, OPTIMIZE, VACUUM: they change the table, not its rows (MANAGE, not MODIFY).
+TABLE_CHANGE_MODES = frozenset(str(action) for action in TABLE_CHANGE_ACTIONS)
 
 
 # --- commit ----------------------------------------------------------------------------------
@@ -112,7 +116,7 @@ def _check_rights(
     for item, table in zip(entries, tables, strict=True):
         if item["mode"] == "ctas":
             _check_own(job, item, table)
-        elif item["mode"] == "alter_table":
+        elif item["mode"] in TABLE_CHANGE_MODES:
             require_modify(job.user, table, Privilege.MANAGE)
         else:
             require_modify(job.user, table)

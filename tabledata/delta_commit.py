@@ -19,9 +19,10 @@ from typing import Any
 from catalog import versions
 from catalog.models import Table, TableVersion
 from core.errors import CoreError, WriteConflict
+from core.planner import ROW_CHANGE_ACTIONS, Action
 from jobs.models import Job
 
-ROW_CHANGE_MODES = frozenset({"merge", "update", "delete", "alter_table"})
+ROW_CHANGE_MODES = frozenset(str(action) for action in ROW_CHANGE_ACTIONS)
 
 # (staging entry) -> the Delta version committed; raises WriteConflict on a conflict.
 Committer = Callable[[Mapping[str, Any]], int]
@@ -120,6 +121,12 @@ def _record_row_change(table: Table, item: Mapping[str, Any], job: Job) -> None:
         metrics=metrics,
         number=committed,
     )
+    if item.get("mode") in (Action.OPTIMIZE, Action.VACUUM):
+        from catalog.services.tables import table_maintained
+
+        table_maintained(
+            user=job.user, table=table, operation=versions.operation_of(item), version=committed
+        )
     if item.get("mode") == "alter_table":
         # The catalog's schema changes with the version that changed the Delta table's.
         from catalog.services.tables import table_schema_altered

@@ -222,6 +222,12 @@ def table_delete(*, user: User, table: Table) -> None:
         _delete_locations_on_commit(locations)
 
 
+def table_maintained(*, user: Any, table: Table, operation: str, version: Any) -> None:
+    """Record a Delta OPTIMIZE / VACUUM of ``table`` (inside the FINISHED transaction that
+    records its Delta version, ``tabledata.delta_commit``): an ``alter`` audit event."""
+    _record_change(user, table, audit_models.ALTER, changed=[operation.lower()], version=version)
+
+
 def table_schema_altered(*, user: Any, table: Table, change: Mapping[str, Any]) -> None:
     """Record a Delta ALTER TABLE / COMMENT ON TABLE in the catalog (inside the FINISHED
     transaction that records its Delta version, ``tabledata.delta_commit``): the declared

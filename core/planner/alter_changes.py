@@ -1,5 +1,6 @@
 """A planned ALTER TABLE change (``args["change"]`` of an ``alter_table`` plan, see
-``core.planner.alter_tables``) as Spark SQL, and as the catalog's schema after it."""
+``core.planner.alter_tables``; or of an ``optimize``/``vacuum`` plan, see
+``core.planner.table_maintenance``) as Spark SQL, and as the catalog's schema after it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ def change_sql(change: Mapping[str, Any], table: str) -> str:
     q = quote_part
     if op == "comment_table":
         return f"COMMENT ON TABLE {table} IS {string_sql(change['comment'])}"
+    if op == "optimize":
+        where = f" WHERE {change['where']}" if change.get("where") else ""
+        names = ", ".join(q(n) for n in change.get("zorder") or [])
+        return f"OPTIMIZE {table}{where}" + (f" ZORDER BY ({names})" if names else "")
+    if op == "vacuum":
+        hours = int(change["retain_hours"])
+        return f"VACUUM {table} RETAIN {hours} HOURS" + (" DRY RUN" if change["dry_run"] else "")
     head = f"ALTER TABLE {table} "
     if op == "add_columns":
         parts = []

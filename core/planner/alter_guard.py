@@ -1,9 +1,13 @@
-"""The guard of a planned ALTER TABLE / COMMENT ON TABLE (ADR 0019, "ALTER TABLE"): Spark's
-parse of the text the worker runs must be exactly the planned change of exactly the table's
-directory (``delta.`<path>```), else ``ForbiddenSql`` and nothing runs.
+"""The guard of a planned ALTER TABLE / COMMENT ON TABLE / OPTIMIZE / VACUUM (ADR 0019,
+"ALTER TABLE", "Maintenance"): Spark's parse of the text the worker runs must be exactly the
+planned change of exactly the table's directory (``delta.`<path>```), else ``ForbiddenSql``
+and nothing runs.
 
-A CHECK constraint's expression reaches Spark as a string inside the command: the worker
-checks it separately as an expression of built-ins (``SqlGuard.check(…, "expression")``).
+A CHECK constraint's expression and OPTIMIZE's WHERE reach Spark as strings inside the
+command: the worker checks them separately as expressions of built-ins
+(``SqlGuard.check(…, "expression")``). OPTIMIZE's ZORDER columns are outside the described
+tree (Delta keeps them in a second parameter list): the worker reads them from the parsed
+command and ``check_zorder`` compares them.
 
 Pure Python: the tree arrives as JSON text; nothing here imports pyspark or Django.
 """
@@ -57,7 +61,7 @@ def check_alter_tree(tree: SparkTree, change: Mapping[str, Any], path: str) -> N
         shown = _short(tree.class_name(node)) if node is not None else "nothing"
         raise _refuse(f"{shown}, not {expected or op}")
     fields = tree.fields(node)
-    table = tree.node(fields.get("table"))
+    table = tree.node(fields.get("table", fields.get("child")))
     parts = (
         tree.strings(tree.fields(table).get("multipartIdentifier")) if table is not None else None
     )
@@ -165,6 +169,39 @@ def _comment_table(tree: SparkTree, fields: Mapping[str, Ref], change: Mapping[s
         raise _refuse("another comment")
 
 
+def _optimize(tree: SparkTree, fields: Mapping[str, Ref], change: Mapping[str, Any]) -> None:
+    where = change.get("where")
+    if tree.strings(fields.get("userPartitionPredicates")) != ([where] if where else []):
+        raise _refuse("another WHERE")
+    context = tree.node(fields.get("optimizeContext"))
+    f = tree.fields(context) if context is not None else {}
+    options = ("reorg", "minFileSize", "maxFileSize", "maxDeletedRowsRatio")
+    if context is None or any(_option(tree, f.get(k)) for k in options) or f.get("isFull"):
+        raise _refuse("FULL, a purge or file sizes")
+
+
+def check_zorder(found: Sequence[Sequence[str]], change: Mapping[str, Any]) -> None:
+    """The ZORDER BY columns Spark read (name parts each) are the planned ones."""
+    planned = list(change.get("zorder") or [])
+    if len(found) != len(planned) or not all(
+        _names_match(f, [p]) for f, p in zip(found, planned, strict=True)
+    ):
+        raise _refuse("other ZORDER BY columns")
+
+
+def _vacuum(tree: SparkTree, fields: Mapping[str, Ref], change: Mapping[str, Any]) -> None:
+    hours = [tree.node(r) for r in _option(tree, fields.get("horizonHours"))]
+    found = [float(n[1]) for n in hours if n is not None and n[0] == "n"]
+    if found != [float(change["retain_hours"])] or len(hours) != 1:
+        raise _refuse("another retention")
+    if fields.get("dryRun") is not bool(change.get("dry_run")):
+        raise _refuse("another DRY RUN")
+    if any(
+        _option(tree, fields.get(k)) for k in ("inventoryTable", "inventoryQuery", "vacuumType")
+    ):
+        raise _refuse("an inventory or a vacuum type")
+
+
 _CHECKS = {
     "add_columns": _add_columns,
     "rename_column": _rename,
@@ -177,4 +214,6 @@ _CHECKS = {
     "set_properties": _set_properties,
     "unset_properties": _unset_properties,
     "comment_table": _comment_table,
+    "optimize": _optimize,
+    "vacuum": _vacuum,
 }

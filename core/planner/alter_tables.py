@@ -19,6 +19,7 @@ records the version it committed and the catalog's schema changed by ``args["cha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ from core.planner.table_plans import table_plan
 from core.planner.tokens import TokenCursor, tokenize
 from core.planner.write_plans import TARGET_ALIAS, _missing_target
 from core.privileges import Privilege
+from core.schema import ResolvedColumn
 
 ALTER_ALIAS = TARGET_ALIAS.format(1)
 
@@ -70,6 +72,13 @@ PROPERTIES_REFUSED = (
     + ". Column mapping, the change data feed and locations stay as Tessera set them."
 )
 MAX_COMMENT = 4096
+# Compaction settings: switches, and a file size within bounds (a tiny target makes a file per
+# row, a huge one a single task per table).
+_SWITCHES = frozenset({"delta.autooptimize.optimizewrite", "delta.autooptimize.autocompact"})
+MIN_TARGET_FILE_SIZE = 1 << 20
+MAX_TARGET_FILE_SIZE = 1 << 30
+_SIZE = re.compile(r"\s*(\d{1,13})\s*(b|kb?|mb?|gb?)?\s*", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 # change op -> the Spark parse's root class (engine.sqlguard checks it).
 SPARK_CLASSES = {
@@ -84,6 +93,8 @@ SPARK_CLASSES = {
     "set_properties": "SetTableProperties",
     "unset_properties": "UnsetTableProperties",
     "comment_table": "CommentOnTable",
+    "optimize": "OptimizeTableCommand",
+    "vacuum": "VacuumTableCommand",
 }
 OPERATION = "ALTER TABLE"
 
@@ -110,6 +121,26 @@ def allowed_property(key: str, value: str | None) -> None:
             "and DELETE rely on deletion vectors.",
             details={"property": key},
         )
+    if value is None:
+        return
+    if lowered in _SWITCHES and value.strip().lower() not in ("true", "false"):
+        raise CoreError(f"Table property '{key}' is 'true' or 'false'.", details={"property": key})
+    if lowered == "delta.targetfilesize":
+        size = _byte_size(value)
+        if size is None or not MIN_TARGET_FILE_SIZE <= size <= MAX_TARGET_FILE_SIZE:
+            raise CoreError(
+                f"Table property '{key}' is a size from 1mb to 1gb (such as '128mb' or "
+                f"'134217728'), not '{value}'.",
+                details={"property": key},
+            )
+
+
+def _byte_size(value: str) -> int | None:
+    """A size as Delta reads it (bytes, or with a unit b, k, kb, m, mb, g, gb)."""
+    found = _SIZE.fullmatch(value)
+    if found is None:
+        return None
+    return int(found.group(1)) * _UNITS[(found.group(2) or "").lower()[:1]]
 
 
 def _properties(cursor: TokenCursor, values: bool) -> dict[str, str | None]:
@@ -129,15 +160,18 @@ def _properties(cursor: TokenCursor, values: bool) -> dict[str, str | None]:
     return found
 
 
-def _check_expression(statement: Statement, first: int, last: int) -> str:
-    """A CHECK constraint's expression: columns, literals and Spark's built-ins only."""
+def check_expression(
+    statement: Statement, first: int, last: int, what: str = "A CHECK constraint"
+) -> str:
+    """An expression Delta evaluates (a CHECK constraint, OPTIMIZE's WHERE): columns,
+    literals and Spark's built-ins only."""
     text = statement.text[first:last]
     masked = "SELECT " + text
     refs = analyze_query(masked, tuple(tokenize(masked)))
     user_functions = [f for f in refs.functions if len(f.parts) > 1 or not is_builtin(f.parts[0])]
     if refs.tables or user_functions:
         raise UnsupportedStatement(
-            "A CHECK constraint reads only the row's columns with Spark's built-in functions: "
+            f"{what} reads only the row's columns with Spark's built-in functions: "
             "no tables, views or user functions."
         )
     return text
@@ -178,7 +212,7 @@ def _parse_alter(statement: Statement, cursor: TokenCursor) -> dict[str, Any]:
             cursor.expect_words("CHECK")
             cursor.expect_punct("(")
             first, last = expression_span(cursor)
-            expression = _check_expression(statement, first.start, last.end)
+            expression = check_expression(statement, first.start, last.end)
             cursor.expect_punct(")")
             return {"op": "add_constraint", "name": name, "expression": expression}
         if not (cursor.accept_words("COLUMNS") or cursor.accept_words("COLUMN")):
@@ -231,6 +265,27 @@ def _parse_alter(statement: Statement, cursor: TokenCursor) -> dict[str, Any]:
     )
 
 
+def stored_columns(table: Relation, names: Sequence[str], instead: str) -> list[ResolvedColumn]:
+    """The columns ``names`` name, each existing and physical: computed and metadata columns
+    are Tessera's (virtual), not the Delta table's (``instead`` says what to do then)."""
+    schema = table.resolved_schema
+    columns = {name_key(c.name): c for c in schema.columns} if schema is not None else {}
+    shown = table.identifier.quoted()
+    found: list[ResolvedColumn] = []
+    for name in names:
+        column = columns.get(name_key(name))
+        if column is None:
+            raise CoreError(f"Table {shown} has no column `{name}`.", details={"column": name})
+        if column.kind != "physical":
+            raise UnsupportedStatement(
+                f"Column `{name}` of {shown} is a {column.kind} column (Tessera's, not stored "
+                f"in the Delta table): {instead}.",
+                details={"column": name},
+            )
+        found.append(column)
+    return found
+
+
 def _check_columns(table: Relation, change: Mapping[str, Any]) -> None:
     """The columns a change names exist (or not, for new ones) and are physical: computed
     and metadata columns are Tessera's (virtual), not the Delta table's."""
@@ -243,16 +298,7 @@ def _check_columns(table: Relation, change: Mapping[str, Any]) -> None:
         named = [change["column"]]
     elif op == "drop_columns" and not change.get("if_exists"):
         named = list(change["columns"])
-    for name in named:
-        column = columns.get(name_key(name))
-        if column is None:
-            raise CoreError(f"Table {shown} has no column `{name}`.", details={"column": name})
-        if column.kind != "physical":
-            raise UnsupportedStatement(
-                f"Column `{name}` of {shown} is a {column.kind} column (Tessera's, not stored "
-                "in the Delta table): change it in the table's schema instead.",
-                details={"column": name},
-            )
+    stored_columns(table, named, "change it in the table's schema instead")
     new: list[str] = []
     if op == "add_columns":
         new = [c["name"] for c in change["columns"]]
@@ -272,21 +318,23 @@ def _check_columns(table: Relation, change: Mapping[str, Any]) -> None:
             raise CoreError(f"Table {shown} would have no column left.")
 
 
-def _check_target(statement: Statement, ident: ObjectIdentifier) -> Relation:
-    """A managed Delta table the user may MANAGE, active, with a committed version."""
-    relation = refuse_other_kinds(
-        statement,
-        ident,
-        "ALTER TABLE",
-        "; change an external table's schema in the catalog (PATCH /tables/…)",
-    )
+def manageable_delta_table(
+    statement: Statement,
+    ident: ObjectIdentifier,
+    what: str = OPERATION,
+    hint: str = "change its schema in the catalog (PATCH /tables/…)",
+    external_hint: str = "; change an external table's schema in the catalog (PATCH /tables/…)",
+) -> Relation:
+    """A managed Delta table the user may MANAGE, active, with a committed version (the
+    target of ``what``: ALTER TABLE, OPTIMIZE, VACUUM); the hints end the refusals of
+    tables in Tessera's own format and of external ones."""
+    relation = refuse_other_kinds(statement, ident, what, external_hint)
     shown = relation.identifier.quoted()
     details: dict[str, Any] = {"identifier": list(relation.identifier.parts)}
     only = ONLY_DELTA
     if not is_managed_delta(relation):
         raise UnsupportedStatement(
-            f"Table {shown} is stored in Tessera's own format: ALTER TABLE changes {only}; "
-            "change its schema in the catalog (PATCH /tables/…).",
+            f"Table {shown} is stored in Tessera's own format: {what} changes {only}; {hint}.",
             details=details,
         )
     if relation.status != "active":
@@ -304,13 +352,26 @@ def _check_target(statement: Statement, ident: ObjectIdentifier) -> Relation:
 
 def _plan(statement: Statement, parts: Sequence[str], change: dict[str, Any]) -> Plan:
     ident = statement.object_identifier(tuple(parts))
-    table = _check_target(statement, ident)
+    table = manageable_delta_table(statement, ident)
     _check_columns(table, change)
+    operation = OPERATION if change["op"] != "comment_table" else "COMMENT ON TABLE"
+    return table_change_plan(statement, table, change, Action.ALTER_TABLE, operation)
+
+
+def table_change_plan(
+    statement: Statement,
+    table: Relation,
+    change: dict[str, Any],
+    action: Action,
+    operation: str,
+) -> Plan:
+    """The plan of Delta's command ``change`` on ``table`` (checked by the caller): what
+    the worker runs (``engine.row_changes``) and the guard checks (``alter_guard``)."""
     context = statement.context
     target = table_plan(ALTER_ALIAS, table, context.storage_roots)
     args: dict[str, Any] = {
         "identifier": list(table.identifier.parts),
-        "operation": OPERATION if change["op"] != "comment_table" else "COMMENT ON TABLE",
+        "operation": operation,
         "table": target.to_dict(),
         "location": table.location,
         "managed": True,
@@ -319,7 +380,7 @@ def _plan(statement: Statement, parts: Sequence[str], change: dict[str, Any]) ->
         "change": change,
     }
     return Plan.of(
-        Action.ALTER_TABLE,
+        action,
         needs_spark=True,
         sql=change_sql(change, quote_part(ALTER_ALIAS)),
         target=table.identifier.parts,

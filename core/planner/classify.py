@@ -39,6 +39,7 @@ from core.planner.row_changes import plan_delete, plan_merge, plan_update
 from core.planner.session import plan_reset, plan_set, plan_use
 from core.planner.show import plan_describe, plan_show
 from core.planner.statement import Statement
+from core.planner.table_maintenance import plan_maintenance
 from core.planner.tokens import (
     Token,
     parse_error,
@@ -83,7 +84,6 @@ _OTHER_STATEMENTS = frozenset(
         "LEAVE",
         "LOCK",
         "LOOP",
-        "OPTIMIZE",
         "REPEAT",
         "REPLACE",
         "RESTORE",
@@ -94,7 +94,6 @@ _OTHER_STATEMENTS = frozenset(
         "UNLOCK",
         "UNSET",
         "UPSERT",
-        "VACUUM",
         "WHILE",
     }
 )
@@ -258,6 +257,8 @@ _HANDLERS: dict[str, Callable[[Statement], Plan]] = {
     "UPDATE": plan_update,
     "DELETE": plan_delete,
     "COMMENT": plan_comment_on,
+    "OPTIMIZE": plan_maintenance,
+    "VACUUM": plan_maintenance,
 }
 
 
@@ -376,6 +377,8 @@ _KIND_BY_FIRST_WORD: dict[str, PlanKind] = {
     "MERGE": "insert",
     "UPDATE": "insert",
     "DELETE": "insert",
+    "OPTIMIZE": "insert",
+    "VACUUM": "insert",
 }
 _CREATED_KINDS = ("TABLE", "VIEW", "FUNCTION", "CATALOG", "DATABASE", "SCHEMA")
 

@@ -185,6 +185,8 @@ class PlanContext:
     current_catalog: str | None
     current_database: str | None
     storage_roots: tuple[str, ...] = ()  # normalised absolute directories
+    # TESSERA_VERSION_RETENTION in hours (rounded up): VACUUM never retains less.
+    version_retention_hours: int = 168
     settable_keys: frozenset[str] = field(default=DEFAULT_SETTABLE_KEYS)
     udf_packages: tuple[str, ...] = ("tessera_udfs",)  # allowlisted Python UDF packages
     pipeline_packages: tuple[str, ...] = ("tessera_pipelines",)  # allowed pipeline packages

@@ -61,6 +61,9 @@ class Action(StrEnum):
     DELETE = "delete"
     # Schema changes of a managed Delta table (core.planner.alter_tables).
     ALTER_TABLE = "alter_table"
+    # Maintenance of a managed Delta table (core.planner.table_maintenance).
+    OPTIMIZE = "optimize"
+    VACUUM = "vacuum"
     ANALYZE_TABLE = "analyze_table"
     PIPELINE = "pipeline"
     # Grants (docs/statements.md "Grants"): run in the web process.
@@ -102,6 +105,8 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
     Action.UPDATE: "insert",
     Action.DELETE: "insert",
     Action.ALTER_TABLE: "insert",
+    Action.OPTIMIZE: "insert",
+    Action.VACUUM: "insert",
     Action.ANALYZE_TABLE: "ddl",
     Action.PIPELINE: "pipeline",
     Action.GRANT: "ddl",
@@ -111,10 +116,15 @@ ACTION_KINDS: Mapping[Action, PlanKind] = {
 }
 
 # Plans whose data a worker writes into tables (FLIP-218): staged, then committed.
-# Row-level changes and schema changes: Delta's own commands run and commit them in the
-# worker, FINISHED records their version (ADR 0019, "Row-level DML", "ALTER TABLE").
-ROW_CHANGE_ACTIONS: frozenset[Action] = frozenset(
-    {Action.MERGE, Action.UPDATE, Action.DELETE, Action.ALTER_TABLE}
+# Row-level changes, schema changes and maintenance: Delta's own commands run and commit them
+# in the worker, FINISHED records their version (ADR 0019, "Row-level DML", "ALTER TABLE",
+# "Maintenance").
+# The ones that change the table itself, not its rows: MANAGE, not MODIFY.
+TABLE_CHANGE_ACTIONS: frozenset[Action] = frozenset(
+    {Action.ALTER_TABLE, Action.OPTIMIZE, Action.VACUUM}
+)
+ROW_CHANGE_ACTIONS: frozenset[Action] = (
+    frozenset({Action.MERGE, Action.UPDATE, Action.DELETE}) | TABLE_CHANGE_ACTIONS
 )
 WRITE_ACTIONS: frozenset[Action] = (
     frozenset({Action.CTAS, Action.INSERT, Action.STATEMENT_SET}) | ROW_CHANGE_ACTIONS

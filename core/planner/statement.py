@@ -211,9 +211,11 @@ def data_type(statement: Statement, first: Token, last: Token, what: str) -> Dat
         ) from None
 
 
-def expression_span(cursor: TokenCursor, stop_words: Sequence[str] = ()) -> tuple[Token, Token]:
+def expression_span(
+    cursor: TokenCursor, stop_words: Sequence[str] = (), stop_phrase: Sequence[str] = ()
+) -> tuple[Token, Token]:
     """The tokens of an expression: up to a top-level ',' or ')' (or a stop word followed
-    by a string, such as COMMENT '…')."""
+    by a string, such as COMMENT '…'; or the words of ``stop_phrase``, such as ZORDER BY)."""
     first = cursor.peek()
     if first is None or first.is_punct(",", ")"):
         raise cursor.error("an expression")
@@ -224,6 +226,8 @@ def expression_span(cursor: TokenCursor, stop_words: Sequence[str] = ()) -> tupl
         if token is None:
             break
         if depth == 0 and token.is_punct(",", ")"):
+            break
+        if depth == 0 and stop_phrase and cursor.peek_words(*stop_phrase):
             break
         following = cursor.peek(1)
         if (
