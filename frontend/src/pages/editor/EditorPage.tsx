@@ -5,7 +5,7 @@ import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from "re
 import { del, enc, type User } from "../../api";
 import { useTitle } from "../../router";
 import { onOpenInEditor } from "../../store";
-import { withEditorText } from "./pendingText";
+import { withEditorText } from "./editorText";
 import { TabPane } from "./TabPane";
 import { layoutKey, parseLayout, type EditorLayout } from "./layout";
 import { cleanRowLimit, isUuid, newId, type ParameterEntry, type PendingRun, type TabMeta, type TabOpen } from "./types";

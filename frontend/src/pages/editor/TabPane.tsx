@@ -20,7 +20,7 @@ import { Splitter } from "./Splitter";
 import type { EditorLayout } from "./layout";
 import { askPermissionOnce, jobEnded, LONG_RUN_MS, markSeen } from "./notify";
 import { ParameterBar } from "./ParameterBar";
-import { registerEditor } from "./pendingText";
+import { registerEditor } from "./editorText";
 import { mapCursorThroughFormat, parameterNames, parameterValue } from "./sqlText";
 import { useTabSession } from "./tabSession";
 import {

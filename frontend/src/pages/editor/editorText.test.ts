@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { registerEditor, withEditorText } from "./pendingText";
+import { registerEditor, withEditorText } from "./editorText";
 import type { TabMeta } from "./types";
 
 const tab = (id: string, sql: string): TabMeta => ({ id, title: id, sql, sessionId: null, savedQueryId: null, version: 1 });
